@@ -1,0 +1,124 @@
+//! A tiny HTTP/1.1 origin server, std only, for the waiting room's local demo and
+//! its black-box tests.
+//!
+//! Every response is `200 OK`, carries `Cache-Control: public, max-age=60` and an
+//! origin cookie (`demo_origin=1`), so that tests can see the room replace the one
+//! and append next to the other. The body echoes the request head, so tests can
+//! see what the room forwarded (for example, which cookies reached the origin).
+//! `GET /__origin/page/<name>` answers an operator-hosted waiting page instead.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::thread;
+
+/// The marker every proxied page contains, so a test (or a person) can tell the
+/// origin's answer from a waiting-room page.
+pub const ORIGIN_MARKER: &str = "You reached the demo origin";
+
+/// Path prefix of the operator-hosted waiting pages this origin serves.
+pub const PAGE_PREFIX: &str = "/__origin/page/";
+
+/// Largest request head the origin reads, in bytes.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// A running origin; the listening thread lives as long as the process.
+pub struct Origin {
+    addr: SocketAddr,
+}
+
+impl Origin {
+    /// Starts an origin on `addr` (use port 0 for any free port).
+    pub fn start(addr: &str) -> std::io::Result<Origin> {
+        let listener = TcpListener::bind(addr)?;
+        let addr = listener.local_addr()?;
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                thread::spawn(move || {
+                    // A client that goes away mid-request is not the origin's problem.
+                    let _ = serve_one(stream);
+                });
+            }
+        });
+        Ok(Origin { addr })
+    }
+
+    /// The address the origin listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+/// Answers one request and closes the connection.
+fn serve_one(stream: TcpStream) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut head = Vec::new();
+    let mut content_length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || head.len() > MAX_HEAD_BYTES {
+            return Ok(());
+        }
+        let line = line.trim_end_matches(['\r', '\n']).to_string();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                content_length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        head.push(line);
+    }
+    let mut body = vec![0u8; content_length.min(1 << 20)];
+    reader.read_exact(&mut body)?;
+
+    let target = head
+        .first()
+        .and_then(|line| line.split(' ').nth(1))
+        .unwrap_or("/")
+        .to_string();
+    let html = match target.strip_prefix(PAGE_PREFIX) {
+        Some(name) => origin_hosted_page(name),
+        None => echo_page(&head),
+    };
+    let mut stream = stream;
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+         Cache-Control: public, max-age=60\r\nSet-Cookie: demo_origin=1; Path=/\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+        html.len(),
+        html
+    )?;
+    stream.flush()
+}
+
+fn origin_hosted_page(name: &str) -> String {
+    format!(
+        "<!doctype html><title>Waiting room</title><p>Origin-hosted waiting page: {}</p>",
+        escape_html(name)
+    )
+}
+
+fn echo_page(head: &[String]) -> String {
+    let echoed: String = head.iter().map(|l| escape_html(l) + "\n").collect();
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Demo origin</title></head>\
+         <body><h1>{ORIGIN_MARKER}</h1><p>The waiting room let you in. This is what it forwarded:</p>\
+         <pre id=\"request\">\n{echoed}</pre></body></html>"
+    )
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,345 @@
+//! Typed settings read from the `waitingroom_config` store.
+//!
+//! Every key has one default and one fallback rule, here and nowhere else.
+//! A value that is missing or unusable never fails a request: it falls back, and
+//! the key's name is recorded in [`Settings::fallbacks`] so the log can say so.
+
+/// Whether the room runs at all. Only the exact text `true` turns it on.
+pub const ENABLED: &str = "enabled";
+/// Comma-separated path prefixes the room protects.
+pub const PROTECTED_PATHS: &str = "protected_paths";
+/// Percentage (0..=100) of eligible wait tokens the lottery admits.
+pub const ALLOW_PERCENTAGE: &str = "allow_percentage";
+/// Seconds an admitted visitor keeps access after their last request.
+pub const ALLOW_PERIOD_TIMEOUT: &str = "allow_period_timeout";
+/// Length in seconds of one waiting slot.
+pub const WAIT_PERIOD_DURATION: &str = "wait_period_duration";
+/// `max-age` in seconds of the waiting-room cookie.
+pub const COOKIE_LIFETIME: &str = "cookie_lifetime";
+/// Id, in the signing-key store, of the key that signs new tokens.
+pub const ACTIVE_KEY: &str = "active_key";
+/// Name of the log endpoint that receives one line per request.
+pub const LOGGER_NAME: &str = "logger_name";
+
+/// Default protected path prefixes (the VCL's `^/(events|checkout)`).
+pub const DEFAULT_PROTECTED_PATHS: &[&str] = &["/events", "/checkout"];
+/// Default `allow_percentage` when the key is missing or not an integer (fail open, as the VCL).
+pub const DEFAULT_ALLOW_PERCENTAGE: u8 = 100;
+/// Default `allow_period_timeout`, seconds.
+pub const DEFAULT_ALLOW_PERIOD_TIMEOUT: u64 = 3600;
+/// Default `wait_period_duration`, seconds.
+pub const DEFAULT_WAIT_PERIOD_DURATION: u64 = 30;
+/// Default `cookie_lifetime`, seconds.
+pub const DEFAULT_COOKIE_LIFETIME: u64 = 7200;
+/// Default `active_key`.
+pub const DEFAULT_ACTIVE_KEY: &str = "key1";
+/// Longest accepted duration (one year): larger values fall back to the default,
+/// which keeps every expiry sum far from overflow.
+pub const MAX_DURATION: u64 = 365 * 24 * 3600;
+
+/// The room's settings for one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The room applies only when this is true.
+    pub enabled: bool,
+    /// Path prefixes the room protects; other paths pass straight to the origin.
+    pub protected_paths: Vec<String>,
+    /// 0..=100.
+    pub allow_percentage: u8,
+    /// Seconds, 1..=[`MAX_DURATION`].
+    pub allow_period_timeout: u64,
+    /// Seconds, 1..=[`MAX_DURATION`].
+    pub wait_period_duration: u64,
+    /// Seconds, 1..=[`MAX_DURATION`].
+    pub cookie_lifetime: u64,
+    /// Key id used to sign new tokens.
+    pub active_key: String,
+    /// Log endpoint name; `None` sends log lines to standard error.
+    pub logger_name: Option<String>,
+    /// Keys whose stored value was present but unusable, so a default was used.
+    pub fallbacks: Vec<&'static str>,
+}
+
+impl Default for Settings {
+    /// The settings an empty store yields.
+    fn default() -> Self {
+        Settings::from_lookup(|_| None)
+    }
+}
+
+impl Settings {
+    /// Reads every setting through `lookup` (key → stored value), applying the
+    /// documented defaults and fallbacks.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Settings {
+        let mut fallbacks = Vec::new();
+        let mut note = |key: &'static str, ok: bool| {
+            if !ok {
+                fallbacks.push(key);
+            }
+        };
+
+        let enabled = lookup(ENABLED).is_some_and(|v| v.trim() == "true");
+
+        let protected_paths = match lookup(PROTECTED_PATHS).map(|v| parse_paths(&v)) {
+            None => default_paths(),
+            Some(Some(paths)) => paths,
+            Some(None) => {
+                note(PROTECTED_PATHS, false);
+                default_paths()
+            }
+        };
+
+        let allow_percentage = match lookup(ALLOW_PERCENTAGE) {
+            None => DEFAULT_ALLOW_PERCENTAGE,
+            Some(raw) => {
+                let parsed = parse_percentage(&raw);
+                note(ALLOW_PERCENTAGE, parsed.is_some());
+                parsed.unwrap_or(DEFAULT_ALLOW_PERCENTAGE)
+            }
+        };
+
+        let mut duration = |key: &'static str, default: u64| match lookup(key) {
+            None => default,
+            Some(raw) => {
+                let parsed = parse_duration(&raw);
+                note(key, parsed.is_some());
+                parsed.unwrap_or(default)
+            }
+        };
+        let allow_period_timeout = duration(ALLOW_PERIOD_TIMEOUT, DEFAULT_ALLOW_PERIOD_TIMEOUT);
+        let wait_period_duration = duration(WAIT_PERIOD_DURATION, DEFAULT_WAIT_PERIOD_DURATION);
+        let cookie_lifetime = duration(COOKIE_LIFETIME, DEFAULT_COOKIE_LIFETIME);
+
+        let active_key = match lookup(ACTIVE_KEY).map(|v| v.trim().to_string()) {
+            None => DEFAULT_ACTIVE_KEY.to_string(),
+            Some(kid) => kid,
+        };
+        let logger_name = lookup(LOGGER_NAME)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty());
+
+        Settings {
+            enabled,
+            protected_paths,
+            allow_percentage,
+            allow_period_timeout,
+            wait_period_duration,
+            cookie_lifetime,
+            active_key,
+            logger_name,
+            fallbacks,
+        }
+    }
+
+    /// Whether the room applies to a request for `path` (the URL path, without query).
+    pub fn protects(&self, path: &str) -> bool {
+        self.enabled
+            && self
+                .protected_paths
+                .iter()
+                .any(|prefix| path.starts_with(prefix.as_str()))
+    }
+}
+
+fn default_paths() -> Vec<String> {
+    DEFAULT_PROTECTED_PATHS
+        .iter()
+        .map(|p| p.to_string())
+        .collect()
+}
+
+/// `"/a, /b"` → `["/a", "/b"]`; `None` when any entry does not start with `/`
+/// or the list is empty.
+fn parse_paths(raw: &str) -> Option<Vec<String>> {
+    let paths: Vec<String> = raw
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect();
+    let valid = !paths.is_empty() && paths.iter().all(|p| p.starts_with('/'));
+    valid.then_some(paths)
+}
+
+/// An integer, clamped to 0..=100; `None` for anything that is not an integer.
+fn parse_percentage(raw: &str) -> Option<u8> {
+    let value: i64 = raw.trim().parse().ok()?;
+    // The clamp makes the conversion infallible.
+    Some(value.clamp(0, 100) as u8)
+}
+
+/// Whole seconds in 1..=[`MAX_DURATION`]; `None` otherwise.
+fn parse_duration(raw: &str) -> Option<u64> {
+    let value: u64 = raw.trim().parse().ok()?;
+    (1..=MAX_DURATION).contains(&value).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn settings(pairs: &[(&str, &str)]) -> Settings {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Settings::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn empty_store_gives_documented_defaults() {
+        let s = settings(&[]);
+        assert!(!s.enabled);
+        assert_eq!(s.protected_paths, vec!["/events", "/checkout"]);
+        assert_eq!(s.allow_percentage, 100);
+        assert_eq!(s.allow_period_timeout, 3600);
+        assert_eq!(s.wait_period_duration, 30);
+        assert_eq!(s.cookie_lifetime, 7200);
+        assert_eq!(s.active_key, "key1");
+        assert_eq!(s.logger_name, None);
+        assert!(s.fallbacks.is_empty());
+    }
+
+    #[test]
+    fn enabled_only_for_the_word_true() {
+        for (raw, want) in [
+            ("true", true),
+            (" true ", true),
+            ("TRUE", false),
+            ("1", false),
+            ("yes", false),
+            ("", false),
+        ] {
+            assert_eq!(settings(&[(ENABLED, raw)]).enabled, want, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn percentage_follows_the_vcl_fail_open_rule_and_clamps() {
+        for (raw, want) in [
+            ("0", 0),
+            ("50", 50),
+            (" 7 ", 7),
+            ("100", 100),
+            ("250", 100),
+            ("-5", 0),
+            ("abc", 100),
+            ("", 100),
+            ("12.5", 100),
+            ("50%", 100),
+            ("99999999999999999999999", 100),
+        ] {
+            assert_eq!(
+                settings(&[(ALLOW_PERCENTAGE, raw)]).allow_percentage,
+                want,
+                "{raw:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn garbage_percentage_is_recorded_as_a_fallback() {
+        assert_eq!(
+            settings(&[(ALLOW_PERCENTAGE, "lots")]).fallbacks,
+            vec![ALLOW_PERCENTAGE]
+        );
+        assert!(settings(&[(ALLOW_PERCENTAGE, "250")]).fallbacks.is_empty());
+    }
+
+    #[test]
+    fn durations_fall_back_to_defaults_when_unusable() {
+        for raw in [
+            "0",
+            "-30",
+            "abc",
+            "",
+            "1e3",
+            "31536001",
+            "18446744073709551616",
+        ] {
+            let s = settings(&[
+                (ALLOW_PERIOD_TIMEOUT, raw),
+                (WAIT_PERIOD_DURATION, raw),
+                (COOKIE_LIFETIME, raw),
+            ]);
+            assert_eq!(s.allow_period_timeout, 3600, "{raw:?}");
+            assert_eq!(s.wait_period_duration, 30, "{raw:?}");
+            assert_eq!(s.cookie_lifetime, 7200, "{raw:?}");
+            assert_eq!(
+                s.fallbacks,
+                vec![ALLOW_PERIOD_TIMEOUT, WAIT_PERIOD_DURATION, COOKIE_LIFETIME]
+            );
+        }
+    }
+
+    #[test]
+    fn durations_accept_whole_seconds_up_to_a_year() {
+        let s = settings(&[
+            (ALLOW_PERIOD_TIMEOUT, "1"),
+            (WAIT_PERIOD_DURATION, " 60 "),
+            (COOKIE_LIFETIME, "31536000"),
+        ]);
+        assert_eq!(
+            (
+                s.allow_period_timeout,
+                s.wait_period_duration,
+                s.cookie_lifetime
+            ),
+            (1, 60, 31_536_000)
+        );
+    }
+
+    #[test]
+    fn protected_paths_are_prefixes() {
+        let s = settings(&[(ENABLED, "true")]);
+        assert!(s.protects("/events"));
+        assert!(s.protects("/events/launch"));
+        assert!(s.protects("/eventsfoo"));
+        assert!(s.protects("/checkout/cart"));
+        assert!(!s.protects("/"));
+        assert!(!s.protects("/about"));
+        assert!(!s.protects("/Events"));
+    }
+
+    #[test]
+    fn protected_paths_are_configurable() {
+        let s = settings(&[(ENABLED, "true"), (PROTECTED_PATHS, " /drop , /sale/")]);
+        assert!(s.protects("/drop/1"));
+        assert!(s.protects("/sale/x"));
+        assert!(!s.protects("/events"));
+    }
+
+    #[test]
+    fn unusable_protected_paths_fall_back_to_the_default() {
+        for raw in ["", " , ", "events", "/ok,bad"] {
+            let s = settings(&[(ENABLED, "true"), (PROTECTED_PATHS, raw)]);
+            assert_eq!(s.protected_paths, vec!["/events", "/checkout"], "{raw:?}");
+            assert_eq!(s.fallbacks, vec![PROTECTED_PATHS]);
+        }
+    }
+
+    #[test]
+    fn nothing_is_protected_when_disabled() {
+        let s = settings(&[(ENABLED, "false")]);
+        assert!(!s.protects("/events"));
+    }
+
+    #[test]
+    fn empty_logger_name_means_standard_error() {
+        assert_eq!(settings(&[(LOGGER_NAME, " ")]).logger_name, None);
+        assert_eq!(
+            settings(&[(LOGGER_NAME, "my-logger")])
+                .logger_name
+                .as_deref(),
+            Some("my-logger")
+        );
+    }
+
+    #[test]
+    fn active_key_is_kept_even_when_empty() {
+        // An empty active_key is reported by the signer, not silently replaced.
+        assert_eq!(settings(&[(ACTIVE_KEY, "")]).active_key, "");
+        assert_eq!(settings(&[(ACTIVE_KEY, "key2")]).active_key, "key2");
+    }
+}

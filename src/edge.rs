@@ -1,0 +1,153 @@
+//! Fastly glue, in the order a request flows: read the stores and the request,
+//! ask the core for a plan, carry it out, log one line.
+
+use std::io::Write as _;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use fastly::http::header::{CACHE_CONTROL, COOKIE, HOST, SET_COOKIE};
+use fastly::log::Endpoint;
+use fastly::{ConfigStore, Request, Response};
+
+use waiting_room::config::Settings;
+use waiting_room::page::{NO_STORE, Page, PageBody};
+use waiting_room::resources::{BACKEND, CONFIG_STORE, KEY_STORE, PAGE_STORE};
+use waiting_room::{Action, Visit, cookie, plan};
+
+/// Handles one request. Never fails: every error becomes a clean page.
+pub fn handle(mut req: Request) -> Response {
+    // Settings: a missing store reads as empty, so every key takes its default.
+    let config = open(CONFIG_STORE);
+    let settings = Settings::from_lookup(|key| lookup(&config, key));
+    let keys = open(KEY_STORE);
+
+    // Identity is the connection's address, never a request header.
+    let uid = req
+        .get_client_ip_addr()
+        .map_or_else(|| "unknown".to_string(), |ip| ip.to_string());
+    // Browsers send one Cookie header; HTTP/2 may split it, so join them all.
+    let cookie_header = req.get_header_all_str_lossy(COOKIE).join("; ");
+    let path_and_query = match req.get_query_str() {
+        Some(query) => format!("{}?{query}", req.get_path()),
+        None => req.get_path().to_string(),
+    };
+    let visit = Visit {
+        now: unix_now(),
+        uid: &uid,
+        path: req.get_path(),
+        path_and_query: &path_and_query,
+        cookie_header: (!cookie_header.is_empty()).then_some(cookie_header.as_str()),
+    };
+    let plan = plan(&visit, &settings, &|kid: &str| lookup(&keys, kid));
+    let mut log_line = plan.log_line;
+
+    // The origin never sees the waiting-room cookie, whatever the decision.
+    match cookie::without_room_cookie(&cookie_header) {
+        Some(rest) => req.set_header(COOKIE, rest),
+        None => {
+            req.remove_header(COOKIE);
+        }
+    }
+
+    let mut resp = match plan.action {
+        Action::Forward => match req.send(BACKEND) {
+            Ok(resp) => resp,
+            Err(err) => {
+                log_line.push_str(&format!(" origin_error={:?}", err.root_cause().to_string()));
+                page_response(
+                    Page::OriginUnavailable,
+                    &settings,
+                    &path_and_query,
+                    None,
+                    &mut log_line,
+                )
+            }
+        },
+        Action::Serve(page) => {
+            page_response(page, &settings, &path_and_query, Some(&req), &mut log_line)
+        }
+    };
+
+    if let Some(set_cookie) = plan.set_cookie {
+        resp.append_header(SET_COOKIE, set_cookie);
+        resp.set_header(CACHE_CONTROL, NO_STORE);
+    }
+    write_log(settings.logger_name.as_deref(), &log_line);
+    resp
+}
+
+/// A waiting-room page, its body from the page store, the origin or the built-in.
+/// `visitor` is the request to base an origin page fetch on (`None`: no fetch).
+fn page_response(
+    page: Page,
+    settings: &Settings,
+    path_and_query: &str,
+    visitor: Option<&Request>,
+    log_line: &mut String,
+) -> Response {
+    let pages = open(PAGE_STORE);
+    let stored = page.store_key().and_then(|key| lookup(&pages, key));
+    let (body, problem) = page.body(stored.as_deref());
+    if let Some(problem) = problem {
+        log_line.push_str(&format!(" page_fallback={problem:?}"));
+    }
+    let html = match body {
+        PageBody::Html(html) => html,
+        PageBody::FromOrigin(path) => fetch_page(visitor, &path).unwrap_or_else(|why| {
+            log_line.push_str(&format!(" page_fallback=origin:{why}"));
+            page.default_html().as_bytes().to_vec()
+        }),
+    };
+    let mut resp = Response::from_status(page.status()).with_body(html);
+    for (name, value) in page.headers(settings.wait_period_duration, path_and_query) {
+        resp.set_header(name, value);
+    }
+    resp
+}
+
+/// GETs an operator-hosted page from the origin, without the visitor's cookies.
+fn fetch_page(visitor: Option<&Request>, path: &str) -> Result<Vec<u8>, String> {
+    let visitor = visitor.ok_or("no-request")?;
+    let mut url = visitor.get_url().clone();
+    url.set_path(path);
+    url.set_query(None);
+    let mut page_req = Request::get(url);
+    if let Some(host) = visitor.get_header(HOST) {
+        page_req.set_header(HOST, host.clone());
+    }
+    let resp = page_req
+        .send(BACKEND)
+        .map_err(|err| format!("{:?}", err.root_cause().to_string()))?;
+    if !resp.get_status().is_success() {
+        return Err(resp.get_status().as_u16().to_string());
+    }
+    Ok(resp.into_body_bytes())
+}
+
+/// Opens a config store; `None` when it does not exist (never a panic).
+fn open(name: &str) -> Option<ConfigStore> {
+    ConfigStore::try_open(name).ok()
+}
+
+/// A store lookup where every failure reads as "missing".
+fn lookup(store: &Option<ConfigStore>, key: &str) -> Option<String> {
+    store.as_ref()?.try_get(key).ok().flatten()
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+/// Writes the line in one call (each write is one log line). Without a usable
+/// endpoint name, the line goes to standard error.
+fn write_log(endpoint: Option<&str>, line: &str) {
+    let endpoint = endpoint.and_then(|name| Endpoint::try_from_name(name).ok());
+    let written = match endpoint {
+        Some(mut endpoint) => endpoint.write_all(line.as_bytes()).is_ok(),
+        None => false,
+    };
+    if !written {
+        eprintln!("{line}");
+    }
+}

@@ -1,0 +1,108 @@
+//! The waiting room's core: everything it decides, with no Fastly types, so it
+//! compiles and tests natively with a fixed clock.
+//!
+//! [`plan`] takes one request as plain values and says what the edge must do:
+//! forward it or answer with a page, which `Set-Cookie` to append, and what to log.
+//! `src/main.rs` only carries that out.
+
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod cookie;
+pub mod decision;
+pub mod keys;
+pub mod log;
+pub mod lottery;
+pub mod page;
+pub mod token;
+
+use config::Settings;
+use decision::{CookieAction, Decision, Verdict};
+use keys::KeyStore;
+use page::Page;
+
+/// Names of the Fastly resources the program uses.
+pub mod resources {
+    /// Config store with the settings.
+    pub const CONFIG_STORE: &str = "waitingroom_config";
+    /// Config store with the signing keys (key id → secret).
+    pub const KEY_STORE: &str = "waitingroom_signingkeys";
+    /// Config store with the pages (base64 HTML or an origin `/path`).
+    pub const PAGE_STORE: &str = "waitingroom_pages";
+    /// The protected site.
+    pub const BACKEND: &str = "origin";
+}
+
+/// One request, as plain values.
+#[derive(Debug, Clone, Copy)]
+pub struct Visit<'a> {
+    /// Unix seconds.
+    pub now: u64,
+    /// The connection's client IP, as text (IPv6 compressed): the visitor's identity.
+    pub uid: &'a str,
+    /// URL path, without the query.
+    pub path: &'a str,
+    /// URL path and query, to refresh to.
+    pub path_and_query: &'a str,
+    /// The request's `Cookie` header, if any.
+    pub cookie_header: Option<&'a str>,
+}
+
+/// What the edge does with the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Send it to the origin (without the waiting-room cookie).
+    Forward,
+    /// Answer with this page.
+    Serve(Page),
+}
+
+/// What the edge must do for one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Forward or answer with a page.
+    pub action: Action,
+    /// `Set-Cookie` value to append to whatever response goes back.
+    pub set_cookie: Option<String>,
+    /// The request's log line.
+    pub log_line: String,
+    /// The room's verdict; `None` when the room did not apply.
+    pub verdict: Option<Verdict>,
+}
+
+/// Plans the response to `visit`.
+pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Plan {
+    if !settings.protects(visit.path) {
+        let scope = if settings.enabled {
+            "unprotected-path"
+        } else {
+            "disabled"
+        };
+        return Plan {
+            action: Action::Forward,
+            set_cookie: None,
+            log_line: log::bypass_line(visit.uid, visit.path, scope),
+            verdict: None,
+        };
+    }
+
+    let room_cookie = visit.cookie_header.and_then(cookie::find);
+    let verdict = decision::decide(visit.now, visit.uid, room_cookie, settings, keys);
+    let action = match verdict.decision {
+        Decision::Allow => Action::Forward,
+        Decision::Anon => Action::Serve(Page::StartWaiting),
+        Decision::Wait | Decision::ReWait => Action::Serve(Page::KeepWaiting),
+        Decision::Deny => Action::Serve(Page::Deny),
+    };
+    let set_cookie = match &verdict.cookie {
+        CookieAction::Keep => None,
+        CookieAction::Set(token) => Some(cookie::set_cookie(token, settings.cookie_lifetime)),
+        CookieAction::Delete => Some(cookie::DELETE_COOKIE.to_string()),
+    };
+    Plan {
+        action,
+        set_cookie,
+        log_line: log::decision_line(visit.uid, visit.path, &verdict, settings),
+        verdict: Some(verdict),
+    }
+}

@@ -1,0 +1,402 @@
+//! The waiting-room token, byte-compatible with Fastly's VCL solution:
+//!
+//! ```text
+//! string_to_sign = "dec=" + dec + "&exp=" + exp + "&uid=" + uid + "&kid=" + kid
+//! sig            = "0x" + lowercase_hex(HMAC-SHA256(key, string_to_sign))
+//! cookie value   = standard_base64_with_padding(string_to_sign + "&sig=" + sig)
+//! ```
+//!
+//! Decoding accepts exactly that canonical form and nothing looser; everything
+//! that came from the network is bounds-checked before use and never panics.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
+use crate::keys::SigningKey;
+
+/// Name of the waiting-room cookie.
+pub const COOKIE_NAME: &str = "waiting_room";
+
+/// Longest cookie value decoded, in bytes. A canonical token is under 600.
+pub const MAX_COOKIE_VALUE_LEN: usize = 1024;
+/// Longest key id accepted (config-store keys are at most 255 characters).
+pub const MAX_KID_LEN: usize = 255;
+/// Longest `uid` accepted: the longest textual IPv6 address.
+pub const MAX_UID_LEN: usize = 45;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// What a token says about its holder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dec {
+    /// Waiting until `exp`, then entered into the lottery.
+    Wait,
+    /// Admitted until `exp`.
+    Allow,
+}
+
+impl Dec {
+    /// The token's text for this decision.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dec::Wait => "wait",
+            Dec::Allow => "allow",
+        }
+    }
+}
+
+/// The signed fields of a token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claims {
+    /// Waiting or admitted.
+    pub dec: Dec,
+    /// Expiry, Unix seconds.
+    pub exp: u64,
+    /// The client IP the token is bound to, as text.
+    pub uid: String,
+    /// Id of the signing key.
+    pub kid: String,
+}
+
+impl Claims {
+    /// The exact text the signature covers.
+    pub fn string_to_sign(&self) -> String {
+        format!(
+            "dec={}&exp={}&uid={}&kid={}",
+            self.dec.as_str(),
+            self.exp,
+            self.uid,
+            self.kid
+        )
+    }
+
+    /// Signs the claims with `key` and returns the cookie value.
+    pub fn mint(&self, key: &SigningKey) -> String {
+        let text = self.string_to_sign();
+        let sig = mac(key, &text).finalize().into_bytes();
+        STANDARD.encode(format!("{text}&sig=0x{}", hex::encode(sig)))
+    }
+}
+
+/// A decoded token whose signature is not yet checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Presented {
+    /// The fields, as presented.
+    pub claims: Claims,
+    sig: [u8; 32],
+}
+
+impl Presented {
+    /// Whether the signature is `key`'s HMAC of the claims, checked in constant time.
+    pub fn verify(&self, key: &SigningKey) -> bool {
+        mac(key, &self.claims.string_to_sign())
+            .verify_slice(&self.sig)
+            .is_ok()
+    }
+
+    /// The VCL's lottery seed, `std.strtol(substr(sig, 0, 8), 16)`: the value of
+    /// the first six hex digits of the signature, that is of its first three bytes.
+    pub fn lottery_seed(&self) -> u32 {
+        u32::from_be_bytes([0, self.sig[0], self.sig[1], self.sig[2]])
+    }
+}
+
+/// Why a cookie value is not a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Malformed {
+    /// Longer than [`MAX_COOKIE_VALUE_LEN`].
+    TooLong,
+    /// Not standard padded base64.
+    NotBase64,
+    /// Decodes to bytes that are not UTF-8.
+    NotUtf8,
+    /// Not exactly the fields `dec`, `exp`, `uid`, `kid`, `sig`, in that order.
+    Fields,
+    /// `dec` is neither `wait` nor `allow`.
+    Dec,
+    /// `exp` is not a canonical unsigned decimal that fits in 64 bits.
+    Exp,
+    /// `uid` is empty, too long, or has characters no IP address has.
+    Uid,
+    /// `kid` is empty, too long, or not visible ASCII.
+    Kid,
+    /// `sig` is not `0x` followed by 64 lowercase hex digits.
+    Sig,
+}
+
+impl Malformed {
+    /// A short name for logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Malformed::TooLong => "too-long",
+            Malformed::NotBase64 => "not-base64",
+            Malformed::NotUtf8 => "not-utf8",
+            Malformed::Fields => "fields",
+            Malformed::Dec => "dec",
+            Malformed::Exp => "exp",
+            Malformed::Uid => "uid",
+            Malformed::Kid => "kid",
+            Malformed::Sig => "sig",
+        }
+    }
+}
+
+/// Decodes a cookie value into a token, accepting only the canonical form.
+pub fn decode(value: &str) -> Result<Presented, Malformed> {
+    if value.len() > MAX_COOKIE_VALUE_LEN {
+        return Err(Malformed::TooLong);
+    }
+    let bytes = STANDARD.decode(value).map_err(|_| Malformed::NotBase64)?;
+    let text = String::from_utf8(bytes).map_err(|_| Malformed::NotUtf8)?;
+
+    let mut fields = text.split('&');
+    let mut field = |name: &str| {
+        fields
+            .next()
+            .and_then(|f| f.strip_prefix(name))
+            .and_then(|f| f.strip_prefix('='))
+            .ok_or(Malformed::Fields)
+    };
+    let (dec, exp, uid, kid, sig) = (
+        field("dec")?,
+        field("exp")?,
+        field("uid")?,
+        field("kid")?,
+        field("sig")?,
+    );
+    if fields.next().is_some() {
+        return Err(Malformed::Fields);
+    }
+
+    let claims = Claims {
+        dec: parse_dec(dec).ok_or(Malformed::Dec)?,
+        exp: parse_exp(exp).ok_or(Malformed::Exp)?,
+        uid: valid_uid(uid).ok_or(Malformed::Uid)?.to_string(),
+        kid: valid_kid(kid).ok_or(Malformed::Kid)?.to_string(),
+    };
+    let sig = parse_sig(sig).ok_or(Malformed::Sig)?;
+    Ok(Presented { claims, sig })
+}
+
+fn mac(key: &SigningKey, text: &str) -> HmacSha256 {
+    let mut mac = HmacSha256::new_from_slice(key.bytes())
+        .expect("HMAC accepts keys of any length; SigningKey is never empty");
+    mac.update(text.as_bytes());
+    mac
+}
+
+fn parse_dec(raw: &str) -> Option<Dec> {
+    match raw {
+        "wait" => Some(Dec::Wait),
+        "allow" => Some(Dec::Allow),
+        _ => None,
+    }
+}
+
+/// Digits only, no leading zero (so the signed text is the one we re-create).
+fn parse_exp(raw: &str) -> Option<u64> {
+    let canonical = !raw.is_empty()
+        && raw.bytes().all(|b| b.is_ascii_digit())
+        && (raw == "0" || !raw.starts_with('0'));
+    if canonical { raw.parse().ok() } else { None }
+}
+
+/// IPv4 or IPv6 address characters only.
+fn valid_uid(raw: &str) -> Option<&str> {
+    let ok = (1..=MAX_UID_LEN).contains(&raw.len())
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() || b == b'.' || b == b':');
+    ok.then_some(raw)
+}
+
+/// Visible ASCII (no spaces or control characters), as config-store keys are.
+fn valid_kid(raw: &str) -> Option<&str> {
+    let ok = (1..=MAX_KID_LEN).contains(&raw.len()) && raw.bytes().all(|b| b.is_ascii_graphic());
+    ok.then_some(raw)
+}
+
+/// `0x` + 64 lowercase hex digits, the only form Fastly's `digest.hmac_sha256` returns.
+fn parse_sig(raw: &str) -> Option<[u8; 32]> {
+    let hex_digits = raw.strip_prefix("0x")?;
+    let canonical = hex_digits.len() == 64
+        && hex_digits
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if !canonical {
+        return None;
+    }
+    let mut sig = [0u8; 32];
+    hex::decode_to_slice(hex_digits, &mut sig).ok()?;
+    Some(sig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> SigningKey {
+        SigningKey::new("secret").unwrap()
+    }
+
+    fn claims() -> Claims {
+        Claims {
+            dec: Dec::Wait,
+            exp: 1_700_000_070,
+            uid: "192.0.2.10".into(),
+            kid: "key1".into(),
+        }
+    }
+
+    fn raw(text: &str) -> String {
+        STANDARD.encode(text)
+    }
+
+    #[test]
+    fn minted_token_decodes_and_verifies() {
+        let value = claims().mint(&key());
+        let token = decode(&value).unwrap();
+        assert_eq!(token.claims, claims());
+        assert!(token.verify(&key()));
+        assert!(!token.verify(&SigningKey::new("other").unwrap()));
+    }
+
+    #[test]
+    fn lottery_seed_is_the_first_six_hex_digits() {
+        let token = decode(&claims().mint(&key())).unwrap();
+        let hex_sig = hex::encode(token.sig);
+        assert_eq!(
+            token.lottery_seed(),
+            u32::from_str_radix(&hex_sig[..6], 16).unwrap()
+        );
+    }
+
+    #[test]
+    fn ipv6_uid_round_trips() {
+        let mut c = claims();
+        c.uid = "2001:db8::1".into();
+        assert_eq!(decode(&c.mint(&key())).unwrap().claims.uid, "2001:db8::1");
+    }
+
+    #[test]
+    fn rejects_each_malformation_with_its_reason() {
+        let sig = format!("0x{}", "ab".repeat(32));
+        let good = format!("dec=wait&exp=5&uid=1.2.3.4&kid=k&sig={sig}");
+        assert!(decode(&raw(&good)).is_ok());
+        let cases = [
+            (
+                "dec=wait&exp=5&uid=1.2.3.4&kid=k".to_string(),
+                Malformed::Fields,
+            ),
+            (format!("{good}&x=1"), Malformed::Fields),
+            (
+                format!("exp=5&dec=wait&uid=1.2.3.4&kid=k&sig={sig}"),
+                Malformed::Fields,
+            ),
+            (
+                format!("dec=wait&dec=wait&exp=5&uid=1.2.3.4&kid=k&sig={sig}"),
+                Malformed::Fields,
+            ),
+            (
+                format!("decx=wait&exp=5&uid=1.2.3.4&kid=k&sig={sig}"),
+                Malformed::Fields,
+            ),
+            (
+                format!("dec=deny&exp=5&uid=1.2.3.4&kid=k&sig={sig}"),
+                Malformed::Dec,
+            ),
+            (
+                format!("dec=WAIT&exp=5&uid=1.2.3.4&kid=k&sig={sig}"),
+                Malformed::Dec,
+            ),
+            (
+                format!("dec=wait&exp=-5&uid=1.2.3.4&kid=k&sig={sig}"),
+                Malformed::Exp,
+            ),
+            (
+                format!("dec=wait&exp=05&uid=1.2.3.4&kid=k&sig={sig}"),
+                Malformed::Exp,
+            ),
+            (
+                format!("dec=wait&exp=&uid=1.2.3.4&kid=k&sig={sig}"),
+                Malformed::Exp,
+            ),
+            (
+                format!("dec=wait&exp=+5&uid=1.2.3.4&kid=k&sig={sig}"),
+                Malformed::Exp,
+            ),
+            (
+                format!("dec=wait&exp=99999999999999999999&uid=1.2.3.4&kid=k&sig={sig}"),
+                Malformed::Exp,
+            ),
+            (
+                format!("dec=wait&exp=5&uid=&kid=k&sig={sig}"),
+                Malformed::Uid,
+            ),
+            (
+                format!("dec=wait&exp=5&uid=1.2.3.4 &kid=k&sig={sig}"),
+                Malformed::Uid,
+            ),
+            (
+                format!("dec=wait&exp=5&uid={}&kid=k&sig={sig}", "1".repeat(46)),
+                Malformed::Uid,
+            ),
+            (
+                format!("dec=wait&exp=5&uid=1.2.3.4&kid=&sig={sig}"),
+                Malformed::Kid,
+            ),
+            (
+                format!("dec=wait&exp=5&uid=1.2.3.4&kid=a b&sig={sig}"),
+                Malformed::Kid,
+            ),
+            (
+                format!("dec=wait&exp=5&uid=1.2.3.4&kid=k\n&sig={sig}"),
+                Malformed::Kid,
+            ),
+            (
+                format!(
+                    "dec=wait&exp=5&uid=1.2.3.4&kid=k&sig={}",
+                    sig.to_uppercase()
+                ),
+                Malformed::Sig,
+            ),
+            (
+                format!("dec=wait&exp=5&uid=1.2.3.4&kid=k&sig={}", &sig[..65]),
+                Malformed::Sig,
+            ),
+            (
+                format!("dec=wait&exp=5&uid=1.2.3.4&kid=k&sig={}", &sig[2..]),
+                Malformed::Sig,
+            ),
+            (
+                format!("dec=wait&exp=5&uid=1.2.3.4&kid=k&sig={sig}0"),
+                Malformed::Sig,
+            ),
+            (
+                format!("dec=wait&exp=5&uid=1.2.3.4&kid=k&sig=0x{}", "g".repeat(64)),
+                Malformed::Sig,
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(decode(&raw(&text)), Err(want), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn rejects_non_base64_non_utf8_and_oversized_values() {
+        assert_eq!(decode("not base64!"), Err(Malformed::NotBase64));
+        assert_eq!(decode("ZGVj"), Err(Malformed::Fields));
+        assert_eq!(decode("ZGVjPQ"), Err(Malformed::NotBase64)); // padding missing
+        assert_eq!(
+            decode(&STANDARD.encode([0xff, 0xfe])),
+            Err(Malformed::NotUtf8)
+        );
+        assert_eq!(
+            decode(&"A".repeat(MAX_COOKIE_VALUE_LEN + 4)),
+            Err(Malformed::TooLong)
+        );
+        assert_eq!(decode(""), Err(Malformed::Fields));
+    }
+}

@@ -1,0 +1,307 @@
+//! Every row of the decision table (DESIGN.md section 2), natively, with a fixed
+//! clock. Tokens in a given state come from the tests' own minter.
+
+#[path = "support/mint.rs"]
+mod mint;
+
+use std::collections::HashMap;
+
+use waiting_room::config::Settings;
+use waiting_room::decision::{CookieAction, Decision, Rejection, Transition, Verdict, decide};
+use waiting_room::lottery;
+use waiting_room::token::Malformed;
+
+const NOW: u64 = 1_700_000_023;
+const UID: &str = "192.0.2.10";
+const K1: &str = "secret-one";
+const K2: &str = "secret-two";
+
+fn keys() -> HashMap<String, String> {
+    HashMap::from([
+        ("key1".to_string(), K1.to_string()),
+        ("key2".to_string(), K2.to_string()),
+    ])
+}
+
+fn settings(percentage: u8) -> Settings {
+    Settings {
+        enabled: true,
+        allow_percentage: percentage,
+        ..Settings::default()
+    }
+}
+
+fn run(percentage: u8, cookie: Option<&str>) -> Verdict {
+    decide(NOW, UID, cookie, &settings(percentage), &keys())
+}
+
+/// The wait token the room must issue at `now` (slot-aligned, 30 s slots, key1).
+fn expected_wait_token(now: u64, uid: &str) -> String {
+    let exp = now / 30 * 30 + 60;
+    mint::mint(K1, "wait", exp, uid, "key1")
+}
+
+fn expected_allow_token(now: u64) -> String {
+    mint::mint(K1, "allow", now + 3600, UID, "key1")
+}
+
+#[test]
+fn full_percentage_allows_without_looking_at_the_cookie() {
+    for cookie in [None, Some("garbage"), Some("")] {
+        let v = run(100, cookie);
+        assert_eq!(v.decision, Decision::Allow);
+        assert_eq!(v.rejection, None);
+        assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
+    }
+}
+
+#[test]
+fn zero_percentage_denies_everyone_and_deletes_the_cookie() {
+    let allow = mint::mint(K1, "allow", NOW + 100, UID, "key1");
+    for cookie in [None, Some(allow.as_str())] {
+        let v = run(0, cookie);
+        assert_eq!(v.decision, Decision::Deny);
+        assert_eq!(v.cookie, CookieAction::Delete);
+    }
+}
+
+#[test]
+fn no_cookie_is_anon_with_a_slot_aligned_wait_token() {
+    let v = run(50, None);
+    assert_eq!(v.decision, Decision::Anon);
+    assert_eq!(v.rejection, None);
+    assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, UID)));
+    assert!(mint::open(&expected_wait_token(NOW, UID)).contains("exp=1700000070&"));
+}
+
+#[test]
+fn unexpired_wait_token_keeps_waiting_without_a_new_cookie() {
+    for exp in [NOW + 1, NOW + 60, NOW] {
+        let token = mint::mint(K1, "wait", exp, UID, "key1");
+        let v = run(50, Some(&token));
+        assert_eq!(v.decision, Decision::Wait, "exp={exp}");
+        assert_eq!(v.cookie, CookieAction::Keep);
+        assert_eq!(v.transition, None);
+    }
+}
+
+#[test]
+fn expired_wait_token_enters_the_lottery_seeded_by_its_signature() {
+    let (mut admitted, mut rewaited) = (0, 0);
+    for i in 0..200u64 {
+        let exp = NOW - 1 - i;
+        let token = mint::mint(K1, "wait", exp, UID, "key1");
+        let text = format!("dec=wait&exp={exp}&uid={UID}&kid=key1");
+        let wins = lottery::wins(mint::seed(&mint::vcl_sig(K1, &text)), 30);
+        let v = run(30, Some(&token));
+        if wins {
+            admitted += 1;
+            assert_eq!(v.decision, Decision::Allow);
+            assert_eq!(v.transition, Some(Transition::LotteryWon));
+            assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
+        } else {
+            rewaited += 1;
+            assert_eq!(v.decision, Decision::ReWait);
+            assert_eq!(v.transition, Some(Transition::LotteryLost));
+            assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, UID)));
+        }
+        // Presenting the same token again never re-rolls it.
+        assert_eq!(run(30, Some(&token)).decision, v.decision);
+    }
+    assert!(admitted > 20 && rewaited > 80, "{admitted} / {rewaited}");
+}
+
+#[test]
+fn unexpired_allow_token_is_allowed_and_renewed() {
+    for exp in [NOW + 1, NOW] {
+        let token = mint::mint(K1, "allow", exp, UID, "key1");
+        let v = run(50, Some(&token));
+        assert_eq!(v.decision, Decision::Allow);
+        assert_eq!(v.transition, None);
+        assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
+    }
+}
+
+#[test]
+fn expired_allow_token_starts_waiting_again() {
+    let token = mint::mint(K1, "allow", NOW - 1, UID, "key1");
+    let v = run(50, Some(&token));
+    assert_eq!(v.decision, Decision::Anon);
+    assert_eq!(v.transition, Some(Transition::SessionExpired));
+    assert_eq!(v.rejection, None);
+    assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, UID)));
+}
+
+#[test]
+fn same_client_in_one_slot_gets_one_token_and_other_clients_differ() {
+    let slot_start = NOW / 30 * 30;
+    let a = decide(slot_start, UID, None, &settings(50), &keys()).cookie;
+    let b = decide(slot_start + 29, UID, None, &settings(50), &keys()).cookie;
+    let next_slot = decide(slot_start + 30, UID, None, &settings(50), &keys()).cookie;
+    let other = decide(slot_start, "192.0.2.11", None, &settings(50), &keys()).cookie;
+    assert_eq!(a, b);
+    assert_ne!(a, next_slot);
+    assert_ne!(a, other);
+}
+
+#[test]
+fn slot_alignment_examples() {
+    use waiting_room::decision::wait_expiry;
+    // The VCL's own example: 60 s slots, arrivals at 16:05:23 and 16:05:45 both
+    // expire at 16:07:00. 1700000040 is a whole minute.
+    let minute = 1_700_000_040;
+    assert_eq!(wait_expiry(minute + 23, 60), minute + 120);
+    assert_eq!(wait_expiry(minute + 45, 60), minute + 120);
+    assert_eq!(wait_expiry(minute, 60), minute + 120);
+    assert_eq!(wait_expiry(minute + 59, 60), minute + 120);
+    assert_eq!(wait_expiry(minute + 60, 60), minute + 180);
+    // Every arrival waits at least one whole period, at most two.
+    for now in minute..minute + 90 {
+        let wait = wait_expiry(now, 30) - now;
+        assert!((31..=60).contains(&wait), "now={now} wait={wait}");
+    }
+    // A zero duration never divides by zero.
+    assert_eq!(wait_expiry(minute, 0), minute + 2);
+}
+
+fn rejection(cookie: &str) -> Option<Rejection> {
+    let v = run(50, Some(cookie));
+    assert_eq!(v.decision, Decision::Anon, "{}", mint::open(cookie));
+    assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, UID)));
+    v.rejection
+}
+
+#[test]
+fn tampered_tokens_are_anon_with_the_right_reason() {
+    let exp = NOW + 1000;
+    let good = format!("dec=wait&exp={exp}&uid={UID}&kid=key1");
+    let sig = mint::vcl_sig(K1, &good);
+    let with = |text: &str, sig: &str| mint::encode(&format!("{text}&sig={sig}"));
+
+    // Each signed field changed, signature left as it was.
+    let cases = [
+        good.replace("dec=wait", "dec=allow"),
+        good.replace(&format!("exp={exp}"), &format!("exp={}", exp + 1)),
+        good.replace("kid=key1", "kid=key2"),
+    ];
+    for text in cases {
+        assert_eq!(
+            rejection(&with(&text, &sig)),
+            Some(Rejection::BadSignature),
+            "{text}"
+        );
+    }
+    // Another client's address: refused before the key is even looked up.
+    let other_uid = good.replace(UID, "192.0.2.99");
+    assert_eq!(
+        rejection(&with(&other_uid, &sig)),
+        Some(Rejection::UidMismatch {
+            token_uid: "192.0.2.99".into()
+        })
+    );
+    // A key id the store does not hold: an attacker cannot pick an unknown kid and write dec=allow.
+    let unknown = good.replace("kid=key1", "kid=nokey");
+    let forged = format!("dec=allow&exp={exp}&uid={UID}&kid=nokey");
+    for text in [unknown, forged] {
+        assert_eq!(
+            rejection(&with(&text, &sig)),
+            Some(Rejection::UnknownKey {
+                kid: "nokey".into()
+            })
+        );
+    }
+    // One byte of the signature changed, at every position.
+    for i in 2..sig.len() {
+        let mut bytes = sig.clone().into_bytes();
+        bytes[i] = if bytes[i] == b'0' { b'1' } else { b'0' };
+        let flipped = String::from_utf8(bytes).unwrap();
+        assert_eq!(
+            rejection(&with(&good, &flipped)),
+            Some(Rejection::BadSignature)
+        );
+    }
+    // Signed with a key the room does not know under that id.
+    let wrong_key = mint::mint("not-the-key", "allow", exp, UID, "key1");
+    assert_eq!(rejection(&wrong_key), Some(Rejection::BadSignature));
+    // Not a token at all.
+    assert_eq!(
+        rejection("%%%"),
+        Some(Rejection::Malformed(Malformed::NotBase64))
+    );
+    assert_eq!(
+        rejection(&with(&good, &sig.to_uppercase().replace("0X", "0x"))),
+        Some(Rejection::Malformed(Malformed::Sig))
+    );
+}
+
+#[test]
+fn rotation_accepts_every_key_still_in_the_store_and_signs_with_the_active_one() {
+    let old = mint::mint(K2, "allow", NOW + 100, UID, "key2");
+    let v = run(50, Some(&old));
+    assert_eq!(v.decision, Decision::Allow);
+    // Renewed under the active key (key1), not the key it came with.
+    assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
+
+    let mut s = settings(50);
+    s.active_key = "key2".into();
+    let v = decide(NOW, UID, None, &s, &keys());
+    let exp = NOW / 30 * 30 + 60;
+    assert_eq!(
+        v.cookie,
+        CookieAction::Set(mint::mint(K2, "wait", exp, UID, "key2"))
+    );
+}
+
+#[test]
+fn removing_a_key_revokes_every_token_it_signed() {
+    let token = mint::mint(K2, "allow", NOW + 100, UID, "key2");
+    let mut store = keys();
+    store.remove("key2");
+    let v = decide(NOW, UID, Some(&token), &settings(50), &store);
+    assert_eq!(v.decision, Decision::Anon);
+    assert_eq!(
+        v.rejection,
+        Some(Rejection::UnknownKey { kid: "key2".into() })
+    );
+    // An emptied key is as good as removed: the empty key never verifies.
+    store.insert("key2".into(), String::new());
+    let forged = mint::mint("", "allow", NOW + 100, UID, "key2");
+    let v = decide(NOW, UID, Some(&forged), &settings(50), &store);
+    assert_eq!(
+        v.rejection,
+        Some(Rejection::UnknownKey { kid: "key2".into() })
+    );
+}
+
+#[test]
+fn unusable_active_key_never_signs_and_says_so() {
+    let allow = mint::mint(K1, "allow", NOW + 100, UID, "key1");
+    for active in ["", "missing", "empty"] {
+        let mut store = keys();
+        store.insert("empty".into(), String::new());
+        let mut s = settings(50);
+        s.active_key = active.into();
+
+        let v = decide(NOW, UID, None, &s, &store);
+        assert_eq!(v.decision, Decision::Anon);
+        assert_eq!(v.cookie, CookieAction::Keep, "active_key={active:?}");
+        assert!(v.signing_key_missing);
+
+        // An admitted visitor stays admitted until their token runs out.
+        let v = decide(NOW, UID, Some(&allow), &s, &store);
+        assert_eq!(v.decision, Decision::Allow);
+        assert_eq!(v.cookie, CookieAction::Keep);
+        assert!(v.signing_key_missing);
+    }
+}
+
+#[test]
+fn wait_and_deny_need_no_key() {
+    let mut s = settings(0);
+    s.active_key = "missing".into();
+    let v = decide(NOW, UID, None, &s, &keys());
+    assert_eq!(
+        (v.cookie, v.signing_key_missing),
+        (CookieAction::Delete, false)
+    );
+}
