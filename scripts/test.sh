@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every check and test: formatting, lints (native and wasm), the release
+# wasm build, native unit tests, known-answer tests, and the black-box tests of
+# the built wasm in Viceroy against a real local origin.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy --target wasm32-wasip1 --bin edge-waiting-room -- -D warnings
+cargo build --release --target wasm32-wasip1 --bin edge-waiting-room
+
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast
+else
+  cargo test --workspace --no-fail-fast
+fi
+cargo test --workspace --doc

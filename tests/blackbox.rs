@@ -1,0 +1,380 @@
+//! Black-box tests: the built wasm in Viceroy, a real demo origin, real HTTP from
+//! several 127.0.0.x visitors. Tokens in a given state come from the tests' own minter.
+
+mod support;
+
+use demo_origin::ORIGIN_MARKER;
+use support::mint;
+use support::room::{Backend, KEY1, KEY2, Room, now};
+use waiting_room::lottery;
+
+const START_PAGE: &str = "You are in the waiting room";
+const KEEP_PAGE: &str = "Thanks for waiting";
+const DENY_PAGE: &str = "closed right now";
+const UNAVAILABLE_PAGE: &str = "We will be right back";
+
+/// The cookie header the origin saw, from its echo of the request head.
+fn origin_saw_cookie(body: &str) -> Option<String> {
+    assert!(body.contains(ORIGIN_MARKER), "not the origin:\n{body}");
+    body.lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(n, _)| n.eq_ignore_ascii_case("cookie"))
+        })
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// Checks `value` is a wait token for `uid`, signed by key1, slot-aligned; returns its exp.
+fn assert_wait_token(value: &str, uid: &str, wait: u64) -> u64 {
+    let text = mint::open(value);
+    let (signed, sig) = text.split_once("&sig=").unwrap();
+    assert_eq!(sig, mint::vcl_sig(KEY1, signed), "signature of {text}");
+    let exp: u64 = signed
+        .strip_prefix("dec=wait&exp=")
+        .and_then(|r| r.split('&').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        signed.ends_with(&format!("&uid={uid}&kid=key1")),
+        "{signed}"
+    );
+    assert_eq!(exp % wait, 0, "exp {exp} not on a slot boundary");
+    let t = now();
+    assert!(
+        exp > t + wait - 3 && exp <= t + 2 * wait + 1,
+        "exp {exp} now {t}"
+    );
+    exp
+}
+
+#[test]
+fn new_visitor_gets_the_start_page_and_a_wait_cookie() {
+    let room = Room::start(&[]);
+    let r = room.get(2, "/events/launch?id=7", &[]);
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains(START_PAGE), "{}", r.body);
+    assert_eq!(r.header("cache-control"), Some("no-store, private"));
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    assert_eq!(r.header("refresh"), Some("30; url=/events/launch?id=7"));
+    let set = r.all("set-cookie");
+    assert_eq!(set.len(), 1);
+    assert!(set[0].ends_with("; path=/; max-age=7200"), "{}", set[0]);
+    assert_wait_token(&r.room_cookie().unwrap(), "127.0.0.2", 30);
+    assert!(room.last_log_line().contains("decision=anon uid=127.0.0.2"));
+}
+
+#[test]
+fn one_client_gets_one_token_per_slot_and_clients_get_different_tokens() {
+    // Hour-long slots, and never within 3 s of a slot's end, so both requests share a slot.
+    let room = Room::start(&[("wait_period_duration", "3600")]);
+    while now() % 3600 > 3596 {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let first = room.get(2, "/events", &[]).room_cookie().unwrap();
+    let again = room.get(2, "/checkout", &[]).room_cookie().unwrap();
+    let third = room.get(3, "/events", &[]).room_cookie().unwrap();
+    let fourth = room.get(4, "/events", &[]).room_cookie().unwrap();
+    assert_eq!(first, again);
+    assert_ne!(first, third);
+    assert_ne!(third, fourth);
+    assert_wait_token(&third, "127.0.0.3", 3600);
+    assert_wait_token(&fourth, "127.0.0.4", 3600);
+}
+
+#[test]
+fn unexpired_wait_token_keeps_waiting_without_set_cookie() {
+    let room = Room::start(&[]);
+    let token = mint::mint(KEY1, "wait", now() + 600, "127.0.0.2", "key1");
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
+    assert!(r.all("set-cookie").is_empty());
+    assert_eq!(r.header("refresh"), Some("30; url=/events"));
+    assert_eq!(r.header("cache-control"), Some("no-store, private"));
+    assert!(room.last_log_line().contains("decision=wait"));
+}
+
+#[test]
+fn expired_wait_tokens_are_a_deterministic_mix_of_admit_and_rewait() {
+    let room = Room::start(&[("allow_percentage", "50")]);
+    let (mut admitted, mut rewaited) = (0, 0);
+    for i in 0..16 {
+        // Fixed, long-expired expiries: the outcomes are the same on every run.
+        let exp = 1_700_000_000 + i * 30;
+        let text = format!("dec=wait&exp={exp}&uid=127.0.0.5&kid=key1");
+        let wins = lottery::wins(mint::seed(&mint::vcl_sig(KEY1, &text)), 50);
+        let token = mint::mint(KEY1, "wait", exp, "127.0.0.5", "key1");
+        for _ in 0..2 {
+            let r = room.get_with_cookie(5, "/events", &format!("waiting_room={token}"));
+            let renewed = mint::open(&r.room_cookie().unwrap());
+            if wins {
+                assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+                assert!(renewed.starts_with("dec=allow&"), "{renewed}");
+                assert!(room.last_log_line().contains("transition=lottery-won"));
+            } else {
+                assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
+                assert!(renewed.starts_with("dec=wait&"), "{renewed}");
+                assert!(room.last_log_line().contains("transition=lottery-lost"));
+            }
+        }
+        if wins { admitted += 1 } else { rewaited += 1 }
+    }
+    assert!(
+        admitted > 0 && rewaited > 0,
+        "{admitted} admitted, {rewaited} re-waited"
+    );
+}
+
+#[test]
+fn allowed_visitor_reaches_the_origin_without_the_room_cookie() {
+    let room = Room::start(&[]);
+    let token = mint::mint(KEY1, "allow", now() + 600, "127.0.0.2", "key1");
+    let r = room.get_with_cookie(
+        2,
+        "/checkout/pay",
+        &format!("session=abc; waiting_room={token}; theme=dark"),
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        origin_saw_cookie(&r.body).as_deref(),
+        Some("session=abc; theme=dark")
+    );
+    // The origin's own cookie is kept, the renewed allow cookie appended beside it.
+    let set = r.all("set-cookie");
+    assert_eq!(set.len(), 2, "{set:?}");
+    assert!(set.contains(&"demo_origin=1; Path=/"));
+    let renewed = mint::open(&r.room_cookie().unwrap());
+    let exp: u64 = renewed["dec=allow&exp=".len()..][..10].parse().unwrap();
+    assert!(exp >= now() + 3600 - 5, "session slides: {renewed}");
+    // The origin said public, max-age=60; a response that sets the cookie must not be cached.
+    assert_eq!(r.header("cache-control"), Some("no-store, private"));
+}
+
+#[test]
+fn origin_gets_no_cookie_header_when_the_room_cookie_was_the_only_one() {
+    let room = Room::start(&[]);
+    let token = mint::mint(KEY1, "allow", now() + 600, "127.0.0.2", "key1");
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
+    assert_eq!(origin_saw_cookie(&r.body), None);
+}
+
+#[test]
+fn expired_allow_token_starts_waiting_again() {
+    let room = Room::start(&[]);
+    let token = mint::mint(KEY1, "allow", now() - 1, "127.0.0.2", "key1");
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
+    assert!(r.body.contains(START_PAGE), "{}", r.body);
+    assert_wait_token(&r.room_cookie().unwrap(), "127.0.0.2", 30);
+    assert!(room.last_log_line().contains("decision=anon"));
+    assert!(room.last_log_line().contains("transition=session-expired"));
+}
+
+#[test]
+fn full_percentage_lets_everyone_in_with_an_allow_cookie() {
+    let room = Room::start(&[("allow_percentage", "100")]);
+    for visitor in [2, 3] {
+        let r = room.get(visitor, "/events", &[]);
+        assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+        assert!(mint::open(&r.room_cookie().unwrap()).starts_with("dec=allow&"));
+    }
+}
+
+#[test]
+fn zero_percentage_denies_and_deletes_the_cookie() {
+    let room = Room::start(&[("allow_percentage", "0")]);
+    let token = mint::mint(KEY1, "allow", now() + 600, "127.0.0.2", "key1");
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains(DENY_PAGE), "{}", r.body);
+    assert_eq!(r.header("refresh"), None);
+    assert_eq!(
+        r.all("set-cookie"),
+        ["waiting_room=deleted; path=/; expires=Thu, 01 Jan 1970 00:00:00 GMT"]
+    );
+    assert_eq!(r.header("cache-control"), Some("no-store, private"));
+}
+
+#[test]
+fn disabled_room_and_unprotected_paths_pass_through_without_the_room_cookie() {
+    let token = mint::mint(KEY1, "wait", now() + 600, "127.0.0.2", "key1");
+    let cookie = format!("a=1; waiting_room={token}");
+    let disabled = Room::start(&[("enabled", "false")]);
+    let enabled = Room::start(&[]);
+    for (room, path) in [
+        (&disabled, "/events"),
+        (&enabled, "/about"),
+        (&enabled, "/"),
+    ] {
+        let r = room.get_with_cookie(2, path, &cookie);
+        assert!(r.body.contains(ORIGIN_MARKER), "{path}: {}", r.body);
+        assert_eq!(origin_saw_cookie(&r.body).as_deref(), Some("a=1"));
+        assert_eq!(r.room_cookie(), None);
+        // Untouched: the origin's caching headers stand.
+        assert_eq!(r.header("cache-control"), Some("public, max-age=60"));
+        assert!(room.last_log_line().contains("decision=bypass"));
+    }
+}
+
+#[test]
+fn spoofed_client_ip_headers_change_nothing() {
+    let room = Room::start(&[]);
+    let spoof = [
+        ("Fastly-Client-IP", "127.0.0.2"),
+        ("X-Forwarded-For", "127.0.0.2"),
+        ("True-Client-IP", "127.0.0.2"),
+        ("Forwarded", "for=127.0.0.2"),
+    ];
+    // A new visitor's token names the connection's address, not the headers'.
+    let r = room.get(3, "/events", &spoof);
+    assert_wait_token(&r.room_cookie().unwrap(), "127.0.0.3", 30);
+    // Visitor .2's allow token, presented from .3 with .2 in every header: refused.
+    let token = mint::mint(KEY1, "allow", now() + 600, "127.0.0.2", "key1");
+    let mut headers = spoof.to_vec();
+    let cookie = format!("waiting_room={token}");
+    headers.push(("Cookie", &cookie));
+    let r = room.get(3, "/events", &headers);
+    assert!(r.body.contains(START_PAGE), "{}", r.body);
+    assert!(
+        room.last_log_line()
+            .contains("uid=127.0.0.3 path=/events p=50 rejected=uid-mismatch token_uid=127.0.0.2")
+    );
+}
+
+#[test]
+fn every_rejected_token_is_logged_with_its_reason() {
+    let room = Room::start(&[]);
+    let exp = now() + 600;
+    let text = format!("dec=allow&exp={exp}&uid=127.0.0.2&kid=key1");
+    let sig = mint::vcl_sig(KEY1, &text);
+    let cases = [
+        (
+            mint::mint("wrong key", "allow", exp, "127.0.0.2", "key1"),
+            "rejected=bad-signature",
+        ),
+        (
+            mint::mint(KEY1, "allow", exp, "127.0.0.2", "nokey"),
+            "rejected=unknown-key kid=nokey",
+        ),
+        (
+            mint::mint(KEY1, "allow", exp, "127.0.0.9", "key1"),
+            "rejected=uid-mismatch token_uid=127.0.0.9",
+        ),
+        (
+            mint::encode(&format!("{text}&sig={}", sig.to_uppercase())),
+            "rejected=malformed:sig",
+        ),
+        ("@@@".to_string(), "rejected=malformed:not-base64"),
+    ];
+    for (token, reason) in cases {
+        let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
+        assert!(r.body.contains(START_PAGE), "{reason}: {}", r.body);
+        let line = room.last_log_line();
+        assert!(
+            line.contains("decision=anon") && line.contains(reason),
+            "{line}"
+        );
+        // The log never carries the cookie itself.
+        assert!(!line.contains(&token), "{line}");
+    }
+}
+
+#[test]
+fn allow_percentage_is_tuned_live() {
+    let room = Room::start(&[("allow_percentage", "0")]);
+    assert!(room.get(2, "/events", &[]).body.contains(DENY_PAGE));
+    room.set_config("allow_percentage", "100");
+    assert!(room.get(2, "/events", &[]).body.contains(ORIGIN_MARKER));
+    room.set_config("allow_percentage", "not a number");
+    let r = room.get(2, "/events", &[]);
+    assert!(r.body.contains(ORIGIN_MARKER), "fails open");
+    assert!(
+        room.last_log_line()
+            .contains("config_fallback=allow_percentage")
+    );
+    room.set_config("enabled", "false");
+    room.set_config("allow_percentage", "0");
+    assert!(room.get(2, "/events", &[]).body.contains(ORIGIN_MARKER));
+}
+
+#[test]
+fn rotation_keeps_old_tokens_until_their_key_is_removed() {
+    let room = Room::start(&[("active_key", "key2")]);
+    let old = mint::mint(KEY1, "allow", now() + 600, "127.0.0.2", "key1");
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={old}"));
+    assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+    let renewed = mint::open(&r.room_cookie().unwrap());
+    let (signed, sig) = renewed.split_once("&sig=").unwrap();
+    assert!(signed.ends_with("&kid=key2"), "{renewed}");
+    assert_eq!(sig, mint::vcl_sig(KEY2, signed));
+
+    // Emergency revocation: key1 goes, and every token it signed with it.
+    room.remove_key("key1");
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={old}"));
+    assert!(r.body.contains(START_PAGE), "{}", r.body);
+    assert!(
+        room.last_log_line()
+            .contains("rejected=unknown-key kid=key1")
+    );
+}
+
+#[test]
+fn unusable_active_key_serves_the_page_without_a_cookie_and_alerts() {
+    let room = Room::start(&[("active_key", "key9")]);
+    let r = room.get(2, "/events", &[]);
+    assert!(r.body.contains(START_PAGE), "{}", r.body);
+    assert!(r.all("set-cookie").is_empty());
+    assert!(room.last_log_line().contains("ALERT=active-key-unusable"));
+}
+
+#[test]
+fn pages_come_from_the_store_as_base64_or_from_an_origin_path() {
+    let custom = mint::encode("<!doctype html><p>Custom start page</p>");
+    let room = Room::start_with(
+        &[],
+        &[
+            ("startwaiting", custom.as_str()),
+            ("keepwaiting", "/__origin/page/keep"),
+            ("deny", "this is not base64!"),
+        ],
+        Backend::DemoOrigin,
+    );
+    let r = room.get(2, "/events", &[]);
+    assert!(r.body.contains("Custom start page"), "{}", r.body);
+    assert!(r.room_cookie().is_some());
+
+    let token = mint::mint(KEY1, "wait", now() + 600, "127.0.0.2", "key1");
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
+    assert!(
+        r.body.contains("Origin-hosted waiting page: keep"),
+        "{}",
+        r.body
+    );
+    assert_eq!(r.header("cache-control"), Some("no-store, private"));
+    assert!(r.header("refresh").is_some());
+
+    room.set_config("allow_percentage", "0");
+    let r = room.get(2, "/events", &[]);
+    assert!(
+        r.body.contains(DENY_PAGE),
+        "garbage falls back to the built-in page"
+    );
+    assert!(room.last_log_line().contains("page_fallback=NotBase64"));
+}
+
+#[test]
+fn origin_down_gives_a_clean_503_and_admitted_visitors_keep_their_cookie() {
+    let room = Room::start_with(&[], &[], Backend::Down);
+    let token = mint::mint(KEY1, "allow", now() + 600, "127.0.0.2", "key1");
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
+    assert_eq!(r.status, 503);
+    assert!(r.body.contains(UNAVAILABLE_PAGE), "{}", r.body);
+    assert_eq!(r.header("retry-after"), Some("30"));
+    assert!(mint::open(&r.room_cookie().unwrap()).starts_with("dec=allow&"));
+    for internal in ["panic", "backtrace", "wasm", "Error", "127.0.0.1"] {
+        assert!(!r.body.contains(internal), "leaks {internal}: {}", r.body);
+    }
+    assert!(room.last_log_line().contains("origin_error="));
+    // Outside the room too.
+    assert_eq!(room.get(2, "/about", &[]).status, 503);
+}

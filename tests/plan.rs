@@ -1,0 +1,132 @@
+//! The request plan, natively: scope, which page, which Set-Cookie, what is logged.
+
+#[path = "support/mint.rs"]
+mod mint;
+
+use std::collections::HashMap;
+
+use waiting_room::config::Settings;
+use waiting_room::page::Page;
+use waiting_room::{Action, Visit, plan};
+
+const NOW: u64 = 1_700_000_023;
+const K1: &str = "secret-one";
+
+fn keys() -> HashMap<String, String> {
+    HashMap::from([("key1".to_string(), K1.to_string())])
+}
+
+fn settings(pairs: &[(&str, &str)]) -> Settings {
+    let mut map: HashMap<String, String> = [("enabled", "true"), ("allow_percentage", "50")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    map.extend(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    Settings::from_lookup(|k| map.get(k).cloned())
+}
+
+fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {
+    Visit {
+        now: NOW,
+        uid: "192.0.2.10",
+        path,
+        path_and_query: path,
+        cookie_header,
+    }
+}
+
+#[test]
+fn outside_scope_forwards_untouched_and_logs_why() {
+    let p = plan(&visit("/about", None), &settings(&[]), &keys());
+    assert_eq!(
+        (p.action, p.set_cookie, p.verdict),
+        (Action::Forward, None, None)
+    );
+    assert_eq!(
+        p.log_line,
+        "waitingroom decision=bypass scope=unprotected-path uid=192.0.2.10 path=/about"
+    );
+    let p = plan(
+        &visit("/events", None),
+        &settings(&[("enabled", "no")]),
+        &keys(),
+    );
+    assert_eq!(p.action, Action::Forward);
+    assert!(p.log_line.contains("scope=disabled"));
+}
+
+#[test]
+fn each_decision_maps_to_its_page() {
+    let s = settings(&[]);
+    let wait = mint::mint(K1, "wait", NOW + 10, "192.0.2.10", "key1");
+    let wait_header = format!("x=1; waiting_room={wait}");
+    let cases = [
+        (None, "50", Action::Serve(Page::StartWaiting)),
+        (
+            Some(wait_header.as_str()),
+            "50",
+            Action::Serve(Page::KeepWaiting),
+        ),
+        (None, "0", Action::Serve(Page::Deny)),
+        (None, "100", Action::Forward),
+    ];
+    for (cookie, p, want) in cases {
+        let s = Settings {
+            allow_percentage: p.parse().unwrap(),
+            ..s.clone()
+        };
+        assert_eq!(plan(&visit("/events", cookie), &s, &keys()).action, want);
+    }
+}
+
+#[test]
+fn set_cookie_carries_the_token_path_and_lifetime() {
+    let p = plan(
+        &visit("/events", None),
+        &settings(&[("cookie_lifetime", "99")]),
+        &keys(),
+    );
+    let expected = mint::mint(K1, "wait", NOW / 30 * 30 + 60, "192.0.2.10", "key1");
+    assert_eq!(
+        p.set_cookie.as_deref(),
+        Some(format!("waiting_room={expected}; path=/; max-age=99").as_str())
+    );
+    assert_eq!(
+        p.log_line,
+        "waitingroom decision=anon uid=192.0.2.10 path=/events p=50"
+    );
+}
+
+#[test]
+fn the_room_cookie_is_found_among_others_and_the_first_one_counts() {
+    let allow = mint::mint(K1, "allow", NOW + 10, "192.0.2.10", "key1");
+    let header = format!("a=1; waiting_room={allow}; waiting_room=junk");
+    let p = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
+    assert_eq!(p.action, Action::Forward);
+}
+
+#[test]
+fn config_fallbacks_and_signing_alerts_reach_the_log() {
+    let p = plan(
+        &visit("/events", None),
+        &settings(&[("wait_period_duration", "0"), ("active_key", "gone")]),
+        &keys(),
+    );
+    assert_eq!(p.set_cookie, None);
+    assert!(
+        p.log_line
+            .ends_with(" ALERT=active-key-unusable:no-token-issued kid=gone config_fallback=wait_period_duration"),
+        "{}",
+        p.log_line
+    );
+}
+
+#[test]
+fn log_line_escapes_and_clips_the_path() {
+    let long = format!("/events/{}", "é".repeat(300));
+    let p = plan(&visit(&long, None), &settings(&[]), &keys());
+    assert!(p.log_line.len() < 500, "{}", p.log_line);
+    assert!(!p.log_line.contains('\n'));
+    let p = plan(&visit("/events/a\nb", None), &settings(&[]), &keys());
+    assert!(p.log_line.contains("path=/events/a\\nb"), "{}", p.log_line);
+}

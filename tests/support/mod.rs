@@ -1,0 +1,6 @@
+//! Shared helpers of the black-box tests. Each test file uses what it needs.
+#![allow(dead_code)]
+
+pub mod http;
+pub mod mint;
+pub mod room;

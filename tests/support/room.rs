@@ -1,0 +1,250 @@
+//! Runs the built wasm in Viceroy, in front of a real demo origin, with its own
+//! stores in JSON files (re-read on every request, so a test can tune them live).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::http;
+
+/// The test signing keys.
+pub const KEY1: &str = "test-key-one-0123456789abcdef0123456789";
+pub const KEY2: &str = "test-key-two-0123456789abcdef0123456789";
+/// The log endpoint the tests read.
+pub const LOGGER: &str = "testlog";
+
+/// Where the room's backend points.
+pub enum Backend {
+    /// A fresh demo origin.
+    DemoOrigin,
+    /// A port nothing listens on (origin down).
+    Down,
+}
+
+/// A room under test. Dropping it stops Viceroy and removes its files.
+pub struct Room {
+    viceroy: Child,
+    pub addr: SocketAddr,
+    dir: PathBuf,
+}
+
+type Store = BTreeMap<String, String>;
+
+fn store(pairs: &[(&str, &str)]) -> Store {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The settings every test starts from; tests override what they exercise.
+pub fn base_config() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("enabled", "true"),
+        ("allow_percentage", "50"),
+        ("wait_period_duration", "30"),
+        ("allow_period_timeout", "3600"),
+        ("cookie_lifetime", "7200"),
+        ("active_key", "key1"),
+        ("logger_name", LOGGER),
+    ]
+}
+
+impl Room {
+    /// A room with [`base_config`] overridden by `config`, both test keys, no stored pages.
+    pub fn start(config: &[(&str, &str)]) -> Room {
+        Room::start_with(config, &[], Backend::DemoOrigin)
+    }
+
+    /// A room with the given config overrides, page store and backend.
+    pub fn start_with(config: &[(&str, &str)], pages: &[(&str, &str)], backend: Backend) -> Room {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "waiting-room-test-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        ));
+        fs::create_dir_all(&dir).unwrap();
+
+        let origin_addr = match backend {
+            Backend::DemoOrigin => demo_origin::Origin::start("127.0.0.1:0").unwrap().addr(),
+            Backend::Down => free_addr(),
+        };
+        let mut settings = store(&base_config());
+        settings.extend(store(config));
+        write_json(&dir.join("config.json"), &settings);
+        write_json(
+            &dir.join("keys.json"),
+            &store(&[("key1", KEY1), ("key2", KEY2)]),
+        );
+        write_json(&dir.join("pages.json"), &store(pages));
+        fs::write(
+            dir.join("fastly.toml"),
+            format!(
+                r#"manifest_version = 3
+name = "waiting-room-test"
+language = "rust"
+[local_server.backends.origin]
+url = "http://{origin_addr}/"
+[local_server.config_stores.waitingroom_config]
+format = "json"
+file = "{dir}/config.json"
+[local_server.config_stores.waitingroom_signingkeys]
+format = "json"
+file = "{dir}/keys.json"
+[local_server.config_stores.waitingroom_pages]
+format = "json"
+file = "{dir}/pages.json"
+"#,
+                dir = dir.display()
+            ),
+        )
+        .unwrap();
+
+        let addr = free_addr();
+        let log = fs::File::create(dir.join("viceroy.log")).unwrap();
+        let viceroy = Command::new(viceroy_bin())
+            .arg("serve")
+            .arg("-C")
+            .arg(dir.join("fastly.toml"))
+            .arg("--addr")
+            .arg(addr.to_string())
+            .arg(wasm_path())
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("cannot start viceroy: run the README's test command, which installs it");
+        let mut room = Room { viceroy, addr, dir };
+        room.wait_until_ready();
+        room
+    }
+
+    fn wait_until_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Some(status) = self.viceroy.try_wait().unwrap() {
+                panic!("viceroy exited ({status}):\n{}", self.viceroy_output());
+            }
+            if TcpStream::connect(self.addr).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("viceroy not ready after 30 s:\n{}", self.viceroy_output());
+    }
+
+    /// Everything Viceroy printed so far.
+    pub fn viceroy_output(&self) -> String {
+        fs::read_to_string(self.dir.join("viceroy.log")).unwrap_or_default()
+    }
+
+    /// `GET path` from visitor 127.0.0.`from`.
+    pub fn get(&self, from: u8, path: &str, headers: &[(&str, &str)]) -> http::Response {
+        http::get(self.addr, from, path, headers)
+    }
+
+    /// `GET path` from visitor 127.0.0.`from` presenting `cookie_header`.
+    pub fn get_with_cookie(&self, from: u8, path: &str, cookie_header: &str) -> http::Response {
+        self.get(from, path, &[("Cookie", cookie_header)])
+    }
+
+    /// The room's log lines so far (what it wrote to the test endpoint).
+    pub fn log_lines(&self) -> Vec<String> {
+        let prefix = format!("{LOGGER} :: ");
+        self.viceroy_output()
+            .lines()
+            .filter_map(|l| l.split_once(&prefix).map(|(_, rest)| rest.to_string()))
+            .collect()
+    }
+
+    /// The last log line, once it has been written.
+    pub fn last_log_line(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(line) = self.log_lines().pop() {
+                return line;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no log line:\n{}",
+                self.viceroy_output()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Changes one setting live (the JSON store is re-read on every request).
+    pub fn set_config(&self, key: &str, value: &str) {
+        self.edit_store("config.json", |s| {
+            s.insert(key.to_string(), value.to_string());
+        });
+    }
+
+    /// Removes a signing key live (emergency revocation).
+    pub fn remove_key(&self, kid: &str) {
+        self.edit_store("keys.json", |s| {
+            s.remove(kid);
+        });
+    }
+
+    fn edit_store(&self, file: &str, edit: impl FnOnce(&mut Store)) {
+        let path = self.dir.join(file);
+        let mut current: Store = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        edit(&mut current);
+        write_json(&path, &current);
+    }
+}
+
+impl Drop for Room {
+    fn drop(&mut self) {
+        let _ = self.viceroy.kill();
+        let _ = self.viceroy.wait();
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Writes the store atomically, so Viceroy never reads half a file.
+fn write_json(path: &Path, store: &Store) {
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, serde_json::to_string_pretty(store).unwrap()).unwrap();
+    fs::rename(tmp, path).unwrap();
+}
+
+fn free_addr() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+fn viceroy_bin() -> String {
+    std::env::var("VICEROY").unwrap_or_else(|_| "viceroy".to_string())
+}
+
+fn wasm_path() -> PathBuf {
+    let path = std::env::var("WAITING_ROOM_WASM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target/wasm32-wasip1/release/edge-waiting-room.wasm")
+        });
+    assert!(
+        path.exists(),
+        "{} is missing: build it with `cargo build --release --target wasm32-wasip1 --bin edge-waiting-room` \
+         (scripts/test.sh does this)",
+        path.display()
+    );
+    path
+}
+
+/// Unix seconds now.
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
