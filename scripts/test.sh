@@ -11,9 +11,10 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --target wasm32-wasip1 --bin edge-waiting-room -- -D warnings
 cargo build --release --target wasm32-wasip1 --bin edge-waiting-room
 
+# Doc tests first, so the run closes on the main suite's summary.
+cargo test --workspace --doc
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
 else
   cargo test --workspace --no-fail-fast
 fi
-cargo test --workspace --doc

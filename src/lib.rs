@@ -4,6 +4,26 @@
 //! [`plan`] takes one request as plain values and says what the edge must do:
 //! forward it or answer with a page, which `Set-Cookie` to append, and what to log.
 //! `src/main.rs` only carries that out.
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use waiting_room::{Action, Visit, config::Settings, page::Page, plan};
+//!
+//! let store = HashMap::from([("enabled", "true"), ("allow_percentage", "50")]);
+//! let settings = Settings::from_lookup(|key| store.get(key).map(|v| v.to_string()));
+//! let keys = HashMap::from([("key1".to_string(), "a long random secret".to_string())]);
+//! let visit = Visit {
+//!     now: 1_700_000_023,
+//!     uid: "192.0.2.10",
+//!     path: "/events",
+//!     path_and_query: "/events",
+//!     cookie_header: None,
+//! };
+//! let plan = plan(&visit, &settings, &keys);
+//! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
+//! assert!(plan.set_cookie.unwrap().starts_with("waiting_room="));
+//! assert_eq!(plan.log_line, "waitingroom decision=anon uid=192.0.2.10 path=/events p=50");
+//! ```
 
 #![deny(missing_docs)]
 
