@@ -4,6 +4,8 @@
 //! A value that is missing or unusable never fails a request: it falls back, and
 //! the key's name is recorded in [`Settings::fallbacks`] so the log can say so.
 
+use crate::refresh::RefreshMode;
+
 /// Whether the room runs at all. Only the exact text `true` turns it on.
 pub const ENABLED: &str = "enabled";
 /// Comma-separated path prefixes the room protects.
@@ -20,6 +22,8 @@ pub const COOKIE_LIFETIME: &str = "cookie_lifetime";
 pub const ACTIVE_KEY: &str = "active_key";
 /// Name of the log endpoint that receives one line per request.
 pub const LOGGER_NAME: &str = "logger_name";
+/// `eligible` (refresh at the visitor's next draw, spread per visitor) or `fixed` (the VCL's grid).
+pub const REFRESH_MODE: &str = "refresh_mode";
 
 /// Default protected path prefixes (the VCL's `^/(events|checkout)`).
 pub const DEFAULT_PROTECTED_PATHS: &[&str] = &["/events", "/checkout"];
@@ -56,6 +60,8 @@ pub struct Settings {
     pub active_key: String,
     /// Log endpoint name; `None` sends log lines to standard error.
     pub logger_name: Option<String>,
+    /// How waiting pages schedule the next visit.
+    pub refresh_mode: RefreshMode,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,
 }
@@ -117,6 +123,14 @@ impl Settings {
         let logger_name = lookup(LOGGER_NAME)
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty());
+        let refresh_mode = match lookup(REFRESH_MODE).as_deref().map(str::trim) {
+            None | Some("eligible") => RefreshMode::Eligible,
+            Some("fixed") => RefreshMode::Fixed,
+            Some(_) => {
+                note(REFRESH_MODE, false);
+                RefreshMode::Eligible
+            }
+        };
 
         Settings {
             enabled,
@@ -127,6 +141,7 @@ impl Settings {
             cookie_lifetime,
             active_key,
             logger_name,
+            refresh_mode,
             fallbacks,
         }
     }
@@ -198,6 +213,7 @@ mod tests {
         assert_eq!(s.cookie_lifetime, 7200);
         assert_eq!(s.active_key, "key1");
         assert_eq!(s.logger_name, None);
+        assert_eq!(s.refresh_mode, RefreshMode::Eligible);
         assert!(s.fallbacks.is_empty());
     }
 
@@ -334,6 +350,21 @@ mod tests {
                 .as_deref(),
             Some("my-logger")
         );
+    }
+
+    #[test]
+    fn refresh_mode_is_eligible_unless_fixed() {
+        assert_eq!(
+            settings(&[(REFRESH_MODE, "fixed")]).refresh_mode,
+            RefreshMode::Fixed
+        );
+        assert_eq!(
+            settings(&[(REFRESH_MODE, " eligible ")]).refresh_mode,
+            RefreshMode::Eligible
+        );
+        let garbage = settings(&[(REFRESH_MODE, "sometimes")]);
+        assert_eq!(garbage.refresh_mode, RefreshMode::Eligible);
+        assert_eq!(garbage.fallbacks, vec![REFRESH_MODE]);
     }
 
     #[test]

@@ -100,6 +100,9 @@ pub struct Verdict {
     pub transition: Option<Transition>,
     /// True when a token was due but `active_key` names no usable key, so none was issued.
     pub signing_key_missing: bool,
+    /// For a waiting visitor (`anon`, `wait`, `re-wait`): when their wait token
+    /// expires, so their next draw comes at `wait_exp + 1`.
+    pub wait_exp: Option<u64>,
 }
 
 /// Decides for a request at `now` (Unix seconds) from client `uid`, carrying the
@@ -114,6 +117,7 @@ pub fn decide(
     let percentage = settings.allow_percentage;
     let mut rejection = None;
     let mut transition = None;
+    let mut held_exp = None;
 
     let decision = if percentage >= 100 {
         Decision::Allow
@@ -129,18 +133,27 @@ pub fn decide(
             Some(Ok(token)) => {
                 let (decision, change) = classify(now, &token, percentage);
                 transition = change;
+                held_exp = Some(token.claims.exp);
                 decision
             }
         }
     };
 
-    let (cookie, signing_key_missing) = cookie_for(decision, now, uid, settings, keys);
+    let new_wait_exp = wait_expiry(now, settings.wait_period_duration);
+    let (cookie, signing_key_missing) =
+        cookie_for(decision, now, new_wait_exp, uid, settings, keys);
+    let wait_exp = match decision {
+        Decision::Wait => held_exp,
+        Decision::Anon | Decision::ReWait => Some(new_wait_exp),
+        Decision::Allow | Decision::Deny => None,
+    };
     Verdict {
         decision,
         cookie,
         rejection,
         transition,
         signing_key_missing,
+        wait_exp,
     }
 }
 
@@ -178,9 +191,11 @@ fn classify(now: u64, token: &Presented, percentage: u8) -> (Decision, Option<Tr
 }
 
 /// The cookie a decision calls for, and whether one was due but could not be signed.
+/// `new_wait_exp` is the expiry a new wait token gets now.
 fn cookie_for(
     decision: Decision,
     now: u64,
+    new_wait_exp: u64,
     uid: &str,
     settings: &Settings,
     keys: &impl KeyStore,
@@ -192,9 +207,7 @@ fn cookie_for(
             Dec::Allow,
             now.saturating_add(settings.allow_period_timeout),
         ),
-        Decision::Anon | Decision::ReWait => {
-            (Dec::Wait, wait_expiry(now, settings.wait_period_duration))
-        }
+        Decision::Anon | Decision::ReWait => (Dec::Wait, new_wait_exp),
     };
     let Some(key) = keys.key(&settings.active_key) else {
         return (CookieAction::Keep, true);

@@ -55,7 +55,7 @@ pub fn handle(mut req: Request) -> Response {
                 log_line.push_str(&format!(" origin_error={:?}", err.root_cause().to_string()));
                 page_response(
                     Page::OriginUnavailable,
-                    &settings,
+                    settings.wait_period_duration,
                     &path_and_query,
                     None,
                     &mut log_line,
@@ -63,7 +63,8 @@ pub fn handle(mut req: Request) -> Response {
             }
         },
         Action::Serve(page) => {
-            page_response(page, &settings, &path_and_query, Some(&req), &mut log_line)
+            let refresh = plan.refresh_after.unwrap_or(settings.wait_period_duration);
+            page_response(page, refresh, &path_and_query, Some(&req), &mut log_line)
         }
     };
 
@@ -76,10 +77,11 @@ pub fn handle(mut req: Request) -> Response {
 }
 
 /// A waiting-room page, its body from the page store, the origin or the built-in.
-/// `visitor` is the request to base an origin page fetch on (`None`: no fetch).
+/// `refresh` is its `Refresh`/`Retry-After` delay; `visitor` is the request to
+/// base an origin page fetch on (`None`: no fetch).
 fn page_response(
     page: Page,
-    settings: &Settings,
+    refresh: u64,
     path_and_query: &str,
     visitor: Option<&Request>,
     log_line: &mut String,
@@ -98,7 +100,7 @@ fn page_response(
         }),
     };
     let mut resp = Response::from_status(page.status()).with_body(html);
-    for (name, value) in page.headers(settings.wait_period_duration, path_and_query) {
+    for (name, value) in page.headers(refresh, path_and_query) {
         resp.set_header(name, value);
     }
     resp

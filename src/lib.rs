@@ -30,10 +30,12 @@
 pub mod config;
 pub mod cookie;
 pub mod decision;
+pub mod estimate;
 pub mod keys;
 pub mod log;
 pub mod lottery;
 pub mod page;
+pub mod refresh;
 pub mod token;
 
 use config::Settings;
@@ -86,6 +88,9 @@ pub struct Plan {
     pub set_cookie: Option<String>,
     /// The request's log line.
     pub log_line: String,
+    /// For a waiting visitor: seconds until the page should come back (`Refresh`,
+    /// `Retry-After`). `None` for pages that do not refresh, and outside the room.
+    pub refresh_after: Option<u64>,
     /// The room's verdict; `None` when the room did not apply.
     pub verdict: Option<Verdict>,
 }
@@ -102,6 +107,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
             action: Action::Forward,
             set_cookie: None,
             log_line: log::bypass_line(visit.uid, visit.path, scope),
+            refresh_after: None,
             verdict: None,
         };
     }
@@ -119,10 +125,20 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         CookieAction::Set(token) => Some(cookie::set_cookie(token, settings.cookie_lifetime)),
         CookieAction::Delete => Some(cookie::DELETE_COOKIE.to_string()),
     };
+    let refresh_after = verdict.wait_exp.map(|exp| {
+        refresh::refresh_after(
+            settings.refresh_mode,
+            visit.now,
+            exp,
+            visit.uid,
+            settings.wait_period_duration,
+        )
+    });
     Plan {
         action,
         set_cookie,
         log_line: log::decision_line(visit.uid, visit.path, &verdict, settings),
+        refresh_after,
         verdict: Some(verdict),
     }
 }

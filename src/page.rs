@@ -83,8 +83,8 @@ impl Page {
         }
     }
 
-    /// Response headers of the page. `refresh_after` is the `Refresh` delay in
-    /// seconds and `url` the request's path and query, to come back to.
+    /// Response headers of the page. `refresh_after` is the `Refresh` and
+    /// `Retry-After` delay in seconds and `url` the request's path and query, to come back to.
     pub fn headers(self, refresh_after: u64, url: &str) -> Vec<(&'static str, String)> {
         let mut headers = vec![
             ("Cache-Control", NO_STORE.to_string()),
@@ -93,7 +93,7 @@ impl Page {
         if self.refreshes() {
             headers.push(("Refresh", format!("{refresh_after}; url={url}")));
         }
-        if self == Page::OriginUnavailable {
+        if self.refreshes() || self == Page::OriginUnavailable {
             headers.push(("Retry-After", refresh_after.to_string()));
         }
         headers
@@ -147,6 +147,7 @@ mod tests {
         for page in [Page::StartWaiting, Page::KeepWaiting] {
             let headers = page.headers(30, "/events/a?b=1");
             assert!(headers.contains(&("Refresh", "30; url=/events/a?b=1".into())));
+            assert!(headers.contains(&("Retry-After", "30".into())));
             assert!(headers.contains(&("Cache-Control", "no-store, private".into())));
         }
         assert!(

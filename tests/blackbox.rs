@@ -4,6 +4,7 @@
 mod support;
 
 use demo_origin::ORIGIN_MARKER;
+use support::http::Response;
 use support::mint;
 use support::room::{Backend, KEY1, KEY2, Room, now};
 use waiting_room::lottery;
@@ -48,20 +49,66 @@ fn assert_wait_token(value: &str, uid: &str, wait: u64) -> u64 {
     exp
 }
 
+/// Checks the page refreshes to `url` when the token `exp` becomes eligible, plus
+/// the visitor's phase, with `Retry-After` alike; `before` is a clock reading taken
+/// before the request.
+fn assert_refresh_at_eligibility(r: &Response, url: &str, exp: u64, uid: &str, before: u64) {
+    let refresh = r.header("refresh").unwrap();
+    let (secs, target) = refresh.split_once("; url=").unwrap();
+    assert_eq!(target, url);
+    let secs: u64 = secs.parse().unwrap();
+    let phase = waiting_room::refresh::phase(uid, 30);
+    let latest = exp + 1 - before + phase;
+    assert!(
+        (latest.saturating_sub(2)..=latest).contains(&secs),
+        "Refresh {secs}, expected about {latest} (exp {exp}, phase {phase})"
+    );
+    assert_eq!(r.header("retry-after"), Some(secs.to_string().as_str()));
+}
+
 #[test]
 fn new_visitor_gets_the_start_page_and_a_wait_cookie() {
     let room = Room::start(&[]);
+    let before = now();
     let r = room.get(2, "/events/launch?id=7", &[]);
     assert_eq!(r.status, 200);
     assert!(r.body.contains(START_PAGE), "{}", r.body);
     assert_eq!(r.header("cache-control"), Some("no-store, private"));
     assert!(r.header("content-type").unwrap().starts_with("text/html"));
-    assert_eq!(r.header("refresh"), Some("30; url=/events/launch?id=7"));
     let set = r.all("set-cookie");
     assert_eq!(set.len(), 1);
     assert!(set[0].ends_with("; path=/; max-age=7200"), "{}", set[0]);
-    assert_wait_token(&r.room_cookie().unwrap(), "127.0.0.2", 30);
+    let exp = assert_wait_token(&r.room_cookie().unwrap(), "127.0.0.2", 30);
+    assert_refresh_at_eligibility(&r, "/events/launch?id=7", exp, "127.0.0.2", before);
     assert!(room.last_log_line().contains("decision=anon uid=127.0.0.2"));
+}
+
+#[test]
+fn fixed_refresh_mode_keeps_the_vcl_grid() {
+    let room = Room::start(&[("refresh_mode", "fixed")]);
+    let r = room.get(2, "/events/launch?id=7", &[]);
+    assert_eq!(r.header("refresh"), Some("30; url=/events/launch?id=7"));
+    assert_eq!(r.header("retry-after"), Some("30"));
+}
+
+#[test]
+fn a_crowd_arriving_together_comes_back_spread_over_the_slot() {
+    let room = Room::start(&[]);
+    let mut refresh: Vec<u64> = (2..=41)
+        .map(|visitor| {
+            let r = room.get(visitor, "/events", &[]);
+            r.header("retry-after").unwrap().parse().unwrap()
+        })
+        .collect();
+    refresh.sort_unstable();
+    refresh.dedup();
+    // 40 visitors in (nearly) the same second: the VCL sends them all back at once;
+    // per-visitor phases spread them over the slot's 29 possible seconds.
+    assert!(
+        refresh.len() >= 12,
+        "only {} distinct refresh times: {refresh:?}",
+        refresh.len()
+    );
 }
 
 #[test]
@@ -85,12 +132,14 @@ fn one_client_gets_one_token_per_slot_and_clients_get_different_tokens() {
 #[test]
 fn unexpired_wait_token_keeps_waiting_without_set_cookie() {
     let room = Room::start(&[]);
-    let token = mint::mint(KEY1, "wait", now() + 600, "127.0.0.2", "key1");
+    let before = now();
+    let exp = before + 600;
+    let token = mint::mint(KEY1, "wait", exp, "127.0.0.2", "key1");
     let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
     assert_eq!(r.status, 200);
     assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
     assert!(r.all("set-cookie").is_empty());
-    assert_eq!(r.header("refresh"), Some("30; url=/events"));
+    assert_refresh_at_eligibility(&r, "/events", exp, "127.0.0.2", before);
     assert_eq!(r.header("cache-control"), Some("no-store, private"));
     assert!(room.last_log_line().contains("decision=wait"));
 }

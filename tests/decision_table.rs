@@ -72,6 +72,7 @@ fn no_cookie_is_anon_with_a_slot_aligned_wait_token() {
     assert_eq!(v.rejection, None);
     assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, UID)));
     assert!(mint::open(&expected_wait_token(NOW, UID)).contains("exp=1700000070&"));
+    assert_eq!(v.wait_exp, Some(1_700_000_070));
 }
 
 #[test]
@@ -81,6 +82,7 @@ fn unexpired_wait_token_keeps_waiting_without_a_new_cookie() {
         let v = run(50, Some(&token));
         assert_eq!(v.decision, Decision::Wait, "exp={exp}");
         assert_eq!(v.cookie, CookieAction::Keep);
+        assert_eq!(v.wait_exp, Some(exp));
         assert_eq!(v.transition, None);
     }
 }
@@ -99,11 +101,13 @@ fn expired_wait_token_enters_the_lottery_seeded_by_its_signature() {
             assert_eq!(v.decision, Decision::Allow);
             assert_eq!(v.transition, Some(Transition::LotteryWon));
             assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
+            assert_eq!(v.wait_exp, None);
         } else {
             rewaited += 1;
             assert_eq!(v.decision, Decision::ReWait);
             assert_eq!(v.transition, Some(Transition::LotteryLost));
             assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, UID)));
+            assert_eq!(v.wait_exp, Some(NOW / 30 * 30 + 60));
         }
         // Presenting the same token again never re-rolls it.
         assert_eq!(run(30, Some(&token)).decision, v.decision);

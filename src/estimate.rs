@@ -1,0 +1,123 @@
+//! Exact wait estimates. Each draw admits with probability `p = allow_percentage / 100`,
+//! independently (the draw is seeded by a fresh signature), so the number of draws a
+//! visitor needs is geometric: `P(N ≤ k) = 1 − (1 − p)^k`.
+//!
+//! A visitor's first draw comes when their token becomes eligible (`now > exp`, so at
+//! `exp + 1`). A visitor who loses and comes back promptly gets a wait token for the
+//! slot after next, so every further draw comes [`draw_interval`] = `2d` later
+//! (`d = wait_period_duration`). The time to admission after `k` draws is therefore
+//! `first + (k − 1) · 2d`.
+
+/// Wait estimates for one waiting visitor, in seconds from now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimate {
+    /// Until the visitor's next draw.
+    pub next_draw_in: u64,
+    /// Seconds between two draws for a visitor who keeps losing.
+    pub draw_interval: u64,
+    /// A quarter of visitors in this position are admitted within this time.
+    pub p25: u64,
+    /// Half of them are admitted within this time.
+    pub p50: u64,
+    /// Three quarters of them are admitted within this time.
+    pub p75: u64,
+    /// The expected time to admission.
+    pub mean: u64,
+}
+
+/// Seconds between two draws of a visitor who loses and refreshes promptly.
+pub fn draw_interval(wait_period_duration: u64) -> u64 {
+    wait_period_duration.max(1).saturating_mul(2)
+}
+
+/// Smallest number of draws `k` with `P(N ≤ k) ≥ q`, for admission probability
+/// `p` in (0, 1] and `q` in (0, 1). `None` when `p` is 0: the visitor is never admitted.
+pub fn draws_for_quantile(p: f64, q: f64) -> Option<u64> {
+    if p <= 0.0 {
+        return None;
+    }
+    if p >= 1.0 {
+        return Some(1);
+    }
+    // 1 − (1 − p)^k ≥ q  ⇔  k ≥ ln(1 − q) / ln(1 − p); guard the float edge by re-checking.
+    let mut k = ((1.0 - q).ln() / (1.0 - p).ln()).ceil().max(1.0) as u64;
+    while k > 1 && 1.0 - (1.0 - p).powf((k - 1) as f64) >= q {
+        k -= 1;
+    }
+    while 1.0 - (1.0 - p).powf(k as f64) < q {
+        k += 1;
+    }
+    Some(k)
+}
+
+/// Estimates for a visitor at `now` holding a wait token that expires at `exp`;
+/// `None` when the room admits nobody (`percentage` 0).
+pub fn estimate(now: u64, exp: u64, percentage: u8, wait_period_duration: u64) -> Option<Estimate> {
+    let p = f64::from(percentage.min(100)) / 100.0;
+    let next_draw_in = exp.saturating_add(1).saturating_sub(now);
+    let interval = draw_interval(wait_period_duration);
+    let after =
+        |draws: u64| next_draw_in.saturating_add(draws.saturating_sub(1).saturating_mul(interval));
+    let p25 = after(draws_for_quantile(p, 0.25)?);
+    let p50 = after(draws_for_quantile(p, 0.50)?);
+    let p75 = after(draws_for_quantile(p, 0.75)?);
+    // E[N] = 1/p, so E[T] = first + (1/p − 1) · interval.
+    let mean = next_draw_in as f64 + (1.0 / p - 1.0) * interval as f64;
+    Some(Estimate {
+        next_draw_in,
+        draw_interval: interval,
+        p25,
+        p50,
+        p75,
+        mean: mean.round() as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_of_the_geometric_distribution() {
+        assert_eq!(draws_for_quantile(0.5, 0.5), Some(1));
+        assert_eq!(draws_for_quantile(0.5, 0.75), Some(2));
+        assert_eq!(draws_for_quantile(0.5, 0.76), Some(3));
+        assert_eq!(draws_for_quantile(0.1, 0.5), Some(7)); // 1 - 0.9^7 = 0.522
+        assert_eq!(draws_for_quantile(0.1, 0.25), Some(3)); // 1 - 0.9^3 = 0.271
+        assert_eq!(draws_for_quantile(1.0, 0.75), Some(1));
+        assert_eq!(draws_for_quantile(0.0, 0.5), None);
+        for p in [0.01, 0.1, 0.33, 0.5, 0.9] {
+            for q in [0.25, 0.5, 0.75] {
+                let k = draws_for_quantile(p, q).unwrap();
+                let cdf = |k: u64| 1.0 - (1.0f64 - p).powf(k as f64);
+                assert!(
+                    cdf(k) >= q && (k == 1 || cdf(k - 1) < q),
+                    "p={p} q={q} k={k}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn estimate_counts_from_the_token_and_adds_two_slots_per_lost_draw() {
+        // Token expires in 20 s: first draw in 21 s; 30 s slots: one draw per 60 s.
+        let e = estimate(1000, 1020, 50, 30).unwrap();
+        assert_eq!(e.next_draw_in, 21);
+        assert_eq!(e.draw_interval, 60);
+        assert_eq!((e.p25, e.p50, e.p75), (21, 21, 81));
+        assert_eq!(e.mean, 81); // 21 + (2 - 1) * 60
+        let e = estimate(1000, 1020, 10, 30).unwrap();
+        assert_eq!(
+            (e.p25, e.p50, e.p75),
+            (21 + 2 * 60, 21 + 6 * 60, 21 + 13 * 60)
+        );
+        assert_eq!(e.mean, 21 + 9 * 60);
+    }
+
+    #[test]
+    fn eligible_token_draws_now_and_closed_room_has_no_estimate() {
+        assert_eq!(estimate(2000, 1020, 50, 30).unwrap().next_draw_in, 0);
+        assert_eq!(estimate(1000, 1020, 0, 30), None);
+        assert_eq!(estimate(1000, 1020, 100, 30).unwrap().p75, 21);
+    }
+}
