@@ -22,6 +22,8 @@ pub const COOKIE_LIFETIME: &str = "cookie_lifetime";
 pub const ACTIVE_KEY: &str = "active_key";
 /// Name of the log endpoint that receives one line per request.
 pub const LOGGER_NAME: &str = "logger_name";
+/// Seconds after its expiry during which a wait token can still win its draw.
+pub const REDEEM_WINDOW: &str = "redeem_window";
 /// `eligible` (refresh at the visitor's next draw, spread per visitor) or `fixed` (the VCL's grid).
 pub const REFRESH_MODE: &str = "refresh_mode";
 
@@ -56,6 +58,9 @@ pub struct Settings {
     pub wait_period_duration: u64,
     /// Seconds, 1..=[`MAX_DURATION`].
     pub cookie_lifetime: u64,
+    /// Seconds after `exp` a wait token may still be redeemed; later it re-waits.
+    /// Defaults to `wait_period_duration`.
+    pub redeem_window: u64,
     /// Key id used to sign new tokens.
     pub active_key: String,
     /// Log endpoint name; `None` sends log lines to standard error.
@@ -115,6 +120,7 @@ impl Settings {
         let allow_period_timeout = duration(ALLOW_PERIOD_TIMEOUT, DEFAULT_ALLOW_PERIOD_TIMEOUT);
         let wait_period_duration = duration(WAIT_PERIOD_DURATION, DEFAULT_WAIT_PERIOD_DURATION);
         let cookie_lifetime = duration(COOKIE_LIFETIME, DEFAULT_COOKIE_LIFETIME);
+        let redeem_window = duration(REDEEM_WINDOW, wait_period_duration);
 
         let active_key = match lookup(ACTIVE_KEY).map(|v| v.trim().to_string()) {
             None => DEFAULT_ACTIVE_KEY.to_string(),
@@ -139,6 +145,7 @@ impl Settings {
             allow_period_timeout,
             wait_period_duration,
             cookie_lifetime,
+            redeem_window,
             active_key,
             logger_name,
             refresh_mode,
@@ -211,6 +218,7 @@ mod tests {
         assert_eq!(s.allow_period_timeout, 3600);
         assert_eq!(s.wait_period_duration, 30);
         assert_eq!(s.cookie_lifetime, 7200);
+        assert_eq!(s.redeem_window, 30);
         assert_eq!(s.active_key, "key1");
         assert_eq!(s.logger_name, None);
         assert_eq!(s.refresh_mode, RefreshMode::Eligible);
@@ -287,6 +295,15 @@ mod tests {
                 vec![ALLOW_PERIOD_TIMEOUT, WAIT_PERIOD_DURATION, COOKIE_LIFETIME]
             );
         }
+    }
+
+    #[test]
+    fn redeem_window_defaults_to_one_wait_period() {
+        assert_eq!(settings(&[(WAIT_PERIOD_DURATION, "45")]).redeem_window, 45);
+        assert_eq!(settings(&[(REDEEM_WINDOW, "5")]).redeem_window, 5);
+        let garbage = settings(&[(WAIT_PERIOD_DURATION, "45"), (REDEEM_WINDOW, "0")]);
+        assert_eq!(garbage.redeem_window, 45);
+        assert_eq!(garbage.fallbacks, vec![REDEEM_WINDOW]);
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub enum Transition {
     LotteryWon,
     /// An expired wait token that lost the lottery.
     LotteryLost,
+    /// A wait token presented after its redeem window: it re-waits without a draw,
+    /// so a copy of a winning token cannot be replayed for new sessions forever.
+    RedeemWindowPassed,
 }
 
 /// What to do with the visitor's cookie.
@@ -131,7 +134,7 @@ pub fn decide(
                 Decision::Anon
             }
             Some(Ok(token)) => {
-                let (decision, change) = classify(now, &token, percentage);
+                let (decision, change) = classify(now, &token, percentage, settings.redeem_window);
                 transition = change;
                 held_exp = Some(token.claims.exp);
                 decision
@@ -176,13 +179,23 @@ fn validate(value: &str, uid: &str, keys: &impl KeyStore) -> Result<Presented, R
     Ok(token)
 }
 
-/// A valid token keeps its decision until `now` is strictly after its expiry.
-fn classify(now: u64, token: &Presented, percentage: u8) -> (Decision, Option<Transition>) {
-    let expired = now > token.claims.exp;
+/// A valid token keeps its decision until `now` is strictly after its expiry; an
+/// expired wait token draws only within `redeem_window` seconds of its expiry.
+fn classify(
+    now: u64,
+    token: &Presented,
+    percentage: u8,
+    redeem_window: u64,
+) -> (Decision, Option<Transition>) {
+    let exp = token.claims.exp;
+    let expired = now > exp;
     match (token.claims.dec, expired) {
         (Dec::Wait, false) => (Decision::Wait, None),
         (Dec::Allow, false) => (Decision::Allow, None),
         (Dec::Allow, true) => (Decision::Anon, Some(Transition::SessionExpired)),
+        (Dec::Wait, true) if now > exp.saturating_add(redeem_window) => {
+            (Decision::ReWait, Some(Transition::RedeemWindowPassed))
+        }
         (Dec::Wait, true) if lottery::wins(token.lottery_seed(), percentage) => {
             (Decision::Allow, Some(Transition::LotteryWon))
         }

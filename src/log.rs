@@ -31,6 +31,7 @@ pub fn decision_line(uid: &str, path: &str, verdict: &Verdict, settings: &Settin
             Transition::SessionExpired => " transition=session-expired",
             Transition::LotteryWon => " transition=lottery-won",
             Transition::LotteryLost => " transition=lottery-lost",
+            Transition::RedeemWindowPassed => " transition=redeem-window-passed",
         });
     }
     if verdict.signing_key_missing {

@@ -148,14 +148,15 @@ fn unexpired_wait_token_keeps_waiting_without_set_cookie() {
 fn expired_wait_tokens_are_a_deterministic_mix_of_admit_and_rewait() {
     let room = Room::start(&[("allow_percentage", "50")]);
     let (mut admitted, mut rewaited) = (0, 0);
-    for i in 0..16 {
-        // Fixed, long-expired expiries: the outcomes are the same on every run.
-        let exp = 1_700_000_000 + i * 30;
-        let text = format!("dec=wait&exp={exp}&uid=127.0.0.5&kid=key1");
+    for visitor in 5..29u8 {
+        let uid = format!("127.0.0.{visitor}");
+        // Expired, but within the redeem window (one wait period).
+        let exp = now() - 2 - u64::from(visitor % 10);
+        let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
         let wins = lottery::wins(mint::seed(&mint::vcl_sig(KEY1, &text)), 50);
-        let token = mint::mint(KEY1, "wait", exp, "127.0.0.5", "key1");
+        let token = mint::mint(KEY1, "wait", exp, &uid, "key1");
         for _ in 0..2 {
-            let r = room.get_with_cookie(5, "/events", &format!("waiting_room={token}"));
+            let r = room.get_with_cookie(visitor, "/events", &format!("waiting_room={token}"));
             let renewed = mint::open(&r.room_cookie().unwrap());
             if wins {
                 assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
@@ -172,6 +173,28 @@ fn expired_wait_tokens_are_a_deterministic_mix_of_admit_and_rewait() {
     assert!(
         admitted > 0 && rewaited > 0,
         "{admitted} admitted, {rewaited} re-waited"
+    );
+}
+
+#[test]
+fn a_winning_wait_token_replayed_after_its_window_does_not_admit() {
+    // At 99 % almost every token wins its draw (at 100 % there is no draw at all).
+    let room = Room::start(&[("allow_percentage", "99")]);
+    let exp = (now() - 400..now() - 100)
+        .rev()
+        .find(|&exp| {
+            let text = format!("dec=wait&exp={exp}&uid=127.0.0.2&kid=key1");
+            lottery::wins(mint::seed(&mint::vcl_sig(KEY1, &text)), 99)
+        })
+        .unwrap();
+    let token = mint::mint(KEY1, "wait", exp, "127.0.0.2", "key1");
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
+    assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
+    assert!(mint::open(&r.room_cookie().unwrap()).starts_with("dec=wait&"));
+    assert!(room.last_log_line().contains("decision=re-wait"));
+    assert!(
+        room.last_log_line()
+            .contains("transition=redeem-window-passed")
     );
 }
 

@@ -87,32 +87,103 @@ fn unexpired_wait_token_keeps_waiting_without_a_new_cookie() {
     }
 }
 
+/// Whether the VCL-format wait token for (`exp`, `uid`) wins at `p`.
+fn wins(exp: u64, uid: &str, p: u8) -> bool {
+    let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
+    lottery::wins(mint::seed(&mint::vcl_sig(K1, &text)), p)
+}
+
 #[test]
 fn expired_wait_token_enters_the_lottery_seeded_by_its_signature() {
     let (mut admitted, mut rewaited) = (0, 0);
     for i in 0..200u64 {
-        let exp = NOW - 1 - i;
-        let token = mint::mint(K1, "wait", exp, UID, "key1");
-        let text = format!("dec=wait&exp={exp}&uid={UID}&kid=key1");
-        let wins = lottery::wins(mint::seed(&mint::vcl_sig(K1, &text)), 30);
-        let v = run(30, Some(&token));
-        if wins {
+        let uid = format!("198.51.100.{i}");
+        // Expired by 1..=30 s: inside the default redeem window (one wait period).
+        let exp = NOW - 1 - i % 30;
+        let token = mint::mint(K1, "wait", exp, &uid, "key1");
+        let v = decide(NOW, &uid, Some(&token), &settings(30), &keys());
+        if wins(exp, &uid, 30) {
             admitted += 1;
             assert_eq!(v.decision, Decision::Allow);
             assert_eq!(v.transition, Some(Transition::LotteryWon));
-            assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
+            let allow = mint::mint(K1, "allow", NOW + 3600, &uid, "key1");
+            assert_eq!(v.cookie, CookieAction::Set(allow));
             assert_eq!(v.wait_exp, None);
         } else {
             rewaited += 1;
             assert_eq!(v.decision, Decision::ReWait);
             assert_eq!(v.transition, Some(Transition::LotteryLost));
-            assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, UID)));
+            assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, &uid)));
             assert_eq!(v.wait_exp, Some(NOW / 30 * 30 + 60));
         }
         // Presenting the same token again never re-rolls it.
-        assert_eq!(run(30, Some(&token)).decision, v.decision);
+        let again = decide(NOW, &uid, Some(&token), &settings(30), &keys());
+        assert_eq!(again.decision, v.decision);
     }
     assert!(admitted > 20 && rewaited > 80, "{admitted} / {rewaited}");
+}
+
+#[test]
+fn a_winning_wait_token_cannot_be_replayed_after_its_redeem_window() {
+    // Find a token that wins at 50 %.
+    let exp = (0..)
+        .map(|i| NOW - 1 - i)
+        .find(|&exp| wins(exp, UID, 50))
+        .unwrap();
+    let token = mint::mint(K1, "wait", exp, UID, "key1");
+    let at = |now: u64| decide(now, UID, Some(&token), &settings(50), &keys());
+    // Honest visitor, on schedule: from eligibility to the end of the window, it wins.
+    for now in [exp + 1, exp + 15, exp + 30] {
+        assert_eq!(
+            at(now).decision,
+            Decision::Allow,
+            "now = exp + {}",
+            now - exp
+        );
+    }
+    // A kept copy, presented later: re-waits with a fresh token, no draw.
+    for now in [exp + 31, exp + 3600, exp + 86_400 * 30] {
+        let v = at(now);
+        assert_eq!(v.decision, Decision::ReWait);
+        assert_eq!(v.transition, Some(Transition::RedeemWindowPassed));
+        assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(now, UID)));
+    }
+    // The window is configurable.
+    let mut s = settings(50);
+    s.redeem_window = 5;
+    let v = decide(exp + 6, UID, Some(&token), &s, &keys());
+    assert_eq!(v.transition, Some(Transition::RedeemWindowPassed));
+    assert_eq!(
+        decide(exp + 5, UID, Some(&token), &s, &keys()).decision,
+        Decision::Allow
+    );
+}
+
+#[test]
+fn an_honest_visitor_refreshing_on_schedule_always_gets_a_draw() {
+    use waiting_room::refresh::{RefreshMode, refresh_after};
+    // However the page schedules the visit, it lands inside the redeem window.
+    for arrival in NOW..NOW + 30 {
+        for uid in ["192.0.2.1", "192.0.2.77", "2001:db8::5"] {
+            let first = decide(arrival, uid, None, &settings(50), &keys());
+            let exp = first.wait_exp.unwrap();
+            let CookieAction::Set(token) = first.cookie else {
+                panic!("no token")
+            };
+            for mode in [RefreshMode::Eligible, RefreshMode::Fixed] {
+                // Follow the page's refreshes until the token is eligible.
+                let mut now = arrival;
+                loop {
+                    now += refresh_after(mode, now, exp, uid, 30);
+                    let v = decide(now, uid, Some(&token), &settings(50), &keys());
+                    if v.decision != Decision::Wait {
+                        assert_ne!(v.transition, Some(Transition::RedeemWindowPassed));
+                        break;
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[test]
