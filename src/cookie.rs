@@ -11,9 +11,16 @@ pub fn set_cookie(token: &str, lifetime: u64) -> String {
     format!("{COOKIE_NAME}={token}; path=/; max-age={lifetime}")
 }
 
-/// The value of the first waiting-room cookie in a `Cookie` header.
+/// The value of the first waiting-room cookie in a `Cookie` header, without the
+/// optional double quotes RFC 6265 allows around it. An empty value counts as no
+/// cookie. Later duplicates are ignored: browsers send the most specific cookie first.
 pub fn find(header: &str) -> Option<&str> {
-    pairs(header).find_map(|(name, value)| (name == COOKIE_NAME).then_some(value))
+    let value = pairs(header).find_map(|(name, value)| (name == COOKIE_NAME).then_some(value))?;
+    let value = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    (!value.is_empty()).then_some(value)
 }
 
 /// The `Cookie` header with every waiting-room cookie removed and the others left
@@ -50,6 +57,38 @@ mod tests {
         assert_eq!(find("a=1; b=2"), None);
         assert_eq!(find("xwaiting_room=1; waiting_roomx=2"), None);
         assert_eq!(find(""), None);
+    }
+
+    #[test]
+    fn empty_and_quoted_values() {
+        assert_eq!(find("waiting_room="), None);
+        assert_eq!(find("waiting_room=; a=1"), None);
+        assert_eq!(find("waiting_room=\"\""), None);
+        assert_eq!(find("waiting_room=\"abc=\""), Some("abc="));
+        assert_eq!(find("waiting_room=\"abc"), Some("\"abc"));
+        assert_eq!(find("waiting_room"), None);
+    }
+
+    #[test]
+    fn long_and_odd_headers_never_panic() {
+        let long = format!("{}; waiting_room=x", "a=b; ".repeat(20_000));
+        assert_eq!(find(&long), Some("x"));
+        assert_eq!(
+            without_room_cookie(&long).unwrap().matches("a=b").count(),
+            20_000
+        );
+        for odd in [
+            ";;;",
+            "=",
+            "==;=",
+            "waiting_room==",
+            "\u{fffd}=\u{fffd}",
+            " ; ; ",
+        ] {
+            let _ = find(odd);
+            let _ = without_room_cookie(odd);
+        }
+        assert_eq!(find("waiting_room=="), Some("="));
     }
 
     #[test]

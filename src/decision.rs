@@ -1,8 +1,10 @@
 //! The classifier: from the clock, the client, its cookie, the settings and the
 //! keys to a decision and the cookie to send back (DESIGN.md section 2, steps 4–5).
 
+use std::cell::Cell;
+
 use crate::config::Settings;
-use crate::keys::KeyStore;
+use crate::keys::{KeyStore, SigningKey};
 use crate::lottery;
 use crate::token::{self, Claims, Dec, Malformed, Presented};
 
@@ -106,6 +108,9 @@ pub struct Verdict {
     /// For a waiting visitor (`anon`, `wait`, `re-wait`): when their wait token
     /// expires, so their next draw comes at `wait_exp + 1`.
     pub wait_exp: Option<u64>,
+    /// The id of a key shorter than [`MIN_STRONG_KEY_LEN`](crate::keys::MIN_STRONG_KEY_LEN)
+    /// bytes that this request used (to verify or to sign), if any: logged as weak.
+    pub weak_key: Option<String>,
 }
 
 /// Decides for a request at `now` (Unix seconds) from client `uid`, carrying the
@@ -117,6 +122,7 @@ pub fn decide(
     settings: &Settings,
     keys: &impl KeyStore,
 ) -> Verdict {
+    let keys = &WeakKeyWatch::new(keys);
     let percentage = settings.allow_percentage;
     let mut rejection = None;
     let mut transition = None;
@@ -157,6 +163,33 @@ pub fn decide(
         transition,
         signing_key_missing,
         wait_exp,
+        weak_key: keys.weak.take(),
+    }
+}
+
+/// A key store that remembers the first weak key handed out.
+struct WeakKeyWatch<'a, K> {
+    keys: &'a K,
+    weak: Cell<Option<String>>,
+}
+
+impl<'a, K: KeyStore> WeakKeyWatch<'a, K> {
+    fn new(keys: &'a K) -> Self {
+        WeakKeyWatch {
+            keys,
+            weak: Cell::new(None),
+        }
+    }
+}
+
+impl<K: KeyStore> KeyStore for WeakKeyWatch<'_, K> {
+    fn key(&self, kid: &str) -> Option<SigningKey> {
+        let key = self.keys.key(kid)?;
+        if key.is_weak() {
+            let first = self.weak.take().unwrap_or_else(|| kid.to_string());
+            self.weak.set(Some(first));
+        }
+        Some(key)
     }
 }
 

@@ -3,6 +3,10 @@
 use std::collections::HashMap;
 use std::fmt;
 
+/// Keys shorter than this many bytes work but are logged as weak (HMAC-SHA256
+/// keys should carry at least 256 bits).
+pub const MIN_STRONG_KEY_LEN: usize = 32;
+
 /// A non-empty HMAC key. Its `Debug` prints nothing secret.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SigningKey(Vec<u8>);
@@ -13,6 +17,11 @@ impl SigningKey {
     pub fn new(secret: impl Into<Vec<u8>>) -> Option<SigningKey> {
         let secret = secret.into();
         (!secret.is_empty()).then_some(SigningKey(secret))
+    }
+
+    /// Whether the key is shorter than [`MIN_STRONG_KEY_LEN`] bytes.
+    pub fn is_weak(&self) -> bool {
+        self.0.len() < MIN_STRONG_KEY_LEN
     }
 
     /// The key's bytes, for the MAC.
@@ -56,6 +65,13 @@ mod tests {
         let shown = format!("{key:?} {:?}", Some(&key));
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(shown.contains("redacted"));
+    }
+
+    #[test]
+    fn keys_under_32_bytes_are_weak() {
+        assert!(SigningKey::new("secret").unwrap().is_weak());
+        assert!(SigningKey::new([7u8; 31]).unwrap().is_weak());
+        assert!(!SigningKey::new([7u8; 32]).unwrap().is_weak());
     }
 
     #[test]

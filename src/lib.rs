@@ -11,7 +11,7 @@
 //!
 //! let store = HashMap::from([("enabled", "true"), ("allow_percentage", "50")]);
 //! let settings = Settings::from_lookup(|key| store.get(key).map(|v| v.to_string()));
-//! let keys = HashMap::from([("key1".to_string(), "a long random secret".to_string())]);
+//! let keys = HashMap::from([("key1".to_string(), "a long random secret of 32 bytes or more".to_string())]);
 //! let visit = Visit {
 //!     now: 1_700_000_023,
 //!     uid: "192.0.2.10",

@@ -38,6 +38,10 @@ pub fn decision_line(uid: &str, path: &str, verdict: &Verdict, settings: &Settin
         line.push_str(" ALERT=active-key-unusable:no-token-issued kid=");
         line.push_str(&settings.active_key.escape_debug().to_string());
     }
+    if let Some(kid) = &verdict.weak_key {
+        line.push_str(" WARN=weak-key kid=");
+        line.push_str(&kid.escape_debug().to_string());
+    }
     if !settings.fallbacks.is_empty() {
         line.push_str(" config_fallback=");
         line.push_str(&settings.fallbacks.join(","));

@@ -10,7 +10,7 @@ use waiting_room::page::Page;
 use waiting_room::{Action, Visit, plan};
 
 const NOW: u64 = 1_700_000_023;
-const K1: &str = "secret-one";
+const K1: &str = "a-strong-test-key-of-at-least-32-bytes";
 
 fn keys() -> HashMap<String, String> {
     HashMap::from([("key1".to_string(), K1.to_string())])
@@ -119,6 +119,24 @@ fn config_fallbacks_and_signing_alerts_reach_the_log() {
         "{}",
         p.log_line
     );
+}
+
+#[test]
+fn a_weak_key_is_logged_once_per_request() {
+    let weak = HashMap::from([("key1".to_string(), "short".to_string())]);
+    let allow = mint::mint("short", "allow", NOW + 10, "192.0.2.10", "key1");
+    let header = format!("waiting_room={allow}");
+    // Used twice (to verify, then to sign the renewal), reported once.
+    let p = plan(&visit("/events", Some(&header)), &settings(&[]), &weak);
+    assert_eq!(p.action, Action::Forward);
+    assert_eq!(
+        p.log_line.matches("WARN=weak-key kid=key1").count(),
+        1,
+        "{}",
+        p.log_line
+    );
+    let strong = plan(&visit("/events", None), &settings(&[]), &keys());
+    assert!(!strong.log_line.contains("WARN"), "{}", strong.log_line);
 }
 
 #[test]
