@@ -6,9 +6,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use fastly::http::header::{CACHE_CONTROL, COOKIE, HOST, SET_COOKIE};
 use fastly::log::Endpoint;
-use fastly::{ConfigStore, Request, Response};
+use fastly::{ConfigStore, Request, Response, SecretStore};
 
 use waiting_room::config::Settings;
+use waiting_room::keys::{KeyStore, SigningKey};
 use waiting_room::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{BACKEND, CONFIG_STORE, KEY_STORE, PAGE_STORE};
 use waiting_room::{Action, Visit, cookie, plan};
@@ -18,7 +19,7 @@ pub fn handle(mut req: Request) -> Response {
     // Settings: a missing store reads as empty, so every key takes its default.
     let config = open(CONFIG_STORE);
     let settings = Settings::from_lookup(|key| lookup(&config, key));
-    let keys = open(KEY_STORE);
+    let keys = SigningKeys::open();
 
     // Identity is the connection's address, never a request header.
     let uid = req
@@ -37,7 +38,7 @@ pub fn handle(mut req: Request) -> Response {
         path_and_query: &path_and_query,
         cookie_header: (!cookie_header.is_empty()).then_some(cookie_header.as_str()),
     };
-    let plan = plan(&visit, &settings, &|kid: &str| lookup(&keys, kid));
+    let plan = plan(&visit, &settings, &keys);
     let mut log_line = plan.log_line;
 
     // The origin never sees the waiting-room cookie, whatever the decision.
@@ -49,19 +50,29 @@ pub fn handle(mut req: Request) -> Response {
     }
 
     let mut resp = match plan.action {
-        Action::Forward => match req.send(BACKEND) {
-            Ok(resp) => resp,
-            Err(err) => {
-                log_line.push_str(&format!(" origin_error={:?}", err.root_cause().to_string()));
-                page_response(
-                    Page::OriginUnavailable,
-                    settings.wait_period_duration,
-                    &path_and_query,
-                    None,
-                    &mut log_line,
-                )
+        Action::Forward => {
+            // Inside the room, an origin 5xx becomes the room's clean page too;
+            // outside it, the origin's answer goes back as it is.
+            let in_room = plan.verdict.is_some();
+            match req.send(BACKEND) {
+                Ok(resp) if !(in_room && resp.get_status().is_server_error()) => resp,
+                failure => {
+                    let why = match failure {
+                        Ok(resp) => format!(" origin_status={}", resp.get_status().as_u16()),
+                        Err(err) => format!(" origin_error={:?}", err.root_cause().to_string()),
+                    };
+                    log_line.push_str(&why);
+                    let retry = settings.wait_period_duration;
+                    page_response(
+                        Page::OriginUnavailable,
+                        retry,
+                        &path_and_query,
+                        None,
+                        &mut log_line,
+                    )
+                }
             }
-        },
+        }
         Action::Serve(page) => {
             let refresh = plan.refresh_after.unwrap_or(settings.wait_period_duration);
             page_response(page, refresh, &path_and_query, Some(&req), &mut log_line)
@@ -123,6 +134,38 @@ fn fetch_page(visitor: Option<&Request>, path: &str) -> Result<Vec<u8>, String> 
         return Err(resp.get_status().as_u16().to_string());
     }
     Ok(resp.into_body_bytes())
+}
+
+/// Where signing keys live: a Secret Store named `waitingroom_signingkeys` when the
+/// service has one (recommended), else the config store of the same name.
+enum SigningKeys {
+    Secrets(SecretStore),
+    Config(ConfigStore),
+    Missing,
+}
+
+impl SigningKeys {
+    fn open() -> SigningKeys {
+        if let Ok(secrets) = SecretStore::open(KEY_STORE) {
+            return SigningKeys::Secrets(secrets);
+        }
+        match open(KEY_STORE) {
+            Some(config) => SigningKeys::Config(config),
+            None => SigningKeys::Missing,
+        }
+    }
+}
+
+impl KeyStore for SigningKeys {
+    fn key(&self, kid: &str) -> Option<SigningKey> {
+        match self {
+            SigningKeys::Secrets(store) => {
+                SigningKey::new(store.try_get(kid).ok()??.plaintext().to_vec())
+            }
+            SigningKeys::Config(store) => SigningKey::new(store.try_get(kid).ok()??),
+            SigningKeys::Missing => None,
+        }
+    }
 }
 
 /// Opens a config store; `None` when it does not exist (never a panic).

@@ -5,11 +5,15 @@
 //! origin cookie (`demo_origin=1`), so that tests can see the room replace the one
 //! and append next to the other. The body echoes the request head, so tests can
 //! see what the room forwarded (for example, which cookies reached the origin).
-//! `GET /__origin/page/<name>` answers an operator-hosted waiting page instead.
+//! Special paths, for tests and demos of failure handling:
+//! - `/__origin/page/<name>`: an operator-hosted waiting page;
+//! - `/__origin/slow/<ms>/...`: the echo, after `ms` milliseconds (at most 60 s);
+//! - `/__origin/status/<code>/...`: the echo with that status code.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread;
+use std::time::Duration;
 
 /// The marker every proxied page contains, so a test (or a person) can tell the
 /// origin's answer from a waiting-room page.
@@ -17,6 +21,10 @@ pub const ORIGIN_MARKER: &str = "You reached the demo origin";
 
 /// Path prefix of the operator-hosted waiting pages this origin serves.
 pub const PAGE_PREFIX: &str = "/__origin/page/";
+/// Path prefix of slow answers: `/__origin/slow/<ms>/...`.
+pub const SLOW_PREFIX: &str = "/__origin/slow/";
+/// Path prefix of answers with a chosen status: `/__origin/status/<code>/...`.
+pub const STATUS_PREFIX: &str = "/__origin/status/";
 
 /// Largest request head the origin reads, in bytes.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -81,16 +89,27 @@ fn serve_one(stream: TcpStream) -> std::io::Result<()> {
         Some(name) => origin_hosted_page(name),
         None => echo_page(&head),
     };
+    if let Some(ms) = number_after(&target, SLOW_PREFIX) {
+        thread::sleep(Duration::from_millis(ms.min(60_000)));
+    }
+    let status = number_after(&target, STATUS_PREFIX)
+        .filter(|code| (200..=599).contains(code))
+        .unwrap_or(200);
     let mut stream = stream;
     write!(
         stream,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+        "HTTP/1.1 {status} Demo\r\nContent-Type: text/html; charset=utf-8\r\n\
          Cache-Control: public, max-age=60\r\nSet-Cookie: demo_origin=1; Path=/\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{}",
         html.len(),
         html
     )?;
     stream.flush()
+}
+
+/// The number in `target` right after `prefix`, e.g. 500 in `/__origin/status/500/x`.
+fn number_after(target: &str, prefix: &str) -> Option<u64> {
+    target.strip_prefix(prefix)?.split('/').next()?.parse().ok()
 }
 
 fn origin_hosted_page(name: &str) -> String {

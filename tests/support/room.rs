@@ -18,11 +18,29 @@ pub const KEY2: &str = "test-key-two-0123456789abcdef0123456789";
 pub const LOGGER: &str = "testlog";
 
 /// Where the room's backend points.
+#[derive(Default)]
 pub enum Backend {
     /// A fresh demo origin.
+    #[default]
     DemoOrigin,
     /// A port nothing listens on (origin down).
     Down,
+}
+
+/// Everything a test can choose about a room; [`Default`] is the usual room.
+#[derive(Default)]
+pub struct RoomSpec<'a> {
+    /// Overrides of [`base_config`].
+    pub config: &'a [(&'a str, &'a str)],
+    /// The page store.
+    pub pages: &'a [(&'a str, &'a str)],
+    /// Where the backend points.
+    pub backend: Backend,
+    /// When set, the signing keys live in a Secret Store with these entries
+    /// (the config store of the same name keeps the usual test keys).
+    pub secret_keys: Option<&'a [(&'a str, &'a str)]>,
+    /// The backend's first-byte timeout, in milliseconds.
+    pub first_byte_timeout_ms: Option<u64>,
 }
 
 /// A room under test. Dropping it stops Viceroy and removes its files.
@@ -62,6 +80,16 @@ impl Room {
 
     /// A room with the given config overrides, page store and backend.
     pub fn start_with(config: &[(&str, &str)], pages: &[(&str, &str)], backend: Backend) -> Room {
+        Room::launch(RoomSpec {
+            config,
+            pages,
+            backend,
+            ..RoomSpec::default()
+        })
+    }
+
+    /// A room as `spec` describes.
+    pub fn launch(spec: RoomSpec<'_>) -> Room {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "waiting-room-test-{}-{}",
@@ -70,18 +98,30 @@ impl Room {
         ));
         fs::create_dir_all(&dir).unwrap();
 
-        let origin_addr = match backend {
+        let origin_addr = match spec.backend {
             Backend::DemoOrigin => demo_origin::Origin::start("127.0.0.1:0").unwrap().addr(),
             Backend::Down => free_addr(),
         };
         let mut settings = store(&base_config());
-        settings.extend(store(config));
+        settings.extend(store(spec.config));
         write_json(&dir.join("config.json"), &settings);
         write_json(
             &dir.join("keys.json"),
             &store(&[("key1", KEY1), ("key2", KEY2)]),
         );
-        write_json(&dir.join("pages.json"), &store(pages));
+        write_json(&dir.join("pages.json"), &store(spec.pages));
+        // Backend options, then the optional Secret Store, in TOML.
+        let mut extra = String::new();
+        if let Some(ms) = spec.first_byte_timeout_ms {
+            extra.push_str(&format!("first_byte_timeout_ms = {ms}\n"));
+        }
+        if let Some(secrets) = spec.secret_keys {
+            write_json(&dir.join("secrets.json"), &store(secrets));
+            extra.push_str(&format!(
+                "[local_server.secret_stores.waitingroom_signingkeys]\nformat = \"json\"\nfile = \"{}/secrets.json\"\n",
+                dir.display()
+            ));
+        }
         fs::write(
             dir.join("fastly.toml"),
             format!(
@@ -90,6 +130,7 @@ name = "waiting-room-test"
 language = "rust"
 [local_server.backends.origin]
 url = "http://{origin_addr}/"
+{extra}
 [local_server.config_stores.waitingroom_config]
 format = "json"
 file = "{dir}/config.json"

@@ -1,0 +1,89 @@
+//! Black-box tests of the hardening: keys from a Secret Store, weak keys, and an
+//! origin that is slow or failing. The built wasm in Viceroy, real HTTP.
+
+mod support;
+
+use demo_origin::ORIGIN_MARKER;
+use support::mint;
+use support::room::{KEY1, Room, RoomSpec, now};
+
+const UNAVAILABLE_PAGE: &str = "We will be right back";
+const START_PAGE: &str = "You are in the waiting room";
+
+const SECRET_KEY1: &str = "secret-store-key-one-0123456789abcdef";
+
+fn allow_cookie(key: &str) -> String {
+    let token = mint::mint(key, "allow", now() + 600, "127.0.0.2", "key1");
+    format!("waiting_room={token}")
+}
+
+#[test]
+fn keys_come_from_the_secret_store_when_there_is_one() {
+    let room = Room::launch(RoomSpec {
+        secret_keys: Some(&[("key1", SECRET_KEY1)]),
+        ..RoomSpec::default()
+    });
+    // Signed with the Secret Store's key1: admitted, renewed with it.
+    let r = room.get_with_cookie(2, "/events", &allow_cookie(SECRET_KEY1));
+    assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+    let renewed = mint::open(&r.room_cookie().unwrap());
+    let (signed, sig) = renewed.split_once("&sig=").unwrap();
+    assert_eq!(sig, mint::vcl_sig(SECRET_KEY1, signed));
+    // The config store of the same name is not consulted: its key1 signs nothing.
+    let r = room.get_with_cookie(2, "/events", &allow_cookie(KEY1));
+    assert!(r.body.contains(START_PAGE), "{}", r.body);
+    assert!(room.last_log_line().contains("rejected=bad-signature"));
+}
+
+#[test]
+fn a_weak_key_is_accepted_and_logged() {
+    let room = Room::launch(RoomSpec {
+        secret_keys: Some(&[("key1", "short")]),
+        ..RoomSpec::default()
+    });
+    let r = room.get_with_cookie(2, "/events", &allow_cookie("short"));
+    assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+    let line = room.last_log_line();
+    assert_eq!(line.matches("WARN=weak-key kid=key1").count(), 1, "{line}");
+    assert!(
+        !line.contains("short"),
+        "the key leaked into the log: {line}"
+    );
+}
+
+#[test]
+fn an_origin_slower_than_its_timeout_gives_the_clean_503() {
+    let room = Room::launch(RoomSpec {
+        config: &[("protected_paths", "/__origin/")],
+        first_byte_timeout_ms: Some(300),
+        ..RoomSpec::default()
+    });
+    // Admitted, but the origin takes 3 s to answer and the backend allows 0.3 s.
+    let r = room.get_with_cookie(2, "/__origin/slow/3000/x", &allow_cookie(KEY1));
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(r.body.contains(UNAVAILABLE_PAGE));
+    assert_eq!(r.header("retry-after"), Some("30"));
+    assert!(mint::open(&r.room_cookie().unwrap()).starts_with("dec=allow&"));
+    assert!(room.last_log_line().contains("origin_error="));
+}
+
+#[test]
+fn an_origin_5xx_becomes_the_clean_503_inside_the_room_only() {
+    let room = Room::start(&[("protected_paths", "/__origin/status/")]);
+    let r = room.get_with_cookie(2, "/__origin/status/502/x", &allow_cookie(KEY1));
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(r.body.contains(UNAVAILABLE_PAGE), "{}", r.body);
+    assert!(!r.body.contains(ORIGIN_MARKER));
+    assert!(mint::open(&r.room_cookie().unwrap()).starts_with("dec=allow&"));
+    assert_eq!(r.header("cache-control"), Some("no-store, private"));
+    assert!(room.last_log_line().contains("origin_status=502"));
+    // A 4xx is the origin's business.
+    let r = room.get_with_cookie(2, "/__origin/status/404/x", &allow_cookie(KEY1));
+    assert_eq!(r.status, 404);
+    assert!(r.body.contains(ORIGIN_MARKER));
+    // Outside the room the origin's answer goes back untouched.
+    room.set_config("enabled", "false");
+    let r = room.get(2, "/__origin/status/500/x", &[]);
+    assert_eq!(r.status, 500);
+    assert!(r.body.contains(ORIGIN_MARKER));
+}
