@@ -23,6 +23,11 @@ pub fn find(header: &str) -> Option<&str> {
     (!value.is_empty()).then_some(value)
 }
 
+/// Whether the header holds a waiting-room cookie at all (even an empty one).
+pub fn has_room_cookie(header: &str) -> bool {
+    header.split(';').any(|part| name_of(part) == COOKIE_NAME)
+}
+
 /// The `Cookie` header with every waiting-room cookie removed and the others left
 /// exactly as sent; `None` when nothing else remains.
 pub fn without_room_cookie(header: &str) -> Option<String> {
@@ -112,6 +117,14 @@ mod tests {
             without_room_cookie("waiting_roomx=1").as_deref(),
             Some("waiting_roomx=1")
         );
+    }
+
+    #[test]
+    fn detects_the_room_cookie_even_empty() {
+        assert!(has_room_cookie("a=1; waiting_room="));
+        assert!(has_room_cookie("waiting_room"));
+        assert!(!has_room_cookie("a=1; waiting_roomx=2"));
+        assert!(!has_room_cookie(""));
     }
 
     #[test]

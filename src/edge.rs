@@ -41,11 +41,14 @@ pub fn handle(mut req: Request) -> Response {
     let plan = plan(&visit, &settings, &keys);
     let mut log_line = plan.log_line;
 
-    // The origin never sees the waiting-room cookie, whatever the decision.
-    match cookie::without_room_cookie(&cookie_header) {
-        Some(rest) => req.set_header(COOKIE, rest),
-        None => {
-            req.remove_header(COOKIE);
+    // The origin never sees the waiting-room cookie, whatever the decision; a
+    // Cookie header without one is left exactly as the client sent it.
+    if cookie::has_room_cookie(&cookie_header) {
+        match cookie::without_room_cookie(&cookie_header) {
+            Some(rest) => req.set_header(COOKIE, rest),
+            None => {
+                req.remove_header(COOKIE);
+            }
         }
     }
 

@@ -450,3 +450,16 @@ fn origin_down_gives_a_clean_503_and_admitted_visitors_keep_their_cookie() {
     // Outside the room too.
     assert_eq!(room.get(2, "/about", &[]).status, 503);
 }
+
+#[test]
+fn a_cookie_header_without_the_room_cookie_reaches_the_origin_as_sent() {
+    let room = Room::start(&[("allow_percentage", "100")]);
+    for path in ["/events", "/about"] {
+        let r = room.get_with_cookie(2, path, "b=2;a=1 ;  c=\"x y\"");
+        assert_eq!(
+            origin_saw_cookie(&r.body).as_deref(),
+            Some("b=2;a=1 ;  c=&quot;x y&quot;"),
+            "{path}"
+        );
+    }
+}
