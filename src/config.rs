@@ -26,6 +26,51 @@ pub const LOGGER_NAME: &str = "logger_name";
 pub const REDEEM_WINDOW: &str = "redeem_window";
 /// `eligible` (refresh at the visitor's next draw, spread per visitor) or `fixed` (the VCL's grid).
 pub const REFRESH_MODE: &str = "refresh_mode";
+/// HTTP status of the waiting pages: 200, 202, 429 or 503.
+pub const WAITING_STATUS: &str = "waiting_status";
+/// `sliding` (every allowed request renews the session) or `fixed` (a session
+/// lasts `allow_period_timeout` from the first admission).
+pub const SESSION_MODE: &str = "session_mode";
+/// `true` or `false`: the cookie's `HttpOnly` attribute.
+pub const COOKIE_HTTPONLY: &str = "cookie_httponly";
+/// `Lax`, `Strict` or `None`: the cookie's `SameSite` attribute.
+pub const COOKIE_SAMESITE: &str = "cookie_samesite";
+/// `auto` (when the client connection is TLS), `always` or `never`: the cookie's `Secure` attribute.
+pub const COOKIE_SECURE: &str = "cookie_secure";
+
+/// Status codes a waiting page may use.
+pub const WAITING_STATUSES: [u16; 4] = [200, 202, 429, 503];
+
+/// How long an admitted visitor keeps access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionMode {
+    /// Every allowed request renews the session (the VCL; the default).
+    Sliding,
+    /// The session ends `allow_period_timeout` after the first admission.
+    Fixed,
+}
+
+/// The cookie's `SameSite` attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SameSite {
+    /// Sent on top-level navigations from other sites (the default).
+    Lax,
+    /// Never sent from other sites.
+    Strict,
+    /// Sent everywhere, for rooms embedded in other sites; requires `Secure`.
+    None,
+}
+
+/// When the cookie gets the `Secure` attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecureWhen {
+    /// When the client connection is TLS (the default).
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
 
 /// Default protected path prefixes (the VCL's `^/(events|checkout)`).
 pub const DEFAULT_PROTECTED_PATHS: &[&str] = &["/events", "/checkout"];
@@ -67,6 +112,16 @@ pub struct Settings {
     pub logger_name: Option<String>,
     /// How waiting pages schedule the next visit.
     pub refresh_mode: RefreshMode,
+    /// Status of the waiting pages, one of [`WAITING_STATUSES`].
+    pub waiting_status: u16,
+    /// Sliding or fixed sessions.
+    pub session_mode: SessionMode,
+    /// Whether the cookie is `HttpOnly`.
+    pub cookie_httponly: bool,
+    /// The cookie's `SameSite`.
+    pub cookie_samesite: SameSite,
+    /// When the cookie is `Secure`.
+    pub cookie_secure: SecureWhen,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,
 }
@@ -82,46 +137,26 @@ impl Settings {
     /// Reads every setting through `lookup` (key → stored value), applying the
     /// documented defaults and fallbacks.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Settings {
-        let mut fallbacks = Vec::new();
-        let mut note = |key: &'static str, ok: bool| {
-            if !ok {
-                fallbacks.push(key);
-            }
+        let mut read = Reader {
+            lookup: &lookup,
+            fallbacks: Vec::new(),
         };
-
         let enabled = lookup(ENABLED).is_some_and(|v| v.trim() == "true");
-
-        let protected_paths = match lookup(PROTECTED_PATHS).map(|v| parse_paths(&v)) {
-            None => default_paths(),
-            Some(Some(paths)) => paths,
-            Some(None) => {
-                note(PROTECTED_PATHS, false);
-                default_paths()
-            }
-        };
-
-        let allow_percentage = match lookup(ALLOW_PERCENTAGE) {
-            None => DEFAULT_ALLOW_PERCENTAGE,
-            Some(raw) => {
-                let parsed = parse_percentage(&raw);
-                note(ALLOW_PERCENTAGE, parsed.is_some());
-                parsed.unwrap_or(DEFAULT_ALLOW_PERCENTAGE)
-            }
-        };
-
-        let mut duration = |key: &'static str, default: u64| match lookup(key) {
-            None => default,
-            Some(raw) => {
-                let parsed = parse_duration(&raw);
-                note(key, parsed.is_some());
-                parsed.unwrap_or(default)
-            }
-        };
-        let allow_period_timeout = duration(ALLOW_PERIOD_TIMEOUT, DEFAULT_ALLOW_PERIOD_TIMEOUT);
-        let wait_period_duration = duration(WAIT_PERIOD_DURATION, DEFAULT_WAIT_PERIOD_DURATION);
-        let cookie_lifetime = duration(COOKIE_LIFETIME, DEFAULT_COOKIE_LIFETIME);
-        let redeem_window = duration(REDEEM_WINDOW, wait_period_duration);
-
+        let protected_paths = read.value(PROTECTED_PATHS, parse_paths, default_paths());
+        let allow_percentage =
+            read.value(ALLOW_PERCENTAGE, parse_percentage, DEFAULT_ALLOW_PERCENTAGE);
+        let allow_period_timeout = read.value(
+            ALLOW_PERIOD_TIMEOUT,
+            parse_duration,
+            DEFAULT_ALLOW_PERIOD_TIMEOUT,
+        );
+        let wait_period_duration = read.value(
+            WAIT_PERIOD_DURATION,
+            parse_duration,
+            DEFAULT_WAIT_PERIOD_DURATION,
+        );
+        let cookie_lifetime = read.value(COOKIE_LIFETIME, parse_duration, DEFAULT_COOKIE_LIFETIME);
+        let redeem_window = read.value(REDEEM_WINDOW, parse_duration, wait_period_duration);
         let active_key = match lookup(ACTIVE_KEY).map(|v| v.trim().to_string()) {
             None => DEFAULT_ACTIVE_KEY.to_string(),
             Some(kid) => kid,
@@ -129,14 +164,42 @@ impl Settings {
         let logger_name = lookup(LOGGER_NAME)
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty());
-        let refresh_mode = match lookup(REFRESH_MODE).as_deref().map(str::trim) {
-            None | Some("eligible") => RefreshMode::Eligible,
-            Some("fixed") => RefreshMode::Fixed,
-            Some(_) => {
-                note(REFRESH_MODE, false);
-                RefreshMode::Eligible
-            }
-        };
+        let refresh_mode = read.word(
+            REFRESH_MODE,
+            &[
+                ("eligible", RefreshMode::Eligible),
+                ("fixed", RefreshMode::Fixed),
+            ],
+            RefreshMode::Eligible,
+        );
+        let waiting_status = read.value(WAITING_STATUS, parse_waiting_status, 200);
+        let session_mode = read.word(
+            SESSION_MODE,
+            &[
+                ("sliding", SessionMode::Sliding),
+                ("fixed", SessionMode::Fixed),
+            ],
+            SessionMode::Sliding,
+        );
+        let cookie_httponly = read.word(COOKIE_HTTPONLY, &[("true", true), ("false", false)], true);
+        let cookie_samesite = read.word(
+            COOKIE_SAMESITE,
+            &[
+                ("lax", SameSite::Lax),
+                ("strict", SameSite::Strict),
+                ("none", SameSite::None),
+            ],
+            SameSite::Lax,
+        );
+        let cookie_secure = read.word(
+            COOKIE_SECURE,
+            &[
+                ("auto", SecureWhen::Auto),
+                ("always", SecureWhen::Always),
+                ("never", SecureWhen::Never),
+            ],
+            SecureWhen::Auto,
+        );
 
         Settings {
             enabled,
@@ -149,7 +212,12 @@ impl Settings {
             active_key,
             logger_name,
             refresh_mode,
-            fallbacks,
+            waiting_status,
+            session_mode,
+            cookie_httponly,
+            cookie_samesite,
+            cookie_secure,
+            fallbacks: read.fallbacks,
         }
     }
 
@@ -161,6 +229,52 @@ impl Settings {
                 .iter()
                 .any(|prefix| path.starts_with(prefix.as_str()))
     }
+}
+
+/// Reads settings through a lookup, recording every key that fell back.
+struct Reader<'a> {
+    lookup: &'a dyn Fn(&str) -> Option<String>,
+    fallbacks: Vec<&'static str>,
+}
+
+impl Reader<'_> {
+    /// The parsed value of `key`; the default when it is missing, or when it does
+    /// not parse (then the key is recorded as a fallback).
+    fn value<T>(&mut self, key: &'static str, parse: fn(&str) -> Option<T>, default: T) -> T {
+        let Some(raw) = (self.lookup)(key) else {
+            return default;
+        };
+        parse(&raw).unwrap_or_else(|| {
+            self.fallbacks.push(key);
+            default
+        })
+    }
+
+    /// One of the `choices` words, case-insensitive, surrounding spaces ignored.
+    fn word<T: Copy>(&mut self, key: &'static str, choices: &[(&str, T)], default: T) -> T {
+        let Some(raw) = (self.lookup)(key) else {
+            return default;
+        };
+        let raw = raw.trim();
+        match choices
+            .iter()
+            .find(|(word, _)| raw.eq_ignore_ascii_case(word))
+        {
+            Some(&(_, value)) => value,
+            None => {
+                self.fallbacks.push(key);
+                default
+            }
+        }
+    }
+}
+
+/// One of [`WAITING_STATUSES`].
+fn parse_waiting_status(raw: &str) -> Option<u16> {
+    raw.trim()
+        .parse()
+        .ok()
+        .filter(|code| WAITING_STATUSES.contains(code))
 }
 
 fn default_paths() -> Vec<String> {
@@ -222,6 +336,11 @@ mod tests {
         assert_eq!(s.active_key, "key1");
         assert_eq!(s.logger_name, None);
         assert_eq!(s.refresh_mode, RefreshMode::Eligible);
+        assert_eq!(s.waiting_status, 200);
+        assert_eq!(s.session_mode, SessionMode::Sliding);
+        assert!(s.cookie_httponly);
+        assert_eq!(s.cookie_samesite, SameSite::Lax);
+        assert_eq!(s.cookie_secure, SecureWhen::Auto);
         assert!(s.fallbacks.is_empty());
     }
 
@@ -382,6 +501,57 @@ mod tests {
         let garbage = settings(&[(REFRESH_MODE, "sometimes")]);
         assert_eq!(garbage.refresh_mode, RefreshMode::Eligible);
         assert_eq!(garbage.fallbacks, vec![REFRESH_MODE]);
+    }
+
+    #[test]
+    fn waiting_status_is_one_of_the_allowed_codes() {
+        for (raw, want) in [("200", 200), ("202", 202), (" 429 ", 429), ("503", 503)] {
+            assert_eq!(settings(&[(WAITING_STATUS, raw)]).waiting_status, want);
+        }
+        for raw in ["404", "500", "abc", ""] {
+            let s = settings(&[(WAITING_STATUS, raw)]);
+            assert_eq!(s.waiting_status, 200, "{raw:?}");
+            assert_eq!(s.fallbacks, vec![WAITING_STATUS]);
+        }
+    }
+
+    #[test]
+    fn word_settings_ignore_case_and_fall_back_on_garbage() {
+        let s = settings(&[
+            (SESSION_MODE, "Fixed"),
+            (COOKIE_HTTPONLY, "FALSE"),
+            (COOKIE_SAMESITE, "strict"),
+            (COOKIE_SECURE, "Always"),
+        ]);
+        assert_eq!(s.session_mode, SessionMode::Fixed);
+        assert!(!s.cookie_httponly);
+        assert_eq!(s.cookie_samesite, SameSite::Strict);
+        assert_eq!(s.cookie_secure, SecureWhen::Always);
+        assert!(s.fallbacks.is_empty());
+        let g = settings(&[
+            (SESSION_MODE, "forever"),
+            (COOKIE_HTTPONLY, "yes"),
+            (COOKIE_SAMESITE, "loose"),
+            (COOKIE_SECURE, "sometimes"),
+        ]);
+        assert_eq!(
+            (
+                g.session_mode,
+                g.cookie_httponly,
+                g.cookie_samesite,
+                g.cookie_secure
+            ),
+            (SessionMode::Sliding, true, SameSite::Lax, SecureWhen::Auto)
+        );
+        assert_eq!(
+            g.fallbacks,
+            vec![
+                SESSION_MODE,
+                COOKIE_HTTPONLY,
+                COOKIE_SAMESITE,
+                COOKIE_SECURE
+            ]
+        );
     }
 
     #[test]
