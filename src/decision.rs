@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 
-use crate::config::Settings;
+use crate::config::{SessionMode, Settings};
 use crate::keys::{KeyStore, SigningKey};
 use crate::lottery;
 use crate::token::{self, Claims, Dec, Malformed, Presented};
@@ -124,37 +124,57 @@ pub fn decide(
 ) -> Verdict {
     let keys = &WeakKeyWatch::new(keys);
     let percentage = settings.allow_percentage;
-    let mut rejection = None;
-    let mut transition = None;
-    let mut held_exp = None;
+    // Like the VCL, the cookie matters only while the lottery runs (0 < p < 100);
+    // fixed sessions also read it at 100 % to keep the first admission time.
+    let fixed = settings.session_mode == SessionMode::Fixed;
+    let reads_cookie = (1..100).contains(&percentage) || (percentage >= 100 && fixed);
+    let (token, rejection) = match cookie.filter(|_| reads_cookie) {
+        None => (None, None),
+        Some(value) => match validate(value, uid, keys) {
+            Ok(token) => (Some(token), None),
+            Err(why) => (None, Some(why)),
+        },
+    };
 
-    let decision = if percentage >= 100 {
-        Decision::Allow
+    let (decision, transition) = if percentage >= 100 {
+        (Decision::Allow, None)
     } else if percentage == 0 {
-        Decision::Deny
+        (Decision::Deny, None)
     } else {
-        match cookie.map(|value| validate(value, uid, keys)) {
-            None => Decision::Anon,
-            Some(Err(why)) => {
-                rejection = Some(why);
-                Decision::Anon
-            }
-            Some(Ok(token)) => {
-                let (decision, change) = classify(now, &token, percentage, settings.redeem_window);
-                transition = change;
-                held_exp = Some(token.claims.exp);
-                decision
-            }
+        match &token {
+            None => (Decision::Anon, None),
+            Some(token) => classify(now, token, settings),
         }
     };
 
     let new_wait_exp = wait_expiry(now, settings.wait_period_duration);
-    let (cookie, signing_key_missing) =
-        cookie_for(decision, now, new_wait_exp, uid, settings, keys);
     let wait_exp = match decision {
-        Decision::Wait => held_exp,
+        Decision::Wait => token.as_ref().map(|t| t.claims.exp),
         Decision::Anon | Decision::ReWait => Some(new_wait_exp),
         Decision::Allow | Decision::Deny => None,
+    };
+    let due = match decision {
+        Decision::Wait => None,
+        Decision::Deny => None,
+        Decision::Anon | Decision::ReWait => Some((Dec::Wait, new_wait_exp, None)),
+        Decision::Allow => allow_token(now, token.as_ref(), settings),
+    };
+    let (cookie, signing_key_missing) = match (decision, due) {
+        (Decision::Deny, _) => (CookieAction::Delete, false),
+        (_, None) => (CookieAction::Keep, false),
+        (_, Some((dec, exp, adm))) => match keys.key(&settings.active_key) {
+            None => (CookieAction::Keep, true),
+            Some(key) => {
+                let claims = Claims {
+                    dec,
+                    exp,
+                    uid: uid.to_string(),
+                    kid: settings.active_key.clone(),
+                    adm,
+                };
+                (CookieAction::Set(claims.mint(&key)), false)
+            }
+        },
     };
     Verdict {
         decision,
@@ -165,6 +185,80 @@ pub fn decide(
         wait_exp,
         weak_key: keys.weak.take(),
     }
+}
+
+/// Decodes `value` and checks, in the VCL's order, the uid, the key and the signature.
+fn validate(value: &str, uid: &str, keys: &impl KeyStore) -> Result<Presented, Rejection> {
+    let token = token::decode(value).map_err(Rejection::Malformed)?;
+    if token.claims.uid != uid {
+        return Err(Rejection::UidMismatch {
+            token_uid: token.claims.uid,
+        });
+    }
+    let Some(key) = keys.key(&token.claims.kid) else {
+        return Err(Rejection::UnknownKey {
+            kid: token.claims.kid,
+        });
+    };
+    if !token.verify(&key) {
+        return Err(Rejection::BadSignature);
+    }
+    Ok(token)
+}
+
+/// When an allow token's session ends: its `exp`, or, for a fixed session that
+/// carries its admission time, `adm + allow_period_timeout` (so a live change of
+/// the timeout applies to running sessions).
+fn session_end(claims: &Claims, settings: &Settings) -> u64 {
+    match (settings.session_mode, claims.adm) {
+        (SessionMode::Fixed, Some(adm)) => adm.saturating_add(settings.allow_period_timeout),
+        _ => claims.exp,
+    }
+}
+
+/// A valid token keeps its decision until `now` is strictly after its expiry; an
+/// expired wait token draws only within `redeem_window` seconds of its expiry.
+fn classify(now: u64, token: &Presented, settings: &Settings) -> (Decision, Option<Transition>) {
+    let exp = token.claims.exp;
+    match token.claims.dec {
+        Dec::Allow if now > session_end(&token.claims, settings) => {
+            (Decision::Anon, Some(Transition::SessionExpired))
+        }
+        Dec::Allow => (Decision::Allow, None),
+        Dec::Wait if now <= exp => (Decision::Wait, None),
+        Dec::Wait if now > exp.saturating_add(settings.redeem_window) => {
+            (Decision::ReWait, Some(Transition::RedeemWindowPassed))
+        }
+        Dec::Wait if lottery::wins(token.lottery_seed(), settings.allow_percentage) => {
+            (Decision::Allow, Some(Transition::LotteryWon))
+        }
+        Dec::Wait => (Decision::ReWait, Some(Transition::LotteryLost)),
+    }
+}
+
+/// The allow token an admitted visitor gets: `(dec, exp, adm)`, or `None` to keep
+/// the one they have.
+///
+/// Sliding sessions (the VCL) renew to `now + allow_period_timeout`. Fixed sessions
+/// carry the first admission time: a new admission starts one now, a running one
+/// keeps its own, and a VCL-format allow token (no admission time) is not renewed,
+/// so it ends at its own expiry.
+fn allow_token(
+    now: u64,
+    held: Option<&Presented>,
+    settings: &Settings,
+) -> Option<(Dec, u64, Option<u64>)> {
+    let timeout = settings.allow_period_timeout;
+    if settings.session_mode == SessionMode::Sliding {
+        return Some((Dec::Allow, now.saturating_add(timeout), None));
+    }
+    let running =
+        held.filter(|t| t.claims.dec == Dec::Allow && now <= session_end(&t.claims, settings));
+    let adm = match running {
+        None => now,
+        Some(token) => token.claims.adm?,
+    };
+    Some((Dec::Allow, adm.saturating_add(timeout), Some(adm)))
 }
 
 /// A key store that remembers the first weak key handed out.
@@ -191,80 +285,6 @@ impl<K: KeyStore> KeyStore for WeakKeyWatch<'_, K> {
         }
         Some(key)
     }
-}
-
-/// Decodes `value` and checks, in the VCL's order, the uid, the key and the signature.
-fn validate(value: &str, uid: &str, keys: &impl KeyStore) -> Result<Presented, Rejection> {
-    let token = token::decode(value).map_err(Rejection::Malformed)?;
-    if token.claims.uid != uid {
-        return Err(Rejection::UidMismatch {
-            token_uid: token.claims.uid,
-        });
-    }
-    let Some(key) = keys.key(&token.claims.kid) else {
-        return Err(Rejection::UnknownKey {
-            kid: token.claims.kid,
-        });
-    };
-    if !token.verify(&key) {
-        return Err(Rejection::BadSignature);
-    }
-    Ok(token)
-}
-
-/// A valid token keeps its decision until `now` is strictly after its expiry; an
-/// expired wait token draws only within `redeem_window` seconds of its expiry.
-fn classify(
-    now: u64,
-    token: &Presented,
-    percentage: u8,
-    redeem_window: u64,
-) -> (Decision, Option<Transition>) {
-    let exp = token.claims.exp;
-    let expired = now > exp;
-    match (token.claims.dec, expired) {
-        (Dec::Wait, false) => (Decision::Wait, None),
-        (Dec::Allow, false) => (Decision::Allow, None),
-        (Dec::Allow, true) => (Decision::Anon, Some(Transition::SessionExpired)),
-        (Dec::Wait, true) if now > exp.saturating_add(redeem_window) => {
-            (Decision::ReWait, Some(Transition::RedeemWindowPassed))
-        }
-        (Dec::Wait, true) if lottery::wins(token.lottery_seed(), percentage) => {
-            (Decision::Allow, Some(Transition::LotteryWon))
-        }
-        (Dec::Wait, true) => (Decision::ReWait, Some(Transition::LotteryLost)),
-    }
-}
-
-/// The cookie a decision calls for, and whether one was due but could not be signed.
-/// `new_wait_exp` is the expiry a new wait token gets now.
-fn cookie_for(
-    decision: Decision,
-    now: u64,
-    new_wait_exp: u64,
-    uid: &str,
-    settings: &Settings,
-    keys: &impl KeyStore,
-) -> (CookieAction, bool) {
-    let (dec, exp) = match decision {
-        Decision::Wait => return (CookieAction::Keep, false),
-        Decision::Deny => return (CookieAction::Delete, false),
-        Decision::Allow => (
-            Dec::Allow,
-            now.saturating_add(settings.allow_period_timeout),
-        ),
-        Decision::Anon | Decision::ReWait => (Dec::Wait, new_wait_exp),
-    };
-    let Some(key) = keys.key(&settings.active_key) else {
-        return (CookieAction::Keep, true);
-    };
-    let claims = Claims {
-        dec,
-        exp,
-        uid: uid.to_string(),
-        kid: settings.active_key.clone(),
-    };
-    (CookieAction::Set(claims.mint(&key)), false)
 }
 
 /// Wait expiry on a slot boundary: `floor(now / d) * d + 2d`, so every request

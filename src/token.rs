@@ -6,7 +6,11 @@
 //! cookie value   = standard_base64_with_padding(string_to_sign + "&sig=" + sig)
 //! ```
 //!
-//! Decoding accepts exactly that canonical form and nothing looser; everything
+//! With fixed sessions (`session_mode = fixed`), an allow token also carries the time
+//! of first admission, signed, as a sixth field before the signature:
+//! `string_to_sign + "&adm=" + adm`. VCL-format tokens (without it) verify as before.
+//!
+//! Decoding accepts exactly those canonical forms and nothing looser; everything
 //! that came from the network is bounds-checked before use and never panics.
 
 use base64::Engine as _;
@@ -58,18 +62,24 @@ pub struct Claims {
     pub uid: String,
     /// Id of the signing key.
     pub kid: String,
+    /// Unix seconds of first admission, on allow tokens of fixed sessions only.
+    pub adm: Option<u64>,
 }
 
 impl Claims {
     /// The exact text the signature covers.
     pub fn string_to_sign(&self) -> String {
-        format!(
+        let mut text = format!(
             "dec={}&exp={}&uid={}&kid={}",
             self.dec.as_str(),
             self.exp,
             self.uid,
             self.kid
-        )
+        );
+        if let Some(adm) = self.adm {
+            text.push_str(&format!("&adm={adm}"));
+        }
+        text
     }
 
     /// Signs the claims with `key` and returns the cookie value.
@@ -112,7 +122,7 @@ pub enum Malformed {
     NotBase64,
     /// Decodes to bytes that are not UTF-8.
     NotUtf8,
-    /// Not exactly the fields `dec`, `exp`, `uid`, `kid`, `sig`, in that order.
+    /// Not exactly the fields `dec`, `exp`, `uid`, `kid`, [`adm`,] `sig`, in that order.
     Fields,
     /// `dec` is neither `wait` nor `allow`.
     Dec,
@@ -124,6 +134,8 @@ pub enum Malformed {
     Kid,
     /// `sig` is not `0x` followed by 64 lowercase hex digits.
     Sig,
+    /// `adm` is not a canonical unsigned decimal, or is on a wait token.
+    Adm,
 }
 
 impl Malformed {
@@ -139,6 +151,7 @@ impl Malformed {
             Malformed::Uid => "uid",
             Malformed::Kid => "kid",
             Malformed::Sig => "sig",
+            Malformed::Adm => "adm",
         }
     }
 }
@@ -151,30 +164,37 @@ pub fn decode(value: &str) -> Result<Presented, Malformed> {
     let bytes = STANDARD.decode(value).map_err(|_| Malformed::NotBase64)?;
     let text = String::from_utf8(bytes).map_err(|_| Malformed::NotUtf8)?;
 
-    let mut fields = text.split('&');
-    let mut field = |name: &str| {
-        fields
-            .next()
-            .and_then(|f| f.strip_prefix(name))
-            .and_then(|f| f.strip_prefix('='))
-            .ok_or(Malformed::Fields)
+    const VCL_FIELDS: [&str; 5] = ["dec", "exp", "uid", "kid", "sig"];
+    const FIXED_SESSION_FIELDS: [&str; 6] = ["dec", "exp", "uid", "kid", "adm", "sig"];
+    let parts: Vec<&str> = text.split('&').collect();
+    let names: &[&str] = match parts.len() {
+        5 => &VCL_FIELDS,
+        6 => &FIXED_SESSION_FIELDS,
+        _ => return Err(Malformed::Fields),
     };
-    let (dec, exp, uid, kid, sig) = (
-        field("dec")?,
-        field("exp")?,
-        field("uid")?,
-        field("kid")?,
-        field("sig")?,
-    );
-    if fields.next().is_some() {
-        return Err(Malformed::Fields);
-    }
+    let values: Vec<&str> = parts
+        .iter()
+        .zip(names)
+        .map(|(part, name)| part.strip_prefix(name)?.strip_prefix('='))
+        .collect::<Option<_>>()
+        .ok_or(Malformed::Fields)?;
+    let (adm, sig) = match values[..] {
+        [_, _, _, _, sig] => (None, sig),
+        [_, _, _, _, adm, sig] => (Some(adm), sig),
+        _ => return Err(Malformed::Fields),
+    };
 
+    let dec = parse_dec(values[0]).ok_or(Malformed::Dec)?;
     let claims = Claims {
-        dec: parse_dec(dec).ok_or(Malformed::Dec)?,
-        exp: parse_exp(exp).ok_or(Malformed::Exp)?,
-        uid: valid_uid(uid).ok_or(Malformed::Uid)?.to_string(),
-        kid: valid_kid(kid).ok_or(Malformed::Kid)?.to_string(),
+        dec,
+        exp: parse_decimal(values[1]).ok_or(Malformed::Exp)?,
+        uid: valid_uid(values[2]).ok_or(Malformed::Uid)?.to_string(),
+        kid: valid_kid(values[3]).ok_or(Malformed::Kid)?.to_string(),
+        adm: match adm {
+            None => None,
+            Some(raw) if dec == Dec::Allow => Some(parse_decimal(raw).ok_or(Malformed::Adm)?),
+            Some(_) => return Err(Malformed::Adm),
+        },
     };
     let sig = parse_sig(sig).ok_or(Malformed::Sig)?;
     Ok(Presented { claims, sig })
@@ -196,7 +216,7 @@ fn parse_dec(raw: &str) -> Option<Dec> {
 }
 
 /// Digits only, no leading zero (so the signed text is the one we re-create).
-fn parse_exp(raw: &str) -> Option<u64> {
+fn parse_decimal(raw: &str) -> Option<u64> {
     let canonical = !raw.is_empty()
         && raw.bytes().all(|b| b.is_ascii_digit())
         && (raw == "0" || !raw.starts_with('0'));
@@ -247,6 +267,7 @@ mod tests {
             exp: 1_700_000_070,
             uid: "192.0.2.10".into(),
             kid: "key1".into(),
+            adm: None,
         }
     }
 
@@ -382,6 +403,63 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(decode(&raw(&text)), Err(want), "{text:?}");
         }
+    }
+
+    #[test]
+    fn fixed_session_tokens_carry_a_signed_admission_time() {
+        let c = Claims {
+            dec: Dec::Allow,
+            adm: Some(1_700_000_000),
+            ..claims()
+        };
+        assert_eq!(
+            c.string_to_sign(),
+            "dec=allow&exp=1700000070&uid=192.0.2.10&kid=key1&adm=1700000000"
+        );
+        let token = decode(&c.mint(&key())).unwrap();
+        assert_eq!(token.claims, c);
+        assert!(token.verify(&key()));
+        // Dropping the field breaks the signature; VCL tokens are unaffected.
+        let vcl = Claims {
+            adm: None,
+            ..c.clone()
+        };
+        let stripped = Presented {
+            claims: vcl,
+            sig: token.sig,
+        };
+        assert!(!stripped.verify(&key()));
+    }
+
+    #[test]
+    fn adm_must_be_canonical_and_on_an_allow_token() {
+        let sig = format!("0x{}", "ab".repeat(32));
+        for (text, want) in [
+            (
+                format!("dec=allow&exp=5&uid=1.2.3.4&kid=k&adm=05&sig={sig}"),
+                Malformed::Adm,
+            ),
+            (
+                format!("dec=allow&exp=5&uid=1.2.3.4&kid=k&adm=&sig={sig}"),
+                Malformed::Adm,
+            ),
+            (
+                format!("dec=wait&exp=5&uid=1.2.3.4&kid=k&adm=4&sig={sig}"),
+                Malformed::Adm,
+            ),
+            (
+                format!("dec=allow&exp=5&uid=1.2.3.4&kid=k&amd=4&sig={sig}"),
+                Malformed::Fields,
+            ),
+            (
+                format!("dec=allow&exp=5&uid=1.2.3.4&adm=4&kid=k&sig={sig}"),
+                Malformed::Fields,
+            ),
+        ] {
+            assert_eq!(decode(&raw(&text)), Err(want), "{text}");
+        }
+        let ok = format!("dec=allow&exp=5&uid=1.2.3.4&kid=k&adm=4&sig={sig}");
+        assert_eq!(decode(&raw(&ok)).unwrap().claims.adm, Some(4));
     }
 
     #[test]

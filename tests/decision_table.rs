@@ -380,3 +380,73 @@ fn wait_and_deny_need_no_key() {
         (CookieAction::Delete, false)
     );
 }
+
+fn fixed(percentage: u8) -> Settings {
+    Settings {
+        session_mode: waiting_room::config::SessionMode::Fixed,
+        ..settings(percentage)
+    }
+}
+
+#[test]
+fn fixed_sessions_start_at_first_admission_and_do_not_slide() {
+    // A lottery winner starts a session now, carrying its admission time.
+    let exp = (0..).map(|i| NOW - 1 - i).find(|&e| wins(e, UID, 50)).unwrap();
+    let winner = mint::mint(K1, "wait", exp, UID, "key1");
+    let v = decide(NOW, UID, Some(&winner), &fixed(50), &keys());
+    assert_eq!(v.decision, Decision::Allow);
+    let started = mint::mint_fixed(K1, NOW + 3600, UID, "key1", NOW);
+    assert_eq!(v.cookie, CookieAction::Set(started.clone()));
+
+    // Later requests keep the admission time: the expiry does not move.
+    let later = NOW + 1800;
+    let v = decide(later, UID, Some(&started), &fixed(50), &keys());
+    assert_eq!(v.decision, Decision::Allow);
+    assert_eq!(v.cookie, CookieAction::Set(started.clone()));
+
+    // One second past admission + timeout, the session is over.
+    let v = decide(NOW + 3601, UID, Some(&started), &fixed(50), &keys());
+    assert_eq!(v.decision, Decision::Anon);
+    assert_eq!(v.transition, Some(Transition::SessionExpired));
+}
+
+#[test]
+fn fixed_sessions_follow_a_live_change_of_the_timeout() {
+    let running = mint::mint_fixed(K1, NOW + 3600, UID, "key1", NOW - 100);
+    let mut s = fixed(50);
+    s.allow_period_timeout = 60;
+    let v = decide(NOW, UID, Some(&running), &s, &keys());
+    assert_eq!(v.transition, Some(Transition::SessionExpired));
+    s.allow_period_timeout = 7200;
+    let v = decide(NOW, UID, Some(&running), &s, &keys());
+    let extended = mint::mint_fixed(K1, NOW - 100 + 7200, UID, "key1", NOW - 100);
+    assert_eq!(v.cookie, CookieAction::Set(extended));
+}
+
+#[test]
+fn fixed_sessions_do_not_renew_vcl_allow_tokens() {
+    let vcl = mint::mint(K1, "allow", NOW + 10, UID, "key1");
+    let v = decide(NOW, UID, Some(&vcl), &fixed(50), &keys());
+    assert_eq!(v.decision, Decision::Allow);
+    assert_eq!(v.cookie, CookieAction::Keep);
+    let v = decide(NOW + 11, UID, Some(&vcl), &fixed(50), &keys());
+    assert_eq!(v.decision, Decision::Anon);
+}
+
+#[test]
+fn fixed_sessions_keep_their_start_when_everyone_is_admitted() {
+    let running = mint::mint_fixed(K1, NOW + 3000, UID, "key1", NOW - 600);
+    let v = decide(NOW, UID, Some(&running), &fixed(100), &keys());
+    assert_eq!(v.cookie, CookieAction::Set(running));
+    let v = decide(NOW, UID, None, &fixed(100), &keys());
+    let fresh = mint::mint_fixed(K1, NOW + 3600, UID, "key1", NOW);
+    assert_eq!(v.cookie, CookieAction::Set(fresh));
+}
+
+#[test]
+fn sliding_sessions_renew_fixed_tokens_without_their_start() {
+    let running = mint::mint_fixed(K1, NOW + 3000, UID, "key1", NOW - 600);
+    let v = run(50, Some(&running));
+    assert_eq!(v.decision, Decision::Allow);
+    assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
+}

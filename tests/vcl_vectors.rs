@@ -27,6 +27,7 @@ fn claims(case: &Value) -> Claims {
         exp: case["exp"].as_u64().unwrap(),
         uid: case["uid"].as_str().unwrap().to_string(),
         kid: case["key_id"].as_str().unwrap().to_string(),
+        adm: None,
     }
 }
 
