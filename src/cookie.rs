@@ -1,14 +1,66 @@
 //! The `Cookie` request header and the `Set-Cookie` attributes, in one place.
 
+use crate::config::{SameSite, SecureWhen, Settings};
 use crate::token::COOKIE_NAME;
 
 /// The `Set-Cookie` value that deletes the waiting-room cookie (as the VCL does).
 pub const DELETE_COOKIE: &str =
     "waiting_room=deleted; path=/; expires=Thu, 01 Jan 1970 00:00:00 GMT";
 
-/// The `Set-Cookie` value that stores `token` for `lifetime` seconds.
-pub fn set_cookie(token: &str, lifetime: u64) -> String {
-    format!("{COOKIE_NAME}={token}; path=/; max-age={lifetime}")
+/// The attributes of the cookie the room sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attributes {
+    /// `max-age`, seconds.
+    pub max_age: u64,
+    /// `HttpOnly`: scripts cannot read the token.
+    pub http_only: bool,
+    /// `SameSite`.
+    pub same_site: SameSite,
+    /// `Secure`: sent over TLS only.
+    pub secure: bool,
+}
+
+impl Attributes {
+    /// The attributes for a request over TLS (`tls`) or not. `SameSite=None` is only
+    /// valid with `Secure` (browsers drop the cookie otherwise), so without `Secure`
+    /// it becomes `Lax`.
+    pub fn new(settings: &Settings, tls: bool) -> Attributes {
+        let secure = match settings.cookie_secure {
+            SecureWhen::Auto => tls,
+            SecureWhen::Always => true,
+            SecureWhen::Never => false,
+        };
+        let same_site = match settings.cookie_samesite {
+            SameSite::None if !secure => SameSite::Lax,
+            other => other,
+        };
+        Attributes {
+            max_age: settings.cookie_lifetime,
+            http_only: settings.cookie_httponly,
+            same_site,
+            secure,
+        }
+    }
+}
+
+/// The `Set-Cookie` value that stores `token` with `attributes`.
+pub fn set_cookie(token: &str, attributes: &Attributes) -> String {
+    let mut value = format!(
+        "{COOKIE_NAME}={token}; path=/; max-age={}",
+        attributes.max_age
+    );
+    if attributes.http_only {
+        value.push_str("; HttpOnly");
+    }
+    value.push_str(match attributes.same_site {
+        SameSite::Lax => "; SameSite=Lax",
+        SameSite::Strict => "; SameSite=Strict",
+        SameSite::None => "; SameSite=None",
+    });
+    if attributes.secure {
+        value.push_str("; Secure");
+    }
+    value
 }
 
 /// The value of the first waiting-room cookie in a `Cookie` header, without the
@@ -127,11 +179,47 @@ mod tests {
         assert!(!has_room_cookie(""));
     }
 
+    fn attributes(pairs: &[(&str, &str)], tls: bool) -> Attributes {
+        let map: std::collections::HashMap<&str, &str> = pairs.iter().copied().collect();
+        let settings = Settings::from_lookup(|k| map.get(k).map(|v| v.to_string()));
+        Attributes::new(&settings, tls)
+    }
+
     #[test]
-    fn set_cookie_has_the_vcl_attributes() {
+    fn default_cookie_is_httponly_lax_and_secure_over_tls() {
         assert_eq!(
-            set_cookie("T0s=", 7200),
-            "waiting_room=T0s=; path=/; max-age=7200"
+            set_cookie("T0s=", &attributes(&[], false)),
+            "waiting_room=T0s=; path=/; max-age=7200; HttpOnly; SameSite=Lax"
         );
+        assert_eq!(
+            set_cookie("T0s=", &attributes(&[("cookie_lifetime", "60")], true)),
+            "waiting_room=T0s=; path=/; max-age=60; HttpOnly; SameSite=Lax; Secure"
+        );
+    }
+
+    #[test]
+    fn cookie_attributes_are_configurable() {
+        let vcl_like = [
+            ("cookie_httponly", "false"),
+            ("cookie_samesite", "strict"),
+            ("cookie_secure", "never"),
+        ];
+        assert_eq!(
+            set_cookie("v", &attributes(&vcl_like, true)),
+            "waiting_room=v; path=/; max-age=7200; SameSite=Strict"
+        );
+        let embedded = [("cookie_samesite", "none"), ("cookie_secure", "always")];
+        assert_eq!(
+            set_cookie("v", &attributes(&embedded, false)),
+            "waiting_room=v; path=/; max-age=7200; HttpOnly; SameSite=None; Secure"
+        );
+    }
+
+    #[test]
+    fn samesite_none_without_secure_becomes_lax() {
+        let a = attributes(&[("cookie_samesite", "none")], false);
+        assert_eq!((a.same_site, a.secure), (SameSite::Lax, false));
+        let a = attributes(&[("cookie_samesite", "none")], true);
+        assert_eq!((a.same_site, a.secure), (SameSite::None, true));
     }
 }

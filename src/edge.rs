@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use fastly::http::header::{CACHE_CONTROL, COOKIE, HOST, SET_COOKIE};
+use fastly::http::header::{ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, COOKIE, HOST, SET_COOKIE};
 use fastly::log::Endpoint;
 use fastly::{ConfigStore, Request, Response, SecretStore};
 
@@ -12,6 +12,7 @@ use waiting_room::config::Settings;
 use waiting_room::keys::{KeyStore, SigningKey};
 use waiting_room::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{BACKEND, CONFIG_STORE, KEY_STORE, PAGE_STORE};
+use waiting_room::view::{self, Status};
 use waiting_room::{Action, Visit, cookie, plan};
 
 /// Handles one request. Never fails: every error becomes a clean page.
@@ -31,15 +32,17 @@ pub fn handle(mut req: Request) -> Response {
         Some(query) => format!("{}?{query}", req.get_path()),
         None => req.get_path().to_string(),
     };
+    let now = unix_now();
     let visit = Visit {
-        now: unix_now(),
+        now,
         uid: &uid,
         path: req.get_path(),
         path_and_query: &path_and_query,
         cookie_header: (!cookie_header.is_empty()).then_some(cookie_header.as_str()),
+        tls: req.get_tls_protocol_bytes().is_some(),
     };
-    let plan = plan(&visit, &settings, &keys);
-    let mut log_line = plan.log_line;
+    let mut plan = plan(&visit, &settings, &keys);
+    let mut log_line = std::mem::take(&mut plan.log_line);
 
     // The origin never sees the waiting-room cookie, whatever the decision; a
     // Cookie header without one is left exactly as the client sent it.
@@ -52,6 +55,14 @@ pub fn handle(mut req: Request) -> Response {
         }
     }
 
+    let shown = Shown {
+        url: &path_and_query,
+        // `_lossy`: the plain getters panic on a header that is not UTF-8.
+        json: view::wants_json(req.get_header_str_lossy(ACCEPT).as_deref()),
+        accept_language: req
+            .get_header_str_lossy(ACCEPT_LANGUAGE)
+            .map(|v| v.into_owned()),
+    };
     let mut resp = match plan.action {
         Action::Forward => {
             // Inside the room, an origin 5xx becomes the room's clean page too;
@@ -65,20 +76,14 @@ pub fn handle(mut req: Request) -> Response {
                         Err(err) => format!(" origin_error={:?}", err.root_cause().to_string()),
                     };
                     log_line.push_str(&why);
-                    let retry = settings.wait_period_duration;
-                    page_response(
-                        Page::OriginUnavailable,
-                        retry,
-                        &path_and_query,
-                        None,
-                        &mut log_line,
-                    )
+                    let status = plan.status(Page::OriginUnavailable, &settings, now);
+                    shown.page(&status, &settings, None, &mut log_line)
                 }
             }
         }
         Action::Serve(page) => {
-            let refresh = plan.refresh_after.unwrap_or(settings.wait_period_duration);
-            page_response(page, refresh, &path_and_query, Some(&req), &mut log_line)
+            let status = plan.status(page, &settings, now);
+            shown.page(&status, &settings, Some(&req), &mut log_line)
         }
     };
 
@@ -90,34 +95,63 @@ pub fn handle(mut req: Request) -> Response {
     resp
 }
 
-/// A waiting-room page, its body from the page store, the origin or the built-in.
-/// `refresh` is its `Refresh`/`Retry-After` delay; `visitor` is the request to
-/// base an origin page fetch on (`None`: no fetch).
-fn page_response(
-    page: Page,
-    refresh: u64,
-    path_and_query: &str,
-    visitor: Option<&Request>,
-    log_line: &mut String,
-) -> Response {
-    let pages = open(PAGE_STORE);
-    let stored = page.store_key().and_then(|key| lookup(&pages, key));
-    let (body, problem) = page.body(stored.as_deref());
-    if let Some(problem) = problem {
-        log_line.push_str(&format!(" page_fallback={problem:?}"));
+/// How the visitor wants a room page shown.
+struct Shown<'a> {
+    /// The request's path and query, to come back to.
+    url: &'a str,
+    /// JSON for apps instead of HTML.
+    json: bool,
+    /// For a per-language page.
+    accept_language: Option<String>,
+}
+
+impl Shown<'_> {
+    /// A room page: JSON, or an HTML template (page store, origin path or built-in)
+    /// filled in with the visitor's figures. `visitor` is the request to base an
+    /// origin page fetch on (`None`: no fetch).
+    fn page(
+        &self,
+        status: &Status,
+        settings: &Settings,
+        visitor: Option<&Request>,
+        log_line: &mut String,
+    ) -> Response {
+        let page = status.page;
+        let body = if self.json {
+            status.json().into_bytes()
+        } else {
+            status.render(&self.template(page, visitor, log_line))
+        };
+        let mut resp = Response::from_status(page.status(settings.waiting_status)).with_body(body);
+        let refresh = status
+            .refresh_after
+            .unwrap_or(settings.wait_period_duration);
+        for (name, value) in page.headers(refresh, self.url, self.json) {
+            resp.set_header(name, value);
+        }
+        resp
     }
-    let html = match body {
-        PageBody::Html(html) => html,
-        PageBody::FromOrigin(path) => fetch_page(visitor, &path).unwrap_or_else(|why| {
-            log_line.push_str(&format!(" page_fallback=origin:{why}"));
-            page.default_html().as_bytes().to_vec()
-        }),
-    };
-    let mut resp = Response::from_status(page.status()).with_body(html);
-    for (name, value) in page.headers(refresh, path_and_query) {
-        resp.set_header(name, value);
+
+    /// The page's HTML template: the first stored page for the visitor's languages,
+    /// else the built-in page; a stored `/path` is fetched from the origin.
+    fn template(&self, page: Page, visitor: Option<&Request>, log_line: &mut String) -> Vec<u8> {
+        let pages = open(PAGE_STORE);
+        let stored = page
+            .store_keys(self.accept_language.as_deref())
+            .iter()
+            .find_map(|key| lookup(&pages, key));
+        let (body, problem) = page.body(stored.as_deref());
+        if let Some(problem) = problem {
+            log_line.push_str(&format!(" page_fallback={problem:?}"));
+        }
+        match body {
+            PageBody::Html(html) => html,
+            PageBody::FromOrigin(path) => fetch_page(visitor, &path).unwrap_or_else(|why| {
+                log_line.push_str(&format!(" page_fallback=origin:{why}"));
+                page.default_html().into_owned().into_bytes()
+            }),
+        }
     }
-    resp
 }
 
 /// GETs an operator-hosted page from the origin, without the visitor's cookies.

@@ -18,6 +18,7 @@
 //!     path: "/events",
 //!     path_and_query: "/events",
 //!     cookie_header: None,
+//!     tls: false,
 //! };
 //! let plan = plan(&visit, &settings, &keys);
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
@@ -37,11 +38,14 @@ pub mod lottery;
 pub mod page;
 pub mod refresh;
 pub mod token;
+pub mod view;
 
 use config::Settings;
 use decision::{CookieAction, Decision, Verdict};
+use estimate::Estimate;
 use keys::KeyStore;
 use page::Page;
+use view::Status;
 
 /// Names of the Fastly resources the program uses.
 pub mod resources {
@@ -68,6 +72,8 @@ pub struct Visit<'a> {
     pub path_and_query: &'a str,
     /// The request's `Cookie` header, if any.
     pub cookie_header: Option<&'a str>,
+    /// Whether the client connection is TLS (for the cookie's `Secure`).
+    pub tls: bool,
 }
 
 /// What the edge does with the request.
@@ -91,6 +97,8 @@ pub struct Plan {
     /// For a waiting visitor: seconds until the page should come back (`Refresh`,
     /// `Retry-After`). `None` for pages that do not refresh, and outside the room.
     pub refresh_after: Option<u64>,
+    /// For a waiting visitor: when they can expect to be admitted.
+    pub estimate: Option<Estimate>,
     /// The room's verdict; `None` when the room did not apply.
     pub verdict: Option<Verdict>,
 }
@@ -108,6 +116,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
             set_cookie: None,
             log_line: log::bypass_line(visit.uid, visit.path, scope),
             refresh_after: None,
+            estimate: None,
             verdict: None,
         };
     }
@@ -122,7 +131,10 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     };
     let set_cookie = match &verdict.cookie {
         CookieAction::Keep => None,
-        CookieAction::Set(token) => Some(cookie::set_cookie(token, settings.cookie_lifetime)),
+        CookieAction::Set(token) => {
+            let attributes = cookie::Attributes::new(settings, visit.tls);
+            Some(cookie::set_cookie(token, &attributes))
+        }
         CookieAction::Delete => Some(cookie::DELETE_COOKIE.to_string()),
     };
     let refresh_after = verdict.wait_exp.map(|exp| {
@@ -134,11 +146,45 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
             settings.wait_period_duration,
         )
     });
+    let estimate = verdict.wait_exp.and_then(|exp| {
+        estimate::estimate(
+            visit.now,
+            exp,
+            settings.allow_percentage,
+            settings.wait_period_duration,
+        )
+    });
     Plan {
         action,
         set_cookie,
         log_line: log::decision_line(visit.uid, visit.path, &verdict, settings),
         refresh_after,
+        estimate,
         verdict: Some(verdict),
+    }
+}
+
+impl Plan {
+    /// What to tell the visitor on `page`: the plan's own page, or the
+    /// origin-unavailable page (which comes back after one wait period).
+    pub fn status(&self, page: Page, settings: &Settings, now: u64) -> Status {
+        let unavailable = page == Page::OriginUnavailable;
+        Status {
+            page,
+            decision: self
+                .verdict
+                .as_ref()
+                .map(|v| v.decision)
+                .filter(|_| !unavailable),
+            now,
+            allow_percentage: settings.allow_percentage,
+            wait_period_duration: settings.wait_period_duration,
+            refresh_after: if unavailable {
+                Some(settings.wait_period_duration)
+            } else {
+                self.refresh_after
+            },
+            estimate: self.estimate.filter(|_| !unavailable),
+        }
     }
 }

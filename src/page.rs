@@ -1,5 +1,7 @@
 //! Waiting-room pages: where each body comes from, and the headers they carry.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
@@ -43,22 +45,45 @@ impl Page {
         }
     }
 
-    /// The built-in page compiled in from `static/`.
-    pub fn default_html(self) -> &'static str {
+    /// The built-in page compiled in from `static/`. The two waiting pages share
+    /// `static/waiting.html`, each with its own title and message.
+    pub fn default_html(self) -> Cow<'static, str> {
         match self {
-            Page::StartWaiting => include_str!("../static/startwaiting.html"),
-            Page::KeepWaiting => include_str!("../static/keepwaiting.html"),
-            Page::Deny => include_str!("../static/deny.html"),
-            Page::OriginUnavailable => include_str!("../static/origin_unavailable.html"),
+            Page::StartWaiting => waiting_page(include_str!("../static/startwaiting.message.html")),
+            Page::KeepWaiting => waiting_page(include_str!("../static/keepwaiting.message.html")),
+            Page::Deny => Cow::Borrowed(include_str!("../static/deny.html")),
+            Page::OriginUnavailable => {
+                Cow::Borrowed(include_str!("../static/origin_unavailable.html"))
+            }
         }
     }
 
-    /// HTTP status of the page.
-    pub fn status(self) -> u16 {
+    /// HTTP status of the page; the two waiting pages use `waiting_status`.
+    pub fn status(self, waiting_status: u16) -> u16 {
         match self {
+            Page::StartWaiting | Page::KeepWaiting => waiting_status,
+            Page::Deny => 200,
             Page::OriginUnavailable => 503,
-            _ => 200,
         }
+    }
+
+    /// The page-store keys to try, in order: `<key>.<language>` for each language of
+    /// `Accept-Language` in the order given (at most [`MAX_LANGUAGES`], `q=0` skipped,
+    /// primary subtag only, e.g. `startwaiting.de` for `de-CH`), then `<key>`.
+    pub fn store_keys(self, accept_language: Option<&str>) -> Vec<String> {
+        let Some(key) = self.store_key() else {
+            return Vec::new();
+        };
+        let mut keys: Vec<String> = accept_language
+            .unwrap_or("")
+            .split(',')
+            .filter_map(primary_language)
+            .take(MAX_LANGUAGES)
+            .map(|lang| format!("{key}.{lang}"))
+            .collect();
+        keys.dedup();
+        keys.push(key.to_string());
+        keys
     }
 
     /// Whether the page tells the browser to come back by itself.
@@ -70,7 +95,7 @@ impl Page {
     /// fetched from the origin, anything else is base64 HTML; a missing or empty
     /// value, or one that does not decode, falls back to the built-in page.
     pub fn body(self, stored: Option<&str>) -> (PageBody, Option<PageProblem>) {
-        let builtin = || PageBody::Html(self.default_html().as_bytes().to_vec());
+        let builtin = || PageBody::Html(self.default_html().into_owned().into_bytes());
         let Some(stored) = stored.map(str::trim).filter(|v| !v.is_empty()) else {
             return (builtin(), None);
         };
@@ -83,12 +108,18 @@ impl Page {
         }
     }
 
-    /// Response headers of the page. `refresh_after` is the `Refresh` and
-    /// `Retry-After` delay in seconds and `url` the request's path and query, to come back to.
-    pub fn headers(self, refresh_after: u64, url: &str) -> Vec<(&'static str, String)> {
+    /// Response headers of the page, as HTML or as `json`. `refresh_after` is the
+    /// `Refresh` and `Retry-After` delay in seconds and `url` the request's path and
+    /// query, to come back to.
+    pub fn headers(self, refresh_after: u64, url: &str, json: bool) -> Vec<(&'static str, String)> {
+        let content_type = if json {
+            "application/json"
+        } else {
+            "text/html; charset=utf-8"
+        };
         let mut headers = vec![
             ("Cache-Control", NO_STORE.to_string()),
-            ("Content-Type", "text/html; charset=utf-8".to_string()),
+            ("Content-Type", content_type.to_string()),
         ];
         if self.refreshes() {
             headers.push(("Refresh", format!("{refresh_after}; url={url}")));
@@ -102,6 +133,37 @@ impl Page {
 
 /// `Cache-Control` for every waiting-room page and every response that sets the cookie.
 pub const NO_STORE: &str = "no-store, private";
+
+/// `static/waiting.html` with a message file's first line as its title and the
+/// rest as its message.
+fn waiting_page(message: &str) -> Cow<'static, str> {
+    let (title, text) = message.split_once('\n').unwrap_or((message, ""));
+    Cow::Owned(
+        include_str!("../static/waiting.html")
+            .replacen("<!--title-->", title.trim(), 1)
+            .replacen("<!--message-->", text.trim_end(), 1),
+    )
+}
+
+/// Most languages of `Accept-Language` tried for a per-language page.
+pub const MAX_LANGUAGES: usize = 4;
+
+/// `de-CH;q=0.8` → `de`; `None` for `*`, `q=0`, or anything not 2–8 ASCII letters.
+fn primary_language(range: &str) -> Option<String> {
+    let mut parts = range.split(';');
+    let tag = parts.next()?.trim();
+    let refused = parts.any(|p| {
+        p.trim()
+            .strip_prefix("q=")
+            .and_then(|q| q.trim().parse::<f32>().ok())
+            .is_some_and(|q| q <= 0.0)
+    });
+    let primary = tag.split('-').next()?;
+    let ok = !refused
+        && (2..=8).contains(&primary.len())
+        && primary.bytes().all(|b| b.is_ascii_alphabetic());
+    ok.then(|| primary.to_ascii_lowercase())
+}
 
 #[cfg(test)]
 mod tests {
@@ -132,7 +194,7 @@ mod tests {
     #[test]
     fn missing_empty_or_garbage_pages_fall_back_to_the_builtin() {
         for page in ALL {
-            let builtin = PageBody::Html(page.default_html().as_bytes().to_vec());
+            let builtin = PageBody::Html(page.default_html().into_owned().into_bytes());
             assert_eq!(page.body(None), (builtin.clone(), None));
             assert_eq!(page.body(Some("  ")), (builtin.clone(), None));
             assert_eq!(
@@ -143,27 +205,75 @@ mod tests {
     }
 
     #[test]
+    fn waiting_pages_share_one_layout_with_their_own_words() {
+        let start = Page::StartWaiting.default_html();
+        let keep = Page::KeepWaiting.default_html();
+        assert!(start.contains("<title>You are in the waiting room</title>"));
+        assert!(start.contains("<h1>You are in the waiting room</h1>"));
+        assert!(keep.contains("<title>Still waiting</title>"));
+        assert!(keep.contains("<h1>Thanks for waiting, not long now</h1>"));
+        for html in [start, keep] {
+            for variable in ["{{wait_p50}}", "{{wait_p75}}", "{{refresh_after}}"] {
+                assert!(html.contains(variable), "{variable}");
+            }
+        }
+    }
+
+    #[test]
+    fn languages_are_tried_in_order_then_the_default() {
+        assert_eq!(Page::StartWaiting.store_keys(None), ["startwaiting"]);
+        assert_eq!(
+            Page::KeepWaiting.store_keys(Some("de-CH, fr;q=0.8, en-GB;q=0.5, *;q=0.1")),
+            [
+                "keepwaiting.de",
+                "keepwaiting.fr",
+                "keepwaiting.en",
+                "keepwaiting"
+            ]
+        );
+        assert_eq!(
+            Page::Deny.store_keys(Some("x-klingon;q=1, fr;q=0, 12, de-AT, de-DE")),
+            ["deny.de", "deny"]
+        );
+        let many = "a1,ab,cd,ef,gh,ij,kl";
+        assert_eq!(Page::Deny.store_keys(Some(many)).len(), MAX_LANGUAGES + 1);
+        assert!(Page::OriginUnavailable.store_keys(Some("de")).is_empty());
+    }
+
+    #[test]
+    fn waiting_pages_use_the_configured_status() {
+        assert_eq!(Page::StartWaiting.status(429), 429);
+        assert_eq!(Page::KeepWaiting.status(202), 202);
+        assert_eq!(Page::Deny.status(429), 200);
+        assert_eq!(Page::OriginUnavailable.status(200), 503);
+    }
+
+    #[test]
+    fn json_pages_say_so() {
+        let headers = Page::KeepWaiting.headers(30, "/x", true);
+        assert!(headers.contains(&("Content-Type", "application/json".into())));
+    }
+
+    #[test]
     fn waiting_pages_refresh_to_the_request_url() {
         for page in [Page::StartWaiting, Page::KeepWaiting] {
-            let headers = page.headers(30, "/events/a?b=1");
+            let headers = page.headers(30, "/events/a?b=1", false);
             assert!(headers.contains(&("Refresh", "30; url=/events/a?b=1".into())));
             assert!(headers.contains(&("Retry-After", "30".into())));
             assert!(headers.contains(&("Cache-Control", "no-store, private".into())));
         }
+        let deny = Page::Deny.headers(30, "/x", false);
         assert!(
-            Page::Deny
-                .headers(30, "/x")
-                .iter()
-                .all(|(n, _)| *n != "Refresh")
+            deny.iter()
+                .all(|(n, _)| *n != "Refresh" && *n != "Retry-After")
         );
     }
 
     #[test]
     fn origin_unavailable_is_a_503_with_retry_after() {
-        assert_eq!(Page::OriginUnavailable.status(), 503);
         assert!(
             Page::OriginUnavailable
-                .headers(30, "/x")
+                .headers(30, "/x", false)
                 .contains(&("Retry-After", "30".into()))
         );
     }
@@ -173,6 +283,8 @@ mod tests {
         for page in ALL {
             let html = page.default_html();
             assert!(html.starts_with("<!doctype html>"), "{page:?}");
+            assert!(!html.contains("<!--"), "{page:?} has an unfilled slot");
+            assert!(html.len() < 50 * 1024, "{page:?} is {} bytes", html.len());
             for external in ["src=", "href=\"http", "@import", "url("] {
                 assert!(!html.contains(external), "{page:?} loads {external}");
             }

@@ -77,7 +77,11 @@ fn new_visitor_gets_the_start_page_and_a_wait_cookie() {
     assert!(r.header("content-type").unwrap().starts_with("text/html"));
     let set = r.all("set-cookie");
     assert_eq!(set.len(), 1);
-    assert!(set[0].ends_with("; path=/; max-age=7200"), "{}", set[0]);
+    assert!(
+        set[0].ends_with("; path=/; max-age=7200; HttpOnly; SameSite=Lax"),
+        "{}",
+        set[0]
+    );
     let exp = assert_wait_token(&r.room_cookie().unwrap(), "127.0.0.2", 30);
     assert_refresh_at_eligibility(&r, "/events/launch?id=7", exp, "127.0.0.2", before);
     assert!(room.last_log_line().contains("decision=anon uid=127.0.0.2"));
@@ -461,5 +465,148 @@ fn a_cookie_header_without_the_room_cookie_reaches_the_origin_as_sent() {
             Some("b=2;a=1 ;  c=&quot;x y&quot;"),
             "{path}"
         );
+    }
+}
+
+#[test]
+fn the_waiting_page_shows_the_visitors_estimate() {
+    let room = Room::start(&[]);
+    let r = room.get(2, "/events", &[]);
+    assert!(
+        r.body.contains("Half of visitors get in within"),
+        "{}",
+        r.body
+    );
+    assert!(!r.body.contains("{{"), "unfilled variable: {}", r.body);
+    // 30 s slots at 50 %: the median visitor gets in at the first draw, 31–61 s away.
+    let median = r.body.split("get in within</dt><dd>").nth(1).unwrap();
+    let median = median.split("</dd>").next().unwrap();
+    assert!(
+        median.ends_with(" s") || median.contains("1 min"),
+        "{median}"
+    );
+    let countdown = r.body.split("role=\"timer\">").nth(1).unwrap();
+    let countdown: u64 = countdown.split('<').next().unwrap().parse().unwrap();
+    assert_eq!(countdown.to_string(), r.header("retry-after").unwrap());
+}
+
+#[test]
+fn apps_asking_for_json_get_the_status_as_json() {
+    let room = Room::start(&[("waiting_status", "429")]);
+    let r = room.get(2, "/events", &[("Accept", "application/json")]);
+    assert_eq!(r.status, 429);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.header("cache-control"), Some("no-store, private"));
+    let retry: u64 = r.header("retry-after").unwrap().parse().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(v["status"], "waiting");
+    assert_eq!(v["decision"], "anon");
+    assert_eq!(v["queueing_method"], "random");
+    assert_eq!(v["allow_percentage"], 50);
+    assert_eq!(v["refresh_after"], retry);
+    let next = v["next_draw_in"].as_u64().unwrap();
+    assert!((31..=62).contains(&next), "{next}");
+    assert_eq!(v["estimate"]["p50"], next);
+    assert!(v["estimate"]["p75"].as_u64().unwrap() > next);
+    assert!(v["timestamp"].as_u64().unwrap() >= now() - 5);
+    // The same cookie handling as the HTML page.
+    assert_wait_token(&r.room_cookie().unwrap(), "127.0.0.2", 30);
+    // Admitted apps get the origin's own answer.
+    room.set_config("allow_percentage", "100");
+    let r = room.get(2, "/events", &[("Accept", "application/json")]);
+    assert!(r.body.contains(ORIGIN_MARKER));
+    // Closed.
+    room.set_config("allow_percentage", "0");
+    let r = room.get(2, "/events", &[("Accept", "application/json")]);
+    let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!((r.status, v["status"].as_str()), (200, Some("closed")));
+}
+
+#[test]
+fn waiting_pages_use_the_configured_status_code() {
+    for code in [202u16, 429, 503] {
+        let room = Room::start(&[("waiting_status", &code.to_string())]);
+        let r = room.get(2, "/events", &[]);
+        assert_eq!(r.status, code);
+        assert!(r.body.contains(START_PAGE));
+        assert!(r.header("retry-after").is_some());
+    }
+    let room = Room::start(&[("waiting_status", "404")]);
+    assert_eq!(room.get(2, "/events", &[]).status, 200);
+    assert!(
+        room.last_log_line()
+            .contains("config_fallback=waiting_status")
+    );
+}
+
+#[test]
+fn stored_pages_are_templates_and_can_be_per_language() {
+    let english =
+        mint::encode("<p>p50={{wait_p50_seconds}} at {{allow_percentage}}% {{unknown}}</p>");
+    let german = mint::encode("<p>Bitte warten: {{wait_p50}}</p>");
+    let room = Room::start_with(
+        &[],
+        &[
+            ("startwaiting", english.as_str()),
+            ("startwaiting.de", german.as_str()),
+        ],
+        Backend::DemoOrigin,
+    );
+    let r = room.get(2, "/events", &[]);
+    let p50: u64 = r.body["<p>p50=".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((31..=62).contains(&p50), "{}", r.body);
+    assert!(r.body.ends_with(" at 50% {{unknown}}</p>"), "{}", r.body);
+    let r = room.get(2, "/events", &[("Accept-Language", "de-CH, en;q=0.5")]);
+    assert!(r.body.starts_with("<p>Bitte warten: "), "{}", r.body);
+    let r = room.get(2, "/events", &[("Accept-Language", "fr, en;q=0.5")]);
+    assert!(r.body.starts_with("<p>p50="), "{}", r.body);
+}
+
+#[test]
+fn cookie_attributes_follow_the_settings() {
+    let room = Room::start(&[("cookie_secure", "always"), ("cookie_samesite", "None")]);
+    let set = room.get(2, "/events", &[]).all("set-cookie")[0].to_string();
+    assert!(
+        set.ends_with("; path=/; max-age=7200; HttpOnly; SameSite=None; Secure"),
+        "{set}"
+    );
+    room.set_config("cookie_secure", "auto");
+    room.set_config("cookie_httponly", "false");
+    // Plain HTTP: no Secure, so SameSite=None is not allowed and becomes Lax.
+    let set = room.get(2, "/events", &[]).all("set-cookie")[0].to_string();
+    assert!(
+        set.ends_with("; path=/; max-age=7200; SameSite=Lax"),
+        "{set}"
+    );
+}
+
+#[test]
+fn fixed_sessions_do_not_slide() {
+    let room = Room::start(&[("session_mode", "fixed")]);
+    let adm = now() - 600;
+    let token = mint::mint_fixed(KEY1, adm + 3600, "127.0.0.2", "key1", adm);
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
+    assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+    // Re-issued with the same admission time and expiry: the session does not move.
+    assert_eq!(r.room_cookie().unwrap(), token);
+    let over = mint::mint_fixed(KEY1, now() + 100, "127.0.0.2", "key1", now() - 3700);
+    let r = room.get_with_cookie(2, "/events", &format!("waiting_room={over}"));
+    assert!(r.body.contains(START_PAGE), "{}", r.body);
+    assert!(room.last_log_line().contains("transition=session-expired"));
+}
+
+#[test]
+fn a_header_that_is_not_utf8_is_no_500() {
+    let room = Room::start(&[]);
+    for header in ["Accept", "Accept-Language", "Cookie"] {
+        let r =
+            support::http::get_raw_header(room.addr, 2, "/events", header, b"\xff\xfe text/html");
+        assert_eq!(r.status, 200, "{header}: {}", r.body);
+        assert!(r.body.contains(START_PAGE), "{header}");
     }
 }

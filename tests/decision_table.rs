@@ -391,7 +391,10 @@ fn fixed(percentage: u8) -> Settings {
 #[test]
 fn fixed_sessions_start_at_first_admission_and_do_not_slide() {
     // A lottery winner starts a session now, carrying its admission time.
-    let exp = (0..).map(|i| NOW - 1 - i).find(|&e| wins(e, UID, 50)).unwrap();
+    let exp = (0..)
+        .map(|i| NOW - 1 - i)
+        .find(|&e| wins(e, UID, 50))
+        .unwrap();
     let winner = mint::mint(K1, "wait", exp, UID, "key1");
     let v = decide(NOW, UID, Some(&winner), &fixed(50), &keys());
     assert_eq!(v.decision, Decision::Allow);

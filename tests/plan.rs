@@ -32,6 +32,7 @@ fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {
         path,
         path_and_query: path,
         cookie_header,
+        tls: false,
     }
 }
 
@@ -89,7 +90,9 @@ fn set_cookie_carries_the_token_path_and_lifetime() {
     let expected = mint::mint(K1, "wait", NOW / 30 * 30 + 60, "192.0.2.10", "key1");
     assert_eq!(
         p.set_cookie.as_deref(),
-        Some(format!("waiting_room={expected}; path=/; max-age=99").as_str())
+        Some(
+            format!("waiting_room={expected}; path=/; max-age=99; HttpOnly; SameSite=Lax").as_str()
+        )
     );
     assert_eq!(
         p.log_line,

@@ -173,6 +173,7 @@ fn every_tampering_gets_its_documented_outcome_and_reason() {
             path: "/events",
             path_and_query: "/events",
             cookie_header: Some(&header),
+            tls: false,
         };
         let p = plan(&visit, &settings, &keys);
         let got = p.verdict.as_ref().unwrap().decision;

@@ -49,6 +49,28 @@ impl Response {
 
 /// Sends `GET path` to `to` from source address 127.0.0.`from`, with extra headers.
 pub fn get(to: SocketAddr, from: u8, path: &str, headers: &[(&str, &str)]) -> Response {
+    let mut request = head(to, path);
+    for (name, value) in headers {
+        request.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    send(to, from, request)
+}
+
+/// Sends `GET path` with one header whose value is raw bytes (e.g. not UTF-8).
+pub fn get_raw_header(to: SocketAddr, from: u8, path: &str, name: &str, value: &[u8]) -> Response {
+    let mut request = head(to, path);
+    request.extend_from_slice(format!("{name}: ").as_bytes());
+    request.extend_from_slice(value);
+    request.extend_from_slice(b"\r\n");
+    send(to, from, request)
+}
+
+fn head(to: SocketAddr, path: &str) -> Vec<u8> {
+    format!("GET {path} HTTP/1.1\r\nHost: {to}\r\nConnection: close\r\n").into_bytes()
+}
+
+/// Sends the request head (adding the blank line) and reads the whole response.
+fn send(to: SocketAddr, from: u8, mut request: Vec<u8>) -> Response {
     let source = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, from), 0));
     let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
     socket.bind(&source.into()).unwrap();
@@ -60,12 +82,8 @@ pub fn get(to: SocketAddr, from: u8, path: &str, headers: &[(&str, &str)]) -> Re
         .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
 
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {to}\r\nConnection: close\r\n");
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).unwrap();
+    request.extend_from_slice(b"\r\n");
+    stream.write_all(&request).unwrap();
 
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();

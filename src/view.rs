@@ -1,0 +1,298 @@
+//! What a waiting visitor is told: page templates with variables, and the same
+//! facts as JSON for apps.
+//!
+//! Template variables are written `{{name}}`. Their values come only from the
+//! room's own numbers (never from the request), and are HTML-escaped all the same;
+//! an unknown `{{name}}` is left as it is.
+
+use serde_json::json;
+
+use crate::decision::Decision;
+use crate::estimate::Estimate;
+use crate::page::Page;
+
+/// The facts about one waiting visitor, for a page or for JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Status {
+    /// The page the visitor gets.
+    pub page: Page,
+    /// The room's decision; `None` for the origin-unavailable page.
+    pub decision: Option<Decision>,
+    /// Unix seconds now.
+    pub now: u64,
+    /// `allow_percentage`.
+    pub allow_percentage: u8,
+    /// `wait_period_duration`, seconds.
+    pub wait_period_duration: u64,
+    /// Seconds until the page comes back by itself.
+    pub refresh_after: Option<u64>,
+    /// Wait estimates; `None` when nobody is being admitted or the visitor is not waiting.
+    pub estimate: Option<Estimate>,
+}
+
+/// The template variables, in the order the README lists them.
+pub const VARIABLES: [&str; 12] = [
+    "wait_p25",
+    "wait_p50",
+    "wait_p75",
+    "wait_mean",
+    "wait_p25_seconds",
+    "wait_p50_seconds",
+    "wait_p75_seconds",
+    "wait_mean_seconds",
+    "next_draw_in",
+    "refresh_after",
+    "allow_percentage",
+    "wait_period_duration",
+];
+
+/// Shown for a number the room does not have (e.g. estimates while closed).
+const UNKNOWN: &str = "—";
+
+impl Status {
+    /// The value of template variable `name`; `None` for an unknown name.
+    pub fn variable(&self, name: &str) -> Option<String> {
+        let e = self.estimate;
+        let human =
+            |f: fn(&Estimate) -> u64| e.map_or(UNKNOWN.to_string(), |e| human_duration(f(&e)));
+        let seconds =
+            |f: fn(&Estimate) -> u64| e.map_or(UNKNOWN.to_string(), |e| f(&e).to_string());
+        Some(match name {
+            "wait_p25" => human(|e| e.p25),
+            "wait_p50" => human(|e| e.p50),
+            "wait_p75" => human(|e| e.p75),
+            "wait_mean" => human(|e| e.mean),
+            "wait_p25_seconds" => seconds(|e| e.p25),
+            "wait_p50_seconds" => seconds(|e| e.p50),
+            "wait_p75_seconds" => seconds(|e| e.p75),
+            "wait_mean_seconds" => seconds(|e| e.mean),
+            "next_draw_in" => seconds(|e| e.next_draw_in),
+            "refresh_after" => self
+                .refresh_after
+                .map_or(UNKNOWN.to_string(), |s| s.to_string()),
+            "allow_percentage" => self.allow_percentage.to_string(),
+            "wait_period_duration" => self.wait_period_duration.to_string(),
+            _ => return None,
+        })
+    }
+
+    /// `template` with every known `{{variable}}` replaced by its HTML-escaped value.
+    /// Works on bytes, so a page in any ASCII-compatible encoding passes unchanged.
+    pub fn render(&self, template: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(template.len() + 64);
+        let mut rest = template;
+        while let Some(open) = find(rest, b"{{") {
+            out.extend_from_slice(&rest[..open]);
+            let after = &rest[open + 2..];
+            let known = find(after, b"}}").and_then(|close| {
+                let name = std::str::from_utf8(&after[..close]).ok()?.trim();
+                Some((close, self.variable(name)?))
+            });
+            match known {
+                Some((close, value)) => {
+                    out.extend_from_slice(escape_html(&value).as_bytes());
+                    rest = &after[close + 2..];
+                }
+                None => {
+                    out.extend_from_slice(b"{{");
+                    rest = after;
+                }
+            }
+        }
+        out.extend_from_slice(rest);
+        out
+    }
+
+    /// The JSON status for apps (schema in the README).
+    pub fn json(&self) -> String {
+        let status = match self.page {
+            Page::StartWaiting | Page::KeepWaiting => "waiting",
+            Page::Deny => "closed",
+            Page::OriginUnavailable => "unavailable",
+        };
+        let estimate = self
+            .estimate
+            .map(|e| json!({"p25": e.p25, "p50": e.p50, "p75": e.p75, "mean": e.mean}));
+        json!({
+            "status": status,
+            "decision": self.decision.map(Decision::as_str),
+            "queueing_method": "random",
+            "allow_percentage": self.allow_percentage,
+            "wait_period_duration": self.wait_period_duration,
+            "next_draw_in": self.estimate.map(|e| e.next_draw_in),
+            "refresh_after": self.refresh_after,
+            "estimate": estimate,
+            "timestamp": self.now,
+        })
+        .to_string()
+    }
+}
+
+/// Whether the client asked for JSON: `Accept` names `application/json` and not
+/// `text/html` (browsers always name `text/html`).
+pub fn wants_json(accept: Option<&str>) -> bool {
+    let Some(accept) = accept else {
+        return false;
+    };
+    let types: Vec<String> = accept
+        .split(',')
+        .map(|range| {
+            range
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .collect();
+    types.iter().any(|t| t == "application/json") && !types.iter().any(|t| t == "text/html")
+}
+
+/// `95` → `1 min 35 s`; `3600` → `1 h`; `42` → `42 s`.
+pub fn human_duration(seconds: u64) -> String {
+    let (h, m, s) = (seconds / 3600, seconds % 3600 / 60, seconds % 60);
+    let parts: Vec<String> = [(h, "h"), (m, "min"), (s, "s")]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n} {unit}"))
+        .collect();
+    if parts.is_empty() {
+        "0 s".to_string()
+    } else {
+        parts.join(" ")
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimate::estimate;
+
+    fn waiting() -> Status {
+        Status {
+            page: Page::KeepWaiting,
+            decision: Some(Decision::Wait),
+            now: 1000,
+            allow_percentage: 50,
+            wait_period_duration: 30,
+            refresh_after: Some(33),
+            estimate: estimate(1000, 1020, 50, 30),
+        }
+    }
+
+    #[test]
+    fn every_documented_variable_has_a_value() {
+        for name in VARIABLES {
+            let value = waiting().variable(name).unwrap();
+            assert!(!value.is_empty() && value != UNKNOWN, "{name}");
+        }
+        assert_eq!(waiting().variable("nope"), None);
+    }
+
+    #[test]
+    fn renders_variables_and_leaves_everything_else() {
+        let page =
+            b"<p>{{wait_p50}} / {{ wait_p75_seconds }} / {{nope}} / {{ / {{allow_percentage}}%</p>";
+        assert_eq!(
+            String::from_utf8(waiting().render(page)).unwrap(),
+            "<p>21 s / 81 / {{nope}} / {{ / 50%</p>"
+        );
+        // Bytes that are not UTF-8 pass through untouched.
+        assert_eq!(
+            waiting().render(b"\xff{{refresh_after}}\xfe"),
+            b"\xff33\xfe"
+        );
+        assert_eq!(waiting().render(b"{{"), b"{{");
+        assert_eq!(waiting().render(b"}}{{}}"), b"}}{{}}");
+    }
+
+    #[test]
+    fn a_closed_room_shows_unknown_estimates() {
+        let closed = Status {
+            page: Page::Deny,
+            decision: Some(Decision::Deny),
+            refresh_after: None,
+            estimate: None,
+            allow_percentage: 0,
+            ..waiting()
+        };
+        assert_eq!(
+            closed.render(b"{{wait_p50}}|{{refresh_after}}"),
+            "—|—".as_bytes()
+        );
+    }
+
+    #[test]
+    fn json_status_has_the_documented_schema() {
+        let v: serde_json::Value = serde_json::from_str(&waiting().json()).unwrap();
+        assert_eq!(v["status"], "waiting");
+        assert_eq!(v["decision"], "wait");
+        assert_eq!(v["queueing_method"], "random");
+        assert_eq!(v["allow_percentage"], 50);
+        assert_eq!(v["wait_period_duration"], 30);
+        assert_eq!(v["next_draw_in"], 21);
+        assert_eq!(v["refresh_after"], 33);
+        assert_eq!(v["estimate"]["p50"], 21);
+        assert_eq!(v["estimate"]["p75"], 81);
+        assert_eq!(v["estimate"]["mean"], 81);
+        assert_eq!(v["timestamp"], 1000);
+        let closed = Status {
+            page: Page::Deny,
+            estimate: None,
+            ..waiting()
+        };
+        let v: serde_json::Value = serde_json::from_str(&closed.json()).unwrap();
+        assert_eq!(v["status"], "closed");
+        assert!(v["estimate"].is_null() && v["next_draw_in"].is_null());
+    }
+
+    #[test]
+    fn json_only_when_asked_for_and_not_html() {
+        assert!(wants_json(Some("application/json")));
+        assert!(wants_json(Some(
+            "application/json; charset=utf-8, */*;q=0.1"
+        )));
+        assert!(wants_json(Some("Application/JSON")));
+        assert!(!wants_json(Some(
+            "text/html,application/xhtml+xml,application/json;q=0.9"
+        )));
+        assert!(!wants_json(Some("*/*")));
+        assert!(!wants_json(None));
+    }
+
+    #[test]
+    fn durations_read_like_people_speak() {
+        assert_eq!(human_duration(0), "0 s");
+        assert_eq!(human_duration(42), "42 s");
+        assert_eq!(human_duration(95), "1 min 35 s");
+        assert_eq!(human_duration(3600), "1 h");
+        assert_eq!(human_duration(3725), "1 h 2 min 5 s");
+    }
+
+    #[test]
+    fn values_are_html_escaped() {
+        assert_eq!(
+            escape_html("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}
