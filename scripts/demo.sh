@@ -4,7 +4,7 @@
 # Settings are live: edit local/config.json (e.g. allow_percentage) while it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh
+SETUP_BROWSER=0 source scripts/setup.sh # the demo needs no browser of its own
 
 cargo build --release --target wasm32-wasip1 --bin edge-waiting-room
 cargo build --release -p demo-origin

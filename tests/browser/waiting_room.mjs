@@ -1,0 +1,111 @@
+// One visitor in a real browser: opens a protected URL, checks the waiting page,
+// takes a screenshot of it, then lets the page refresh itself (the room's `Refresh`
+// header; this script never navigates again) until the origin answers, and takes a
+// screenshot of that. Exits 0 on success, 1 with a message on failure.
+//
+//   node waiting_room.mjs --url http://127.0.0.1:7676/events --out artifacts \
+//     --expect "You are in the waiting room" [--expect TEXT ...] \
+//     --origin-text "You reached the demo origin" [--timeout-secs 60]
+//
+// Every --expect text must be on the first page; WAITING_ROOM_EXPECT (texts separated
+// by newlines) adds more. CHROMIUM overrides the browser (default /usr/bin/chromium).
+
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
+
+const { values: args } = parseArgs({
+  options: {
+    url: { type: "string" },
+    out: { type: "string", default: "artifacts" },
+    expect: { type: "string", multiple: true, default: [] },
+    "origin-text": { type: "string" },
+    "timeout-secs": { type: "string", default: "60" },
+  },
+});
+if (!args.url || !args["origin-text"]) {
+  fail("usage: --url URL --origin-text TEXT [--out DIR] [--expect TEXT]... [--timeout-secs N]");
+}
+const expected = [
+  ...args.expect,
+  ...(process.env.WAITING_ROOM_EXPECT ?? "").split("\n").filter((t) => t.trim() !== ""),
+];
+const timeoutMs = Number(args["timeout-secs"]) * 1000;
+if (!(timeoutMs > 0)) fail(`--timeout-secs must be a positive number, not ${args["timeout-secs"]}`);
+
+function fail(message) {
+  console.error(`FAILED: ${message}`);
+  process.exit(1);
+}
+
+// The flags keep Chromium off the network but for the page under test; playwright
+// gives every launch a fresh, empty profile (--user-data-dir) of its own.
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  timeout: 30_000,
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+});
+let failure = null;
+try {
+  await visit(await browser.newPage({ viewport: { width: 1024, height: 640 } }));
+} catch (e) {
+  failure = e.message;
+} finally {
+  await browser.close();
+}
+if (failure) fail(failure);
+console.log("OK");
+
+async function visit(page) {
+  // Every page the main frame shows, with the room's Refresh header, for the log.
+  page.on("response", (r) => {
+    if (r.request().isNavigationRequest() && r.frame() === page.mainFrame()) {
+      const refresh = r.headers()["refresh"];
+      console.log(`page: ${r.status()} ${r.url()}${refresh ? ` (Refresh: ${refresh})` : ""}`);
+    }
+  });
+  mkdirSync(args.out, { recursive: true });
+
+  const first = await page.goto(args.url, { waitUntil: "load", timeout: 30_000 });
+  if (first?.status() !== 200) throw new Error(`${args.url} answered ${first?.status()}, not 200`);
+  const text = await page.innerText("body");
+  const missing = expected.filter((t) => !text.includes(t));
+  if (missing.length > 0) {
+    throw new Error(`the waiting page lacks ${JSON.stringify(missing)}; it shows:\n${text}`);
+  }
+  if (text.includes(args["origin-text"])) {
+    throw new Error("the first page is already the origin: no waiting page was shown");
+  }
+  const waiting = join(args.out, "waiting-page.png");
+  await page.screenshot({ path: waiting });
+  console.log(`waiting page: ${waiting}`);
+
+  // A locator outlives navigations: it finds the text on whichever page is shown.
+  try {
+    await page
+      .getByText(args["origin-text"])
+      .first()
+      .waitFor({ state: "visible", timeout: timeoutMs });
+  } catch {
+    const now = await page.innerText("body").catch(() => "(no page)");
+    throw new Error(
+      `the origin did not appear within ${timeoutMs / 1000} s of automatic refreshes; ` +
+        `the page shows:\n${now}`,
+    );
+  }
+  await page.waitForLoadState("load");
+  const origin = join(args.out, "origin.png");
+  await page.screenshot({ path: origin });
+  console.log(`origin: ${origin}`);
+}
