@@ -16,7 +16,11 @@ use support::room::Room;
 
 /// What the waiting page must show. Add a text here when the page gains one (an
 /// estimate, say); `WAITING_ROOM_EXPECT` adds more for one run.
-const WAITING_PAGE_TEXTS: &[&str] = &["You are in the waiting room"];
+const WAITING_PAGE_TEXTS: &[&str] = &[
+    "You are in the waiting room",
+    "Half of visitors get in within",
+    "Next check",
+];
 /// How long the page may take to refresh its way to the origin.
 const ORIGIN_WITHIN_SECS: u64 = 60;
 /// The bound on the whole script: the wait, plus the browser's start and screenshots.
