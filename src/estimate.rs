@@ -2,11 +2,12 @@
 //! independently (the draw is seeded by a fresh signature), so the number of draws a
 //! visitor needs is geometric: `P(N ≤ k) = 1 − (1 − p)^k`.
 //!
-//! A visitor's first draw comes when their token becomes eligible (`now > exp`, so at
-//! `exp + 1`). A visitor who loses and comes back promptly gets a wait token for the
-//! slot after next, so every further draw comes [`draw_interval`] = `2d` later
-//! (`d = wait_period_duration`). The time to admission after `k` draws is therefore
-//! `first + (k − 1) · 2d`.
+//! A visitor's first draw comes when they return after their token becomes eligible
+//! (`now > exp`): with the default refresh, exactly when their page comes back
+//! (`exp + 1` plus their phase). A visitor who loses and comes back the same way gets a
+//! wait token for the slot after next, so every further draw comes [`draw_interval`]
+//! = `2d` later (`d = wait_period_duration`). The time to admission after `k` draws is
+//! therefore `first + (k − 1) · 2d`.
 
 /// Wait estimates for one waiting visitor, in seconds from now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,11 +51,10 @@ pub fn draws_for_quantile(p: f64, q: f64) -> Option<u64> {
     Some(k)
 }
 
-/// Estimates for a visitor at `now` holding a wait token that expires at `exp`;
+/// Estimates for a visitor whose first draw comes in `next_draw_in` seconds;
 /// `None` when the room admits nobody (`percentage` 0).
-pub fn estimate(now: u64, exp: u64, percentage: u8, wait_period_duration: u64) -> Option<Estimate> {
+pub fn estimate(next_draw_in: u64, percentage: u8, wait_period_duration: u64) -> Option<Estimate> {
     let p = f64::from(percentage.min(100)) / 100.0;
-    let next_draw_in = exp.saturating_add(1).saturating_sub(now);
     let interval = draw_interval(wait_period_duration);
     let after =
         |draws: u64| next_draw_in.saturating_add(draws.saturating_sub(1).saturating_mul(interval));
@@ -100,13 +100,13 @@ mod tests {
 
     #[test]
     fn estimate_counts_from_the_token_and_adds_two_slots_per_lost_draw() {
-        // Token expires in 20 s: first draw in 21 s; 30 s slots: one draw per 60 s.
-        let e = estimate(1000, 1020, 50, 30).unwrap();
+        // First draw in 21 s; 30 s slots: one draw per 60 s.
+        let e = estimate(21, 50, 30).unwrap();
         assert_eq!(e.next_draw_in, 21);
         assert_eq!(e.draw_interval, 60);
         assert_eq!((e.p25, e.p50, e.p75), (21, 21, 81));
         assert_eq!(e.mean, 81); // 21 + (2 - 1) * 60
-        let e = estimate(1000, 1020, 10, 30).unwrap();
+        let e = estimate(21, 10, 30).unwrap();
         assert_eq!(
             (e.p25, e.p50, e.p75),
             (21 + 2 * 60, 21 + 6 * 60, 21 + 13 * 60)
@@ -115,9 +115,8 @@ mod tests {
     }
 
     #[test]
-    fn eligible_token_draws_now_and_closed_room_has_no_estimate() {
-        assert_eq!(estimate(2000, 1020, 50, 30).unwrap().next_draw_in, 0);
-        assert_eq!(estimate(1000, 1020, 0, 30), None);
-        assert_eq!(estimate(1000, 1020, 100, 30).unwrap().p75, 21);
+    fn closed_room_has_no_estimate_and_an_open_one_admits_at_the_first_draw() {
+        assert_eq!(estimate(21, 0, 30), None);
+        assert_eq!(estimate(21, 100, 30).unwrap().p75, 21);
     }
 }

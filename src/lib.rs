@@ -146,10 +146,15 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
             settings.wait_period_duration,
         )
     });
+    // The first draw comes when the visitor returns: when the page comes back in the
+    // default refresh mode; on the VCL's grid, from the moment the token is eligible.
     let estimate = verdict.wait_exp.and_then(|exp| {
+        let first_draw_in = match settings.refresh_mode {
+            refresh::RefreshMode::Eligible => refresh_after?,
+            refresh::RefreshMode::Fixed => exp.saturating_add(1).saturating_sub(visit.now),
+        };
         estimate::estimate(
-            visit.now,
-            exp,
+            first_draw_in,
             settings.allow_percentage,
             settings.wait_period_duration,
         )

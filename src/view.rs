@@ -195,7 +195,7 @@ mod tests {
             allow_percentage: 50,
             wait_period_duration: 30,
             refresh_after: Some(33),
-            estimate: estimate(1000, 1020, 50, 30),
+            estimate: estimate(21, 50, 30),
         }
     }
 
