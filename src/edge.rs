@@ -148,7 +148,7 @@ impl Shown<'_> {
             PageBody::Html(html) => html,
             PageBody::FromOrigin(path) => fetch_page(visitor, &path).unwrap_or_else(|why| {
                 log_line.push_str(&format!(" page_fallback=origin:{why}"));
-                page.default_html().into_owned().into_bytes()
+                page.default_html().into_bytes()
             }),
         }
     }

@@ -1,7 +1,5 @@
 //! Waiting-room pages: where each body comes from, and the headers they carry.
 
-use std::borrow::Cow;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
@@ -45,17 +43,28 @@ impl Page {
         }
     }
 
-    /// The built-in page compiled in from `static/`. The two waiting pages share
-    /// `static/waiting.html`, each with its own title and message.
-    pub fn default_html(self) -> Cow<'static, str> {
-        match self {
-            Page::StartWaiting => waiting_page(include_str!("../static/startwaiting.message.html")),
-            Page::KeepWaiting => waiting_page(include_str!("../static/keepwaiting.message.html")),
-            Page::Deny => Cow::Borrowed(include_str!("../static/deny.html")),
-            Page::OriginUnavailable => {
-                Cow::Borrowed(include_str!("../static/origin_unavailable.html"))
-            }
-        }
+    /// The built-in page, compiled in from `static/`: `layout.html` filled with the
+    /// page's `*.message.html` (first line the title, the rest the message) and, on
+    /// the two waiting pages, the estimate block `estimate.part.html`.
+    pub fn default_html(self) -> String {
+        const ESTIMATE: &str = include_str!("../static/estimate.part.html");
+        let (message, details) = match self {
+            Page::StartWaiting => (
+                include_str!("../static/startwaiting.message.html"),
+                ESTIMATE,
+            ),
+            Page::KeepWaiting => (include_str!("../static/keepwaiting.message.html"), ESTIMATE),
+            Page::Deny => (include_str!("../static/deny.message.html"), ""),
+            Page::OriginUnavailable => (
+                include_str!("../static/origin_unavailable.message.html"),
+                "",
+            ),
+        };
+        let (title, text) = message.split_once('\n').unwrap_or((message, ""));
+        include_str!("../static/layout.html")
+            .replacen("<!--title-->", title.trim(), 1)
+            .replacen("<!--message-->", text.trim_end(), 1)
+            .replacen("<!--details-->", details.trim_end(), 1)
     }
 
     /// HTTP status of the page; the two waiting pages use `waiting_status`.
@@ -95,7 +104,7 @@ impl Page {
     /// fetched from the origin, anything else is base64 HTML; a missing or empty
     /// value, or one that does not decode, falls back to the built-in page.
     pub fn body(self, stored: Option<&str>) -> (PageBody, Option<PageProblem>) {
-        let builtin = || PageBody::Html(self.default_html().into_owned().into_bytes());
+        let builtin = || PageBody::Html(self.default_html().into_bytes());
         let Some(stored) = stored.map(str::trim).filter(|v| !v.is_empty()) else {
             return (builtin(), None);
         };
@@ -133,17 +142,6 @@ impl Page {
 
 /// `Cache-Control` for every waiting-room page and every response that sets the cookie.
 pub const NO_STORE: &str = "no-store, private";
-
-/// `static/waiting.html` with a message file's first line as its title and the
-/// rest as its message.
-fn waiting_page(message: &str) -> Cow<'static, str> {
-    let (title, text) = message.split_once('\n').unwrap_or((message, ""));
-    Cow::Owned(
-        include_str!("../static/waiting.html")
-            .replacen("<!--title-->", title.trim(), 1)
-            .replacen("<!--message-->", text.trim_end(), 1),
-    )
-}
 
 /// Most languages of `Accept-Language` tried for a per-language page.
 pub const MAX_LANGUAGES: usize = 4;
@@ -194,7 +192,7 @@ mod tests {
     #[test]
     fn missing_empty_or_garbage_pages_fall_back_to_the_builtin() {
         for page in ALL {
-            let builtin = PageBody::Html(page.default_html().into_owned().into_bytes());
+            let builtin = PageBody::Html(page.default_html().into_bytes());
             assert_eq!(page.body(None), (builtin.clone(), None));
             assert_eq!(page.body(Some("  ")), (builtin.clone(), None));
             assert_eq!(
