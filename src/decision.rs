@@ -209,7 +209,10 @@ fn cookie_for(
         ),
         Decision::Anon | Decision::ReWait => (Dec::Wait, new_wait_exp),
     };
-    let Some(key) = keys.key(&settings.active_key) else {
+    // A key id no token can carry would mint tokens that never read back,
+    // stranding every visitor: such a key is as unusable as a missing one.
+    let readable = token::is_valid_kid(&settings.active_key);
+    let Some(key) = keys.key(&settings.active_key).filter(|_| readable) else {
         return (CookieAction::Keep, true);
     };
     let claims = Claims {
