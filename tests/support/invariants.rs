@@ -115,6 +115,7 @@ fn name_of(part: &str) -> &str {
     part.split_once('=').map_or(part, |(name, _)| name).trim()
 }
 
+/// `find` returns the value of the first part named `waiting_room`, trimmed.
 fn found_value_is_a_room_pair(header: &str) {
     let first_room_pair = header
         .split(';')
@@ -124,6 +125,8 @@ fn found_value_is_a_room_pair(header: &str) {
     assert_eq!(cookie::find(header), first_room_pair, "{header:?}");
 }
 
+/// `without_room_cookie` drops every room cookie and keeps every other part, in
+/// order, trimmed; what it returns has no room cookie left to drop.
 fn room_cookie_is_stripped(header: &str) {
     let others = header
         .split(';')
