@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 
 cargo fmt --all -- --check
+# The fuzz crate is outside the workspace (it needs cargo-fuzz to build).
+rustfmt --check --edition 2024 fuzz/src/lib.rs fuzz/fuzz_targets/*.rs
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --target wasm32-wasip1 --bin edge-waiting-room -- -D warnings
 cargo build --release --target wasm32-wasip1 --bin edge-waiting-room

@@ -297,9 +297,20 @@ fn parse_paths(raw: &str) -> Option<Vec<String>> {
     valid.then_some(paths)
 }
 
-/// An integer, clamped to 0..=100; `None` for anything that is not an integer.
+/// An integer of any length, clamped to 0..=100; `None` for anything that is
+/// not an integer. Integers beyond 64 bits saturate before the clamp.
 fn parse_percentage(raw: &str) -> Option<u8> {
-    let value: i64 = raw.trim().parse().ok()?;
+    let text = raw.trim();
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let saturated = if text.starts_with('-') {
+        i64::MIN
+    } else {
+        i64::MAX
+    };
+    let value = text.parse::<i64>().unwrap_or(saturated);
     // The clamp makes the conversion infallible.
     Some(value.clamp(0, 100) as u8)
 }
@@ -378,6 +389,29 @@ mod tests {
                 want,
                 "{raw:?}"
             );
+        }
+    }
+
+    /// Regression, found by fuzzing `from_lookup`: an integer beyond 64 bits was
+    /// taken for "not an integer", so a hugely negative percentage failed open to
+    /// 100 (everyone admitted) instead of clamping to 0, and a huge positive one
+    /// was logged as a config fallback.
+    #[test]
+    fn regression_percentage_beyond_64_bits_clamps_instead_of_failing_open() {
+        for (raw, want) in [
+            ("-9223372036854775809", 0),
+            ("-99999999999999999999999", 0),
+            ("9223372036854775808", 100),
+            ("+99999999999999999999999", 100),
+            ("-00000000000000000000000", 0),
+        ] {
+            let s = settings(&[(ALLOW_PERCENTAGE, raw)]);
+            assert_eq!(s.allow_percentage, want, "{raw:?}");
+            assert!(s.fallbacks.is_empty(), "{raw:?}");
+        }
+        for raw in ["-", "+", "+-5", "--5", "5-"] {
+            let s = settings(&[(ALLOW_PERCENTAGE, raw)]);
+            assert_eq!(s.fallbacks, vec![ALLOW_PERCENTAGE], "{raw:?}");
         }
     }
 

@@ -162,7 +162,12 @@ pub fn decide(
     let (cookie, signing_key_missing) = match (decision, due) {
         (Decision::Deny, _) => (CookieAction::Delete, false),
         (_, None) => (CookieAction::Keep, false),
-        (_, Some((dec, exp, adm))) => match keys.key(&settings.active_key) {
+        // A key id no token can carry would mint tokens that never read back,
+        // stranding every visitor: such a key is as unusable as a missing one.
+        (_, Some((dec, exp, adm))) => match keys
+            .key(&settings.active_key)
+            .filter(|_| token::is_valid_kid(&settings.active_key))
+        {
             None => (CookieAction::Keep, true),
             Some(key) => {
                 let claims = Claims {

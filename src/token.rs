@@ -232,10 +232,15 @@ fn valid_uid(raw: &str) -> Option<&str> {
     ok.then_some(raw)
 }
 
-/// Visible ASCII (no spaces or control characters), as config-store keys are.
+/// Whether a token can carry `kid`, so that a token signed under it reads back:
+/// 1 to [`MAX_KID_LEN`] visible ASCII characters (no spaces or control
+/// characters, as config-store keys are), none of them `&`, the field separator.
+pub fn is_valid_kid(kid: &str) -> bool {
+    (1..=MAX_KID_LEN).contains(&kid.len()) && kid.bytes().all(|b| b.is_ascii_graphic() && b != b'&')
+}
+
 fn valid_kid(raw: &str) -> Option<&str> {
-    let ok = (1..=MAX_KID_LEN).contains(&raw.len()) && raw.bytes().all(|b| b.is_ascii_graphic());
-    ok.then_some(raw)
+    is_valid_kid(raw).then_some(raw)
 }
 
 /// `0x` + 64 lowercase hex digits, the only form Fastly's `digest.hmac_sha256` returns.

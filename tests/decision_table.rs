@@ -370,6 +370,33 @@ fn unusable_active_key_never_signs_and_says_so() {
     }
 }
 
+/// Regression, found by the fuzzed round trip `decode(mint(claims))`: an
+/// `active_key` whose id no token can carry (a `&`, a space, over 255 characters)
+/// signed tokens that never decoded, so every visitor started waiting again on
+/// every request, forever. Such a key now counts as unusable.
+#[test]
+fn regression_active_key_id_no_token_can_carry_minted_unreadable_tokens() {
+    let too_long = "k".repeat(256);
+    for active in ["k&1", "k 1", too_long.as_str()] {
+        let unreadable = mint::mint("a real secret", "wait", NOW + 60, UID, active);
+        assert!(
+            waiting_room::token::decode(&unreadable).is_err(),
+            "{active}"
+        );
+
+        let mut store = keys();
+        store.insert(active.to_string(), "a real secret".into());
+        let mut s = settings(50);
+        s.active_key = active.to_string();
+        let v = decide(NOW, UID, None, &s, &store);
+        assert_eq!(
+            (v.decision, v.cookie, v.signing_key_missing),
+            (Decision::Anon, CookieAction::Keep, true),
+            "active_key={active:?}"
+        );
+    }
+}
+
 #[test]
 fn wait_and_deny_need_no_key() {
     let mut s = settings(0);

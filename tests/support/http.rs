@@ -1,5 +1,6 @@
 //! A small HTTP/1.1 client that connects from a chosen 127.0.0.x source address,
-//! so that each test client is a different visitor to Viceroy.
+//! so that each test client is a different visitor to Viceroy. One request per
+//! connection: it sends `Connection: close` and reads the response to the end.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
@@ -47,8 +48,44 @@ impl Response {
     }
 }
 
-/// Sends `GET path` to `to` from source address 127.0.0.`from`, with extra headers.
+/// Why a request got no well-formed response.
+#[derive(Debug)]
+pub enum Failure {
+    /// The source address could not be bound, or the room not reached.
+    Connect(std::io::Error),
+    /// The connection failed while the request was sent or the response read.
+    Io(std::io::Error),
+    /// What came back is not a well-formed HTTP/1.1 response.
+    Malformed(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Connect(err) => write!(f, "cannot connect: {err}"),
+            Failure::Io(err) => write!(f, "connection failed: {err}"),
+            Failure::Malformed(why) => write!(f, "malformed response: {why}"),
+        }
+    }
+}
+
+/// Sends `GET path` to `to` from source address 127.0.0.`from`, with extra
+/// headers; panics when no well-formed response comes back.
 pub fn get(to: SocketAddr, from: u8, path: &str, headers: &[(&str, &str)]) -> Response {
+    try_get(to, from, path, headers)
+        .unwrap_or_else(|failure| panic!("GET {path} from 127.0.0.{from}: {failure}"))
+}
+
+/// Like [`get`], but says what went wrong instead of panicking.
+///
+/// Every request is its own TCP connection: the request says `Connection: close`
+/// and the response is read to the end of the stream (no keep-alive).
+pub fn try_get(
+    to: SocketAddr,
+    from: u8,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> Result<Response, Failure> {
     let mut request = head(to, path);
     for (name, value) in headers {
         request.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
@@ -63,6 +100,7 @@ pub fn get_raw_header(to: SocketAddr, from: u8, path: &str, name: &str, value: &
     request.extend_from_slice(value);
     request.extend_from_slice(b"\r\n");
     send(to, from, request)
+        .unwrap_or_else(|failure| panic!("GET {path} with raw {name}: {failure}"))
 }
 
 fn head(to: SocketAddr, path: &str) -> Vec<u8> {
@@ -70,68 +108,88 @@ fn head(to: SocketAddr, path: &str) -> Vec<u8> {
 }
 
 /// Sends the request head (adding the blank line) and reads the whole response.
-fn send(to: SocketAddr, from: u8, mut request: Vec<u8>) -> Response {
+fn send(to: SocketAddr, from: u8, mut request: Vec<u8>) -> Result<Response, Failure> {
     let source = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, from), 0));
-    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
-    socket.bind(&source.into()).unwrap();
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).map_err(Failure::Connect)?;
+    socket.bind(&source.into()).map_err(Failure::Connect)?;
     socket
         .connect_timeout(&to.into(), Duration::from_secs(5))
-        .unwrap();
+        .map_err(Failure::Connect)?;
     let mut stream: TcpStream = socket.into();
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
+        .map_err(Failure::Io)?;
 
     request.extend_from_slice(b"\r\n");
-    stream.write_all(&request).unwrap();
+    stream.write_all(&request).map_err(Failure::Io)?;
 
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
-    parse(&raw)
+    stream.read_to_end(&mut raw).map_err(Failure::Io)?;
+    parse(&raw).map_err(Failure::Malformed)
 }
 
-fn parse(raw: &[u8]) -> Response {
+/// Parses a whole response; its body must be exactly as long as it says.
+fn parse(raw: &[u8]) -> Result<Response, String> {
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
-        .expect("response has no header end");
-    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
+        .ok_or("no end of header")?;
+    let head = std::str::from_utf8(&raw[..split]).map_err(|_| "header not UTF-8")?;
     let rest = &raw[split + 4..];
     let mut lines = head.split("\r\n");
-    let status_line = lines.next().unwrap();
-    let status = status_line.split(' ').nth(1).unwrap().parse().unwrap();
-    let headers: Vec<(String, String)> = lines
+    let status_line = lines.next().unwrap_or_default();
+    let status = status_line
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|s| s.split(' ').next())
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| format!("status line {status_line:?}"))?;
+    let headers = lines
         .map(|l| {
-            let (n, v) = l.split_once(':').unwrap();
-            (n.trim().to_string(), v.trim().to_string())
+            let (n, v) = l.split_once(':').ok_or_else(|| format!("header {l:?}"))?;
+            Ok((n.trim().to_string(), v.trim().to_string()))
         })
-        .collect();
-    let chunked = headers.iter().any(|(n, v)| {
-        n.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
-    });
-    let body = if chunked {
-        dechunk(rest)
+        .collect::<Result<Vec<(String, String)>, String>>()?;
+    let value = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let body = if value("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        dechunk(rest)?
     } else {
+        if let Some(length) = value("content-length") {
+            let length: usize = length.parse().map_err(|_| "content-length")?;
+            if length != rest.len() {
+                return Err(format!("body of {} bytes, {length} announced", rest.len()));
+            }
+        }
         rest.to_vec()
     };
-    Response {
+    Ok(Response {
         status,
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
-    }
+    })
 }
 
-fn dechunk(mut rest: &[u8]) -> Vec<u8> {
+fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, String> {
+    let truncated = || "truncated chunk".to_string();
     let mut body = Vec::new();
     loop {
-        let end = rest.windows(2).position(|w| w == b"\r\n").unwrap();
-        let size_text = std::str::from_utf8(&rest[..end]).unwrap();
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).unwrap();
+        let end = rest
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or_else(truncated)?;
+        let size_text = std::str::from_utf8(&rest[..end]).map_err(|_| "chunk size not UTF-8")?;
+        let size_hex = size_text.split(';').next().unwrap_or_default().trim();
+        let size = usize::from_str_radix(size_hex, 16).map_err(|_| "chunk size")?;
         rest = &rest[end + 2..];
         if size == 0 {
-            return body;
+            return Ok(body);
         }
-        body.extend_from_slice(&rest[..size]);
-        rest = &rest[size + 2..];
+        let chunk = rest.get(..size).ok_or_else(truncated)?;
+        body.extend_from_slice(chunk);
+        rest = rest.get(size + 2..).ok_or_else(truncated)?;
     }
 }

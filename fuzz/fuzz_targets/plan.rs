@@ -1,0 +1,7 @@
+//! One whole request through `waiting_room::plan`: fuzzed cookie header, path,
+//! uid, clock and settings, against a fixed key store.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    waiting_room_fuzz::invariants::plan(data);
+});

@@ -1,0 +1,5 @@
+//! `waiting_room::token::decode` on any cookie value, and the round trip
+//! `decode(mint(claims))`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| waiting_room_fuzz::invariants::token(data));

@@ -1,0 +1,360 @@
+//! Turns raw bytes (from the fuzzer, or from the native test's fixed-seed PRNG)
+//! into the waiting room's inputs: cookie values and headers, settings, visits.
+//!
+//! The bytes steer choices rather than being used verbatim, so that random bytes
+//! reach deep states: correctly signed tokens (minted here with the fixed key
+//! store [`KEYS`] by the tests' own minter), tokens a byte away from valid, every
+//! settings key with interesting and garbage values. Running out of bytes is
+//! fine: every read then yields zero, so any input is a valid case.
+#![allow(dead_code)] // each user (fuzz target, native test) uses a part of it
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use waiting_room::config;
+
+use super::mint;
+
+/// The fixed key store the fuzzed room runs against: two real keys, one empty
+/// secret (which must count as no key at all), and one under an id no token
+/// can carry (which must never sign).
+pub const KEYS: &[(&str, &str)] = &[
+    ("key1", "fuzz-key-one-0123456789abcdef"),
+    ("key2", "fuzz-key-two-0123456789abcdef"),
+    ("empty", ""),
+    ("k&1", "fuzz-key-amp-0123456789abcdef"),
+];
+
+/// Key ids a token may name: the store's, an unknown one, and odd ones.
+const KIDS: &[&str] = &["key1", "key2", "empty", "key3", "k&1", "k 1", ""];
+
+/// A secret no key id maps to: what a forger would sign with.
+pub const FORGER_KEY: &str = "not-a-key-of-the-room";
+
+/// Every settings key, with values worth trying for it.
+const SETTINGS: &[(&str, &[&str])] = &[
+    (config::ENABLED, &["true", " true ", "false", "TRUE", ""]),
+    (
+        config::PROTECTED_PATHS,
+        &[
+            "/events,/checkout",
+            "/",
+            "/events",
+            " /a , /b ",
+            "events",
+            ",",
+            "",
+        ],
+    ),
+    (
+        config::ALLOW_PERCENTAGE,
+        &[
+            "50",
+            "1",
+            "99",
+            "0",
+            "100",
+            "250",
+            "-5",
+            "abc",
+            "",
+            "12.5",
+            "9223372036854775808",
+            "-9223372036854775809",
+        ],
+    ),
+    (config::ALLOW_PERIOD_TIMEOUT, DURATIONS),
+    (config::WAIT_PERIOD_DURATION, DURATIONS),
+    (config::COOKIE_LIFETIME, DURATIONS),
+    (
+        config::ACTIVE_KEY,
+        &["key1", "key1", "key2", " key1 ", "empty", "key3", "k&1", ""],
+    ),
+    (config::LOGGER_NAME, &["testlog", "", " "]),
+    (
+        config::REFRESH_MODE,
+        &["eligible", "fixed", " fixed ", "sometimes"],
+    ),
+    (config::REDEEM_WINDOW, DURATIONS),
+    (
+        config::WAITING_STATUS,
+        &["200", "202", "429", "503", "404", "x"],
+    ),
+    (config::COOKIE_HTTPONLY, &["true", "false", "FALSE", "yes"]),
+    (config::COOKIE_SAMESITE, &["Lax", "strict", "None", "loose"]),
+    (config::COOKIE_SECURE, &["auto", "always", "never", "maybe"]),
+];
+
+const DURATIONS: &[&str] = &[
+    "1",
+    "2",
+    "30",
+    "3600",
+    "31536000",
+    "31536001",
+    "0",
+    "-1",
+    "1e3",
+    "18446744073709551616",
+];
+
+/// Paths a visit may start with.
+const PATHS: &[&str] = &["/events", "/checkout/cart", "/", "/about", "/a", "/eventsX"];
+
+/// Names of cookies next to the room's, some of them near misses.
+const OTHER_COOKIE_NAMES: &[&str] = &[
+    "session",
+    "a",
+    "waiting_roomx",
+    "xwaiting_room",
+    "Waiting_Room",
+    "waiting_room2",
+];
+
+/// A Unix time around which tokens expire.
+const EPOCH: u64 = 1_700_000_000;
+
+/// A cursor over raw bytes that never runs out (reads past the end yield 0).
+pub struct Input<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Input<'a> {
+    /// Reads choices from `data`.
+    pub fn new(data: &'a [u8]) -> Input<'a> {
+        Input { data }
+    }
+
+    /// The next byte, or 0 when none is left.
+    pub fn byte(&mut self) -> u8 {
+        match self.data.split_first() {
+            Some((&first, rest)) => {
+                self.data = rest;
+                first
+            }
+            None => 0,
+        }
+    }
+
+    /// The next `n` bytes, or fewer when fewer are left.
+    pub fn bytes(&mut self, n: usize) -> &'a [u8] {
+        let (taken, rest) = self.data.split_at(n.min(self.data.len()));
+        self.data = rest;
+        taken
+    }
+
+    /// A number in `0..n` (`n` ≥ 1, at most 65,536).
+    pub fn below(&mut self, n: usize) -> usize {
+        if n <= 256 {
+            usize::from(self.byte()) % n
+        } else {
+            usize::from(u16::from_le_bytes([self.byte(), self.byte()])) % n
+        }
+    }
+
+    /// Any 64-bit number.
+    pub fn u64(&mut self) -> u64 {
+        let mut le = [0u8; 8];
+        le.iter_mut().for_each(|b| *b = self.byte());
+        u64::from_le_bytes(le)
+    }
+
+    /// One of `items`.
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+
+    /// Up to `max` bytes of arbitrary text (invalid UTF-8 becomes U+FFFD).
+    pub fn text(&mut self, max: usize) -> String {
+        let len = self.below(max + 1);
+        String::from_utf8_lossy(self.bytes(len)).into_owned()
+    }
+
+    /// A Unix time: mostly near [`EPOCH`], sometimes anything, including the extremes.
+    pub fn now(&mut self) -> u64 {
+        match self.below(8) {
+            0 => self.u64(),
+            1 => u64::MAX - self.below(4) as u64,
+            2 => self.below(4) as u64,
+            _ => EPOCH + self.below(1 << 16) as u64,
+        }
+    }
+
+    /// An expiry a little before, at, or a little after `now`, or anything.
+    pub fn exp_near(&mut self, now: u64) -> u64 {
+        let delta = self.below(200) as u64;
+        match self.below(5) {
+            0 => self.u64(),
+            1 => now,
+            2 => now.saturating_sub(delta),
+            _ => now.saturating_add(delta),
+        }
+    }
+
+    /// A client IP as the edge prints it (IPv6 compressed).
+    pub fn ip(&mut self) -> String {
+        let ip = match self.below(4) {
+            0 => IpAddr::V4(Ipv4Addr::new(192, 0, 2, self.byte() % 4)),
+            1 => IpAddr::V4(Ipv4Addr::from(<[u8; 4]>::try_from(self.fixed(4)).unwrap())),
+            2 => IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)),
+            _ => IpAddr::V6(Ipv6Addr::from(
+                <[u8; 16]>::try_from(self.fixed(16)).unwrap(),
+            )),
+        };
+        ip.to_string()
+    }
+
+    /// A key id: mostly one of the store's, sometimes odd or anything.
+    pub fn kid(&mut self) -> String {
+        match self.below(8) {
+            0 => self.text(300),
+            1 | 2 => self.pick(KIDS).to_string(),
+            3 => "key2".to_string(),
+            _ => "key1".to_string(),
+        }
+    }
+
+    /// A cookie value for a visitor `uid` at `now`: garbage, base64 of garbage,
+    /// a correctly signed token (for this visitor or another, with a store key or
+    /// a forger's), or such a token with one byte changed.
+    pub fn cookie_value(&mut self, uid: &str, now: u64) -> String {
+        match self.below(8) {
+            0 => self.text(200),
+            1 => STANDARD.encode(self.text(200)),
+            _ => {
+                let token = self.signed_token(uid, now);
+                match self.below(4) {
+                    0 => self.mutate(&token),
+                    1 => STANDARD.encode(self.mutate(&mint::open(&token))),
+                    _ => token,
+                }
+            }
+        }
+    }
+
+    /// A token minted by the tests' minter: mostly for `uid` and a store key.
+    fn signed_token(&mut self, uid: &str, now: u64) -> String {
+        let dec = self.pick(&["wait", "allow", "wait", "allow", "deny"]);
+        let exp = self.exp_near(now);
+        let token_uid = match self.below(4) {
+            0 => self.ip(),
+            _ => uid.to_string(),
+        };
+        let kid = self.kid();
+        let secret = match self.below(6) {
+            0 => FORGER_KEY,
+            _ => key_secret(&kid).unwrap_or(FORGER_KEY),
+        };
+        mint::mint(secret, dec, exp, &token_uid, &kid)
+    }
+
+    /// `text` with one byte replaced, inserted or removed (kept as UTF-8).
+    pub fn mutate(&mut self, text: &str) -> String {
+        let mut bytes = text.as_bytes().to_vec();
+        let at = self.below(bytes.len() + 1);
+        let new = self.byte();
+        match self.below(3) {
+            0 if at < bytes.len() => bytes[at] = new,
+            1 if at < bytes.len() => {
+                bytes.remove(at);
+            }
+            _ => bytes.insert(at, new),
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// A `Cookie` header built from well-formed pairs, with what it holds.
+    pub fn cookie_header(&mut self, uid: &str, now: u64) -> BuiltHeader {
+        let mut pairs = Vec::new();
+        let mut others = Vec::new();
+        let mut room_values = Vec::new();
+        for _ in 0..self.below(6) {
+            let spaced = |input: &mut Self, s: &str| {
+                let pad = |input: &mut Self| " ".repeat(input.below(3));
+                format!("{}{s}{}", pad(input), pad(input))
+            };
+            if self.below(3) == 0 {
+                let value = self.cookie_value(uid, now).replace(';', "");
+                let pair = format!(
+                    "{}={}",
+                    spaced(self, ROOM_COOKIE),
+                    spaced(self, value.trim())
+                );
+                room_values.push(value.trim().to_string());
+                pairs.push(pair);
+            } else {
+                let name = self.pick(OTHER_COOKIE_NAMES);
+                let value = self.text(20).replace(';', "");
+                let pair = format!("{name}={}", value.trim());
+                others.push(pair.clone());
+                pairs.push(spaced(self, &pair));
+            }
+        }
+        let separator = self.pick(&[";", "; ", " ;", ";;"]);
+        BuiltHeader {
+            header: pairs.join(separator),
+            others,
+            room_values,
+        }
+    }
+
+    /// The raw value of every settings key: missing, one worth trying, or garbage.
+    pub fn settings_store(&mut self) -> HashMap<String, String> {
+        let mut store = HashMap::new();
+        for &(key, values) in SETTINGS {
+            let value = match self.below(8) {
+                0 => continue,
+                1 => self.text(40),
+                2 if values == DURATIONS => (self.u64() % (config::MAX_DURATION + 2)).to_string(),
+                2 => self.below(130).to_string(),
+                _ => self.pick(values).to_string(),
+            };
+            store.insert(key.to_string(), value);
+        }
+        store
+    }
+
+    /// A URL path: mostly under the default protected prefix, or another prefix,
+    /// or anything.
+    pub fn path(&mut self) -> String {
+        match self.below(8) {
+            0 => self.text(300),
+            1 | 2 => format!("{}{}", self.pick(PATHS), self.text(8)),
+            _ => format!("/events{}", self.text(8)),
+        }
+    }
+
+    /// `n` bytes, zero-filled past the end of the input.
+    fn fixed(&mut self, n: usize) -> Vec<u8> {
+        let mut bytes = self.bytes(n).to_vec();
+        bytes.resize(n, 0);
+        bytes
+    }
+}
+
+/// The room cookie's name.
+const ROOM_COOKIE: &str = "waiting_room";
+
+/// A `Cookie` header and what the generator put in it.
+pub struct BuiltHeader {
+    /// The header.
+    pub header: String,
+    /// The other cookies, as `name=value` pairs, in order.
+    pub others: Vec<String>,
+    /// The values of the room cookies, in order.
+    pub room_values: Vec<String>,
+}
+
+/// The secret stored under `kid` in [`KEYS`], if any (possibly empty).
+pub fn key_secret(kid: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .find(|(id, _)| *id == kid)
+        .map(|(_, secret)| *secret)
+}
+
+/// [`KEYS`] as the key store the room reads (an empty secret is no key).
+pub fn key_store(kid: &str) -> Option<String> {
+    key_secret(kid).map(str::to_string)
+}
