@@ -1,0 +1,43 @@
+//! Divan benchmarks of each decision path beside its HMAC floor, then the ratio
+//! table from the same run: `cargo bench -p path-bench`.
+
+use path_bench::cases::{self, Case, NAMES};
+use path_bench::timing::{self, Effort};
+
+fn case(name: &str) -> Case {
+    cases::build(name).unwrap_or_else(|message| panic!("{message}"))
+}
+
+/// The whole per-request core, `plan()`.
+#[divan::bench(args = NAMES)]
+fn plan(bencher: divan::Bencher, name: &str) {
+    let case = case(name);
+    bencher.bench_local(|| case.plan());
+}
+
+/// The decision alone, `decide()`.
+#[divan::bench(args = NAMES)]
+fn decide(bencher: divan::Bencher, name: &str) {
+    let case = case(name);
+    bencher.bench_local(|| case.decide());
+}
+
+/// The HMAC-SHA256 work the path cannot avoid.
+#[divan::bench(args = NAMES)]
+fn floor(bencher: divan::Bencher, name: &str) {
+    let case = case(name);
+    bencher.bench_local(|| case.floor());
+}
+
+fn main() {
+    divan::main();
+    let figures: Vec<timing::Figures> = NAMES
+        .iter()
+        .map(|name| timing::measure(&case(name), Effort::default()))
+        .collect();
+    println!(
+        "\nRatios from the same run (medians of {} rounds):",
+        Effort::default().rounds
+    );
+    print!("{}", timing::table(&figures, 1.5));
+}
