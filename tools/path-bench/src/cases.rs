@@ -64,8 +64,7 @@ impl Case {
 
     /// The decision alone (no cookie parsing, page choice or log line).
     pub fn decide(&self) -> Verdict {
-        let cookie = self.cookie_header.as_deref().and_then(room_cookie);
-        decision::decide(self.now, UID, cookie, &self.settings, &self.keys)
+        decision::decide(self.now, UID, self.cookie(), &self.settings, &self.keys)
     }
 
     /// The floor: HMAC-SHA256 of every text the path must verify or sign, with the
@@ -79,6 +78,21 @@ impl Case {
             last = mac.finalize().into_bytes().into();
         }
         last
+    }
+
+    /// The waiting-room cookie the visitor sends, if any.
+    pub fn cookie(&self) -> Option<&str> {
+        self.cookie_header.as_deref().and_then(room_cookie)
+    }
+
+    /// The room's settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The room's keys.
+    pub fn keys(&self) -> &HashMap<String, String> {
+        &self.keys
     }
 
     /// How many HMAC-SHA256 computations the floor holds.

@@ -30,7 +30,8 @@ impl Progress {
     /// Called once per event: virtual second `t` of `duration`, `decisions` so far.
     pub fn tick(&mut self, t: u64, duration: u64, decisions: u64) {
         self.calls += 1;
-        if !self.enabled || !self.calls.is_multiple_of(65_536) || self.last.elapsed() < Self::EVERY {
+        if !self.enabled || !self.calls.is_multiple_of(65_536) || self.last.elapsed() < Self::EVERY
+        {
             return;
         }
         self.last = Instant::now();

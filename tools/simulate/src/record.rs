@@ -12,6 +12,9 @@ use crate::scenario::Scenario;
 /// "Not admitted" in [`Record::admitted_at`].
 const NEVER: u32 = u32::MAX;
 
+/// Drawn tokens remembered before old ones are forgotten.
+const PRUNE_AT: usize = 1 << 20;
+
 /// Draws and wins of one slot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SlotDraws {
@@ -50,6 +53,7 @@ pub struct Record {
     /// Wall-clock seconds of the run.
     pub wall_seconds: f64,
     drawn: HashSet<(u32, u64)>,
+    prune_at: usize,
     first_slot: u64,
     wait_period: u64,
     allow_timeout: u64,
@@ -74,6 +78,7 @@ impl Record {
             decide_nanos: 0,
             wall_seconds: 0.0,
             drawn: HashSet::new(),
+            prune_at: PRUNE_AT,
             first_slot: crate::engine::START / d,
             wait_period: d,
             allow_timeout: scenario.room.allow_timeout,
@@ -99,10 +104,11 @@ impl Record {
         if !self.drawn.insert((address, exp)) {
             return;
         }
-        if self.drawn.len() > 1 << 20 {
+        if self.drawn.len() > self.prune_at {
             // Every draw of a token comes within a slot of its expiry.
             let horizon = now.saturating_sub(2 * self.wait_period);
             self.drawn.retain(|&(_, e)| e >= horizon);
+            self.prune_at = (2 * self.drawn.len()).max(PRUNE_AT);
         }
         let Some(slot) = (exp / self.wait_period).checked_sub(self.first_slot) else {
             return;
