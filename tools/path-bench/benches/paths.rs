@@ -31,10 +31,8 @@ fn floor(bencher: divan::Bencher, name: &str) {
 
 fn main() {
     divan::main();
-    let figures: Vec<timing::Figures> = NAMES
-        .iter()
-        .map(|name| timing::measure(&case(name), Effort::default()))
-        .collect();
+    let cases: Vec<Case> = NAMES.iter().map(|name| case(name)).collect();
+    let figures = timing::measure(&cases, Effort::default());
     println!(
         "\nRatios from the same run (medians of {} rounds):",
         Effort::default().rounds

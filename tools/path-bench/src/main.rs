@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let figures: Vec<timing::Figures> = cases.iter().map(|c| timing::measure(c, effort)).collect();
+    let figures = timing::measure(&cases, effort);
     println!(
         "{} rounds x {} calls, medians, target: plan() within {TARGET}x its floor ({})",
         effort.rounds,

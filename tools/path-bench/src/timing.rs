@@ -9,7 +9,7 @@ use crate::cases::Case;
 /// How long to measure.
 #[derive(Debug, Clone, Copy)]
 pub struct Effort {
-    /// Rounds; each times the path, the decision and the floor once, in turn.
+    /// Rounds; each times every case's path, decision and floor once, in turn.
     pub rounds: u32,
     /// Calls per timed batch.
     pub iterations: u32,
@@ -51,33 +51,39 @@ impl Figures {
     }
 }
 
-/// Measures one case.
-pub fn measure(case: &Case, effort: Effort) -> Figures {
-    let mut plan = Vec::new();
-    let mut decide = Vec::new();
-    let mut floor = Vec::new();
-    // One untimed round warms caches and the branch predictor.
-    for round in 0..=effort.rounds {
-        let times = [
-            per_call(effort.iterations, || drop(black_box(case.plan()))),
-            per_call(effort.iterations, || drop(black_box(case.decide()))),
-            per_call(effort.iterations, || {
-                black_box(case.floor());
-            }),
-        ];
-        if round > 0 {
-            plan.push(times[0]);
-            decide.push(times[1]);
-            floor.push(times[2]);
+/// Measures every case, round-robin: each round times every case's path, decision
+/// and floor in turn, so a slow moment of the machine falls on all of them alike.
+/// The first rounds are a warm-up and are not kept.
+pub fn measure(cases: &[Case], effort: Effort) -> Vec<Figures> {
+    const WARM_UP_ROUNDS: u32 = 3;
+    let mut samples: Vec<[Vec<f64>; 3]> = cases.iter().map(|_| Default::default()).collect();
+    for round in 0..WARM_UP_ROUNDS + effort.rounds {
+        for (case, kept) in cases.iter().zip(samples.iter_mut()) {
+            let times = [
+                per_call(effort.iterations, || drop(black_box(case.plan()))),
+                per_call(effort.iterations, || drop(black_box(case.decide()))),
+                per_call(effort.iterations, || {
+                    black_box(case.floor());
+                }),
+            ];
+            if round >= WARM_UP_ROUNDS {
+                for (series, time) in kept.iter_mut().zip(times) {
+                    series.push(time);
+                }
+            }
         }
     }
-    Figures {
-        name: case.name,
-        floor_macs: case.floor_macs(),
-        plan_ns: median(&mut plan),
-        decide_ns: median(&mut decide),
-        floor_ns: median(&mut floor),
-    }
+    cases
+        .iter()
+        .zip(samples)
+        .map(|(case, [mut plan, mut decide, mut floor])| Figures {
+            name: case.name,
+            floor_macs: case.floor_macs(),
+            plan_ns: median(&mut plan),
+            decide_ns: median(&mut decide),
+            floor_ns: median(&mut floor),
+        })
+        .collect()
 }
 
 /// A Markdown table of the figures, with the target (`plan()` within `target` × floor).
@@ -137,7 +143,7 @@ mod tests {
             rounds: 1,
             iterations: 1,
         };
-        let figures: Vec<Figures> = cases.iter().map(|c| measure(c, effort)).collect();
+        let figures = measure(&cases, effort);
         let table = table(&figures, 1.5);
         assert_eq!(table.lines().count(), 2 + crate::cases::NAMES.len());
         assert!(table.contains("| allow-renewal | 2 |"));
