@@ -29,9 +29,9 @@ pub struct SeriesStats {
     pub peak: u64,
     /// `peak / mean`.
     pub peak_to_mean: f64,
-    /// The highest second against the mean of its own clock minute, over minutes
-    /// with at least one a second on average: burstiness that a slow trend (a
-    /// crowd draining) does not inflate.
+    /// The highest second against the mean of its own clock minute, over the
+    /// minutes that carry at least a tenth of the busiest minute's count:
+    /// burstiness that a slow trend (a crowd draining) does not inflate.
     pub peak_to_minute_mean: f64,
 }
 
@@ -41,12 +41,18 @@ pub fn series_stats(per_second: &[u64], skip: usize) -> SeriesStats {
     let total: u64 = tail.iter().sum();
     let mean = total as f64 / tail.len().max(1) as f64;
     let peak = tail.iter().copied().max().unwrap_or(0);
+    let busiest = tail
+        .chunks(60)
+        .map(|m| m.iter().sum::<u64>())
+        .max()
+        .unwrap_or(0);
     let peak_to_minute_mean = tail
         .chunks(60)
         .filter_map(|minute| {
-            let minute_mean = minute.iter().sum::<u64>() as f64 / minute.len() as f64;
+            let count = minute.iter().sum::<u64>();
+            let minute_mean = count as f64 / minute.len() as f64;
             let minute_peak = minute.iter().copied().max()? as f64;
-            (minute_mean >= 1.0).then_some(minute_peak / minute_mean)
+            (count > 0 && count * 10 >= busiest).then_some(minute_peak / minute_mean)
         })
         .fold(0.0, f64::max);
     SeriesStats {
@@ -92,9 +98,10 @@ mod tests {
         let s = series_stats(&spiky, 60);
         assert_eq!(s.peak, 60);
         assert!((s.peak_to_minute_mean - 60.0 / (119.0 / 60.0)).abs() < 1e-9);
-        // A sparse minute (one visitor) says nothing about bursts.
-        let mut sparse = vec![0; 120];
-        sparse[90] = 1;
-        assert_eq!(series_stats(&sparse, 60).peak_to_minute_mean, 0.0);
+        // A sparse minute beside a busy one says nothing about bursts.
+        let mut sparse = vec![10; 180];
+        sparse[120..].fill(0);
+        sparse[170] = 5;
+        assert_eq!(series_stats(&sparse, 60).peak_to_minute_mean, 1.0);
     }
 }

@@ -185,7 +185,7 @@ pub fn summarise(
         concurrency: concurrency(record),
         fairness: fairness(scenario, record),
         groups: groups(scenario, population, record),
-        waits: waits(scenario, population, record),
+        waits: waits(population, record, observed_cutoff(scenario)),
         attack: record.attack,
     }
 }
@@ -321,8 +321,10 @@ fn observed_cutoff(scenario: &Scenario) -> u64 {
     scenario.duration.saturating_sub(tail)
 }
 
-fn waits(scenario: &Scenario, population: &Population, record: &Record) -> Waits {
-    let before = observed_cutoff(scenario);
+/// Waits of single visitors who arrived `before` that second, against their
+/// displayed estimates; those still waiting at the end count as waiting longer
+/// than any admitted one.
+pub fn waits(population: &Population, record: &Record, before: u64) -> Waits {
     let mut realised = Vec::new();
     let mut shown = [Vec::new(), Vec::new(), Vec::new()];
     let mut shown_mean = 0.0;
