@@ -46,7 +46,7 @@ mod parts {
     use std::hint::black_box;
 
     use waiting_room::keys::KeyStore;
-    use waiting_room::{cookie, log, token};
+    use waiting_room::{cookie, log, lottery, token};
 
     use super::case;
 
@@ -100,6 +100,12 @@ mod parts {
             panic!("the case key exists")
         };
         bencher.bench_local(|| black_box(&presented.claims).mint(&key));
+    }
+
+    /// The lottery: ChaCha20 seeded from the signature, one draw.
+    #[divan::bench]
+    fn lottery_draw(bencher: divan::Bencher) {
+        bencher.bench_local(|| lottery::wins(black_box(0x00ab_cdef), 50));
     }
 
     /// The request's log line.
