@@ -3,8 +3,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use waiting_room::config::MAX_DURATION;
 use waiting_room::refresh::RefreshMode;
 
+use crate::planning::Question;
 use crate::scenario::{Arrivals, Mix, Scenario, Session};
 
 /// Usage text.
@@ -95,6 +97,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             let wait_periods = options.list("wait-period", defaults.room.wait_period)?;
             let allow_timeouts = options.list("allow-timeout", defaults.room.allow_timeout)?;
             let scenario = options.scenario(defaults)?;
+            for room in Question::rooms(&percentages, &wait_periods, &allow_timeouts) {
+                check(&Scenario { room, ..scenario })?;
+            }
             Command::Plan {
                 scenario,
                 percentages,
@@ -259,10 +264,13 @@ fn check(s: &Scenario) -> Result<(), String> {
             s.room.allow_percentage > 100,
             "--allow-percentage is 0 to 100",
         ),
-        (s.room.wait_period == 0, "--wait-period must be at least 1"),
         (
-            s.room.allow_timeout == 0,
-            "--allow-timeout must be at least 1",
+            !(1..=MAX_DURATION).contains(&s.room.wait_period),
+            "--wait-period must be 1 s to a year (the room's own bounds)",
+        ),
+        (
+            !(1..=MAX_DURATION).contains(&s.room.allow_timeout),
+            "--allow-timeout must be 1 s to a year (the room's own bounds)",
         ),
         (s.mix.devices == 0, "--multi-device needs at least 1 device"),
         (
@@ -397,11 +405,14 @@ mod tests {
             "run --nat 2:5",
             "run --multi-device 0.1:3",
             "run --wait-period 0",
+            "run --wait-period 31536001",
+            "plan --allow-timeout 600,0",
             "run --bogus 1",
             "run --refresh sometimes",
             "run --seed 1 --seed 2",
             "run stray",
             "plan --allow-percentage 10,x",
+            "plan --allow-percentage 10,101",
             "cost --visitors 10,,20",
             "run --multi-device 0.6:2:1 --nat 0.6:2",
         ] {
