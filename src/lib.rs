@@ -137,35 +137,42 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         }
         CookieAction::Delete => Some(cookie::DELETE_COOKIE.to_string()),
     };
-    let refresh_after = verdict.wait_exp.map(|exp| {
-        refresh::refresh_after(
-            settings.refresh_mode,
-            visit.now,
-            exp,
-            visit.uid,
-            settings.wait_period_duration,
-        )
-    });
-    // The first draw comes when the visitor returns: when the page comes back in the
-    // default refresh mode; on the VCL's grid, from the moment the token is eligible.
-    let estimate = verdict.wait_exp.and_then(|exp| {
-        let first_draw_in = match settings.refresh_mode {
-            refresh::RefreshMode::Eligible => refresh_after?,
-            refresh::RefreshMode::Fixed => exp.saturating_add(1).saturating_sub(visit.now),
-        };
-        estimate::estimate(
-            first_draw_in,
-            settings.allow_percentage,
-            settings.wait_period_duration,
-        )
-    });
+    let outlook = verdict
+        .wait_exp
+        .map(|exp| outlook(visit.now, exp, visit.uid, settings));
     Plan {
         action,
         set_cookie,
         log_line: log::decision_line(visit.uid, visit.path, &verdict, settings),
-        refresh_after,
-        estimate,
+        refresh_after: outlook.map(|o| o.refresh_after),
+        estimate: outlook.and_then(|o| o.estimate),
         verdict: Some(verdict),
+    }
+}
+
+/// What lies ahead for a waiting visitor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outlook {
+    /// Seconds until their page comes back by itself.
+    pub refresh_after: u64,
+    /// When they can expect to be admitted; `None` when nobody is.
+    pub estimate: Option<Estimate>,
+}
+
+/// The outlook at `now` of visitor `uid` holding a wait token that expires at
+/// `wait_exp`. The first draw comes when the visitor returns: when the page comes
+/// back in the default refresh mode; on the VCL's grid, from the moment the token
+/// is eligible.
+pub fn outlook(now: u64, wait_exp: u64, uid: &str, settings: &Settings) -> Outlook {
+    let d = settings.wait_period_duration;
+    let refresh_after = refresh::refresh_after(settings.refresh_mode, now, wait_exp, uid, d);
+    let first_draw_in = match settings.refresh_mode {
+        refresh::RefreshMode::Eligible => refresh_after,
+        refresh::RefreshMode::Fixed => wait_exp.saturating_add(1).saturating_sub(now),
+    };
+    Outlook {
+        refresh_after,
+        estimate: estimate::estimate(first_draw_in, settings.allow_percentage, d),
     }
 }
 

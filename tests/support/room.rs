@@ -266,7 +266,8 @@ fn viceroy_bin() -> String {
     std::env::var("VICEROY").unwrap_or_else(|_| "viceroy".to_string())
 }
 
-fn wasm_path() -> PathBuf {
+/// The built room: `WAITING_ROOM_WASM`, or the release build under `target/`.
+pub fn wasm_path() -> PathBuf {
     let path = std::env::var("WAITING_ROOM_WASM")
         .map(PathBuf::from)
         .unwrap_or_else(|_| {

@@ -1,0 +1,422 @@
+//! The command line: `run`, `plan` and `cost`, each with `--name value` options.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use waiting_room::config::MAX_DURATION;
+use waiting_room::refresh::RefreshMode;
+
+use crate::planning::Question;
+use crate::scenario::{Arrivals, Mix, Scenario, Session};
+
+/// Usage text.
+pub const USAGE: &str = "\
+usage:
+  simulate run  [scenario options] [--refresh eligible|fixed|both] [--out DIR] [--quiet]
+  simulate plan [scenario options, with lists for the room] [--sample N] [--out FILE]
+  simulate cost [scenario options, with a list for --visitors]
+
+scenario options (defaults for `run`):
+  --visitors N              people (100000)
+  --arrivals SPEC           steady:SECONDS | flash:SECONDS | waves:COUNT:EVERY:WIDTH (steady:3000)
+  --duration SECONDS        virtual time simulated (3600)
+  --allow-percentage P      allow_percentage (20)            plan: a list, e.g. 10,20,30
+  --wait-period SECONDS     wait_period_duration (30)        plan: a list
+  --allow-timeout SECONDS   allow_period_timeout (3600)      plan: a list
+  --session N:SECONDS       requests after admission, and their spacing (5:60)
+  --multi-device SHARE:DEVICES:SPREAD   people on several devices behind one address (0.1:3:10)
+  --nat SHARE:SIZE          people behind shared addresses, and how many per address (0.02:20)
+  --attackers SHARE         people who keep and replay their tokens (0.001)
+  --seed N                  seed of every random choice (1)
+plan and cost default to plain visitors (no extra devices, NAT or attackers).";
+
+/// What to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Simulate one scenario in one or both refresh modes and write the report.
+    Run {
+        /// The scenario.
+        scenario: Scenario,
+        /// Refresh modes to run it in.
+        modes: Vec<RefreshMode>,
+        /// Where the JSON report and SVG plots go.
+        out: PathBuf,
+        /// No progress lines.
+        quiet: bool,
+    },
+    /// Answer an operator's question: for each candidate room, the origin load and waits.
+    Plan {
+        /// The scenario (its room is replaced by each candidate).
+        scenario: Scenario,
+        /// Candidate `allow_percentage` values.
+        percentages: Vec<u8>,
+        /// Candidate `wait_period_duration` values.
+        wait_periods: Vec<u64>,
+        /// Candidate `allow_period_timeout` values.
+        allow_timeouts: Vec<u64>,
+        /// Refresh mode.
+        mode: RefreshMode,
+        /// People actually simulated (figures are scaled up to `visitors`).
+        sample: u64,
+        /// Where to write the JSON table, if anywhere.
+        out: Option<PathBuf>,
+    },
+    /// Cost per decision as the crowd grows.
+    Cost {
+        /// The scenario (its `visitors` is replaced by each size).
+        scenario: Scenario,
+        /// Crowd sizes.
+        sizes: Vec<u64>,
+    },
+}
+
+/// Parses the arguments after the program name.
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
+    let mut args = args.into_iter();
+    let command = args.next().ok_or("no command given")?;
+    let mut options = Options::read(args)?;
+    let parsed = match command.as_str() {
+        "run" => {
+            let scenario = options.scenario(Scenario::default())?;
+            Command::Run {
+                scenario,
+                modes: match options.take("refresh").as_deref() {
+                    None | Some("both") => vec![RefreshMode::Eligible, RefreshMode::Fixed],
+                    Some(one) => vec![mode(one)?],
+                },
+                out: PathBuf::from(options.take("out").unwrap_or_else(|| "simulation".into())),
+                quiet: options.flag("quiet"),
+            }
+        }
+        "plan" => {
+            let defaults = Scenario {
+                mix: Mix::plain(),
+                ..Scenario::default()
+            };
+            let percentages = options.list("allow-percentage", defaults.room.allow_percentage)?;
+            let wait_periods = options.list("wait-period", defaults.room.wait_period)?;
+            let allow_timeouts = options.list("allow-timeout", defaults.room.allow_timeout)?;
+            let scenario = options.scenario(defaults)?;
+            for room in Question::rooms(&percentages, &wait_periods, &allow_timeouts) {
+                check(&Scenario { room, ..scenario })?;
+            }
+            Command::Plan {
+                scenario,
+                percentages,
+                wait_periods,
+                allow_timeouts,
+                mode: mode(options.take("refresh").as_deref().unwrap_or("eligible"))?,
+                sample: options.number("sample")?.unwrap_or(20_000),
+                out: options.take("out").map(PathBuf::from),
+            }
+        }
+        "cost" => {
+            let sizes = options.list("visitors", 0)?;
+            let defaults = Scenario {
+                mix: Mix::plain(),
+                arrivals: Arrivals::Flash { seconds: 60 },
+                duration: 600,
+                ..Scenario::default()
+            };
+            Command::Cost {
+                scenario: options.scenario(defaults)?,
+                sizes: if sizes == [0] {
+                    vec![1_000, 10_000, 100_000, 1_000_000]
+                } else {
+                    sizes
+                },
+            }
+        }
+        other => return Err(format!("unknown command {other:?}")),
+    };
+    options.finish()?;
+    Ok(parsed)
+}
+
+fn mode(name: &str) -> Result<RefreshMode, String> {
+    match name {
+        "eligible" => Ok(RefreshMode::Eligible),
+        "fixed" => Ok(RefreshMode::Fixed),
+        other => Err(format!(
+            "--refresh {other:?}: expected eligible, fixed or both"
+        )),
+    }
+}
+
+/// `--name value` pairs (and bare `--quiet`), consumed as they are read.
+struct Options(BTreeMap<String, String>);
+
+impl Options {
+    fn read(args: impl Iterator<Item = String>) -> Result<Options, String> {
+        let mut map = BTreeMap::new();
+        let mut args = args.peekable();
+        while let Some(arg) = args.next() {
+            let name = arg
+                .strip_prefix("--")
+                .ok_or(format!("expected an option, found {arg:?}"))?;
+            let value = match args.peek() {
+                Some(next) if !next.starts_with("--") => args.next().unwrap_or_default(),
+                _ => String::new(),
+            };
+            if map.insert(name.to_string(), value).is_some() {
+                return Err(format!("--{name} given twice"));
+            }
+        }
+        Ok(Options(map))
+    }
+
+    fn take(&mut self, name: &str) -> Option<String> {
+        self.0.remove(name)
+    }
+
+    fn flag(&mut self, name: &str) -> bool {
+        self.take(name).is_some()
+    }
+
+    fn number<T: std::str::FromStr>(&mut self, name: &str) -> Result<Option<T>, String> {
+        self.take(name).map(|v| number(name, &v)).transpose()
+    }
+
+    fn fraction(&mut self, name: &str) -> Result<Option<f64>, String> {
+        self.take(name).map(|v| fraction(name, &v)).transpose()
+    }
+
+    /// A comma-separated list; `[default]` when absent.
+    fn list<T: std::str::FromStr + Copy>(
+        &mut self,
+        name: &str,
+        default: T,
+    ) -> Result<Vec<T>, String> {
+        match self.take(name) {
+            None => Ok(vec![default]),
+            Some(raw) => raw.split(',').map(|v| number(name, v)).collect(),
+        }
+    }
+
+    /// `default`, with every scenario option given applied.
+    fn scenario(&mut self, default: Scenario) -> Result<Scenario, String> {
+        let mut s = default;
+        if let Some(v) = self.number("visitors")? {
+            s.visitors = v;
+        }
+        if let Some(spec) = self.take("arrivals") {
+            s.arrivals = Arrivals::parse(&spec)?;
+        }
+        if let Some(v) = self.number("duration")? {
+            s.duration = v;
+        }
+        if let Some(v) = self.number("allow-percentage")? {
+            s.room.allow_percentage = v;
+        }
+        if let Some(v) = self.number("wait-period")? {
+            s.room.wait_period = v;
+        }
+        if let Some(v) = self.number("allow-timeout")? {
+            s.room.allow_timeout = v;
+        }
+        if let Some(spec) = self.take("session") {
+            let [requests, interval] = parts::<2>("session", &spec)?;
+            s.session = Session {
+                requests: number("session", requests)?,
+                interval: number("session", interval)?,
+            };
+        }
+        if let Some(spec) = self.take("multi-device") {
+            let [share, devices, spread] = parts::<3>("multi-device", &spec)?;
+            s.mix.multi_device_share = fraction("multi-device", share)?;
+            s.mix.devices = number("multi-device", devices)?;
+            s.mix.device_spread = number("multi-device", spread)?;
+        }
+        if let Some(spec) = self.take("nat") {
+            let [share, size] = parts::<2>("nat", &spec)?;
+            s.mix.nat_share = fraction("nat", share)?;
+            s.mix.nat_size = number("nat", size)?;
+        }
+        if let Some(share) = self.fraction("attackers")? {
+            s.mix.attacker_share = share;
+        }
+        if let Some(v) = self.number("seed")? {
+            s.seed = v;
+        }
+        check(&s)?;
+        Ok(s)
+    }
+
+    fn finish(self) -> Result<(), String> {
+        match self.0.keys().next() {
+            None => Ok(()),
+            Some(name) => Err(format!("unknown or misplaced option --{name}")),
+        }
+    }
+}
+
+/// Rejects scenarios the simulator cannot run meaningfully.
+fn check(s: &Scenario) -> Result<(), String> {
+    let shares = s.mix.multi_device_share + s.mix.nat_share + s.mix.attacker_share;
+    let problems = [
+        (s.visitors == 0, "--visitors must be at least 1"),
+        (s.visitors > 16_000_000, "--visitors is at most 16000000"),
+        (
+            s.duration == 0 || s.duration > 7 * 24 * 3600,
+            "--duration must be 1 s to 7 days",
+        ),
+        (
+            s.room.allow_percentage > 100,
+            "--allow-percentage is 0 to 100",
+        ),
+        (
+            !(1..=MAX_DURATION).contains(&s.room.wait_period),
+            "--wait-period must be 1 s to a year (the room's own bounds)",
+        ),
+        (
+            !(1..=MAX_DURATION).contains(&s.room.allow_timeout),
+            "--allow-timeout must be 1 s to a year (the room's own bounds)",
+        ),
+        (s.mix.devices == 0, "--multi-device needs at least 1 device"),
+        (
+            s.mix.nat_size == 0,
+            "--nat needs at least 1 person per address",
+        ),
+        (
+            shares > 1.0,
+            "the shares of --multi-device, --nat and --attackers exceed 1",
+        ),
+    ];
+    match problems.iter().find(|(bad, _)| *bad) {
+        Some((_, why)) => Err(why.to_string()),
+        None => Ok(()),
+    }
+}
+
+fn parts<'a, const N: usize>(name: &str, spec: &'a str) -> Result<[&'a str; N], String> {
+    let parts: Vec<&str> = spec.split(':').collect();
+    parts
+        .try_into()
+        .map_err(|_| format!("--{name} {spec:?}: expected {N} parts separated by ':'"))
+}
+
+fn number<T: std::str::FromStr>(name: &str, raw: &str) -> Result<T, String> {
+    raw.trim()
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("--{name}: {raw:?} is not a valid number"))
+}
+
+fn fraction(name: &str, raw: &str) -> Result<f64, String> {
+    let value: f64 = number(name, raw)?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("--{name}: {raw:?} is not a share between 0 and 1"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn run_defaults_to_both_modes() {
+        let Command::Run {
+            scenario,
+            modes,
+            out,
+            quiet,
+        } = parse(args("run")).unwrap()
+        else {
+            panic!("not a run");
+        };
+        assert_eq!(scenario, Scenario::default());
+        assert_eq!(modes, [RefreshMode::Eligible, RefreshMode::Fixed]);
+        assert_eq!((out, quiet), (PathBuf::from("simulation"), false));
+    }
+
+    #[test]
+    fn run_reads_every_scenario_option() {
+        let line = "run --visitors 1_000 --arrivals flash:5 --duration 600 --allow-percentage 30 \
+                    --wait-period 20 --allow-timeout 900 --session 2:30 --multi-device 0.2:4:5 \
+                    --nat 0.1:50 --attackers 0.01 --seed 9 --refresh fixed --out x --quiet";
+        let Command::Run {
+            scenario: s,
+            modes,
+            quiet,
+            ..
+        } = parse(args(line)).unwrap()
+        else {
+            panic!("not a run");
+        };
+        assert_eq!(s.visitors, 1000);
+        assert_eq!(s.arrivals, Arrivals::Flash { seconds: 5 });
+        assert_eq!((s.duration, s.seed), (600, 9));
+        assert_eq!(
+            (
+                s.room.allow_percentage,
+                s.room.wait_period,
+                s.room.allow_timeout
+            ),
+            (30, 20, 900)
+        );
+        assert_eq!((s.session.requests, s.session.interval), (2, 30));
+        assert_eq!(
+            (s.mix.multi_device_share, s.mix.devices, s.mix.device_spread),
+            (0.2, 4, 5)
+        );
+        assert_eq!(
+            (s.mix.nat_share, s.mix.nat_size, s.mix.attacker_share),
+            (0.1, 50, 0.01)
+        );
+        assert_eq!(modes, [RefreshMode::Fixed]);
+        assert!(quiet);
+    }
+
+    #[test]
+    fn plan_takes_lists() {
+        let line = "plan --visitors 200000 --arrivals flash:60 --allow-percentage 10,20 --allow-timeout 600,3600";
+        let Command::Plan {
+            percentages,
+            wait_periods,
+            allow_timeouts,
+            scenario,
+            ..
+        } = parse(args(line)).unwrap()
+        else {
+            panic!("not a plan");
+        };
+        assert_eq!(percentages, [10, 20]);
+        assert_eq!(wait_periods, [30]);
+        assert_eq!(allow_timeouts, [600, 3600]);
+        assert_eq!(scenario.mix, Mix::plain());
+    }
+
+    #[test]
+    fn bad_input_is_an_error_not_a_panic() {
+        for line in [
+            "",
+            "fly",
+            "run --visitors",
+            "run --visitors -3",
+            "run --visitors 0",
+            "run --arrivals flood:3",
+            "run --allow-percentage 300",
+            "run --nat 2:5",
+            "run --multi-device 0.1:3",
+            "run --wait-period 0",
+            "run --wait-period 31536001",
+            "plan --allow-timeout 600,0",
+            "run --bogus 1",
+            "run --refresh sometimes",
+            "run --seed 1 --seed 2",
+            "run stray",
+            "plan --allow-percentage 10,x",
+            "plan --allow-percentage 10,101",
+            "cost --visitors 10,,20",
+            "run --multi-device 0.6:2:1 --nat 0.6:2",
+        ] {
+            assert!(parse(args(line)).is_err(), "{line:?}");
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! A simulator of the waiting room: crowds of visitors, each device with its own
+//! cookie jar, every request decided by the room's own [`waiting_room::decision::decide`]
+//! at a virtual clock, every refresh timed by [`waiting_room::refresh::refresh_after`]
+//! and every estimate shown by [`waiting_room::estimate::estimate`]. Nothing of
+//! the rules is written twice.
+//!
+//! It reports the origin's load (new sessions per second, sessions at once), the
+//! lottery's fairness slot by slot, what extra devices and shared addresses change,
+//! realised waits against the displayed estimate, and what a replay attacker gets.
+
+pub mod attacker;
+pub mod cli;
+pub mod engine;
+pub mod planning;
+pub mod plot;
+pub mod population;
+pub mod progress;
+pub mod record;
+pub mod report;
+pub mod rng;
+pub mod scenario;
+pub mod stats;
+pub mod summary;

@@ -1,0 +1,120 @@
+//! `simulate`: the waiting room under a virtual crowd. See `simulate --help` and
+//! BENCHMARKS.md.
+
+use std::process::ExitCode;
+
+use simulate::cli::{self, Command, USAGE};
+use simulate::planning::{self, Question};
+use simulate::population::Population;
+use simulate::report;
+use simulate::scenario::Scenario;
+use waiting_room::refresh::RefreshMode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let outcome = cli::parse(args).and_then(|command| match command {
+        Command::Run {
+            scenario,
+            modes,
+            out,
+            quiet,
+        } => run(&scenario, &modes, &out, !quiet),
+        Command::Plan {
+            scenario,
+            percentages,
+            wait_periods,
+            allow_timeouts,
+            mode,
+            sample,
+            out,
+        } => {
+            let question = Question {
+                scenario,
+                candidates: Question::rooms(&percentages, &wait_periods, &allow_timeouts),
+                mode,
+                sample,
+            };
+            let answers = planning::answer(&question, true);
+            print!("{}", planning::table(&answers));
+            match out {
+                Some(path) => write_json(&path, &answers),
+                None => Ok(()),
+            }
+        }
+        Command::Cost { scenario, sizes } => {
+            cost(&scenario, &sizes);
+            Ok(())
+        }
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("simulate: {message}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(
+    scenario: &Scenario,
+    modes: &[RefreshMode],
+    out: &std::path::Path,
+    verbose: bool,
+) -> Result<(), String> {
+    let population = Population::draw(scenario);
+    let runs = report::run_modes(scenario, &population, modes, verbose);
+    report::write(out, scenario, &population, &runs)?;
+    for run in &runs {
+        let r = &run.report;
+        println!(
+            "{:8}  new sessions/s after 1 min: mean {:.1}, peak {} (peak/mean {:.2}, peak/minute-mean {:.2}); \
+             slots in 99% band {:.3}; multi-device advantage {:.3}; wait p50 {:?} s (shown {:?} s); \
+             re-rolls won {}/{}; {:.0} ns/decision, {} decisions in {:.1} s",
+            r.refresh_mode,
+            r.admissions.per_second.mean,
+            r.admissions.per_second.peak,
+            r.admissions.per_second.peak_to_mean,
+            r.admissions.per_second.peak_to_minute_mean,
+            r.fairness.share_inside_band,
+            r.groups.multi_device_advantage,
+            r.waits.realised.p50,
+            r.waits.displayed.p50,
+            r.attack.reroll_successes,
+            r.attack.reroll_attempts,
+            r.cost.ns_per_decision,
+            r.cost.decisions,
+            r.cost.wall_seconds,
+        );
+    }
+    println!("report and plots in {}", out.display());
+    Ok(())
+}
+
+fn cost(scenario: &Scenario, sizes: &[u64]) {
+    println!("| visitors | most waiting at once | decisions | ns per decision | wall s |");
+    println!("|---:|---:|---:|---:|---:|");
+    for &visitors in sizes {
+        let scenario = Scenario {
+            visitors,
+            ..*scenario
+        };
+        let population = Population::draw(&scenario);
+        let runs = report::run_modes(&scenario, &population, &[RefreshMode::Eligible], true);
+        for run in runs {
+            let c = run.report.cost;
+            println!(
+                "| {visitors} | {} | {} | {:.0} | {:.1} |",
+                c.waiting_peak, c.decisions, c.ns_per_decision, c.wall_seconds
+            );
+        }
+    }
+}
+
+fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    std::fs::write(path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -1,0 +1,187 @@
+//! What a run records as it goes: per-second counts, draws per slot, each
+//! person's first estimate and admission, the attackers' tally, the cost.
+
+use std::collections::HashSet;
+
+use waiting_room::estimate::Estimate;
+
+use crate::attacker::AttackTally;
+use crate::population::Population;
+use crate::scenario::Scenario;
+
+/// "Not admitted" in [`Record::admitted_at`].
+const NEVER: u32 = u32::MAX;
+
+/// Drawn tokens remembered before old ones are forgotten.
+const PRUNE_AT: usize = 1 << 20;
+
+/// Draws and wins of one slot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SlotDraws {
+    /// Distinct tokens drawn.
+    pub draws: u64,
+    /// Of those, winners.
+    pub wins: u64,
+}
+
+/// The raw record of one run.
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// New sessions (first admissions, and replayed winners) per second.
+    pub new_sessions: Vec<u64>,
+    /// Requests forwarded to the origin per second.
+    pub origin_requests: Vec<u64>,
+    /// Change in sessions browsing (admitted, before their last request), per second.
+    pub browsing_delta: Vec<i64>,
+    /// Change in sessions holding a valid allow token, per second.
+    pub holding_delta: Vec<i64>,
+    /// Draws per slot, from the run's first slot.
+    pub slots: Vec<SlotDraws>,
+    /// Each person's admission second (`u32::MAX`: not admitted).
+    admitted_at: Vec<u32>,
+    /// Each person's first round of draws (the first draw of each of their devices):
+    /// 0 not yet, 1 lost, 2 won.
+    first_round: Vec<u8>,
+    /// Each person's first waiting page: when, and the estimate it showed.
+    pub first_estimate: Vec<Option<(u64, Estimate)>>,
+    /// The attackers' tally.
+    pub attack: AttackTally,
+    /// Decisions taken (every call of `decide`).
+    pub decisions: u64,
+    /// Nanoseconds spent inside `decide`.
+    pub decide_nanos: u128,
+    /// Wall-clock seconds of the run.
+    pub wall_seconds: f64,
+    drawn: HashSet<(u32, u64)>,
+    prune_at: usize,
+    first_slot: u64,
+    wait_period: u64,
+    allow_timeout: u64,
+}
+
+impl Record {
+    /// An empty record for `scenario`.
+    pub fn new(scenario: &Scenario, population: &Population) -> Record {
+        let seconds = scenario.duration as usize;
+        let d = scenario.room.wait_period.max(1);
+        Record {
+            new_sessions: vec![0; seconds],
+            origin_requests: vec![0; seconds],
+            browsing_delta: vec![0; seconds + 1],
+            holding_delta: vec![0; seconds + 1],
+            slots: Vec::new(),
+            admitted_at: vec![NEVER; population.people.len()],
+            first_round: vec![0; population.people.len()],
+            first_estimate: vec![None; population.people.len()],
+            attack: AttackTally::default(),
+            decisions: 0,
+            decide_nanos: 0,
+            wall_seconds: 0.0,
+            drawn: HashSet::new(),
+            prune_at: PRUNE_AT,
+            first_slot: crate::engine::START / d,
+            wait_period: d,
+            allow_timeout: scenario.room.allow_timeout,
+        }
+    }
+
+    /// Whether `person` has been admitted.
+    pub fn is_admitted(&self, person: usize) -> bool {
+        self.admitted_at(person).is_some()
+    }
+
+    /// When `person` was admitted, seconds from the start.
+    pub fn admitted_at(&self, person: usize) -> Option<u64> {
+        self.admitted_at
+            .get(person)
+            .filter(|&&t| t != NEVER)
+            .map(|&t| u64::from(t))
+    }
+
+    /// A draw of the wait token expiring at `exp` held at `address`; a token shared
+    /// by several devices counts once.
+    pub fn draw(&mut self, address: u32, exp: u64, now: u64, won: bool) {
+        if !self.drawn.insert((address, exp)) {
+            return;
+        }
+        if self.drawn.len() > self.prune_at {
+            // Every draw of a token comes within a slot of its expiry.
+            let horizon = now.saturating_sub(2 * self.wait_period);
+            self.drawn.retain(|&(_, e)| e >= horizon);
+            self.prune_at = (2 * self.drawn.len()).max(PRUNE_AT);
+        }
+        let Some(slot) = (exp / self.wait_period).checked_sub(self.first_slot) else {
+            return;
+        };
+        let slot = slot as usize;
+        if self.slots.len() <= slot {
+            self.slots.resize(slot + 1, SlotDraws::default());
+        }
+        self.slots[slot].draws += 1;
+        self.slots[slot].wins += u64::from(won);
+    }
+
+    /// The first draw of one of `person`'s devices.
+    pub fn first_draw(&mut self, person: usize, won: bool) {
+        if let Some(round) = self.first_round.get_mut(person) {
+            *round = (*round).max(if won { 2 } else { 1 });
+        }
+    }
+
+    /// Whether one of `person`'s devices won its first draw; `None` before any drew.
+    pub fn won_first_round(&self, person: usize) -> Option<bool> {
+        match self.first_round.get(person) {
+            Some(1) => Some(false),
+            Some(2) => Some(true),
+            _ => None,
+        }
+    }
+
+    /// A request forwarded to the origin at second `t`.
+    pub fn origin_request(&mut self, t: u64) {
+        bump(&mut self.origin_requests, t, 1);
+    }
+
+    /// `person` admitted at second `t`: a new session.
+    pub fn admit(&mut self, person: usize, t: u64) {
+        if let Some(slot) = self.admitted_at.get_mut(person)
+            && *slot == NEVER
+        {
+            *slot = u32::try_from(t).unwrap_or(NEVER - 1);
+        }
+        bump(&mut self.new_sessions, t, 1);
+        bump_signed(&mut self.browsing_delta, t, 1);
+        bump_signed(&mut self.holding_delta, t, 1);
+    }
+
+    /// A replayed winning token opened another session at second `t`.
+    pub fn replay_admission(&mut self, t: u64) {
+        bump(&mut self.new_sessions, t, 1);
+    }
+
+    /// A session's last request at second `t`.
+    pub fn session_end(&mut self, t: u64) {
+        bump_signed(&mut self.browsing_delta, t, -1);
+        bump_signed(&mut self.holding_delta, t + self.allow_timeout, -1);
+    }
+
+    /// `person` saw a waiting page at second `t` showing `estimate`; only the first counts.
+    pub fn first_page(&mut self, person: usize, t: u64, estimate: Option<Estimate>) {
+        if let (Some(slot @ None), Some(estimate)) = (self.first_estimate.get_mut(person), estimate)
+        {
+            *slot = Some((t, estimate));
+        }
+    }
+}
+
+fn bump(series: &mut [u64], t: u64, by: u64) {
+    if let Some(count) = series.get_mut(t as usize) {
+        *count += by;
+    }
+}
+
+fn bump_signed(series: &mut [i64], t: u64, by: i64) {
+    if let Some(count) = series.get_mut(t as usize) {
+        *count += by;
+    }
+}

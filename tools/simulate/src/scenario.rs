@@ -1,0 +1,240 @@
+//! What a simulation runs: who arrives when, on which devices and addresses, and
+//! the room's settings.
+
+use serde::Serialize;
+use waiting_room::config::Settings;
+use waiting_room::refresh::RefreshMode;
+
+use crate::rng::Rng;
+
+/// When visitors arrive, in seconds from the start of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "profile", rename_all = "kebab-case")]
+pub enum Arrivals {
+    /// Uniformly over the first `seconds`.
+    Steady {
+        /// Length of the arrival window.
+        seconds: u64,
+    },
+    /// Everyone within the first `seconds` (a flash crowd).
+    Flash {
+        /// Length of the crowd's arrival.
+        seconds: u64,
+    },
+    /// `count` flash crowds, one every `every` seconds, each `width` seconds wide.
+    Waves {
+        /// Number of waves.
+        count: u64,
+        /// Seconds from one wave's start to the next.
+        every: u64,
+        /// Seconds each wave lasts.
+        width: u64,
+    },
+}
+
+impl Arrivals {
+    /// Parses `steady:SECONDS`, `flash:SECONDS` or `waves:COUNT:EVERY:WIDTH`.
+    pub fn parse(spec: &str) -> Result<Arrivals, String> {
+        let parts: Vec<&str> = spec.split(':').collect();
+        let number = |i: usize| -> Result<u64, String> {
+            parts
+                .get(i)
+                .and_then(|p| p.parse().ok())
+                .filter(|n| *n > 0)
+                .ok_or(format!(
+                    "arrivals {spec:?}: part {i} is not a positive number"
+                ))
+        };
+        match (parts[0], parts.len()) {
+            ("steady", 2) => Ok(Arrivals::Steady {
+                seconds: number(1)?,
+            }),
+            ("flash", 2) => Ok(Arrivals::Flash {
+                seconds: number(1)?,
+            }),
+            ("waves", 4) => Ok(Arrivals::Waves {
+                count: number(1)?,
+                every: number(2)?,
+                width: number(3)?,
+            }),
+            _ => Err(format!(
+                "arrivals {spec:?}: expected steady:SECONDS, flash:SECONDS or waves:COUNT:EVERY:WIDTH"
+            )),
+        }
+    }
+
+    /// One arrival time, in seconds from the start.
+    pub fn draw(&self, rng: &mut Rng) -> u64 {
+        match *self {
+            Arrivals::Steady { seconds } | Arrivals::Flash { seconds } => rng.below(seconds),
+            Arrivals::Waves {
+                count,
+                every,
+                width,
+            } => rng.below(count) * every + rng.below(width),
+        }
+    }
+}
+
+/// Who the visitors are, beyond one person with one device on their own address.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Mix {
+    /// Share of people who join on several devices behind their one address.
+    pub multi_device_share: f64,
+    /// Devices each of them uses.
+    pub devices: u32,
+    /// Their devices arrive within this many seconds of each other.
+    pub device_spread: u64,
+    /// Share of people behind a shared (NAT) address.
+    pub nat_share: f64,
+    /// People per shared address.
+    pub nat_size: u32,
+    /// Share of people who keep copies of their tokens and replay them.
+    pub attacker_share: f64,
+}
+
+impl Default for Mix {
+    fn default() -> Self {
+        Mix {
+            multi_device_share: 0.1,
+            devices: 3,
+            device_spread: 10,
+            nat_share: 0.02,
+            nat_size: 20,
+            attacker_share: 0.001,
+        }
+    }
+}
+
+impl Mix {
+    /// Everyone alone on one device.
+    pub fn plain() -> Mix {
+        Mix {
+            multi_device_share: 0.0,
+            nat_share: 0.0,
+            attacker_share: 0.0,
+            ..Mix::default()
+        }
+    }
+}
+
+/// The room's settings under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Room {
+    /// `allow_percentage`.
+    pub allow_percentage: u8,
+    /// `wait_period_duration`, seconds.
+    pub wait_period: u64,
+    /// `allow_period_timeout`, seconds.
+    pub allow_timeout: u64,
+}
+
+impl Default for Room {
+    fn default() -> Self {
+        Room {
+            allow_percentage: 20,
+            wait_period: 30,
+            allow_timeout: 3600,
+        }
+    }
+}
+
+impl Room {
+    /// The core's settings for this room, refreshing in `mode`.
+    pub fn settings(&self, mode: RefreshMode) -> Settings {
+        Settings {
+            enabled: true,
+            allow_percentage: self.allow_percentage,
+            wait_period_duration: self.wait_period,
+            allow_period_timeout: self.allow_timeout,
+            refresh_mode: mode,
+            ..Settings::default()
+        }
+    }
+}
+
+/// What an admitted visitor does: `requests` more requests, `interval` seconds apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Session {
+    /// Requests after the one that admitted them.
+    pub requests: u32,
+    /// Seconds between two of them.
+    pub interval: u64,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            requests: 5,
+            interval: 60,
+        }
+    }
+}
+
+/// One simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Scenario {
+    /// People (a person may have several devices).
+    pub visitors: u64,
+    /// When they arrive.
+    pub arrivals: Arrivals,
+    /// Who they are.
+    pub mix: Mix,
+    /// The room.
+    pub room: Room,
+    /// What admitted visitors do.
+    pub session: Session,
+    /// Virtual seconds simulated.
+    pub duration: u64,
+    /// Seed of every random choice.
+    pub seed: u64,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            visitors: 100_000,
+            arrivals: Arrivals::Steady { seconds: 3000 },
+            mix: Mix::default(),
+            room: Room::default(),
+            session: Session::default(),
+            duration: 3600,
+            seed: 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrival_specs_parse_and_stay_in_their_windows() {
+        assert_eq!(
+            Arrivals::parse("steady:60"),
+            Ok(Arrivals::Steady { seconds: 60 })
+        );
+        assert_eq!(
+            Arrivals::parse("flash:5"),
+            Ok(Arrivals::Flash { seconds: 5 })
+        );
+        let waves = Arrivals::parse("waves:3:600:10").unwrap();
+        for bad in ["", "steady", "flash:0", "flash:x", "waves:3:600", "burst:5"] {
+            assert!(Arrivals::parse(bad).is_err(), "{bad:?}");
+        }
+        let mut rng = Rng::new(3);
+        for _ in 0..1000 {
+            let t = waves.draw(&mut rng);
+            assert!(t < 1210 && t % 600 < 10, "{t}");
+        }
+    }
+
+    #[test]
+    fn room_settings_come_from_the_core_defaults() {
+        let s = Room::default().settings(RefreshMode::Fixed);
+        assert!(s.enabled);
+        assert_eq!((s.allow_percentage, s.wait_period_duration), (20, 30));
+        assert_eq!(s.refresh_mode, RefreshMode::Fixed);
+        assert_eq!(s.active_key, Settings::default().active_key);
+    }
+}
