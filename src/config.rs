@@ -104,8 +104,9 @@ pub struct Settings {
     /// Seconds, 1..=[`MAX_DURATION`].
     pub cookie_lifetime: u64,
     /// Seconds after `exp` a wait token may still be redeemed; later it re-waits.
-    /// Defaults to `wait_period_duration`.
-    pub redeem_window: u64,
+    /// `None`: one wait period, whatever `wait_period_duration` is (read it through
+    /// [`Settings::redeem_window`]).
+    pub redeem_window: Option<u64>,
     /// Key id used to sign new tokens.
     pub active_key: String,
     /// Log endpoint name; `None` sends log lines to standard error.
@@ -156,7 +157,7 @@ impl Settings {
             DEFAULT_WAIT_PERIOD_DURATION,
         );
         let cookie_lifetime = read.value(COOKIE_LIFETIME, parse_duration, DEFAULT_COOKIE_LIFETIME);
-        let redeem_window = read.value(REDEEM_WINDOW, parse_duration, wait_period_duration);
+        let redeem_window = read.value(REDEEM_WINDOW, |raw| parse_duration(raw).map(Some), None);
         let active_key = match lookup(ACTIVE_KEY).map(|v| v.trim().to_string()) {
             None => DEFAULT_ACTIVE_KEY.to_string(),
             Some(kid) => kid,
@@ -219,6 +220,12 @@ impl Settings {
             cookie_secure,
             fallbacks: read.fallbacks,
         }
+    }
+
+    /// Seconds after its expiry a wait token may still be drawn: the setting, or
+    /// one wait period.
+    pub fn redeem_window(&self) -> u64 {
+        self.redeem_window.unwrap_or(self.wait_period_duration)
     }
 
     /// Whether the room applies to a request for `path` (the URL path, without query).
@@ -343,7 +350,7 @@ mod tests {
         assert_eq!(s.allow_period_timeout, 3600);
         assert_eq!(s.wait_period_duration, 30);
         assert_eq!(s.cookie_lifetime, 7200);
-        assert_eq!(s.redeem_window, 30);
+        assert_eq!(s.redeem_window(), 30);
         assert_eq!(s.active_key, "key1");
         assert_eq!(s.logger_name, None);
         assert_eq!(s.refresh_mode, RefreshMode::Eligible);
@@ -452,10 +459,19 @@ mod tests {
 
     #[test]
     fn redeem_window_defaults_to_one_wait_period() {
-        assert_eq!(settings(&[(WAIT_PERIOD_DURATION, "45")]).redeem_window, 45);
-        assert_eq!(settings(&[(REDEEM_WINDOW, "5")]).redeem_window, 5);
+        assert_eq!(
+            settings(&[(WAIT_PERIOD_DURATION, "45")]).redeem_window(),
+            45
+        );
+        assert_eq!(settings(&[(REDEEM_WINDOW, "5")]).redeem_window(), 5);
         let garbage = settings(&[(WAIT_PERIOD_DURATION, "45"), (REDEEM_WINDOW, "0")]);
-        assert_eq!(garbage.redeem_window, 45);
+        assert_eq!(garbage.redeem_window(), 45);
+        // Derived, not copied: a settings value built by struct update keeps it.
+        let longer = Settings {
+            wait_period_duration: 60,
+            ..Settings::default()
+        };
+        assert_eq!(longer.redeem_window(), 60);
         assert_eq!(garbage.fallbacks, vec![REDEEM_WINDOW]);
     }
 

@@ -231,7 +231,7 @@ fn classify(now: u64, token: &Presented, settings: &Settings) -> (Decision, Opti
         }
         Dec::Allow => (Decision::Allow, None),
         Dec::Wait if now <= exp => (Decision::Wait, None),
-        Dec::Wait if now > exp.saturating_add(settings.redeem_window) => {
+        Dec::Wait if now > exp.saturating_add(settings.redeem_window()) => {
             (Decision::ReWait, Some(Transition::RedeemWindowPassed))
         }
         Dec::Wait if lottery::wins(token.lottery_seed(), settings.allow_percentage) => {

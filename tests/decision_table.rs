@@ -150,7 +150,7 @@ fn a_winning_wait_token_cannot_be_replayed_after_its_redeem_window() {
     }
     // The window is configurable.
     let mut s = settings(50);
-    s.redeem_window = 5;
+    s.redeem_window = Some(5);
     let v = decide(exp + 6, UID, Some(&token), &s, &keys());
     assert_eq!(v.transition, Some(Transition::RedeemWindowPassed));
     assert_eq!(

@@ -321,7 +321,7 @@ fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
         && let Some(token) = vouch(value, visit.uid)
         && (1..100).contains(&p)
     {
-        let expected = expected_decision(&token, visit.now, p, settings.redeem_window);
+        let expected = expected_decision(&token, visit.now, p, settings.redeem_window());
         assert_eq!(verdict.decision, expected, "{:?}", mint::open(value));
         assert_eq!(verdict.rejection, None);
     }
