@@ -1,7 +1,7 @@
 //! The classifier: from the clock, the client, its cookie, the settings and the
 //! keys to a decision and the cookie to send back (DESIGN.md section 2, steps 4–5).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use crate::config::{SessionMode, Settings};
 use crate::keys::{KeyStore, SigningKey};
@@ -122,7 +122,7 @@ pub fn decide(
     settings: &Settings,
     keys: &impl KeyStore,
 ) -> Verdict {
-    let keys = &WeakKeyWatch::new(keys);
+    let keys = &RequestKeys::new(keys);
     let percentage = settings.allow_percentage;
     // Like the VCL, the cookie matters only while the lottery runs (0 < p < 100);
     // fixed sessions also read it at 100 % to keep the first admission time.
@@ -266,24 +266,36 @@ fn allow_token(
     Some((Dec::Allow, adm.saturating_add(timeout), Some(adm)))
 }
 
-/// A key store that remembers the first weak key handed out.
-struct WeakKeyWatch<'a, K> {
+/// One request's view of the key store: it remembers the last key fetched (a
+/// renewal verifies and signs with the same key: one store lookup, not two) and
+/// the first weak key handed out.
+struct RequestKeys<'a, K> {
     keys: &'a K,
+    last: RefCell<Option<(String, Option<SigningKey>)>>,
     weak: Cell<Option<String>>,
 }
 
-impl<'a, K: KeyStore> WeakKeyWatch<'a, K> {
+impl<'a, K: KeyStore> RequestKeys<'a, K> {
     fn new(keys: &'a K) -> Self {
-        WeakKeyWatch {
+        RequestKeys {
             keys,
+            last: RefCell::new(None),
             weak: Cell::new(None),
         }
     }
 }
 
-impl<K: KeyStore> KeyStore for WeakKeyWatch<'_, K> {
+impl<K: KeyStore> KeyStore for RequestKeys<'_, K> {
     fn key(&self, kid: &str) -> Option<SigningKey> {
-        let key = self.keys.key(kid)?;
+        let cached = match &*self.last.borrow() {
+            Some((last_kid, key)) if last_kid == kid => Some(key.clone()),
+            _ => None,
+        };
+        let key = cached.unwrap_or_else(|| {
+            let key = self.keys.key(kid);
+            *self.last.borrow_mut() = Some((kid.to_string(), key.clone()));
+            key
+        })?;
         if key.is_weak() {
             let first = self.weak.take().unwrap_or_else(|| kid.to_string());
             self.weak.set(Some(first));

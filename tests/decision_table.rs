@@ -480,3 +480,16 @@ fn sliding_sessions_renew_fixed_tokens_without_their_start() {
     assert_eq!(v.decision, Decision::Allow);
     assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
 }
+
+#[test]
+fn a_renewal_looks_its_key_up_once() {
+    let lookups = std::cell::Cell::new(0);
+    let store = |kid: &str| {
+        lookups.set(lookups.get() + 1);
+        (kid == "key1").then(|| K1.to_string())
+    };
+    let token = mint::mint(K1, "allow", NOW + 100, UID, "key1");
+    let v = decide(NOW, UID, Some(&token), &settings(50), &store);
+    assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
+    assert_eq!(lookups.get(), 1);
+}
