@@ -4,7 +4,9 @@ algorithms (PCG32 seed expansion as documented by rand_core 0.10, RFC 8439 ChaCh
 with a 64-bit counter and zero stream, as rand_chacha uses), not from the Rust code.
 
 Usage: lottery_reference.py PERCENTAGE SEED...   prints the seeds that win.
+PERCENTAGE may have up to four decimals (12.5, 0.0001); further digits are dropped.
 """
+from decimal import ROUND_DOWN, Decimal
 import struct
 import sys
 
@@ -45,11 +47,17 @@ def chacha20_first_word(key):
     return (s[0] + init[0]) & M32
 
 
-def wins(seed, percentage):
+def micros(text):
+    """The percentage in millionths of the crowd: four decimals kept, clamped to 0..100."""
+    p = Decimal(text).quantize(Decimal("0.0001"), rounding=ROUND_DOWN)
+    return int(min(max(p, Decimal(0)), Decimal(100)) * 10000)
+
+
+def wins(seed, p_micro):
     x = chacha20_first_word(pcg32_seed(seed))
-    return x * 100 < min(percentage, 100) << 32
+    return x * 1_000_000 < p_micro << 32
 
 
 if __name__ == "__main__":
-    p = int(sys.argv[1])
+    p = micros(sys.argv[1])
     print([s for s in map(int, sys.argv[2:]) if wins(s, p)])

@@ -4,14 +4,21 @@
 //! A value that is missing or unusable never fails a request: it falls back, and
 //! the key's name is recorded in [`Settings::fallbacks`] so the log can say so.
 
+use crate::percentage::Percentage;
 use crate::refresh::RefreshMode;
 
 /// Whether the room runs at all. Only the exact text `true` turns it on.
 pub const ENABLED: &str = "enabled";
 /// Comma-separated path prefixes the room protects.
 pub const PROTECTED_PATHS: &str = "protected_paths";
-/// Percentage (0..=100) of eligible wait tokens the lottery admits.
+/// Percentage (0–100, up to four decimals) of eligible wait tokens the lottery admits.
 pub const ALLOW_PERCENTAGE: &str = "allow_percentage";
+/// Unix seconds of the controller's last write; present only when a controller runs.
+pub const CONTROLLER_HEARTBEAT: &str = "controller_heartbeat";
+/// Seconds after which a controller heartbeat is stale.
+pub const CONTROLLER_TIMEOUT: &str = "controller_timeout";
+/// The percentage in effect while the controller's heartbeat is stale.
+pub const ALLOW_PERCENTAGE_FALLBACK: &str = "allow_percentage_fallback";
 /// Seconds an admitted visitor keeps access after their last request.
 pub const ALLOW_PERIOD_TIMEOUT: &str = "allow_period_timeout";
 /// Length in seconds of one waiting slot.
@@ -74,8 +81,10 @@ pub enum SecureWhen {
 
 /// Default protected path prefixes (the VCL's `^/(events|checkout)`).
 pub const DEFAULT_PROTECTED_PATHS: &[&str] = &["/events", "/checkout"];
-/// Default `allow_percentage` when the key is missing or not an integer (fail open, as the VCL).
-pub const DEFAULT_ALLOW_PERCENTAGE: u8 = 100;
+/// Default `allow_percentage` when the key is missing or not a number (fail open, as the VCL).
+pub const DEFAULT_ALLOW_PERCENTAGE: Percentage = Percentage::HUNDRED;
+/// Default `controller_timeout`, seconds.
+pub const DEFAULT_CONTROLLER_TIMEOUT: u64 = 120;
 /// Default `allow_period_timeout`, seconds.
 pub const DEFAULT_ALLOW_PERIOD_TIMEOUT: u64 = 3600;
 /// Default `wait_period_duration`, seconds.
@@ -95,8 +104,16 @@ pub struct Settings {
     pub enabled: bool,
     /// Path prefixes the room protects; other paths pass straight to the origin.
     pub protected_paths: Vec<String>,
-    /// 0..=100.
-    pub allow_percentage: u8,
+    /// The configured percentage; read the one in effect through
+    /// [`Settings::percentage_at`], which applies the controller heartbeat rule.
+    pub allow_percentage: Percentage,
+    /// The controller's last write, when a controller runs.
+    pub controller_heartbeat: Heartbeat,
+    /// Seconds, 1..=[`MAX_DURATION`]: a heartbeat older than this is stale.
+    pub controller_timeout: u64,
+    /// The percentage in effect while the heartbeat is stale; `None`: keep
+    /// `allow_percentage` (fail static).
+    pub allow_percentage_fallback: Option<Percentage>,
     /// Seconds, 1..=[`MAX_DURATION`].
     pub allow_period_timeout: u64,
     /// Seconds, 1..=[`MAX_DURATION`].
@@ -146,6 +163,23 @@ impl Settings {
         let protected_paths = read.value(PROTECTED_PATHS, parse_paths, default_paths());
         let allow_percentage =
             read.value(ALLOW_PERCENTAGE, parse_percentage, DEFAULT_ALLOW_PERCENTAGE);
+        let controller_heartbeat = match lookup(CONTROLLER_HEARTBEAT) {
+            None => Heartbeat::Absent,
+            Some(raw) => raw
+                .trim()
+                .parse()
+                .map_or(Heartbeat::Unreadable, Heartbeat::At),
+        };
+        let controller_timeout = read.value(
+            CONTROLLER_TIMEOUT,
+            parse_duration,
+            DEFAULT_CONTROLLER_TIMEOUT,
+        );
+        let allow_percentage_fallback = read.value(
+            ALLOW_PERCENTAGE_FALLBACK,
+            |raw| parse_percentage(raw).map(Some),
+            None,
+        );
         let allow_period_timeout = read.value(
             ALLOW_PERIOD_TIMEOUT,
             parse_duration,
@@ -206,6 +240,9 @@ impl Settings {
             enabled,
             protected_paths,
             allow_percentage,
+            controller_heartbeat,
+            controller_timeout,
+            allow_percentage_fallback,
             allow_period_timeout,
             wait_period_duration,
             cookie_lifetime,
@@ -228,6 +265,25 @@ impl Settings {
         self.redeem_window.unwrap_or(self.wait_period_duration)
     }
 
+    /// Whether a controller heartbeat is present and stale at `now`: older than
+    /// `controller_timeout`, more than that in the future, or not a number.
+    pub fn controller_stale(&self, now: u64) -> bool {
+        match self.controller_heartbeat {
+            Heartbeat::Absent => false,
+            Heartbeat::Unreadable => true,
+            Heartbeat::At(beat) => beat.abs_diff(now) > self.controller_timeout,
+        }
+    }
+
+    /// The percentage in effect at `now`: `allow_percentage`, or, while the
+    /// controller's heartbeat is stale, `allow_percentage_fallback` when it is set.
+    pub fn percentage_at(&self, now: u64) -> Percentage {
+        match self.allow_percentage_fallback {
+            Some(fallback) if self.controller_stale(now) => fallback,
+            _ => self.allow_percentage,
+        }
+    }
+
     /// Whether the room applies to a request for `path` (the URL path, without query).
     pub fn protects(&self, path: &str) -> bool {
         self.enabled
@@ -236,6 +292,17 @@ impl Settings {
                 .iter()
                 .any(|prefix| path.starts_with(prefix.as_str()))
     }
+}
+
+/// The controller's heartbeat, as read from the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heartbeat {
+    /// No `controller_heartbeat` key: manual tuning.
+    Absent,
+    /// The controller's last write, Unix seconds.
+    At(u64),
+    /// Present but not a whole number of seconds: treated as stale.
+    Unreadable,
 }
 
 /// Reads settings through a lookup, recording every key that fell back.
@@ -304,22 +371,10 @@ fn parse_paths(raw: &str) -> Option<Vec<String>> {
     valid.then_some(paths)
 }
 
-/// An integer of any length, clamped to 0..=100; `None` for anything that is
-/// not an integer. Integers beyond 64 bits saturate before the clamp.
-fn parse_percentage(raw: &str) -> Option<u8> {
-    let text = raw.trim();
-    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let saturated = if text.starts_with('-') {
-        i64::MIN
-    } else {
-        i64::MAX
-    };
-    let value = text.parse::<i64>().unwrap_or(saturated);
-    // The clamp makes the conversion infallible.
-    Some(value.clamp(0, 100) as u8)
+/// A number with up to four decimals, clamped to 0–100 ([`Percentage`]'s text
+/// form); `None` for anything that is not a number.
+fn parse_percentage(raw: &str) -> Option<Percentage> {
+    raw.parse().ok()
 }
 
 /// Whole seconds in 1..=[`MAX_DURATION`]; `None` otherwise.
@@ -346,7 +401,10 @@ mod tests {
         let s = settings(&[]);
         assert!(!s.enabled);
         assert_eq!(s.protected_paths, vec!["/events", "/checkout"]);
-        assert_eq!(s.allow_percentage, 100);
+        assert_eq!(s.allow_percentage, Percentage::HUNDRED);
+        assert_eq!(s.controller_heartbeat, Heartbeat::Absent);
+        assert_eq!(s.controller_timeout, 120);
+        assert_eq!(s.allow_percentage_fallback, None);
         assert_eq!(s.allow_period_timeout, 3600);
         assert_eq!(s.wait_period_duration, 30);
         assert_eq!(s.cookie_lifetime, 7200);
@@ -379,24 +437,100 @@ mod tests {
     #[test]
     fn percentage_follows_the_vcl_fail_open_rule_and_clamps() {
         for (raw, want) in [
-            ("0", 0),
-            ("50", 50),
-            (" 7 ", 7),
-            ("100", 100),
-            ("250", 100),
-            ("-5", 0),
-            ("abc", 100),
-            ("", 100),
-            ("12.5", 100),
-            ("50%", 100),
-            ("99999999999999999999999", 100),
+            ("0", "0"),
+            ("50", "50"),
+            (" 7 ", "7"),
+            ("100", "100"),
+            ("250", "100"),
+            ("-5", "0"),
+            ("abc", "100"),
+            ("", "100"),
+            ("50%", "100"),
+            (".5", "100"),
+            ("5.", "100"),
+            ("99999999999999999999999", "100"),
         ] {
-            assert_eq!(
-                settings(&[(ALLOW_PERCENTAGE, raw)]).allow_percentage,
-                want,
-                "{raw:?}"
-            );
+            let s = settings(&[(ALLOW_PERCENTAGE, raw)]);
+            assert_eq!(s.allow_percentage.to_string(), want, "{raw:?}");
         }
+    }
+
+    /// A deliberate departure from the VCL, whose `std.atoi` reads `0.5` as 0 and
+    /// then fails open to 100: here it is half a percent.
+    #[test]
+    fn percentage_takes_up_to_four_decimals() {
+        for (raw, micros) in [("0.5", 5_000), ("12.5", 125_000), ("0.00019", 1)] {
+            let s = settings(&[(ALLOW_PERCENTAGE, raw)]);
+            assert_eq!(s.allow_percentage.micros(), micros, "{raw:?}");
+            assert!(s.fallbacks.is_empty());
+        }
+    }
+
+    #[test]
+    fn no_heartbeat_means_manual_tuning() {
+        let s = settings(&[(ALLOW_PERCENTAGE, "20"), (ALLOW_PERCENTAGE_FALLBACK, "1")]);
+        for now in [0, 1_700_000_000, u64::MAX] {
+            assert!(!s.controller_stale(now));
+            assert_eq!(s.percentage_at(now), Percentage::whole(20));
+        }
+    }
+
+    #[test]
+    fn a_stale_heartbeat_switches_to_the_fallback() {
+        let s = settings(&[
+            (ALLOW_PERCENTAGE, "20"),
+            (ALLOW_PERCENTAGE_FALLBACK, "1.5"),
+            (CONTROLLER_HEARTBEAT, "1000"),
+            (CONTROLLER_TIMEOUT, "60"),
+        ]);
+        let fallback: Percentage = "1.5".parse().unwrap();
+        for (now, stale) in [
+            (1000, false),
+            (1060, false),
+            (1061, true),
+            (940, false),
+            (939, true), // a heartbeat from the future beyond the timeout
+            (0, true),
+        ] {
+            assert_eq!(s.controller_stale(now), stale, "now={now}");
+            let want = if stale {
+                fallback
+            } else {
+                Percentage::whole(20)
+            };
+            assert_eq!(s.percentage_at(now), want, "now={now}");
+        }
+    }
+
+    #[test]
+    fn without_a_usable_fallback_a_stale_room_keeps_its_percentage() {
+        for fallback in [None, Some("lots")] {
+            let mut pairs = vec![(ALLOW_PERCENTAGE, "20"), (CONTROLLER_HEARTBEAT, "1000")];
+            pairs.extend(fallback.map(|f| (ALLOW_PERCENTAGE_FALLBACK, f)));
+            let s = settings(&pairs);
+            assert!(s.controller_stale(2000));
+            assert_eq!(s.percentage_at(2000), Percentage::whole(20));
+        }
+        let garbled = settings(&[(ALLOW_PERCENTAGE_FALLBACK, "lots")]);
+        assert_eq!(garbled.fallbacks, vec![ALLOW_PERCENTAGE_FALLBACK]);
+    }
+
+    #[test]
+    fn an_unreadable_heartbeat_is_stale() {
+        for raw in ["", "soon", "-5", "1.5", "99999999999999999999999"] {
+            let s = settings(&[
+                (CONTROLLER_HEARTBEAT, raw),
+                (ALLOW_PERCENTAGE_FALLBACK, "3"),
+            ]);
+            assert_eq!(s.controller_heartbeat, Heartbeat::Unreadable, "{raw:?}");
+            assert!(s.controller_stale(1_700_000_000));
+            assert_eq!(s.percentage_at(1_700_000_000), Percentage::whole(3));
+        }
+        let default_timeout =
+            settings(&[(CONTROLLER_HEARTBEAT, " 1000 "), (CONTROLLER_TIMEOUT, "0")]);
+        assert_eq!(default_timeout.controller_timeout, 120);
+        assert!(!default_timeout.controller_stale(1120));
+        assert!(default_timeout.controller_stale(1121));
     }
 
     /// Regression, found by fuzzing `from_lookup`: an integer beyond 64 bits was
@@ -413,7 +547,7 @@ mod tests {
             ("-00000000000000000000000", 0),
         ] {
             let s = settings(&[(ALLOW_PERCENTAGE, raw)]);
-            assert_eq!(s.allow_percentage, want, "{raw:?}");
+            assert_eq!(s.allow_percentage, Percentage::whole(want), "{raw:?}");
             assert!(s.fallbacks.is_empty(), "{raw:?}");
         }
         for raw in ["-", "+", "+-5", "--5", "5-"] {

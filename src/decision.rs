@@ -2,6 +2,8 @@
 //! keys to a decision and the cookie to send back (DESIGN.md section 2, steps 4–5).
 
 use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::str::FromStr;
 
 use crate::config::{SessionMode, Settings};
 use crate::keys::{KeyStore, SigningKey};
@@ -21,6 +23,45 @@ pub enum Decision {
     Wait,
     /// Waited, lost the lottery: waits again.
     ReWait,
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Decision {
+    type Err = UnknownWord;
+    fn from_str(word: &str) -> Result<Decision, UnknownWord> {
+        use Decision::*;
+        [Allow, Deny, Anon, Wait, ReWait]
+            .into_iter()
+            .find(|d| d.as_str() == word)
+            .ok_or(UnknownWord)
+    }
+}
+
+impl fmt::Display for Transition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Transition::SessionExpired => "session-expired",
+            Transition::LotteryWon => "lottery-won",
+            Transition::LotteryLost => "lottery-lost",
+            Transition::RedeemWindowPassed => "redeem-window-passed",
+        })
+    }
+}
+
+impl FromStr for Transition {
+    type Err = UnknownWord;
+    fn from_str(word: &str) -> Result<Transition, UnknownWord> {
+        use Transition::*;
+        [SessionExpired, LotteryWon, LotteryLost, RedeemWindowPassed]
+            .into_iter()
+            .find(|t| t.to_string() == word)
+            .ok_or(UnknownWord)
+    }
 }
 
 impl Decision {
@@ -81,6 +122,50 @@ pub enum Transition {
     RedeemWindowPassed,
 }
 
+/// What an admitted request does to the visitor's session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Session {
+    /// A new session: the lottery was won, or the room admits everyone and the
+    /// visitor held no live allow token.
+    New,
+    /// A live session, with a renewed allow token.
+    Renewed,
+    /// A live session whose allow token is kept as it is.
+    Kept,
+}
+
+impl fmt::Display for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Session::New => "new",
+            Session::Renewed => "renewed",
+            Session::Kept => "kept",
+        })
+    }
+}
+
+impl FromStr for Session {
+    type Err = UnknownWord;
+    fn from_str(word: &str) -> Result<Session, UnknownWord> {
+        [Session::New, Session::Renewed, Session::Kept]
+            .into_iter()
+            .find(|s| s.to_string() == word)
+            .ok_or(UnknownWord)
+    }
+}
+
+/// A word that names none of an enum's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnknownWord;
+
+impl fmt::Display for UnknownWord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("unknown word")
+    }
+}
+
+impl std::error::Error for UnknownWord {}
+
 /// What to do with the visitor's cookie.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CookieAction {
@@ -108,6 +193,11 @@ pub struct Verdict {
     /// For a waiting visitor (`anon`, `wait`, `re-wait`): when their wait token
     /// expires, so their next draw comes at `wait_exp + 1`.
     pub wait_exp: Option<u64>,
+    /// For an admitted visitor: whether this request starts, renews or keeps a session.
+    pub session: Option<Session>,
+    /// The expiry of the token the visitor holds after this response (the one set,
+    /// or the one kept), Unix seconds; `None` when they hold none (deny).
+    pub exp: Option<u64>,
     /// The id of a key shorter than [`MIN_STRONG_KEY_LEN`](crate::keys::MIN_STRONG_KEY_LEN)
     /// bytes that this request used (to verify or to sign), if any: logged as weak.
     pub weak_key: Option<String>,
@@ -123,12 +213,11 @@ pub fn decide(
     keys: &impl KeyStore,
 ) -> Verdict {
     let keys = &RequestKeys::new(keys);
-    let percentage = settings.allow_percentage;
-    // Like the VCL, the cookie matters only while the lottery runs (0 < p < 100);
-    // fixed sessions also read it at 100 % to keep the first admission time.
-    let fixed = settings.session_mode == SessionMode::Fixed;
-    let reads_cookie = (1..100).contains(&percentage) || (percentage >= 100 && fixed);
-    let (token, rejection) = match cookie.filter(|_| reads_cookie) {
+    let percentage = settings.percentage_at(now);
+    // A closed room ignores the cookie. At 100 % the VCL ignores it too; here it is
+    // read so that a session's renewal is told from a new admission (the
+    // controller counts new sessions) and a fixed session keeps its admission time.
+    let (token, rejection) = match cookie.filter(|_| !percentage.is_zero()) {
         None => (None, None),
         Some(value) => match validate(value, uid, keys) {
             Ok(token) => (Some(token), None),
@@ -136,9 +225,9 @@ pub fn decide(
         },
     };
 
-    let (decision, transition) = if percentage >= 100 {
+    let (decision, transition) = if percentage.is_hundred() {
         (Decision::Allow, None)
-    } else if percentage == 0 {
+    } else if percentage.is_zero() {
         (Decision::Deny, None)
     } else {
         match &token {
@@ -159,6 +248,19 @@ pub fn decide(
         Decision::Anon | Decision::ReWait => Some((Dec::Wait, new_wait_exp, None)),
         Decision::Allow => allow_token(now, token.as_ref(), settings),
     };
+    let held_session = token
+        .as_ref()
+        .filter(|t| t.claims.dec == Dec::Allow && now <= session_end(&t.claims, settings));
+    let session = (decision == Decision::Allow).then_some(match (held_session, due) {
+        (None, _) => Session::New,
+        (Some(_), Some(_)) => Session::Renewed,
+        (Some(_), None) => Session::Kept,
+    });
+    let exp = match (decision, due, held_session) {
+        (Decision::Allow, Some((_, exp, _)), _) => Some(exp),
+        (Decision::Allow, None, Some(held)) => Some(session_end(&held.claims, settings)),
+        _ => wait_exp,
+    };
     let (cookie, signing_key_missing) = match (decision, due) {
         (Decision::Deny, _) => (CookieAction::Delete, false),
         (_, None) => (CookieAction::Keep, false),
@@ -169,6 +271,8 @@ pub fn decide(
             .filter(|_| token::is_valid_kid(&settings.active_key))
         {
             None => (CookieAction::Keep, true),
+            // (`exp` above still names the token due: the log says when the
+            // visitor's place would end, and the alert says none was issued.)
             Some(key) => {
                 let claims = Claims {
                     dec,
@@ -188,6 +292,8 @@ pub fn decide(
         transition,
         signing_key_missing,
         wait_exp,
+        session,
+        exp,
         weak_key: keys.weak.take(),
     }
 }
@@ -234,7 +340,7 @@ fn classify(now: u64, token: &Presented, settings: &Settings) -> (Decision, Opti
         Dec::Wait if now > exp.saturating_add(settings.redeem_window()) => {
             (Decision::ReWait, Some(Transition::RedeemWindowPassed))
         }
-        Dec::Wait if lottery::wins(token.lottery_seed(), settings.allow_percentage) => {
+        Dec::Wait if lottery::wins(token.lottery_seed(), settings.percentage_at(now)) => {
             (Decision::Allow, Some(Transition::LotteryWon))
         }
         Dec::Wait => (Decision::ReWait, Some(Transition::LotteryLost)),

@@ -13,7 +13,7 @@ use waiting_room::keys::{KeyStore, SigningKey};
 use waiting_room::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{BACKEND, CONFIG_STORE, KEY_STORE, PAGE_STORE};
 use waiting_room::view::{self, Status};
-use waiting_room::{Action, Visit, cookie, plan};
+use waiting_room::{Action, RELEASE_HEADER, Visit, cookie, plan};
 
 /// Handles one request. Never fails: every error becomes a clean page.
 pub fn handle(mut req: Request) -> Response {
@@ -42,7 +42,6 @@ pub fn handle(mut req: Request) -> Response {
         tls: req.get_tls_protocol_bytes().is_some(),
     };
     let mut plan = plan(&visit, &settings, &keys);
-    let mut log_line = std::mem::take(&mut plan.log_line);
 
     // The origin never sees the waiting-room cookie, whatever the decision; a
     // Cookie header without one is left exactly as the client sent it.
@@ -69,21 +68,28 @@ pub fn handle(mut req: Request) -> Response {
             // outside it, the origin's answer goes back as it is.
             let in_room = plan.verdict.is_some();
             match req.send(BACKEND) {
-                Ok(resp) if !(in_room && resp.get_status().is_server_error()) => resp,
+                Ok(mut resp) if !(in_room && resp.get_status().is_server_error()) => {
+                    // Only the origin can end a session, and the header stops here.
+                    let release = resp.get_header_str_lossy(RELEASE_HEADER);
+                    plan.apply_release(release.as_deref());
+                    drop(release);
+                    resp.remove_header(RELEASE_HEADER);
+                    resp
+                }
                 failure => {
                     let why = match failure {
                         Ok(resp) => format!(" origin_status={}", resp.get_status().as_u16()),
                         Err(err) => format!(" origin_error={:?}", err.root_cause().to_string()),
                     };
-                    log_line.push_str(&why);
+                    plan.log_line.push_str(&why);
                     let status = plan.status(Page::OriginUnavailable, &settings, now);
-                    shown.page(&status, &settings, None, &mut log_line)
+                    shown.page(&status, &settings, None, &mut plan.log_line)
                 }
             }
         }
         Action::Serve(page) => {
             let status = plan.status(page, &settings, now);
-            shown.page(&status, &settings, Some(&req), &mut log_line)
+            shown.page(&status, &settings, Some(&req), &mut plan.log_line)
         }
     };
 
@@ -91,7 +97,7 @@ pub fn handle(mut req: Request) -> Response {
         resp.append_header(SET_COOKIE, set_cookie);
         resp.set_header(CACHE_CONTROL, NO_STORE);
     }
-    write_log(settings.logger_name.as_deref(), &log_line);
+    write_log(settings.logger_name.as_deref(), &plan.log_line);
     resp
 }
 

@@ -9,6 +9,8 @@
 //! = `2d` later (`d = wait_period_duration`). The time to admission after `k` draws is
 //! therefore `first + (k − 1) · 2d`.
 
+use crate::percentage::Percentage;
+
 /// Wait estimates for one waiting visitor, in seconds from now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Estimate {
@@ -53,8 +55,12 @@ pub fn draws_for_quantile(p: f64, q: f64) -> Option<u64> {
 
 /// Estimates for a visitor whose first draw comes in `next_draw_in` seconds;
 /// `None` when the room admits nobody (`percentage` 0).
-pub fn estimate(next_draw_in: u64, percentage: u8, wait_period_duration: u64) -> Option<Estimate> {
-    let p = f64::from(percentage.min(100)) / 100.0;
+pub fn estimate(
+    next_draw_in: u64,
+    percentage: Percentage,
+    wait_period_duration: u64,
+) -> Option<Estimate> {
+    let p = percentage.fraction();
     let interval = draw_interval(wait_period_duration);
     let after =
         |draws: u64| next_draw_in.saturating_add(draws.saturating_sub(1).saturating_mul(interval));
@@ -101,12 +107,12 @@ mod tests {
     #[test]
     fn estimate_counts_from_the_token_and_adds_two_slots_per_lost_draw() {
         // First draw in 21 s; 30 s slots: one draw per 60 s.
-        let e = estimate(21, 50, 30).unwrap();
+        let e = estimate(21, Percentage::whole(50), 30).unwrap();
         assert_eq!(e.next_draw_in, 21);
         assert_eq!(e.draw_interval, 60);
         assert_eq!((e.p25, e.p50, e.p75), (21, 21, 81));
         assert_eq!(e.mean, 81); // 21 + (2 - 1) * 60
-        let e = estimate(21, 10, 30).unwrap();
+        let e = estimate(21, Percentage::whole(10), 30).unwrap();
         assert_eq!(
             (e.p25, e.p50, e.p75),
             (21 + 2 * 60, 21 + 6 * 60, 21 + 13 * 60)
@@ -116,7 +122,7 @@ mod tests {
 
     #[test]
     fn closed_room_has_no_estimate_and_an_open_one_admits_at_the_first_draw() {
-        assert_eq!(estimate(21, 0, 30), None);
-        assert_eq!(estimate(21, 100, 30).unwrap().p75, 21);
+        assert_eq!(estimate(21, Percentage::whole(0), 30), None);
+        assert_eq!(estimate(21, Percentage::whole(100), 30).unwrap().p75, 21);
     }
 }

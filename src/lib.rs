@@ -23,7 +23,10 @@
 //! let plan = plan(&visit, &settings, &keys);
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
 //! assert!(plan.set_cookie.unwrap().starts_with("waiting_room="));
-//! assert_eq!(plan.log_line, "waitingroom decision=anon uid=192.0.2.10 path=/events p=50");
+//! assert_eq!(
+//!     plan.log_line,
+//!     "waitingroom t=1700000023 decision=anon uid=192.0.2.10 p=50 exp=1700000070 path=/events"
+//! );
 //! ```
 
 #![deny(missing_docs)]
@@ -36,6 +39,7 @@ pub mod keys;
 pub mod log;
 pub mod lottery;
 pub mod page;
+pub mod percentage;
 pub mod refresh;
 pub mod token;
 pub mod view;
@@ -114,7 +118,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         return Plan {
             action: Action::Forward,
             set_cookie: None,
-            log_line: log::bypass_line(visit.uid, visit.path, scope),
+            log_line: log::bypass_line(visit.now, visit.uid, visit.path, scope, settings),
             refresh_after: None,
             estimate: None,
             verdict: None,
@@ -143,7 +147,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     Plan {
         action,
         set_cookie,
-        log_line: log::decision_line(visit.uid, visit.path, &verdict, settings),
+        log_line: log::decision_line(visit.now, visit.uid, visit.path, &verdict, settings),
         refresh_after: outlook.map(|o| o.refresh_after),
         estimate: outlook.and_then(|o| o.estimate),
         verdict: Some(verdict),
@@ -172,11 +176,34 @@ pub fn outlook(now: u64, wait_exp: u64, uid: &str, settings: &Settings) -> Outlo
     };
     Outlook {
         refresh_after,
-        estimate: estimate::estimate(first_draw_in, settings.allow_percentage, d),
+        estimate: estimate::estimate(first_draw_in, settings.percentage_at(now), d),
     }
 }
 
+/// The response header by which the origin ends an admitted visitor's session
+/// (for example after checkout). It is honoured only on the origin's response,
+/// never read from a request, and never passed on to the visitor.
+pub const RELEASE_HEADER: &str = "waiting-room-release";
+
 impl Plan {
+    /// Applies the origin's `Waiting-Room-Release` header value, if the response
+    /// had one: for an admitted visitor, `1` ends the session (the cookie is deleted
+    /// on this response and the release logged, so a controller counts the place
+    /// free at once). Any other value, or a visitor the room did not admit on this
+    /// request, changes nothing. Returns whether the session was released.
+    pub fn apply_release(&mut self, header: Option<&str>) -> bool {
+        let admitted = self
+            .verdict
+            .as_ref()
+            .is_some_and(|v| v.decision == Decision::Allow);
+        if !admitted || header.map(str::trim) != Some("1") {
+            return false;
+        }
+        self.set_cookie = Some(cookie::DELETE_COOKIE.to_string());
+        self.log_line.push_str(log::RELEASE_FIELD);
+        true
+    }
+
     /// What to tell the visitor on `page`: the plan's own page, or the
     /// origin-unavailable page (which comes back after one wait period).
     pub fn status(&self, page: Page, settings: &Settings, now: u64) -> Status {
@@ -189,7 +216,7 @@ impl Plan {
                 .map(|v| v.decision)
                 .filter(|_| !unavailable),
             now,
-            allow_percentage: settings.allow_percentage,
+            allow_percentage: settings.percentage_at(now),
             wait_period_duration: settings.wait_period_duration,
             refresh_after: if unavailable {
                 Some(settings.wait_period_duration)

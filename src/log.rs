@@ -1,42 +1,79 @@
-//! The one log line each request gets. It never contains a key or a cookie.
+//! The one log line each request gets, and [`Record`], what a reader of the log
+//! (the controller) takes from it. The line never contains a key or a cookie.
+//!
+//! ```text
+//! waitingroom t=1700000023 decision=allow uid=192.0.2.10 p=12.5 session=new transition=lottery-won exp=1700003623 path=/events
+//! waitingroom t=1700000023 decision=bypass scope=unprotected-path uid=192.0.2.10 path=/about
+//! ```
+//!
+//! Fields are `key=value` pairs separated by single spaces; no value contains a
+//! space (the path's spaces are written `%20`), so a reader splits on spaces and
+//! takes the first occurrence of each key. The fields a reader counts on (`t`,
+//! `decision`, `uid`, `p`, `session`, `transition`, `exp`) come before anything a
+//! visitor can influence (the path, a rejected token's key id).
+
+use std::fmt::{self, Write as _};
+use std::str::FromStr;
 
 use crate::config::Settings;
-use crate::decision::{Transition, Verdict};
+use crate::decision::{Decision, Session, Transition, Verdict};
+use crate::percentage::Percentage;
 
+/// The first word of every line.
+pub const PREFIX: &str = "waitingroom";
 /// Longest request path copied into a log line, in bytes.
 const MAX_LOGGED_PATH: usize = 200;
+/// Appended when the origin ended the visitor's session.
+pub const RELEASE_FIELD: &str = " release=origin";
+/// Appended to every line while the controller's heartbeat is stale.
+pub const STALE_FIELD: &str = " ALERT=controller-stale";
 
 /// The line for a request the room did not apply to (`scope`: why).
-pub fn bypass_line(uid: &str, path: &str, scope: &str) -> String {
-    format!(
-        "waitingroom decision=bypass scope={scope} uid={uid} path={}",
+pub fn bypass_line(now: u64, uid: &str, path: &str, scope: &str, settings: &Settings) -> String {
+    let mut line = format!(
+        "{PREFIX} t={now} decision=bypass scope={scope} uid={uid} path={}",
         clip(path)
-    )
+    );
+    if settings.controller_stale(now) {
+        line.push_str(STALE_FIELD);
+    }
+    line
 }
 
 /// The line for a request the room decided.
-pub fn decision_line(uid: &str, path: &str, verdict: &Verdict, settings: &Settings) -> String {
+pub fn decision_line(
+    now: u64,
+    uid: &str,
+    path: &str,
+    verdict: &Verdict,
+    settings: &Settings,
+) -> String {
     let mut line = format!(
-        "waitingroom decision={} uid={uid} path={} p={}",
-        verdict.decision.as_str(),
-        clip(path),
-        settings.allow_percentage
+        "{PREFIX} t={now} decision={} uid={uid} p={}",
+        verdict.decision,
+        settings.percentage_at(now)
     );
+    // Writing to a String cannot fail.
+    if let Some(session) = verdict.session {
+        let _ = write!(line, " session={session}");
+    }
+    if let Some(transition) = verdict.transition {
+        let _ = write!(line, " transition={transition}");
+    }
+    if let Some(exp) = verdict.exp {
+        let _ = write!(line, " exp={exp}");
+    }
+    let _ = write!(line, " path={}", clip(path));
     if let Some(rejection) = &verdict.rejection {
         line.push_str(" rejected=");
         line.push_str(&rejection.describe());
     }
-    if let Some(transition) = verdict.transition {
-        line.push_str(match transition {
-            Transition::SessionExpired => " transition=session-expired",
-            Transition::LotteryWon => " transition=lottery-won",
-            Transition::LotteryLost => " transition=lottery-lost",
-            Transition::RedeemWindowPassed => " transition=redeem-window-passed",
-        });
-    }
     if verdict.signing_key_missing {
         line.push_str(" ALERT=active-key-unusable:no-token-issued kid=");
         line.push_str(&settings.active_key.escape_debug().to_string());
+    }
+    if settings.controller_stale(now) {
+        line.push_str(STALE_FIELD);
     }
     if let Some(kid) = &verdict.weak_key {
         line.push_str(" WARN=weak-key kid=");
@@ -49,11 +86,251 @@ pub fn decision_line(uid: &str, path: &str, verdict: &Verdict, settings: &Settin
     line
 }
 
-/// The path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary and escaped.
+/// The path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary and escaped,
+/// with spaces written `%20` so that the path stays one field.
 fn clip(path: &str) -> String {
     let mut end = path.len().min(MAX_LOGGED_PATH);
     while !path.is_char_boundary(end) {
         end -= 1;
     }
-    path[..end].escape_debug().to_string()
+    path[..end].escape_debug().to_string().replace(' ', "%20")
+}
+
+/// What the controller reads from one log line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Unix seconds of the request.
+    pub t: u64,
+    /// The room's decision; `None` when the room did not apply (`decision=bypass`).
+    pub decision: Option<Decision>,
+    /// The visitor's address.
+    pub uid: String,
+    /// The percentage in effect for the request (absent on bypass lines).
+    pub percentage: Option<Percentage>,
+    /// For an admitted request: new, renewed or kept session.
+    pub session: Option<Session>,
+    /// How a valid expired token changed state (a draw, when the lottery ran).
+    pub transition: Option<Transition>,
+    /// Expiry of the token the visitor holds after the response.
+    pub exp: Option<u64>,
+    /// The origin ended the visitor's session on this response.
+    pub released: bool,
+    /// The edge saw the controller's heartbeat as stale.
+    pub controller_stale: bool,
+}
+
+impl Record {
+    /// Whether this request was a lottery draw (won or lost).
+    pub fn is_draw(&self) -> bool {
+        matches!(
+            self.transition,
+            Some(Transition::LotteryWon | Transition::LotteryLost)
+        )
+    }
+
+    /// Whether this request started waiting: a visitor new to the room, or back
+    /// after their session or token ran out.
+    pub fn is_arrival(&self) -> bool {
+        self.decision == Some(Decision::Anon)
+    }
+}
+
+/// Why a line is not a room log line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadLine {
+    /// No `waitingroom` word: another program's line.
+    NotRoomLine,
+    /// A field the reader needs is missing.
+    Missing(&'static str),
+    /// A field's value does not parse.
+    Unreadable(&'static str),
+}
+
+impl fmt::Display for BadLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadLine::NotRoomLine => f.write_str("not a waiting-room log line"),
+            BadLine::Missing(field) => write!(f, "field {field} is missing"),
+            BadLine::Unreadable(field) => write!(f, "field {field} is unreadable"),
+        }
+    }
+}
+
+impl std::error::Error for BadLine {}
+
+impl FromStr for Record {
+    type Err = BadLine;
+
+    /// Reads a line as the room writes it, after any prefix a log pipeline adds
+    /// (`waitingroom_log :: ` from Viceroy, a syslog header, …).
+    fn from_str(line: &str) -> Result<Record, BadLine> {
+        let mut words = line.split_ascii_whitespace();
+        words
+            .by_ref()
+            .find(|w| *w == PREFIX)
+            .ok_or(BadLine::NotRoomLine)?;
+        let mut fields = Fields::default();
+        for word in words {
+            if let Some((key, value)) = word.split_once('=') {
+                fields.take(key, value);
+            }
+        }
+        let decision = match fields.decision.ok_or(BadLine::Missing("decision"))? {
+            "bypass" => None,
+            word => Some(word.parse().map_err(|_| BadLine::Unreadable("decision"))?),
+        };
+        Ok(Record {
+            t: parse_field("t", fields.t)?.ok_or(BadLine::Missing("t"))?,
+            decision,
+            uid: fields.uid.ok_or(BadLine::Missing("uid"))?.to_string(),
+            percentage: parse_field("p", fields.p)?,
+            session: parse_field("session", fields.session)?,
+            transition: parse_field("transition", fields.transition)?,
+            exp: parse_field("exp", fields.exp)?,
+            released: fields.release == Some("origin"),
+            controller_stale: fields.alerts.contains(&"controller-stale"),
+        })
+    }
+}
+
+/// The first value of each key a reader needs.
+#[derive(Default)]
+struct Fields<'a> {
+    t: Option<&'a str>,
+    decision: Option<&'a str>,
+    uid: Option<&'a str>,
+    p: Option<&'a str>,
+    session: Option<&'a str>,
+    transition: Option<&'a str>,
+    exp: Option<&'a str>,
+    release: Option<&'a str>,
+    alerts: Vec<&'a str>,
+}
+
+impl<'a> Fields<'a> {
+    fn take(&mut self, key: &str, value: &'a str) {
+        let slot = match key {
+            "t" => &mut self.t,
+            "decision" => &mut self.decision,
+            "uid" => &mut self.uid,
+            "p" => &mut self.p,
+            "session" => &mut self.session,
+            "transition" => &mut self.transition,
+            "exp" => &mut self.exp,
+            "release" => &mut self.release,
+            "ALERT" => return self.alerts.push(value),
+            _ => return,
+        };
+        slot.get_or_insert(value);
+    }
+}
+
+fn parse_field<T: FromStr>(name: &'static str, raw: Option<&str>) -> Result<Option<T>, BadLine> {
+    raw.map(|text| text.parse().map_err(|_| BadLine::Unreadable(name)))
+        .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_field_a_controller_needs() {
+        let line = "waitingroom_log :: waitingroom t=1700000023 decision=allow uid=2001:db8::1 \
+                    p=12.5 session=new transition=lottery-won exp=1700003623 path=/events \
+                    ALERT=controller-stale release=origin";
+        let record: Record = line.parse().unwrap();
+        assert_eq!(
+            record,
+            Record {
+                t: 1_700_000_023,
+                decision: Some(Decision::Allow),
+                uid: "2001:db8::1".into(),
+                percentage: Some("12.5".parse().unwrap()),
+                session: Some(Session::New),
+                transition: Some(Transition::LotteryWon),
+                exp: Some(1_700_003_623),
+                released: true,
+                controller_stale: true,
+            }
+        );
+        assert!(record.is_draw() && !record.is_arrival());
+    }
+
+    #[test]
+    fn bypass_lines_have_no_decision() {
+        let r: Record = "waitingroom t=5 decision=bypass scope=disabled uid=192.0.2.1 path=/"
+            .parse()
+            .unwrap();
+        assert_eq!((r.t, r.decision, r.percentage), (5, None, None));
+    }
+
+    #[test]
+    fn visitor_controlled_text_cannot_add_fields() {
+        // A path and a key id are one word each (no spaces), so text that looks
+        // like a field stays inside its own field.
+        let r: Record = "waitingroom t=9 decision=anon uid=192.0.2.1 p=50 exp=99 \
+                         path=/events/%20session=new rejected=unknown-key kid=release=origin"
+            .parse()
+            .unwrap();
+        assert_eq!((r.t, r.session, r.released), (9, None, false));
+        // And the counted fields come first: a repeated key keeps its first value.
+        let r: Record = "waitingroom t=9 decision=anon uid=192.0.2.1 t=1 decision=allow"
+            .parse()
+            .unwrap();
+        assert_eq!((r.t, r.decision), (9, Some(Decision::Anon)));
+    }
+
+    #[test]
+    fn lines_that_are_not_room_lines_or_lack_fields_are_refused() {
+        for (line, why) in [
+            ("", BadLine::NotRoomLine),
+            ("GET /events 200", BadLine::NotRoomLine),
+            ("waitingroom_log :: hello", BadLine::NotRoomLine),
+            ("waitingroom decision=anon uid=a", BadLine::Missing("t")),
+            ("waitingroom t=1 uid=a", BadLine::Missing("decision")),
+            ("waitingroom t=1 decision=anon", BadLine::Missing("uid")),
+            (
+                "waitingroom t=x decision=anon uid=a",
+                BadLine::Unreadable("t"),
+            ),
+            (
+                "waitingroom t=-1 decision=anon uid=a",
+                BadLine::Unreadable("t"),
+            ),
+            (
+                "waitingroom t=1 decision=maybe uid=a",
+                BadLine::Unreadable("decision"),
+            ),
+            (
+                "waitingroom t=1 decision=anon uid=a p=lots",
+                BadLine::Unreadable("p"),
+            ),
+            (
+                "waitingroom t=1 decision=allow uid=a session=old",
+                BadLine::Unreadable("session"),
+            ),
+            (
+                "waitingroom t=1 decision=anon uid=a exp=soon",
+                BadLine::Unreadable("exp"),
+            ),
+            (
+                "waitingroom t=1 decision=anon uid=a transition=x",
+                BadLine::Unreadable("transition"),
+            ),
+        ] {
+            assert_eq!(line.parse::<Record>(), Err(why), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_path_with_spaces_stays_one_field() {
+        assert_eq!(
+            clip("/events x=1 decision=allow"),
+            "/events%20x=1%20decision=allow"
+        );
+        assert_eq!(clip("/\u{7}\n"), "/\\u{7}\\n");
+        let long = "/é".repeat(300);
+        assert!(clip(&long).len() <= MAX_LOGGED_PATH);
+    }
 }

@@ -9,9 +9,12 @@
 //! 2. `rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed)` (rand_core 0.10's
 //!    documented PCG32 expansion of the `u64` into the 32-byte key);
 //! 3. `x = rng.next_u32()`, the first 32-bit output;
-//! 4. the token wins iff `x * 100 < percentage * 2^32` (as 64-bit integers),
-//!    so it wins with probability `ceil(percentage * 2^32 / 100) / 2^32`,
-//!    within 2^-32 of `percentage / 100`.
+//! 4. with the percentage in millionths, `p_micro` = 0..=1,000,000 (`12.5` % is
+//!    125,000), the token wins iff `x * 1_000_000 < p_micro * 2^32` (as 64-bit
+//!    integers), so it wins with probability `ceil(p_micro * 2^32 / 10^6) / 2^32`,
+//!    within 2^-32 of `p_micro / 10^6`. For a whole percentage `p` this is exactly
+//!    the integer rule `x * 100 < p * 2^32` that earlier versions used, so every
+//!    token draws the same as before.
 //!
 //! The seed depends only on the signature, so presenting the same token again can
 //! never re-roll it, and the draw is the same on every platform.
@@ -19,12 +22,14 @@
 use rand_chacha::ChaCha20Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
-/// Whether the token with lottery seed `seed` wins at `percentage` (0..=100;
-/// larger values count as 100).
-pub fn wins(seed: u32, percentage: u8) -> bool {
+use crate::percentage::Percentage;
+
+/// Whether the token with lottery seed `seed` wins at `percentage`.
+pub fn wins(seed: u32, percentage: Percentage) -> bool {
     let mut rng = ChaCha20Rng::seed_from_u64(u64::from(seed));
     let x = u64::from(rng.next_u32());
-    x * 100 < u64::from(percentage.min(100)) << 32
+    // x < 2^32 and p_micro ≤ 10^6 < 2^20: both sides stay below 2^52.
+    x * 1_000_000 < u64::from(percentage.micros()) << 32
 }
 
 #[cfg(test)]
@@ -34,31 +39,58 @@ mod tests {
     /// Known answers from `scripts/lottery_reference.py`, an independent Python
     /// implementation of the algorithm above. If these change, deployed tokens
     /// change their outcome: the algorithm is a compatibility promise.
+    fn p(text: &str) -> Percentage {
+        text.parse().unwrap()
+    }
+
     #[test]
     fn known_answers_match_the_independent_reference() {
         // python3 scripts/lottery_reference.py 50 $(seq 0 15)
-        let winners_at_50: Vec<u32> = (0..16).filter(|&s| wins(s, 50)).collect();
+        let winners_at_50: Vec<u32> = (0..16).filter(|&s| wins(s, p("50"))).collect();
         assert_eq!(winners_at_50, [1, 2, 6, 7, 8, 9, 10, 11, 12]);
         // python3 scripts/lottery_reference.py 10 1703433 4186227 $(seq 100 140)
         let seeds = [1_703_433, 4_186_227].into_iter().chain(100..=140);
-        let winners_at_10: Vec<u32> = seeds.filter(|&s| wins(s, 10)).collect();
+        let winners_at_10: Vec<u32> = seeds.filter(|&s| wins(s, p("10"))).collect();
         assert_eq!(winners_at_10, [1_703_433, 101, 124, 138]);
+    }
+
+    #[test]
+    fn fractional_known_answers_match_the_independent_reference() {
+        // python3 scripts/lottery_reference.py 12.5 $(seq 0 60)
+        let at_12_5: Vec<u32> = (0..=60).filter(|&s| wins(s, p("12.5"))).collect();
+        assert_eq!(at_12_5, [6, 10, 18, 20, 23, 33, 35, 41]);
+        // python3 scripts/lottery_reference.py 0.5 $(seq 0 2000)
+        let at_0_5: Vec<u32> = (0..=2000).filter(|&s| wins(s, p("0.5"))).collect();
+        assert_eq!(at_0_5, [227, 297, 399, 535, 675, 863, 1026, 1711]);
+    }
+
+    /// Every whole percentage draws exactly as the integer rule `x * 100 < p * 2^32`
+    /// of earlier versions (and of every token minted by them).
+    #[test]
+    fn whole_percentages_draw_exactly_as_the_integer_rule() {
+        for seed in (0..0x00FF_FFFF).step_by(7_919) {
+            let x = u64::from(ChaCha20Rng::seed_from_u64(u64::from(seed)).next_u32());
+            for whole in 0..=100u8 {
+                let integer_rule = x * 100 < u64::from(whole) << 32;
+                assert_eq!(wins(seed, Percentage::whole(whole)), integer_rule);
+            }
+        }
     }
 
     #[test]
     fn zero_never_wins_and_hundred_always_wins() {
         for seed in (0..0x00FF_FFFF).step_by(9_973) {
-            assert!(!wins(seed, 0));
-            assert!(wins(seed, 100));
-            assert!(wins(seed, 200));
+            assert!(!wins(seed, Percentage::ZERO));
+            assert!(wins(seed, Percentage::HUNDRED));
+            assert!(wins(seed, p("200")));
         }
     }
 
     #[test]
     fn a_seed_always_draws_the_same() {
         for seed in [0, 1, 1_703_433, 4_186_227, 0x00FF_FFFF] {
-            let first = wins(seed, 37);
-            assert!((0..5).all(|_| wins(seed, 37) == first));
+            let first = wins(seed, p("37.25"));
+            assert!((0..5).all(|_| wins(seed, p("37.25")) == first));
         }
     }
 
@@ -66,9 +98,9 @@ mod tests {
     fn winners_at_p_also_win_at_every_higher_p() {
         for seed in (0..0x00FF_FFFF).step_by(104_729) {
             let mut won = false;
-            for p in 0..=100 {
-                let now = wins(seed, p);
-                assert!(!won || now, "seed {seed} won at a lower p but lost at {p}");
+            for micros in (0..=1_000_000).step_by(2_500) {
+                let now = wins(seed, Percentage::from_micros(micros));
+                assert!(!won || now, "seed {seed} won lower but lost at {micros} µ");
                 won = now;
             }
         }
@@ -79,13 +111,16 @@ mod tests {
     #[test]
     fn admission_rate_matches_the_percentage() {
         const N: u32 = 20_000;
-        for p in [1u8, 5, 10, 25, 50, 75, 90, 99] {
-            let admitted = (0..N).filter(|&s| wins(s * 613 + 7, p)).count() as f64;
-            let mean = f64::from(N) * f64::from(p) / 100.0;
-            let sigma = (mean * (1.0 - f64::from(p) / 100.0)).sqrt();
+        for text in [
+            "1", "5", "10", "25", "50", "75", "90", "99", "0.5", "2.75", "33.3333",
+        ] {
+            let share = p(text).fraction();
+            let admitted = (0..N).filter(|&s| wins(s * 613 + 7, p(text))).count() as f64;
+            let mean = f64::from(N) * share;
+            let sigma = (mean * (1.0 - share)).sqrt();
             assert!(
                 (admitted - mean).abs() <= 4.5 * sigma,
-                "p={p}: admitted {admitted}, expected {mean} ± {}",
+                "p={text}: admitted {admitted}, expected {mean} ± {}",
                 4.5 * sigma
             );
         }

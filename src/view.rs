@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::decision::Decision;
 use crate::estimate::Estimate;
 use crate::page::Page;
+use crate::percentage::Percentage;
 
 /// The facts about one waiting visitor, for a page or for JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,8 +21,8 @@ pub struct Status {
     pub decision: Option<Decision>,
     /// Unix seconds now.
     pub now: u64,
-    /// `allow_percentage`.
-    pub allow_percentage: u8,
+    /// The percentage in effect.
+    pub allow_percentage: Percentage,
     /// `wait_period_duration`, seconds.
     pub wait_period_duration: u64,
     /// Seconds until the page comes back by itself.
@@ -117,7 +118,7 @@ impl Status {
             "status": status,
             "decision": self.decision.map(Decision::as_str),
             "queueing_method": "random",
-            "allow_percentage": self.allow_percentage,
+            "allow_percentage": json_number(self.allow_percentage),
             "wait_period_duration": self.wait_period_duration,
             "next_draw_in": self.estimate.map(|e| e.next_draw_in),
             "refresh_after": self.refresh_after,
@@ -126,6 +127,15 @@ impl Status {
         })
         .to_string()
     }
+}
+
+/// A percentage as a JSON number with its exact decimals (`50`, `12.5`).
+fn json_number(percentage: Percentage) -> serde_json::Value {
+    // The text form is always a valid JSON number.
+    percentage
+        .to_string()
+        .parse::<serde_json::Number>()
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 /// Whether the client asked for JSON: `Accept` names `application/json` and not
@@ -192,10 +202,10 @@ mod tests {
             page: Page::KeepWaiting,
             decision: Some(Decision::Wait),
             now: 1000,
-            allow_percentage: 50,
+            allow_percentage: Percentage::whole(50),
             wait_period_duration: 30,
             refresh_after: Some(33),
-            estimate: estimate(21, 50, 30),
+            estimate: estimate(21, Percentage::whole(50), 30),
         }
     }
 
@@ -226,13 +236,29 @@ mod tests {
     }
 
     #[test]
+    fn fractional_percentages_show_their_decimals() {
+        let half = "0.5".parse().unwrap();
+        let status = Status {
+            allow_percentage: half,
+            estimate: estimate(21, half, 30),
+            ..waiting()
+        };
+        assert_eq!(status.render(b"{{allow_percentage}}%"), b"0.5%");
+        let v: serde_json::Value = serde_json::from_str(&status.json()).unwrap();
+        assert_eq!(v["allow_percentage"], 0.5);
+        assert!(status.json().contains(r#""allow_percentage":0.5,"#));
+        // One draw in 200 wins: half of visitors need 139 draws, 60 s apart.
+        assert_eq!(status.estimate.unwrap().p50, 21 + 138 * 60);
+    }
+
+    #[test]
     fn a_closed_room_shows_unknown_estimates() {
         let closed = Status {
             page: Page::Deny,
             decision: Some(Decision::Deny),
             refresh_after: None,
             estimate: None,
-            allow_percentage: 0,
+            allow_percentage: Percentage::ZERO,
             ..waiting()
         };
         assert_eq!(

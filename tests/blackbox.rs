@@ -8,6 +8,7 @@ use support::http::Response;
 use support::mint;
 use support::room::{Backend, KEY1, KEY2, Room, now};
 use waiting_room::lottery;
+use waiting_room::percentage::Percentage;
 
 const START_PAGE: &str = "You are in the waiting room";
 const KEEP_PAGE: &str = "Thanks for waiting";
@@ -157,7 +158,10 @@ fn expired_wait_tokens_are_a_deterministic_mix_of_admit_and_rewait() {
         // Expired, but within the redeem window (one wait period).
         let exp = now() - 2 - u64::from(visitor % 10);
         let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
-        let wins = lottery::wins(mint::seed(&mint::vcl_sig(KEY1, &text)), 50);
+        let wins = lottery::wins(
+            mint::seed(&mint::vcl_sig(KEY1, &text)),
+            Percentage::whole(50),
+        );
         let token = mint::mint(KEY1, "wait", exp, &uid, "key1");
         for _ in 0..2 {
             let r = room.get_with_cookie(visitor, "/events", &format!("waiting_room={token}"));
@@ -188,7 +192,10 @@ fn a_winning_wait_token_replayed_after_its_window_does_not_admit() {
         .rev()
         .find(|&exp| {
             let text = format!("dec=wait&exp={exp}&uid=127.0.0.2&kid=key1");
-            lottery::wins(mint::seed(&mint::vcl_sig(KEY1, &text)), 99)
+            lottery::wins(
+                mint::seed(&mint::vcl_sig(KEY1, &text)),
+                Percentage::whole(99),
+            )
         })
         .unwrap();
     let token = mint::mint(KEY1, "wait", exp, "127.0.0.2", "key1");

@@ -7,8 +7,11 @@ mod mint;
 use std::collections::HashMap;
 
 use waiting_room::config::Settings;
-use waiting_room::decision::{CookieAction, Decision, Rejection, Transition, Verdict, decide};
+use waiting_room::decision::{
+    CookieAction, Decision, Rejection, Session, Transition, Verdict, decide,
+};
 use waiting_room::lottery;
+use waiting_room::percentage::Percentage;
 use waiting_room::token::Malformed;
 
 const NOW: u64 = 1_700_000_023;
@@ -26,7 +29,7 @@ fn keys() -> HashMap<String, String> {
 fn settings(percentage: u8) -> Settings {
     Settings {
         enabled: true,
-        allow_percentage: percentage,
+        allow_percentage: Percentage::whole(percentage),
         ..Settings::default()
     }
 }
@@ -45,14 +48,52 @@ fn expected_allow_token(now: u64) -> String {
     mint::mint(K1, "allow", now + 3600, UID, "key1")
 }
 
+/// At 100 % everyone is admitted whatever the cookie says; the cookie is read only
+/// to tell a new session from a renewed one (and a bad one is logged as such).
 #[test]
-fn full_percentage_allows_without_looking_at_the_cookie() {
-    for cookie in [None, Some("garbage"), Some("")] {
+fn full_percentage_admits_everyone_and_tells_new_sessions_from_renewals() {
+    let live = mint::mint(K1, "allow", NOW + 100, UID, "key1");
+    let expired = mint::mint(K1, "allow", NOW - 1, UID, "key1");
+    let waiting = mint::mint(K1, "wait", NOW + 30, UID, "key1");
+    for (cookie, session, rejected) in [
+        (None, Session::New, false),
+        (Some("garbage"), Session::New, true),
+        (Some(waiting.as_str()), Session::New, false),
+        (Some(expired.as_str()), Session::New, false),
+        (Some(live.as_str()), Session::Renewed, false),
+    ] {
         let v = run(100, cookie);
         assert_eq!(v.decision, Decision::Allow);
-        assert_eq!(v.rejection, None);
+        assert_eq!(v.session, Some(session), "{cookie:?}");
+        assert_eq!(v.rejection.is_some(), rejected, "{cookie:?}");
+        assert_eq!(v.transition, None);
         assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
+        assert_eq!(v.exp, Some(NOW + 3600));
     }
+}
+
+#[test]
+fn a_won_draw_is_a_new_session_and_a_live_allow_token_a_renewal() {
+    let live = mint::mint(K1, "allow", NOW + 100, UID, "key1");
+    let v = run(50, Some(&live));
+    assert_eq!(
+        (v.decision, v.session),
+        (Decision::Allow, Some(Session::Renewed))
+    );
+    let winner = (NOW - 30..NOW)
+        .find(|&exp| wins(exp, UID, 50))
+        .expect("a winning expiry in 30 tries");
+    let v = run(50, Some(&mint::mint(K1, "wait", winner, UID, "key1")));
+    assert_eq!(
+        (v.decision, v.session),
+        (Decision::Allow, Some(Session::New))
+    );
+    assert_eq!(v.exp, Some(NOW + 3600));
+    // Waiting visitors have no session; their exp is their wait token's.
+    let v = run(50, None);
+    assert_eq!((v.session, v.exp), (None, v.wait_exp));
+    let v = run(0, Some(&live));
+    assert_eq!((v.session, v.exp), (None, None));
 }
 
 #[test]
@@ -90,7 +131,7 @@ fn unexpired_wait_token_keeps_waiting_without_a_new_cookie() {
 /// Whether the VCL-format wait token for (`exp`, `uid`) wins at `p`.
 fn wins(exp: u64, uid: &str, p: u8) -> bool {
     let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
-    lottery::wins(mint::seed(&mint::vcl_sig(K1, &text)), p)
+    lottery::wins(mint::seed(&mint::vcl_sig(K1, &text)), Percentage::whole(p))
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use waiting_room::config::Settings;
 use waiting_room::estimate::{Estimate, draws_for_quantile};
+use waiting_room::percentage::Percentage;
 use waiting_room::{Action, Visit, plan};
 
 const ARRIVAL: u64 = 1_700_000_023;
@@ -46,7 +47,7 @@ fn check(percentage: u8) {
     let keys = HashMap::from([("key1".to_string(), KEY.to_string())]);
     let settings = Settings {
         enabled: true,
-        allow_percentage: percentage,
+        allow_percentage: Percentage::whole(percentage),
         ..Settings::default()
     };
     let interval = 2 * settings.wait_period_duration;

@@ -33,6 +33,7 @@ use support::mint;
 use support::room::{KEY1, Room, now};
 use waiting_room::lottery;
 use waiting_room::page::{NO_STORE, Page};
+use waiting_room::percentage::Percentage;
 
 /// Source addresses 127.0.0.2 to 127.0.0.33.
 const VISITORS: std::ops::RangeInclusive<u8> = 2..=33;
@@ -98,7 +99,7 @@ impl Visitor {
             expired_wait: mint::mint(KEY1, "wait", old_exp, &uid, "key1"),
             expired_wait_wins: lottery::wins(
                 mint::seed(&mint::vcl_sig(KEY1, &old_text)),
-                PERCENTAGE,
+                Percentage::whole(PERCENTAGE),
             ),
             expired_allow: mint::mint(KEY1, "allow", start - 10, &uid, "key1"),
             forged: [

@@ -6,6 +6,9 @@ mod mint;
 use std::collections::HashMap;
 
 use waiting_room::config::Settings;
+use waiting_room::cookie::DELETE_COOKIE;
+use waiting_room::decision::{Decision, Session};
+use waiting_room::log::Record;
 use waiting_room::page::Page;
 use waiting_room::{Action, Visit, plan};
 
@@ -45,7 +48,7 @@ fn outside_scope_forwards_untouched_and_logs_why() {
     );
     assert_eq!(
         p.log_line,
-        "waitingroom decision=bypass scope=unprotected-path uid=192.0.2.10 path=/about"
+        "waitingroom t=1700000023 decision=bypass scope=unprotected-path uid=192.0.2.10 path=/about"
     );
     let p = plan(
         &visit("/events", None),
@@ -96,8 +99,85 @@ fn set_cookie_carries_the_token_path_and_lifetime() {
     );
     assert_eq!(
         p.log_line,
-        "waitingroom decision=anon uid=192.0.2.10 path=/events p=50"
+        "waitingroom t=1700000023 decision=anon uid=192.0.2.10 p=50 exp=1700000070 path=/events"
     );
+    let record: Record = p.log_line.parse().unwrap();
+    assert_eq!(
+        (record.t, record.decision, record.exp),
+        (NOW, Some(Decision::Anon), Some(1_700_000_070))
+    );
+}
+
+#[test]
+fn the_origin_releases_an_admitted_session() {
+    let allow = mint::mint(K1, "allow", NOW + 10, "192.0.2.10", "key1");
+    let header = format!("waiting_room={allow}");
+    let mut p = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
+    assert!(
+        p.set_cookie
+            .as_deref()
+            .unwrap()
+            .starts_with("waiting_room=ZGVj")
+    );
+    assert!(p.apply_release(Some(" 1 ")));
+    assert_eq!(p.set_cookie.as_deref(), Some(DELETE_COOKIE));
+    let record: Record = p.log_line.parse().unwrap();
+    assert!(record.released, "{}", p.log_line);
+    assert_eq!(record.session, Some(Session::Renewed));
+}
+
+#[test]
+fn a_release_is_ignored_unless_the_room_admitted_the_request_and_the_value_is_1() {
+    let allow = mint::mint(K1, "allow", NOW + 10, "192.0.2.10", "key1");
+    let header = format!("waiting_room={allow}");
+    let admitted = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
+    for value in [None, Some("0"), Some("yes"), Some(""), Some("11")] {
+        let mut p = admitted.clone();
+        assert!(!p.apply_release(value), "{value:?}");
+        assert_eq!(p, admitted);
+    }
+    for mut p in [
+        plan(&visit("/about", Some(&header)), &settings(&[]), &keys()),
+        plan(&visit("/events", None), &settings(&[]), &keys()),
+        plan(
+            &visit("/events", None),
+            &settings(&[("allow_percentage", "0")]),
+            &keys(),
+        ),
+    ] {
+        let before = p.clone();
+        assert!(!p.apply_release(Some("1")));
+        assert_eq!(p, before);
+    }
+}
+
+#[test]
+fn a_stale_controller_is_flagged_on_every_line_and_its_fallback_applies() {
+    let stale = [
+        ("allow_percentage", "50"),
+        ("allow_percentage_fallback", "0"),
+        ("controller_heartbeat", "1699990000"),
+    ];
+    let p = plan(&visit("/events", None), &settings(&stale), &keys());
+    assert_eq!(p.action, Action::Serve(Page::Deny));
+    assert!(p.log_line.contains(" p=0 "), "{}", p.log_line);
+    let bypass = plan(&visit("/about", None), &settings(&stale), &keys());
+    for line in [&p.log_line, &bypass.log_line] {
+        assert!(line.parse::<Record>().unwrap().controller_stale, "{line}");
+    }
+    let fresh = [stale[0], stale[1], ("controller_heartbeat", "1700000000")];
+    let p = plan(&visit("/events", None), &settings(&fresh), &keys());
+    assert_eq!(p.action, Action::Serve(Page::StartWaiting));
+    assert!(!p.log_line.contains("ALERT"), "{}", p.log_line);
+}
+
+#[test]
+fn a_fractional_percentage_is_logged_and_shown_exactly() {
+    let s = settings(&[("allow_percentage", "0.25")]);
+    let p = plan(&visit("/events", None), &s, &keys());
+    assert!(p.log_line.contains(" p=0.25 "), "{}", p.log_line);
+    let status = p.status(Page::StartWaiting, &s, NOW);
+    assert_eq!(status.render(b"{{allow_percentage}}"), b"0.25");
 }
 
 #[test]

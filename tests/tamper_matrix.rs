@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use waiting_room::config::Settings;
 use waiting_room::decision::Decision;
+use waiting_room::percentage::Percentage;
 use waiting_room::{Visit, plan};
 
 const NOW: u64 = 1_700_000_023;
@@ -162,7 +163,7 @@ fn every_tampering_gets_its_documented_outcome_and_reason() {
     ]);
     let settings = Settings {
         enabled: true,
-        allow_percentage: 50,
+        allow_percentage: Percentage::whole(50),
         ..Settings::default()
     };
     let mut failures = Vec::new();

@@ -7,6 +7,7 @@ use serde_json::Value;
 use waiting_room::config::Settings;
 use waiting_room::decision::{Decision, decide};
 use waiting_room::keys::SigningKey;
+use waiting_room::percentage::Percentage;
 use waiting_room::token::{self, Claims, Dec};
 
 fn cases() -> Vec<Value> {
@@ -75,7 +76,7 @@ fn vcl_cookie_keeps_its_state_before_expiry() {
             case["key"].as_str().unwrap().to_string(),
         )]);
         let settings = Settings {
-            allow_percentage: 50,
+            allow_percentage: Percentage::whole(50),
             active_key: case["key_id"].as_str().unwrap().to_string(),
             ..Settings::default()
         };

@@ -15,6 +15,7 @@ use waiting_room::cookie::{self, DELETE_COOKIE};
 use waiting_room::decision::Decision;
 use waiting_room::keys::SigningKey;
 use waiting_room::page::Page;
+use waiting_room::percentage::Percentage;
 use waiting_room::token::{self, Claims, Dec};
 use waiting_room::{Action, Plan, Visit};
 
@@ -181,10 +182,10 @@ pub fn settings(data: &[u8]) {
     assert!(!s.protected_paths.is_empty());
     assert!(s.protected_paths.iter().all(|p| p.starts_with('/')));
     let percentage = raw(config::ALLOW_PERCENTAGE);
-    let expected = percentage.map_or(Some(100), expected_percentage);
+    let expected = percentage.map_or(Some(1_000_000), expected_percentage);
     assert_eq!(
-        s.allow_percentage,
-        expected.unwrap_or(100),
+        s.allow_percentage.micros(),
+        expected.unwrap_or(1_000_000),
         "{percentage:?}"
     );
     let fell_back = s.fallbacks.contains(&config::ALLOW_PERCENTAGE);
@@ -232,21 +233,28 @@ pub fn settings(data: &[u8]) {
 
 /// The documented rule: an integer, however long, clamped to 0..=100; `None`
 /// for anything else (which fails open to 100 and is reported as a fallback).
-fn expected_percentage(raw: &str) -> Option<u8> {
+fn expected_percentage(raw: &str) -> Option<u32> {
     let text = raw.trim();
-    let (negative, digits) = match text.as_bytes().first() {
+    let (negative, number) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
         _ => (false, text),
     };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) {
         return None;
     }
-    let significant = digits.trim_start_matches('0');
+    // Millionths: the whole part times 10,000 plus four fraction digits, cut.
+    let four: String = fraction.chars().chain("0000".chars()).take(4).collect();
+    let significant = whole.trim_start_matches('0');
     Some(match (negative, significant.len()) {
-        (_, 0) | (true, _) => 0,
-        (false, 1..=3) => significant.parse::<u16>().ok()?.min(100) as u8,
-        (false, _) => 100,
+        (true, _) => 0,
+        (false, 0..=3) => {
+            let whole: u32 = significant.parse().unwrap_or(0);
+            (whole * 10_000 + four.parse::<u32>().ok()?).min(1_000_000)
+        }
+        (false, _) => 1_000_000,
     })
 }
 
@@ -316,10 +324,11 @@ fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
 
     honoured_only_if_vouched(visit, settings, verdict.decision, presented);
     issued_cookie_is_sound(visit, settings, verdict.decision, plan);
-    let p = settings.allow_percentage;
+    let p = settings.percentage_at(visit.now);
     if let Some(value) = presented
         && let Some(token) = vouch(value, visit.uid)
-        && (1..100).contains(&p)
+        && !p.is_zero()
+        && !p.is_hundred()
     {
         let expected = expected_decision(&token, visit.now, p, settings.redeem_window());
         assert_eq!(verdict.decision, expected, "{:?}", mint::open(value));
@@ -337,7 +346,7 @@ fn honoured_only_if_vouched(
 ) {
     let vouched = || presented.and_then(|value| vouch(value, visit.uid));
     match decision {
-        Decision::Allow if settings.allow_percentage < 100 => {
+        Decision::Allow if !settings.percentage_at(visit.now).is_hundred() => {
             let token = vouched().unwrap_or_else(|| panic!("admitted on {presented:?}"));
             let admits = match token.dec {
                 Dec::Allow => visit.now <= token.exp,
@@ -354,7 +363,12 @@ fn honoured_only_if_vouched(
 }
 
 /// What the decision table says for a valid token at a percentage in 1..=99.
-fn expected_decision(token: &Vouched, now: u64, percentage: u8, redeem_window: u64) -> Decision {
+fn expected_decision(
+    token: &Vouched,
+    now: u64,
+    percentage: Percentage,
+    redeem_window: u64,
+) -> Decision {
     let expired = now > token.exp;
     match (token.dec, expired) {
         (Dec::Wait, false) => Decision::Wait,

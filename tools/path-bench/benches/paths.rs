@@ -105,7 +105,12 @@ mod parts {
     /// The lottery: ChaCha20 seeded from the signature, one draw.
     #[divan::bench]
     fn lottery_draw(bencher: divan::Bencher) {
-        bencher.bench_local(|| lottery::wins(black_box(0x00ab_cdef), 50));
+        bencher.bench_local(|| {
+            lottery::wins(
+                black_box(0x00ab_cdef),
+                waiting_room::percentage::Percentage::whole(50),
+            )
+        });
     }
 
     /// The request's log line.
@@ -114,7 +119,13 @@ mod parts {
         let case = renewal();
         let verdict = case.decide();
         bencher.bench_local(|| {
-            log::decision_line(path_bench::cases::UID, "/events", &verdict, case.settings())
+            log::decision_line(
+                path_bench::cases::NOW,
+                path_bench::cases::UID,
+                "/events",
+                &verdict,
+                case.settings(),
+            )
         });
     }
 

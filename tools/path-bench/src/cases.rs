@@ -157,7 +157,7 @@ pub fn build(name: &str) -> Result<Case, String> {
 fn room() -> Settings {
     Settings {
         enabled: true,
-        allow_percentage: PERCENTAGE,
+        allow_percentage: waiting_room::percentage::Percentage::whole(PERCENTAGE),
         ..Settings::default()
     }
 }

@@ -144,7 +144,7 @@ impl Room {
     pub fn settings(&self, mode: RefreshMode) -> Settings {
         Settings {
             enabled: true,
-            allow_percentage: self.allow_percentage,
+            allow_percentage: waiting_room::percentage::Percentage::whole(self.allow_percentage),
             wait_period_duration: self.wait_period,
             allow_period_timeout: self.allow_timeout,
             refresh_mode: mode,
@@ -233,7 +233,10 @@ mod tests {
     fn room_settings_come_from_the_core_defaults() {
         let s = Room::default().settings(RefreshMode::Fixed);
         assert!(s.enabled);
-        assert_eq!((s.allow_percentage, s.wait_period_duration), (20, 30));
+        assert_eq!(
+            (s.allow_percentage, s.wait_period_duration),
+            (waiting_room::percentage::Percentage::whole(20), 30)
+        );
         assert_eq!(s.refresh_mode, RefreshMode::Fixed);
         assert_eq!(s.active_key, Settings::default().active_key);
     }
