@@ -32,6 +32,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod control;
 pub mod cookie;
 pub mod decision;
 pub mod estimate;

@@ -1,0 +1,451 @@
+//! The controller's decisions: from the room's log records to the
+//! `allow_percentage` that holds a target of new sessions a minute.
+//!
+//! A pure state machine with the clock passed in, so the live controller
+//! (`wrctl control`), the simulator and the tests run the very same code; reading
+//! logs and writing stores are the callers' business.
+//!
+//! # How it holds the target
+//!
+//! Every waiting visitor draws once per draw period (`2d`, `d` =
+//! `wait_period_duration`), and each draw admits with probability `p`. So if `E`
+//! draws are expected in the next period and the target allows `A` new sessions in
+//! a period, the percentage is `p = A / E`. The controller counts the addresses that
+//! hold a live wait token (from the `exp` of every waiting line), and how many draws
+//! each of them made over the last period (`r`, below 1 when visitors give up), and
+//! expects `E = waiting × r`. When the room is open (100 %), nobody waits, and `E` is
+//! the new sessions of the last period instead.
+//!
+//! This is a feed-forward rule on the crowd, not feedback on the admissions, so a
+//! percentage that takes tens of seconds to reach the edge cannot make it oscillate:
+//! the crowd changes slowly, and each write is computed from the crowd alone.
+//! With `max_active`, `A` is also capped at the free places (`max_active` minus the
+//! addresses holding a live allow token).
+
+pub mod crowd;
+pub mod series;
+
+use std::fmt;
+
+use crate::decision::{Decision, Session, Transition};
+use crate::log::Record;
+use crate::percentage::Percentage;
+use crowd::Crowd;
+use series::{Second, Series};
+
+/// Config-store key the controller writes its percentage to.
+pub const PERCENTAGE_KEY: &str = crate::config::ALLOW_PERCENTAGE;
+/// Config-store key the controller writes its heartbeat to.
+pub const HEARTBEAT_KEY: &str = crate::config::CONTROLLER_HEARTBEAT;
+/// Seconds of log time the controller keeps per-second counts for.
+pub const WINDOW: u64 = 3600;
+/// Records stamped further than this ahead of the controller's clock are refused
+/// (a wrong clock or a forged line must not move the window).
+pub const MAX_CLOCK_SKEW: u64 = 300;
+/// Longest wait between two attempts after failed writes, seconds.
+pub const MAX_BACKOFF: u64 = 300;
+
+/// What the operator asks of the controller.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// New sessions a minute to hold.
+    pub target_per_minute: f64,
+    /// At most this many live sessions (addresses with a live allow token).
+    pub max_active: Option<u64>,
+    /// Lowest percentage ever written.
+    pub min: Percentage,
+    /// Highest percentage ever written.
+    pub max: Percentage,
+    /// Seconds between two ticks (one write at most each).
+    pub tick: u64,
+    /// Seconds after which the heartbeat is written even if nothing changed.
+    pub heartbeat_every: u64,
+    /// The room's `wait_period_duration`, seconds.
+    pub wait_period: u64,
+    /// The room's redeem window, seconds (`None`: one wait period, as the room's default).
+    pub redeem_window: Option<u64>,
+    /// Written at the first tick, before the controller has seen a draw period.
+    pub start: Option<Percentage>,
+    /// Most addresses tracked per kind (waiting, admitted).
+    pub capacity: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            target_per_minute: 60.0,
+            max_active: None,
+            min: Percentage::STEP,
+            max: Percentage::HUNDRED,
+            tick: 10,
+            heartbeat_every: 30,
+            wait_period: crate::config::DEFAULT_WAIT_PERIOD_DURATION,
+            redeem_window: None,
+            start: None,
+            capacity: 10_000_000,
+        }
+    }
+}
+
+/// Why options cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadOptions(pub String);
+
+impl fmt::Display for BadOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadOptions {}
+
+impl Options {
+    /// Checks the options make sense together.
+    pub fn check(&self) -> Result<(), BadOptions> {
+        let bad = |why: &str| Err(BadOptions(why.to_string()));
+        if !(self.target_per_minute.is_finite() && self.target_per_minute > 0.0) {
+            return bad("the target must be a positive number of new sessions a minute");
+        }
+        if self.min > self.max {
+            return bad("--min is above --max");
+        }
+        if self.tick == 0 || self.heartbeat_every == 0 {
+            return bad("the tick and the heartbeat interval must be at least 1 s");
+        }
+        if !(1..=crate::config::MAX_DURATION).contains(&self.wait_period) {
+            return bad("the wait period must be 1 s to a year");
+        }
+        if self.start.is_some_and(|p| p < self.min || p > self.max) {
+            return bad("the start percentage is outside --min..--max");
+        }
+        Ok(())
+    }
+
+    /// The draw period: `2d`, within the window the controller keeps.
+    pub fn draw_period(&self) -> u64 {
+        self.wait_period.saturating_mul(2).clamp(2, WINDOW / 2)
+    }
+
+    fn redeem_window(&self) -> u64 {
+        self.redeem_window.unwrap_or(self.wait_period)
+    }
+}
+
+/// Lines read, and what became of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Records counted.
+    pub lines: u64,
+    /// Lines that were not room log lines, or not readable (the reader counts these).
+    pub bad_lines: u64,
+    /// Records older than the window.
+    pub late_lines: u64,
+    /// Records stamped too far in the future.
+    pub future_lines: u64,
+    /// Writes confirmed.
+    pub writes: u64,
+    /// Writes that failed.
+    pub write_failures: u64,
+}
+
+/// One write to the config store: the heartbeat, and the percentage when it changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Write {
+    /// The new `allow_percentage`, when it changed.
+    pub allow_percentage: Option<Percentage>,
+    /// `controller_heartbeat`: Unix seconds of this write.
+    pub heartbeat: u64,
+}
+
+impl Write {
+    /// The config-store items to write, key and value.
+    pub fn items(&self) -> Vec<(&'static str, String)> {
+        let mut items = Vec::with_capacity(2);
+        if let Some(p) = self.allow_percentage {
+            items.push((PERCENTAGE_KEY, p.to_string()));
+        }
+        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
+        items
+    }
+}
+
+/// The controller: state in, decision out.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    options: Options,
+    series: Series,
+    waiting: Crowd,
+    active: Crowd,
+    /// Log time of the first record since the controller started.
+    first_record: Option<u64>,
+    /// The percentage last written (confirmed).
+    written: Option<Percentage>,
+    /// The percentage the last decision asked for.
+    wanted: Option<Percentage>,
+    /// Clock time of the last confirmed write.
+    last_write: Option<u64>,
+    /// Failed writes in a row, and when the next attempt may be made.
+    failures_in_a_row: u32,
+    next_attempt: u64,
+    /// Lines read, and what became of them.
+    pub counters: Counters,
+}
+
+impl Controller {
+    /// A controller with checked options.
+    pub fn new(options: Options) -> Result<Controller, BadOptions> {
+        options.check()?;
+        Ok(Controller {
+            series: Series::new(WINDOW as usize),
+            waiting: Crowd::new(options.capacity),
+            active: Crowd::new(options.capacity),
+            options,
+            first_record: None,
+            written: None,
+            wanted: None,
+            last_write: None,
+            failures_in_a_row: 0,
+            next_attempt: 0,
+            counters: Counters::default(),
+        })
+    }
+
+    /// The options it runs with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Counts one line that was not a readable room log line.
+    pub fn bad_line(&mut self) {
+        self.counters.bad_lines += 1;
+    }
+
+    /// Takes in one log record; `now` is the controller's clock (Unix seconds).
+    pub fn observe(&mut self, record: &Record, now: u64) {
+        if record.t > now.saturating_add(MAX_CLOCK_SKEW) {
+            self.counters.future_lines += 1;
+            return;
+        }
+        if self.series.newest().is_some_and(|newest| record.t > newest) {
+            // The newest second is complete: note the crowd as it stood.
+            self.note_crowd();
+        }
+        let Some(second) = self.series.at_mut(record.t) else {
+            self.counters.late_lines += 1;
+            return;
+        };
+        self.counters.lines += 1;
+        self.first_record.get_or_insert(record.t);
+        count(second, record);
+
+        let uid = record.uid.as_str();
+        let redeem = self.options.redeem_window();
+        match record.decision {
+            Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
+                if record.transition == Some(Transition::SessionExpired) {
+                    self.active.leave(uid);
+                }
+                match record.exp {
+                    Some(exp) => self.waiting.hold(uid, exp.saturating_add(redeem)),
+                    None => self.waiting.leave(uid),
+                }
+            }
+            Some(Decision::Allow) => {
+                self.waiting.leave(uid);
+                match record.exp {
+                    _ if record.released => self.active.leave(uid),
+                    Some(exp) => self.active.hold(uid, exp),
+                    None => {}
+                }
+            }
+            Some(Decision::Deny) => {
+                self.waiting.leave(uid);
+                self.active.leave(uid);
+            }
+            None => {}
+        }
+    }
+
+    /// Decides at clock time `now` whether to write, and what. At most one write
+    /// per call; none when the percentage has not changed and the heartbeat is
+    /// not yet due, and none while backing off after failed writes. Report the
+    /// outcome with [`Controller::written`] or [`Controller::failed`].
+    pub fn tick(&mut self, now: u64) -> Option<Write> {
+        self.close_second();
+        self.wanted = self.percentage().or(self.options.start).or(self.wanted);
+        if now < self.next_attempt {
+            return None;
+        }
+        let changed = self.wanted.filter(|&p| Some(p) != self.written);
+        let heartbeat_due = self
+            .last_write
+            .is_none_or(|last| now >= last.saturating_add(self.options.heartbeat_every));
+        (changed.is_some() || heartbeat_due).then_some(Write {
+            allow_percentage: changed,
+            heartbeat: now,
+        })
+    }
+
+    /// The write was carried out.
+    pub fn written(&mut self, write: &Write, now: u64) {
+        if let Some(p) = write.allow_percentage {
+            self.written = Some(p);
+        }
+        self.last_write = Some(now);
+        self.failures_in_a_row = 0;
+        self.next_attempt = 0;
+        self.counters.writes += 1;
+    }
+
+    /// The write failed: the next attempt waits one tick, doubling with each
+    /// failure in a row up to [`MAX_BACKOFF`] seconds.
+    pub fn failed(&mut self, now: u64) {
+        self.counters.write_failures += 1;
+        self.failures_in_a_row = self.failures_in_a_row.saturating_add(1);
+        let doublings = (self.failures_in_a_row - 1).min(16);
+        let wait = self
+            .options
+            .tick
+            .saturating_mul(1 << doublings)
+            .min(MAX_BACKOFF);
+        self.next_attempt = now.saturating_add(wait);
+    }
+
+    /// The percentage that holds the target, from what the log has shown; `None`
+    /// until two draw periods of log have been seen (one to see every waiting
+    /// address, one to see how often they draw).
+    pub fn percentage(&self) -> Option<Percentage> {
+        let newest = self.series.newest()?;
+        let period = self.options.draw_period();
+        if newest + 1 < self.first_record?.saturating_add(2 * period) {
+            return None;
+        }
+        let since = newest + 1 - period;
+        let draws = self.series.sum(since, newest + 1, |s| s.draws) as f64;
+        // Draws per waiting address over the last period: the addresses waiting
+        // at its start have all had their turn since (the bounds keep one odd
+        // period from swinging the estimate).
+        // (Crowd sizes are noted as each second with records closes.)
+        let look_back = since.saturating_sub(self.options.draw_period());
+        let waiting_then = self
+            .series
+            .range(look_back, since - 1)
+            .rev()
+            .find_map(|(_, s)| s.waiting);
+        let per_address = match waiting_then {
+            Some(w) if w > 0 => (draws / w as f64).clamp(0.1, 2.0),
+            _ => 1.0,
+        };
+        let mut expected = self.waiting.len() as f64 * per_address;
+        let open = self
+            .series
+            .range(since, newest)
+            .filter(|(_, s)| s.percentage_micros == Some(Percentage::HUNDRED.micros()))
+            .count() as u64
+            * 2
+            > period;
+        if open {
+            let admissions = self.series.sum(since, newest + 1, |s| s.admissions) as f64;
+            expected = expected.max(admissions);
+        }
+        let mut allowed = self.options.target_per_minute * period as f64 / 60.0;
+        if let Some(max_active) = self.options.max_active {
+            allowed = allowed.min(max_active.saturating_sub(self.active.len()) as f64);
+        }
+        let p = if expected < 1.0 {
+            self.options.max
+        } else {
+            Percentage::from_fraction(allowed / expected)
+        };
+        Some(p.clamp(self.options.min, self.options.max))
+    }
+
+    /// Expires places that ended and notes the crowd in the newest second.
+    fn close_second(&mut self) {
+        let Some(newest) = self.series.newest() else {
+            return;
+        };
+        self.waiting.expire(newest);
+        self.active.expire(newest);
+        self.note_crowd();
+    }
+
+    /// Notes the crowd's current sizes in the newest second.
+    fn note_crowd(&mut self) {
+        let (waiting, active) = (self.waiting.len(), self.active.len());
+        if let Some(newest) = self.series.newest()
+            && let Some(second) = self.series.at_mut(newest)
+        {
+            second.waiting = Some(waiting);
+            second.active = Some(active);
+        }
+    }
+
+    /// What the dashboard and the metrics show.
+    pub fn snapshot(&self, seconds: u64) -> Snapshot {
+        let newest = self.series.newest();
+        let series = newest.map_or_else(Vec::new, |n| {
+            let from = n.saturating_sub(seconds.saturating_sub(1));
+            self.series.range(from, n).map(|(t, s)| (t, *s)).collect()
+        });
+        Snapshot {
+            now: newest,
+            written: self.written,
+            wanted: self.wanted,
+            last_write: self.last_write,
+            waiting: self.waiting.len(),
+            active: self.active.len(),
+            overflow: self.waiting.overflow + self.active.overflow,
+            counters: self.counters,
+            series,
+        }
+    }
+}
+
+/// Adds one record to its second's counts.
+fn count(second: &mut Second, record: &Record) {
+    second.requests += 1;
+    if let Some(p) = record.percentage {
+        second.percentage_micros = Some(p.micros());
+    }
+    if record.is_arrival() {
+        second.arrivals += 1;
+    }
+    if record.is_draw() {
+        second.draws += 1;
+    }
+    match record.session {
+        Some(Session::New) => second.admissions += 1,
+        Some(Session::Renewed | Session::Kept) => second.renewals += 1,
+        None => {}
+    }
+    if record.released {
+        second.releases += 1;
+    }
+}
+
+/// The controller's state, for people and for Prometheus.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// Newest log time seen.
+    pub now: Option<u64>,
+    /// The percentage last written.
+    pub written: Option<Percentage>,
+    /// The percentage the controller wants in effect.
+    pub wanted: Option<Percentage>,
+    /// Clock time of the last write.
+    pub last_write: Option<u64>,
+    /// Addresses holding a live wait token.
+    pub waiting: u64,
+    /// Addresses holding a live allow token.
+    pub active: u64,
+    /// Addresses not tracked because the controller's capacity was reached.
+    pub overflow: u64,
+    /// Lines read, and what became of them.
+    pub counters: Counters,
+    /// Per-second counts, oldest first.
+    pub series: Vec<(u64, Second)>,
+}
+
+#[cfg(test)]
+mod tests;
