@@ -1,5 +1,5 @@
 //! The classifier: from the clock, the client, its cookie, the settings and the
-//! keys to a decision and the cookie to send back (DESIGN.md section 2, steps 4–5).
+//! keys to a decision and the cookie to send back.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;

@@ -8,7 +8,9 @@
 //! Special paths, for tests and demos of failure handling:
 //! - `/__origin/page/<name>`: an operator-hosted waiting page;
 //! - `/__origin/slow/<ms>/...`: the echo, after `ms` milliseconds (at most 60 s);
-//! - `/__origin/status/<code>/...`: the echo with that status code.
+//! - `/__origin/status/<code>/...`: the echo with that status code;
+//! - `/__origin/release/...`: the echo with `Waiting-Room-Release: 1`, as an origin
+//!   answers when a visitor is done (after checkout) to free their place at once.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -25,6 +27,9 @@ pub const PAGE_PREFIX: &str = "/__origin/page/";
 pub const SLOW_PREFIX: &str = "/__origin/slow/";
 /// Path prefix of answers with a chosen status: `/__origin/status/<code>/...`.
 pub const STATUS_PREFIX: &str = "/__origin/status/";
+
+/// Path prefix of answers that end the visitor's session: `/__origin/release/...`.
+pub const RELEASE_PREFIX: &str = "/__origin/release/";
 
 /// Largest request head the origin reads, in bytes.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -95,12 +100,17 @@ fn serve_one(stream: TcpStream) -> std::io::Result<()> {
     let status = number_after(&target, STATUS_PREFIX)
         .filter(|code| (200..=599).contains(code))
         .unwrap_or(200);
+    let release = if target.starts_with(RELEASE_PREFIX) {
+        "Waiting-Room-Release: 1\r\n"
+    } else {
+        ""
+    };
     let mut stream = stream;
     write!(
         stream,
         "HTTP/1.1 {status} Demo\r\nContent-Type: text/html; charset=utf-8\r\n\
          Cache-Control: public, max-age=60\r\nSet-Cookie: demo_origin=1; Path=/\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+         {release}Content-Length: {}\r\nConnection: close\r\n\r\n{}",
         html.len(),
         html
     )?;
