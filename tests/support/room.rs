@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -41,6 +41,9 @@ pub struct RoomSpec<'a> {
     pub secret_keys: Option<&'a [(&'a str, &'a str)]>,
     /// The backend's first-byte timeout, in milliseconds.
     pub first_byte_timeout_ms: Option<u64>,
+    /// Viceroy's standard output (the log lines) goes to a pipe the test takes with
+    /// [`Room::take_stdout`], instead of the log file.
+    pub pipe_stdout: bool,
 }
 
 /// A room under test. Dropping it stops Viceroy and removes its files.
@@ -148,6 +151,11 @@ file = "{dir}/pages.json"
 
         let addr = free_addr();
         let log = fs::File::create(dir.join("viceroy.log")).unwrap();
+        let stdout = if spec.pipe_stdout {
+            Stdio::piped()
+        } else {
+            Stdio::from(log.try_clone().unwrap())
+        };
         let viceroy = Command::new(viceroy_bin())
             .arg("serve")
             .arg("-C")
@@ -155,7 +163,7 @@ file = "{dir}/pages.json"
             .arg("--addr")
             .arg(addr.to_string())
             .arg(wasm_path())
-            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stdout(stdout)
             .stderr(Stdio::from(log))
             .spawn()
             .expect("cannot start viceroy: run the README's test command, which installs it");
@@ -176,6 +184,16 @@ file = "{dir}/pages.json"
             std::thread::sleep(Duration::from_millis(50));
         }
         panic!("viceroy not ready after 30 s:\n{}", self.viceroy_output());
+    }
+
+    /// Viceroy's standard output, when the room was launched with `pipe_stdout`.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.viceroy.stdout.take()
+    }
+
+    /// The JSON file behind the `waitingroom_config` store.
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.join("config.json")
     }
 
     /// Everything Viceroy printed so far.
