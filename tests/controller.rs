@@ -226,9 +226,9 @@ impl Crowd {
         }
     }
 
-    fn stop(self) -> usize {
+    fn stop(mut self) -> usize {
         self.stop.store(true, Ordering::SeqCst);
-        for worker in self.workers {
+        for worker in self.workers.drain(..) {
             let _ = worker.join();
         }
         self.admitted()
