@@ -1,21 +1,48 @@
 #!/usr/bin/env bash
-# Serves the waiting room locally: builds the wasm, starts the bundled demo
-# origin on 127.0.0.1:8080 and Viceroy on 127.0.0.1:7676. Ctrl-C stops both.
-# Settings are live: edit local/config.json (e.g. allow_percentage) while it runs.
+# Serves the waiting room locally: builds the wasm, starts the bundled demo origin
+# on 127.0.0.1:8080, Viceroy on 127.0.0.1:7676, and the controller (`wrctl control`)
+# reading Viceroy's log lines, holding a small target, with its dashboard on
+# 127.0.0.1:7677. Ctrl-C stops everything.
+#
+# The controller writes the room's settings to target/demo/config.json, a fresh copy
+# of local/config.json made at each start. DEMO_CONTROLLER=0 runs the room alone on
+# local/config.json, tuned by hand (edit allow_percentage while it runs).
+# DEMO_TARGET sets the controller's new sessions a minute (30).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SETUP_BROWSER=0 source scripts/setup.sh # the demo needs no browser of its own
 
 cargo build --release --target wasm32-wasip1 --bin edge-waiting-room
-cargo build --release -p demo-origin
+cargo build --release -p demo-origin -p wrctl
 
 ./target/release/demo-origin 127.0.0.1:8080 &
 origin_pid=$!
 trap 'kill "$origin_pid" 2>/dev/null || true' EXIT
+wasm=target/wasm32-wasip1/release/edge-waiting-room.wasm
 
 echo
 echo "Waiting room on http://127.0.0.1:7676/events (protected) and http://127.0.0.1:7676/ (not)."
-echo "Log lines appear below as 'waitingroom_log :: ...'."
+echo "Log lines appear below as 'waitingroom_log :: waitingroom t=...'."
+
+if [ "${DEMO_CONTROLLER:-1}" = 0 ]; then
+  echo "No controller: edit local/config.json to tune the room live."
+  echo
+  exec viceroy serve -C fastly.toml --addr 127.0.0.1:7676 "$wasm"
+fi
+
+# The same manifest, with the settings store moved to a copy the controller owns.
+mkdir -p target/demo
+cp local/config.json target/demo/config.json
+sed 's#file = "local/config.json"#file = "target/demo/config.json"#' fastly.toml >target/demo/fastly.toml
+grep -q 'target/demo/config.json' target/demo/fastly.toml
+
+echo "Controller dashboard on http://127.0.0.1:7677/ (metrics: /metrics), holding"
+echo "${DEMO_TARGET:-30} new sessions a minute by writing target/demo/config.json."
 echo
-viceroy serve -C fastly.toml --addr 127.0.0.1:7676 \
-  target/wasm32-wasip1/release/edge-waiting-room.wasm
+viceroy serve -C target/demo/fastly.toml --addr 127.0.0.1:7676 "$wasm" |
+  tee /dev/stderr |
+  ./target/release/wrctl control \
+    --target-per-minute "${DEMO_TARGET:-30}" \
+    --wait-period 10 --max 50 --start 50 \
+    --config-file target/demo/config.json \
+    --listen 127.0.0.1:7677
