@@ -17,6 +17,8 @@ use std::time::Duration;
 use demo_origin::ORIGIN_MARKER;
 use support::browser::{self, assert_screenshot};
 use support::room::Room;
+use waiting_room::decision::Decision;
+use waiting_room::log::Record;
 
 /// What the waiting page must show. Add a text here when the page gains one (an
 /// estimate, say); `WAITING_ROOM_EXPECT` adds more for one run.
@@ -85,15 +87,14 @@ fn a_browser_is_shown_the_waiting_page_then_refreshes_itself_to_the_origin() {
 
     // The room saw one visitor start waiting, then win its draw on a refresh.
     let lines = room.log_lines();
-    let events = |decision: &str| {
+    let events = |decision: Decision| {
         lines.iter().any(|l| {
-            l.starts_with(&format!(
-                "waitingroom decision={decision} uid=127.0.0.1 path=/events "
-            ))
+            l.parse::<Record>()
+                .is_ok_and(|r| r.decision == Some(decision) && r.uid == "127.0.0.1")
         })
     };
     assert!(
-        events("anon") && events("allow"),
+        events(Decision::Anon) && events(Decision::Allow),
         "log:\n{}",
         lines.join("\n")
     );
