@@ -94,6 +94,11 @@ fn cookie_header_parsing_finds_the_first_room_cookie_and_strips_all() {
 }
 
 #[test]
+fn log_lines_and_percentages_read_as_documented() {
+    run("log_line", 5, invariants::log_line, drop);
+}
+
+#[test]
 fn settings_stay_in_range_and_follow_the_documented_fallbacks() {
     run("settings", 3, invariants::settings, drop);
 }

@@ -14,6 +14,7 @@ use waiting_room::config::{self, Settings};
 use waiting_room::cookie::{self, DELETE_COOKIE};
 use waiting_room::decision::Decision;
 use waiting_room::keys::SigningKey;
+use waiting_room::log::Record;
 use waiting_room::page::Page;
 use waiting_room::percentage::Percentage;
 use waiting_room::token::{self, Claims, Dec};
@@ -231,8 +232,9 @@ pub fn settings(data: &[u8]) {
     }
 }
 
-/// The documented rule: an integer, however long, clamped to 0..=100; `None`
-/// for anything else (which fails open to 100 and is reported as a fallback).
+/// The documented rule, in millionths: a number with up to four decimals kept
+/// (more are cut), however long, clamped to 0–100; `None` for anything else
+/// (which fails open to 100 and is reported as a fallback).
 fn expected_percentage(raw: &str) -> Option<u32> {
     let text = raw.trim();
     let (negative, number) = match text.as_bytes().first() {
@@ -274,7 +276,8 @@ pub fn plan(data: &[u8]) -> Plan {
     if input.below(4) != 0 {
         // Mostly a running room with a lottery, where cookies matter.
         store.insert(config::ENABLED.to_string(), "true".to_string());
-        let percentage = 1 + input.below(99);
+        let micros = 1 + input.below(999_999) as u32;
+        let percentage = Percentage::from_micros(micros);
         store.insert(config::ALLOW_PERCENTAGE.to_string(), percentage.to_string());
     }
     let settings = Settings::from_lookup(|key| store.get(key).cloned());
@@ -293,6 +296,89 @@ pub fn plan(data: &[u8]) -> Plan {
     plan
 }
 
+/// The room's own log line reads back, through the controller's parser, as
+/// exactly what the room decided, whatever the path or cookie held.
+fn log_line_reads_back(visit: &Visit, settings: &Settings, plan: &Plan) {
+    let line = &plan.log_line;
+    let record: Record = line
+        .parse()
+        .unwrap_or_else(|e| panic!("the room's own line is unreadable ({e}): {line}"));
+    assert_eq!(
+        (record.t, record.uid.as_str()),
+        (visit.now, visit.uid),
+        "{line}"
+    );
+    assert!(!record.released, "{line}");
+    assert_eq!(
+        record.controller_stale,
+        settings.controller_stale(visit.now)
+    );
+    match &plan.verdict {
+        None => assert_eq!((record.decision, record.percentage), (None, None), "{line}"),
+        Some(v) => {
+            assert_eq!(record.decision, Some(v.decision), "{line}");
+            assert_eq!(record.percentage, Some(settings.percentage_at(visit.now)));
+            assert_eq!(
+                (record.session, record.transition, record.exp),
+                (v.session, v.transition, v.exp),
+                "{line}"
+            );
+        }
+    }
+}
+
+/// Any text given to the controller as a log line, or to the settings as a
+/// percentage: a documented outcome, never a panic, and a percentage exactly as
+/// the documented rule reads it, whose text form reads back to itself.
+pub fn log_line(data: &[u8]) {
+    // Random bytes rarely look like a line or a number: the first byte picks raw
+    // text, a room line with a fuzzed tail, or text made of number characters.
+    let (&mode, rest) = data.split_first().unwrap_or((&0, &[]));
+    let rest = String::from_utf8_lossy(rest);
+    let text = match mode % 3 {
+        0 => rest.into_owned(),
+        1 => format!(
+            "waitingroom_log :: waitingroom t=1700000000 decision=anon uid=192.0.2.1 p={rest}"
+        ),
+        _ => number_like(rest.as_bytes()),
+    };
+    if let Ok(record) = text.parse::<Record>() {
+        assert!(text.contains("waitingroom"), "{text:?}");
+        assert!(text.contains(&format!("t={}", record.t)), "{text:?}");
+    }
+    let parsed = text.parse::<Percentage>().ok();
+    assert_eq!(
+        parsed.map(Percentage::micros),
+        expected_percentage(&text),
+        "{text:?}"
+    );
+    if let Some(p) = parsed {
+        assert_eq!(p.to_string().parse::<Percentage>(), Ok(p));
+    }
+}
+
+/// Text shaped like a number from fuzz bytes: a sign, whole digits, a point,
+/// fraction digits, and now and then a stray character, each maybe missing.
+fn number_like(data: &[u8]) -> String {
+    let mut bytes = data.iter().copied();
+    let mut next = move || bytes.next().unwrap_or(0);
+    let mut text = String::from(["", "+", "-", " "][usize::from(next() % 4)]);
+    let digit = |b: u8| char::from(b'0' + b % 10);
+    for _ in 0..next() % 6 {
+        text.push(digit(next()));
+    }
+    if next() % 3 != 0 {
+        text.push('.');
+    }
+    for _ in 0..next() % 8 {
+        text.push(digit(next()));
+    }
+    if next() % 5 == 0 {
+        text.push(char::from(b" x%.e"[usize::from(next() % 5)]));
+    }
+    text
+}
+
 /// Every invariant of one plan.
 fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
     let line = &plan.log_line;
@@ -301,6 +387,8 @@ fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
     if let Some(value) = presented {
         assert_cookie_not_logged(line, value, visit, settings);
     }
+
+    log_line_reads_back(visit, settings, plan);
 
     let Some(verdict) = &plan.verdict else {
         assert!(!settings.protects(visit.path));
