@@ -348,28 +348,53 @@ fn classify(now: u64, token: &Presented, settings: &Settings) -> (Decision, Opti
 }
 
 /// The allow token an admitted visitor gets: `(dec, exp, adm)`, or `None` to keep
-/// the one they have.
+/// the one they have (lazy renewal).
 ///
-/// Sliding sessions (the VCL) renew to `now + allow_period_timeout`. Fixed sessions
-/// carry the first admission time: a new admission starts one now, a running one
-/// keeps its own, and a VCL-format allow token (no admission time) is not renewed,
-/// so it ends at its own expiry.
+/// A new session gets a token: sliding sessions (the VCL) until
+/// `now + allow_period_timeout`, fixed sessions the same with the admission time.
+/// A running session keeps its token unless it is due ([`renewal_due`]); a sliding
+/// session is then renewed to `now + allow_period_timeout`, a fixed one keeps its
+/// admission time. A VCL-format allow token in a fixed session (no admission time)
+/// is never renewed, so it ends at its own expiry.
 fn allow_token(
     now: u64,
     held: Option<&Presented>,
     settings: &Settings,
 ) -> Option<(Dec, u64, Option<u64>)> {
     let timeout = settings.allow_period_timeout;
-    if settings.session_mode == SessionMode::Sliding {
-        return Some((Dec::Allow, now.saturating_add(timeout), None));
-    }
+    let fixed = settings.session_mode == SessionMode::Fixed;
     let running =
         held.filter(|t| t.claims.dec == Dec::Allow && now <= session_end(&t.claims, settings));
-    let adm = match running {
-        None => now,
-        Some(token) => token.claims.adm?,
+    let Some(token) = running else {
+        return Some((
+            Dec::Allow,
+            now.saturating_add(timeout),
+            fixed.then_some(now),
+        ));
     };
-    Some((Dec::Allow, adm.saturating_add(timeout), Some(adm)))
+    if !renewal_due(now, &token.claims, settings) {
+        return None;
+    }
+    if fixed {
+        let adm = token.claims.adm?;
+        return Some((Dec::Allow, adm.saturating_add(timeout), Some(adm)));
+    }
+    Some((Dec::Allow, now.saturating_add(timeout), None))
+}
+
+/// Whether a live allow token must be re-issued: it was signed by a key other than
+/// `active_key` (a rotation moves sessions on), or, in a sliding session, less than
+/// half of `allow_period_timeout` remains (the session slides) or more than the
+/// whole timeout remains (the timeout was lowered). Otherwise the visitor keeps it:
+/// one HMAC instead of two, and the origin's response goes back untouched.
+fn renewal_due(now: u64, claims: &Claims, settings: &Settings) -> bool {
+    if claims.kid != settings.active_key {
+        return true;
+    }
+    let timeout = settings.allow_period_timeout;
+    let remaining = claims.exp.saturating_sub(now);
+    settings.session_mode == SessionMode::Sliding
+        && (remaining.saturating_mul(2) < timeout || remaining > timeout)
 }
 
 /// One request's view of the key store: it remembers the last key fetched (a

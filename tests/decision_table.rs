@@ -469,11 +469,16 @@ fn fixed_sessions_start_at_first_admission_and_do_not_slide() {
     let started = mint::mint_fixed(K1, NOW + 3600, UID, "key1", NOW);
     assert_eq!(v.cookie, CookieAction::Set(started.clone()));
 
-    // Later requests keep the admission time: the expiry does not move.
-    let later = NOW + 1800;
-    let v = decide(later, UID, Some(&started), &fixed(50), &keys());
-    assert_eq!(v.decision, Decision::Allow);
-    assert_eq!(v.cookie, CookieAction::Set(started.clone()));
+    // Later requests keep the token as it is: the expiry does not move.
+    for later in [NOW + 1, NOW + 1800, NOW + 3599] {
+        let v = decide(later, UID, Some(&started), &fixed(50), &keys());
+        assert_eq!(v.decision, Decision::Allow);
+        assert_eq!(
+            (v.cookie, v.session),
+            (CookieAction::Keep, Some(Session::Kept))
+        );
+        assert_eq!(v.exp, Some(NOW + 3600));
+    }
 
     // One second past admission + timeout, the session is over.
     let v = decide(NOW + 3601, UID, Some(&started), &fixed(50), &keys());
@@ -489,9 +494,13 @@ fn fixed_sessions_follow_a_live_change_of_the_timeout() {
     let v = decide(NOW, UID, Some(&running), &s, &keys());
     assert_eq!(v.transition, Some(Transition::SessionExpired));
     s.allow_period_timeout = 7200;
-    let v = decide(NOW, UID, Some(&running), &s, &keys());
-    let extended = mint::mint_fixed(K1, NOW - 100 + 7200, UID, "key1", NOW - 100);
-    assert_eq!(v.cookie, CookieAction::Set(extended));
+    // Past the token's own expiry, the longer timeout still holds it.
+    let v = decide(NOW + 3700, UID, Some(&running), &s, &keys());
+    assert_eq!(
+        (v.decision, v.cookie),
+        (Decision::Allow, CookieAction::Keep)
+    );
+    assert_eq!(v.exp, Some(NOW - 100 + 7200));
 }
 
 #[test]
@@ -508,7 +517,10 @@ fn fixed_sessions_do_not_renew_vcl_allow_tokens() {
 fn fixed_sessions_keep_their_start_when_everyone_is_admitted() {
     let running = mint::mint_fixed(K1, NOW + 3000, UID, "key1", NOW - 600);
     let v = decide(NOW, UID, Some(&running), &fixed(100), &keys());
-    assert_eq!(v.cookie, CookieAction::Set(running));
+    assert_eq!(
+        (v.cookie, v.session),
+        (CookieAction::Keep, Some(Session::Kept))
+    );
     let v = decide(NOW, UID, None, &fixed(100), &keys());
     let fresh = mint::mint_fixed(K1, NOW + 3600, UID, "key1", NOW);
     assert_eq!(v.cookie, CookieAction::Set(fresh));
@@ -516,10 +528,59 @@ fn fixed_sessions_keep_their_start_when_everyone_is_admitted() {
 
 #[test]
 fn sliding_sessions_renew_fixed_tokens_without_their_start() {
-    let running = mint::mint_fixed(K1, NOW + 3000, UID, "key1", NOW - 600);
+    let running = mint::mint_fixed(K1, NOW + 1000, UID, "key1", NOW - 600);
     let v = run(50, Some(&running));
     assert_eq!(v.decision, Decision::Allow);
     assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
+}
+
+/// Lazy renewal: a live allow token is re-issued only when less than half of the
+/// timeout remains, when more than the whole timeout remains (it was lowered), or
+/// when another key than `active_key` signed it; otherwise it is kept (no cookie,
+/// the origin's headers untouched).
+#[test]
+fn a_live_allow_token_is_renewed_only_when_due() {
+    let timeout = 3600;
+    for (exp, kid, renewed) in [
+        (NOW + timeout, "key1", false),
+        (NOW + timeout / 2, "key1", false),
+        (NOW + timeout / 2 - 1, "key1", true),
+        (NOW + 1, "key1", true),
+        (NOW, "key1", true),
+        (NOW + timeout + 1, "key1", true),
+        (NOW + timeout, "key2", true),
+    ] {
+        let key = if kid == "key1" { K1 } else { K2 };
+        let token = mint::mint(key, "allow", exp, UID, kid);
+        for percentage in [50, 100] {
+            let v = run(percentage, Some(&token));
+            assert_eq!(v.decision, Decision::Allow);
+            let (cookie, session, held_exp) = if renewed {
+                let renewed = CookieAction::Set(expected_allow_token(NOW));
+                (renewed, Session::Renewed, NOW + timeout)
+            } else {
+                (CookieAction::Keep, Session::Kept, exp)
+            };
+            assert_eq!(
+                v.cookie,
+                cookie,
+                "exp=now+{} {kid} p={percentage}",
+                exp - NOW
+            );
+            assert_eq!((v.session, v.exp), (Some(session), Some(held_exp)));
+        }
+    }
+}
+
+#[test]
+fn a_fixed_session_is_re_signed_only_when_the_key_rotates() {
+    let running = mint::mint_fixed(K2, NOW + 100, UID, "key2", NOW - 3500);
+    let v = decide(NOW, UID, Some(&running), &fixed(50), &keys());
+    let moved = mint::mint_fixed(K1, NOW + 100, UID, "key1", NOW - 3500);
+    assert_eq!(
+        (v.cookie, v.session),
+        (CookieAction::Set(moved), Some(Session::Renewed))
+    );
 }
 
 #[test]

@@ -48,15 +48,17 @@ enum Class {
     NoCookie,
     Waiting,
     Allowed,
+    Renewing,
     ExpiredWait,
     ExpiredAllow,
     Forged,
 }
 
-const CLASSES: [Class; 6] = [
+const CLASSES: [Class; 7] = [
     Class::NoCookie,
     Class::Waiting,
     Class::Allowed,
+    Class::Renewing,
     Class::ExpiredWait,
     Class::ExpiredAllow,
     Class::Forged,
@@ -71,6 +73,8 @@ enum Expect {
     KeepWaiting { new_cookie: bool },
     /// The origin's page, with the origin's cookie and a renewed allow cookie.
     Origin,
+    /// The origin's page exactly as the origin sent it (a young allow token is kept).
+    OriginUntouched,
 }
 
 /// One visitor's cookies, minted by the tests' own minter for its address.
@@ -79,6 +83,7 @@ struct Visitor {
     uid: String,
     waiting: String,
     allowed: String,
+    renewing: String,
     expired_wait: String,
     expired_wait_wins: bool,
     expired_allow: String,
@@ -96,6 +101,8 @@ impl Visitor {
         Visitor {
             waiting: mint::mint(KEY1, "wait", start + 3600, &uid, "key1"),
             allowed: mint::mint(KEY1, "allow", start + 3600, &uid, "key1"),
+            // Less than half the session left: renewed on every request.
+            renewing: mint::mint(KEY1, "allow", start + 600, &uid, "key1"),
             expired_wait: mint::mint(KEY1, "wait", old_exp, &uid, "key1"),
             expired_wait_wins: lottery::wins(
                 mint::seed(&mint::vcl_sig(KEY1, &old_text)),
@@ -118,7 +125,8 @@ impl Visitor {
         let (value, expect) = match class {
             Class::NoCookie => return (None, Expect::StartPage),
             Class::Waiting => (&self.waiting, Expect::KeepWaiting { new_cookie: false }),
-            Class::Allowed => (&self.allowed, Expect::Origin),
+            Class::Allowed => (&self.allowed, Expect::OriginUntouched),
+            Class::Renewing => (&self.renewing, Expect::Origin),
             Class::ExpiredWait if self.expired_wait_wins => (&self.expired_wait, Expect::Origin),
             Class::ExpiredWait => (&self.expired_wait, Expect::KeepWaiting { new_cookie: true }),
             Class::ExpiredAllow => (&self.expired_allow, Expect::StartPage),
@@ -245,6 +253,15 @@ fn one_request(room: &Room, visitors: &[Visitor], i: usize, start: u64, tally: &
 
 /// Whether `r` is the answer `expect` calls for, for visitor `uid` asking for `path`.
 fn answers(r: &Response, expect: Expect, uid: &str, path: &str, start: u64) -> Result<(), String> {
+    if expect == Expect::OriginUntouched {
+        let untouched = r.status == 200
+            && r.body.contains(ORIGIN_MARKER)
+            && r.all("cache-control") == ["public, max-age=60"]
+            && r.all("set-cookie") == ["demo_origin=1; Path=/"];
+        return untouched
+            .then_some(())
+            .ok_or_else(|| format!("not the untouched origin: {:?}", r.headers));
+    }
     if r.status != 200 || r.all("cache-control") != [NO_STORE] {
         return Err(format!("{} {:?}", r.status, r.all("cache-control")));
     }
@@ -267,6 +284,7 @@ fn answers(r: &Response, expect: Expect, uid: &str, path: &str, start: u64) -> R
     match expect {
         Expect::StartPage => page(Page::StartWaiting, Some("wait")),
         Expect::KeepWaiting { new_cookie } => page(Page::KeepWaiting, new_cookie.then_some("wait")),
+        Expect::OriginUntouched => Ok(()),
         Expect::Origin => {
             let origin = r.body.contains(ORIGIN_MARKER) && !r.body.contains("waiting_room");
             let cookies = set_cookies.len() == 2

@@ -26,11 +26,12 @@ const GUESSED_SECRET: &str = "a-guessed-secret-that-is-not-the-key";
 const PERCENTAGE: u8 = 50;
 
 /// The decision paths, by name, in report order.
-pub const NAMES: [&str; 6] = [
+pub const NAMES: [&str; 7] = [
     "no-cookie",
     "unexpired-wait",
     "expired-wait-won",
     "expired-wait-lost",
+    "allow-kept",
     "allow-renewal",
     "forged-token",
 ];
@@ -124,9 +125,16 @@ pub fn build(name: &str) -> Result<Case, String> {
         ),
         "expired-wait-won" => expired_wait(Transition::LotteryWon)?,
         "expired-wait-lost" => expired_wait(Transition::LotteryLost)?,
-        "allow-renewal" => (
+        // A young allow token is kept (lazy renewal: one HMAC); one with less
+        // than half of the session left is renewed (two).
+        "allow-kept" => (
             NOW,
             Some(mint(SECRET, Dec::Allow, allow_exp)),
+            Expect::plain(Decision::Allow),
+        ),
+        "allow-renewal" => (
+            NOW,
+            Some(mint(SECRET, Dec::Allow, NOW + 60)),
             Expect::plain(Decision::Allow),
         ),
         _forged => (
@@ -266,6 +274,7 @@ mod tests {
                 ("unexpired-wait", 1),
                 ("expired-wait-won", 2),
                 ("expired-wait-lost", 2),
+                ("allow-kept", 1),
                 ("allow-renewal", 2),
                 ("forged-token", 2),
             ]
