@@ -8,12 +8,12 @@ use fastly::http::header::{ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, COOKIE, HOST,
 use fastly::log::Endpoint;
 use fastly::{ConfigStore, Request, Response, SecretStore};
 
+use waiting_room::answer::{BodySource, OriginOutcome, RELEASE_HEADER};
 use waiting_room::config::Settings;
 use waiting_room::keys::{KeyStore, SigningKey};
 use waiting_room::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{BACKEND, CONFIG_STORE, KEY_STORE, PAGE_STORE};
-use waiting_room::view::{self, Status};
-use waiting_room::{Action, RELEASE_HEADER, Visit, cookie, plan};
+use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 
 /// Handles one request. Never fails: every error becomes a clean page.
 pub fn handle(mut req: Request) -> Response {
@@ -28,72 +28,61 @@ pub fn handle(mut req: Request) -> Response {
         .map_or_else(|| "unknown".to_string(), |ip| ip.to_string());
     // Browsers send one Cookie header; HTTP/2 may split it, so join them all.
     let cookie_header = req.get_header_all_str_lossy(COOKIE).join("; ");
+    let path = req.get_path().to_string();
     let path_and_query = match req.get_query_str() {
-        Some(query) => format!("{}?{query}", req.get_path()),
-        None => req.get_path().to_string(),
+        Some(query) => format!("{path}?{query}"),
+        None => path.clone(),
     };
-    let now = unix_now();
+    // `_lossy`: the plain getters panic on a header that is not UTF-8.
+    let accept = req.get_header_str_lossy(ACCEPT).map(|v| v.into_owned());
+    let accept_language = req
+        .get_header_str_lossy(ACCEPT_LANGUAGE)
+        .map(|v| v.into_owned());
     let visit = Visit {
-        now,
+        now: unix_now(),
         uid: &uid,
-        path: req.get_path(),
+        path: &path,
         path_and_query: &path_and_query,
         cookie_header: (!cookie_header.is_empty()).then_some(cookie_header.as_str()),
         tls: req.get_tls_protocol_bytes().is_some(),
+        accept: accept.as_deref(),
+        accept_language: accept_language.as_deref(),
     };
     let mut plan = plan(&visit, &settings, &keys);
 
-    // The origin never sees the waiting-room cookie, whatever the decision; a
-    // Cookie header without one is left exactly as the client sent it.
-    if cookie::has_room_cookie(&cookie_header) {
-        match cookie::without_room_cookie(&cookie_header) {
-            Some(rest) => req.set_header(COOKIE, rest),
-            None => {
-                req.remove_header(COOKIE);
-            }
-        }
-    }
-
-    let shown = Shown {
-        url: &path_and_query,
-        // `_lossy`: the plain getters panic on a header that is not UTF-8.
-        json: view::wants_json(req.get_header_str_lossy(ACCEPT).as_deref()),
-        accept_language: req
-            .get_header_str_lossy(ACCEPT_LANGUAGE)
-            .map(|v| v.into_owned()),
-    };
     let mut resp = match plan.action {
         Action::Forward => {
-            // Inside the room, an origin 5xx becomes the room's clean page too;
-            // outside it, the origin's answer goes back as it is.
-            let in_room = plan.verdict.is_some();
-            match req.send(BACKEND) {
-                Ok(mut resp) if !(in_room && resp.get_status().is_server_error()) => {
-                    // Only the origin can end a session, and the header stops here.
-                    let release = resp.get_header_str_lossy(RELEASE_HEADER);
-                    plan.apply_release(release.as_deref());
-                    drop(release);
-                    resp.remove_header(RELEASE_HEADER);
-                    resp
+            match &plan.origin_cookie {
+                OriginCookie::AsSent => {}
+                OriginCookie::Remove => {
+                    req.remove_header(COOKIE);
                 }
-                failure => {
-                    let why = match failure {
-                        Ok(resp) => format!(" origin_status={}", resp.get_status().as_u16()),
-                        Err(err) => format!(" origin_error={:?}", err.root_cause().to_string()),
-                    };
-                    plan.log_line.push_str(&why);
-                    let status = plan.status(Page::OriginUnavailable, &settings, now);
-                    shown.page(&status, &settings, None, &mut plan.log_line)
+                OriginCookie::Replace(cookies) => req.set_header(COOKIE, cookies),
+            }
+            match req.send(BACKEND) {
+                Ok(mut resp) => {
+                    let release = resp
+                        .get_header_str_lossy(RELEASE_HEADER)
+                        .map(|v| v.into_owned());
+                    resp.remove_header(RELEASE_HEADER);
+                    let status = resp.get_status().as_u16();
+                    match plan.origin_answered(status, release.as_deref()) {
+                        OriginOutcome::PassOn => resp,
+                        OriginOutcome::Unavailable => {
+                            page(&mut plan, Page::OriginUnavailable, &visit, &settings, None)
+                        }
+                    }
+                }
+                Err(err) => {
+                    plan.origin_unreachable(&err.root_cause().to_string());
+                    page(&mut plan, Page::OriginUnavailable, &visit, &settings, None)
                 }
             }
         }
-        Action::Serve(page) => {
-            let status = plan.status(page, &settings, now);
-            shown.page(&status, &settings, Some(&req), &mut plan.log_line)
-        }
+        Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req)),
     };
 
-    if let Some(set_cookie) = plan.set_cookie {
+    if let Some(set_cookie) = &plan.set_cookie {
         resp.append_header(SET_COOKIE, set_cookie);
         resp.set_header(CACHE_CONTROL, NO_STORE);
     }
@@ -101,63 +90,34 @@ pub fn handle(mut req: Request) -> Response {
     resp
 }
 
-/// How the visitor wants a room page shown.
-struct Shown<'a> {
-    /// The request's path and query, to come back to.
-    url: &'a str,
-    /// JSON for apps instead of HTML.
-    json: bool,
-    /// For a per-language page.
-    accept_language: Option<String>,
-}
-
-impl Shown<'_> {
-    /// A room page: JSON, or an HTML template (page store, origin path or built-in)
-    /// filled in with the visitor's figures. `visitor` is the request to base an
-    /// origin page fetch on (`None`: no fetch).
-    fn page(
-        &self,
-        status: &Status,
-        settings: &Settings,
-        visitor: Option<&Request>,
-        log_line: &mut String,
-    ) -> Response {
-        let page = status.page;
-        let body = if self.json {
-            status.json().into_bytes()
-        } else {
-            status.render(&self.template(page, visitor, log_line))
-        };
-        let mut resp = Response::from_status(page.status(settings.waiting_status)).with_body(body);
-        let refresh = status
-            .refresh_after
-            .unwrap_or(settings.wait_period_duration);
-        for (name, value) in page.headers(refresh, self.url, self.json) {
-            resp.set_header(name, value);
+/// The room's `page` as a response: JSON, or an HTML template (page store, origin
+/// path or built-in) filled in. `visitor` is the request to base an origin page
+/// fetch on (`None`: no fetch).
+fn page(
+    plan: &mut Plan,
+    page: Page,
+    visit: &Visit<'_>,
+    settings: &Settings,
+    visitor: Option<&Request>,
+) -> Response {
+    let answer = plan.page(page, visit, settings);
+    let body = match answer.body {
+        BodySource::Ready(body) => body,
+        BodySource::Store(keys) => {
+            let pages = open(PAGE_STORE);
+            let stored = keys.iter().find_map(|key| lookup(&pages, key));
+            let template = match plan.template(page, stored.as_deref()) {
+                PageBody::Html(html) => html,
+                PageBody::FromOrigin(path) => plan.fetched(page, fetch_page(visitor, &path)),
+            };
+            plan.render(page, visit, settings, &template)
         }
-        resp
+    };
+    let mut resp = Response::from_status(answer.status).with_body(body);
+    for (name, value) in answer.headers {
+        resp.set_header(name, value);
     }
-
-    /// The page's HTML template: the first stored page for the visitor's languages,
-    /// else the built-in page; a stored `/path` is fetched from the origin.
-    fn template(&self, page: Page, visitor: Option<&Request>, log_line: &mut String) -> Vec<u8> {
-        let pages = open(PAGE_STORE);
-        let stored = page
-            .store_keys(self.accept_language.as_deref())
-            .iter()
-            .find_map(|key| lookup(&pages, key));
-        let (body, problem) = page.body(stored.as_deref());
-        if let Some(problem) = problem {
-            log_line.push_str(&format!(" page_fallback={problem:?}"));
-        }
-        match body {
-            PageBody::Html(html) => html,
-            PageBody::FromOrigin(path) => fetch_page(visitor, &path).unwrap_or_else(|why| {
-                log_line.push_str(&format!(" page_fallback=origin:{why}"));
-                page.default_html().into_bytes()
-            }),
-        }
-    }
+    resp
 }
 
 /// GETs an operator-hosted page from the origin, without the visitor's cookies.

@@ -19,6 +19,8 @@
 //!     path_and_query: "/events",
 //!     cookie_header: None,
 //!     tls: false,
+//!     accept: None,
+//!     accept_language: None,
 //! };
 //! let plan = plan(&visit, &settings, &keys);
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
@@ -31,6 +33,7 @@
 
 #![deny(missing_docs)]
 
+pub mod answer;
 pub mod config;
 pub mod control;
 pub mod cookie;
@@ -50,7 +53,6 @@ use decision::{CookieAction, Decision, Verdict};
 use estimate::Estimate;
 use keys::KeyStore;
 use page::Page;
-use view::Status;
 
 /// Names of the Fastly resources the program uses.
 pub mod resources {
@@ -65,7 +67,7 @@ pub mod resources {
 }
 
 /// One request, as plain values.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Visit<'a> {
     /// Unix seconds.
     pub now: u64,
@@ -79,6 +81,10 @@ pub struct Visit<'a> {
     pub cookie_header: Option<&'a str>,
     /// Whether the client connection is TLS (for the cookie's `Secure`).
     pub tls: bool,
+    /// The request's `Accept` header: apps that ask for JSON get the room's pages as JSON.
+    pub accept: Option<&'a str>,
+    /// The request's `Accept-Language` header, for per-language pages.
+    pub accept_language: Option<&'a str>,
 }
 
 /// What the edge does with the request.
@@ -95,6 +101,8 @@ pub enum Action {
 pub struct Plan {
     /// Forward or answer with a page.
     pub action: Action,
+    /// The `Cookie` header a forwarded request carries: never the room's cookie.
+    pub origin_cookie: OriginCookie,
     /// `Set-Cookie` value to append to whatever response goes back.
     pub set_cookie: Option<String>,
     /// The request's log line.
@@ -108,8 +116,32 @@ pub struct Plan {
     pub verdict: Option<Verdict>,
 }
 
+/// The `Cookie` header of the request the origin gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OriginCookie {
+    /// As the visitor sent it (no room cookie in it, or no header at all).
+    AsSent,
+    /// Removed: it held only the room's cookie.
+    Remove,
+    /// These cookies: the visitor's, without the room's.
+    Replace(String),
+}
+
+impl OriginCookie {
+    /// What becomes of `header` on its way to the origin: the waiting-room cookie is
+    /// removed whatever the decision; a header without one is left byte for byte.
+    pub fn for_header(header: Option<&str>) -> OriginCookie {
+        match header {
+            Some(header) if cookie::has_room_cookie(header) => cookie::without_room_cookie(header)
+                .map_or(OriginCookie::Remove, OriginCookie::Replace),
+            _ => OriginCookie::AsSent,
+        }
+    }
+}
+
 /// Plans the response to `visit`.
 pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Plan {
+    let origin_cookie = OriginCookie::for_header(visit.cookie_header);
     if !settings.protects(visit.path) {
         let scope = if settings.enabled {
             "unprotected-path"
@@ -118,6 +150,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         };
         return Plan {
             action: Action::Forward,
+            origin_cookie,
             set_cookie: None,
             log_line: log::bypass_line(visit.now, visit.uid, visit.path, scope, settings),
             refresh_after: None,
@@ -147,6 +180,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         .map(|exp| outlook(visit.now, exp, visit.uid, settings));
     Plan {
         action,
+        origin_cookie,
         set_cookie,
         log_line: log::decision_line(visit.now, visit.uid, visit.path, &verdict, settings),
         refresh_after: outlook.map(|o| o.refresh_after),
@@ -178,53 +212,5 @@ pub fn outlook(now: u64, wait_exp: u64, uid: &str, settings: &Settings) -> Outlo
     Outlook {
         refresh_after,
         estimate: estimate::estimate(first_draw_in, settings.percentage_at(now), d),
-    }
-}
-
-/// The response header by which the origin ends an admitted visitor's session
-/// (for example after checkout). It is honoured only on the origin's response,
-/// never read from a request, and never passed on to the visitor.
-pub const RELEASE_HEADER: &str = "waiting-room-release";
-
-impl Plan {
-    /// Applies the origin's `Waiting-Room-Release` header value, if the response
-    /// had one: for an admitted visitor, `1` ends the session (the cookie is deleted
-    /// on this response and the release logged, so a controller counts the place
-    /// free at once). Any other value, or a visitor the room did not admit on this
-    /// request, changes nothing. Returns whether the session was released.
-    pub fn apply_release(&mut self, header: Option<&str>) -> bool {
-        let admitted = self
-            .verdict
-            .as_ref()
-            .is_some_and(|v| v.decision == Decision::Allow);
-        if !admitted || header.map(str::trim) != Some("1") {
-            return false;
-        }
-        self.set_cookie = Some(cookie::DELETE_COOKIE.to_string());
-        self.log_line.push_str(log::RELEASE_FIELD);
-        true
-    }
-
-    /// What to tell the visitor on `page`: the plan's own page, or the
-    /// origin-unavailable page (which comes back after one wait period).
-    pub fn status(&self, page: Page, settings: &Settings, now: u64) -> Status {
-        let unavailable = page == Page::OriginUnavailable;
-        Status {
-            page,
-            decision: self
-                .verdict
-                .as_ref()
-                .map(|v| v.decision)
-                .filter(|_| !unavailable),
-            now,
-            allow_percentage: settings.percentage_at(now),
-            wait_period_duration: settings.wait_period_duration,
-            refresh_after: if unavailable {
-                Some(settings.wait_period_duration)
-            } else {
-                self.refresh_after
-            },
-            estimate: self.estimate.filter(|_| !unavailable),
-        }
     }
 }

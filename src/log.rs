@@ -86,14 +86,23 @@ pub fn decision_line(
     line
 }
 
-/// The path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary and escaped,
-/// with spaces written `%20` so that the path stays one field.
+/// Appends ` key=value` to `line`, the value escaped as one word.
+pub fn push_field(line: &mut String, key: &str, value: impl fmt::Display) {
+    let _ = write!(line, " {key}={}", word(&value.to_string()));
+}
+
+/// The path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary, as one word.
 fn clip(path: &str) -> String {
     let mut end = path.len().min(MAX_LOGGED_PATH);
     while !path.is_char_boundary(end) {
         end -= 1;
     }
-    path[..end].escape_debug().to_string().replace(' ', "%20")
+    word(&path[..end])
+}
+
+/// `text` as one field value: control characters escaped, spaces written `%20`.
+fn word(text: &str) -> String {
+    text.escape_debug().to_string().replace(' ', "%20")
 }
 
 /// What the controller reads from one log line.

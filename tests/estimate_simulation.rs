@@ -27,6 +27,8 @@ fn run_visitor(uid: &str, settings: &Settings, keys: &HashMap<String, String>) -
             path_and_query: "/events",
             cookie_header: header.as_deref(),
             tls: false,
+            accept: None,
+            accept_language: None,
         };
         let p = plan(&visit, settings, keys);
         if p.action == Action::Forward {

@@ -5,12 +5,13 @@ mod mint;
 
 use std::collections::HashMap;
 
+use waiting_room::answer::{BodySource, OriginOutcome};
 use waiting_room::config::Settings;
 use waiting_room::cookie::DELETE_COOKIE;
 use waiting_room::decision::{Decision, Session};
 use waiting_room::log::Record;
-use waiting_room::page::Page;
-use waiting_room::{Action, Visit, plan};
+use waiting_room::page::{Page, PageBody};
+use waiting_room::{Action, OriginCookie, Visit, plan};
 
 const NOW: u64 = 1_700_000_023;
 const K1: &str = "a-strong-test-key-of-at-least-32-bytes";
@@ -36,6 +37,8 @@ fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {
         path_and_query: path,
         cookie_header,
         tls: false,
+        accept: None,
+        accept_language: None,
     }
 }
 
@@ -230,4 +233,123 @@ fn log_line_escapes_and_clips_the_path() {
     assert!(!p.log_line.contains('\n'));
     let p = plan(&visit("/events/a\nb", None), &settings(&[]), &keys());
     assert!(p.log_line.contains("path=/events/a\\nb"), "{}", p.log_line);
+}
+
+#[test]
+fn the_origin_never_gets_the_room_cookie_and_other_cookies_stay_byte_for_byte() {
+    let allow = mint::mint(K1, "allow", NOW + 10, "192.0.2.10", "key1");
+    for (header, want) in [
+        (None, OriginCookie::AsSent),
+        (Some("a=1;b=2"), OriginCookie::AsSent),
+        (Some("waiting_room=x"), OriginCookie::Remove),
+        (
+            Some(format!("a=1; waiting_room={allow}; b=2").as_str()),
+            OriginCookie::Replace("a=1; b=2".into()),
+        ),
+    ] {
+        for path in ["/events", "/about"] {
+            let p = plan(&visit(path, header), &settings(&[]), &keys());
+            assert_eq!(p.origin_cookie, want, "{header:?} {path}");
+        }
+    }
+}
+
+#[test]
+fn an_origin_5xx_is_the_rooms_page_inside_the_room_only() {
+    let allow = mint::mint(K1, "allow", NOW + 10, "192.0.2.10", "key1");
+    let header = format!("waiting_room={allow}");
+    let mut inside = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
+    assert_eq!(
+        inside.origin_answered(502, None),
+        OriginOutcome::Unavailable
+    );
+    assert!(
+        inside.log_line.ends_with(" origin_status=502"),
+        "{}",
+        inside.log_line
+    );
+    let mut outside = plan(&visit("/about", None), &settings(&[]), &keys());
+    assert_eq!(
+        outside.origin_answered(502, Some("1")),
+        OriginOutcome::PassOn
+    );
+    assert!(!outside.log_line.contains("origin_status"));
+    let mut down = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
+    down.origin_unreachable("connection refused");
+    assert!(
+        down.log_line
+            .ends_with(" origin_error=connection%20refused")
+    );
+    assert!(down.log_line.parse::<Record>().is_ok());
+}
+
+#[test]
+fn a_page_is_json_for_apps_and_a_store_template_for_browsers() {
+    let s = settings(&[]);
+    let p = plan(&visit("/events", None), &s, &keys());
+    let app = Visit {
+        accept: Some("application/json"),
+        ..visit("/events", None)
+    };
+    let answer = p.page(Page::StartWaiting, &app, &s);
+    assert_eq!(answer.status, 200);
+    assert!(
+        answer
+            .headers
+            .contains(&("Content-Type", "application/json".into()))
+    );
+    let BodySource::Ready(json) = answer.body else {
+        panic!("no JSON body");
+    };
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(json["decision"], "anon");
+    let browser = Visit {
+        accept: Some("text/html"),
+        accept_language: Some("de-CH, fr;q=0.5"),
+        ..visit("/events", None)
+    };
+    let answer = p.page(Page::StartWaiting, &browser, &s);
+    assert_eq!(
+        answer.body,
+        BodySource::Store(vec![
+            "startwaiting.de".into(),
+            "startwaiting.fr".into(),
+            "startwaiting".into()
+        ])
+    );
+    // The refresh is the plan's, for every page that refreshes.
+    let refresh = format!("{}; url=/events", p.refresh_after.unwrap());
+    assert!(answer.headers.contains(&("Refresh", refresh)));
+    let unavailable = p.page(Page::OriginUnavailable, &browser, &s);
+    assert_eq!(unavailable.status, 503);
+    assert!(unavailable.headers.contains(&("Retry-After", "30".into())));
+}
+
+#[test]
+fn unusable_templates_fall_back_to_the_built_in_page_and_say_so() {
+    let s = settings(&[]);
+    let mut p = plan(&visit("/events", None), &s, &keys());
+    assert_eq!(
+        p.template(Page::Deny, Some("/__origin/page/deny")),
+        PageBody::FromOrigin("/__origin/page/deny".into())
+    );
+    let PageBody::Html(html) = p.template(Page::Deny, Some("not base64!")) else {
+        panic!("not the built-in page");
+    };
+    assert_eq!(html, Page::Deny.default_html().into_bytes());
+    let fetched = p.fetched(Page::Deny, Err("503".into()));
+    assert_eq!(fetched, Page::Deny.default_html().into_bytes());
+    assert!(
+        p.log_line
+            .ends_with(" page_fallback=NotBase64 page_fallback=origin:503"),
+        "{}",
+        p.log_line
+    );
+    let page = p.render(
+        Page::StartWaiting,
+        &visit("/events", None),
+        &s,
+        b"{{allow_percentage}}",
+    );
+    assert_eq!(page, b"50");
 }

@@ -175,6 +175,8 @@ fn every_tampering_gets_its_documented_outcome_and_reason() {
             path_and_query: "/events",
             cookie_header: Some(&header),
             tls: false,
+            accept: None,
+            accept_language: None,
         };
         let p = plan(&visit, &settings, &keys);
         let got = p.verdict.as_ref().unwrap().decision;

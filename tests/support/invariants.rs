@@ -288,6 +288,8 @@ pub fn plan(data: &[u8]) -> Plan {
         path_and_query: &path_and_query,
         cookie_header: cookie_header.as_deref(),
         tls: input.below(2) == 0,
+        accept: None,
+        accept_language: None,
     };
     let keys = &fuzz_input::key_store;
     let plan = waiting_room::plan(&visit, &settings, keys);

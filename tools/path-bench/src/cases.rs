@@ -60,6 +60,8 @@ impl Case {
             path_and_query: PATH,
             cookie_header: self.cookie_header.as_deref(),
             tls: false,
+            accept: None,
+            accept_language: None,
         };
         plan(&visit, &self.settings, &self.keys)
     }

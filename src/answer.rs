@@ -1,0 +1,168 @@
+//! The rest of a request after its [`Plan`]: what the origin's answer means, and
+//! the room's page for the visitor — status, headers and body — so that the edge
+//! only reads stores, sends requests and writes responses.
+
+use crate::config::Settings;
+use crate::decision::Decision;
+use crate::page::{Page, PageBody};
+use crate::view::{self, Status};
+use crate::{Plan, Visit, cookie, log};
+
+/// The response header by which the origin ends an admitted visitor's session
+/// (for example after checkout). It is honoured only on the origin's response to
+/// a request the room admitted, never read from a request, and never passed on to
+/// the visitor.
+pub const RELEASE_HEADER: &str = "waiting-room-release";
+
+/// What the edge does with the origin's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OriginOutcome {
+    /// Send it to the visitor (without [`RELEASE_HEADER`]).
+    PassOn,
+    /// Answer with [`Page::OriginUnavailable`] instead.
+    Unavailable,
+}
+
+/// A room page, ready but for its body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageAnswer {
+    /// The page.
+    pub page: Page,
+    /// HTTP status.
+    pub status: u16,
+    /// Response headers.
+    pub headers: Vec<(&'static str, String)>,
+    /// Where the body comes from.
+    pub body: BodySource,
+}
+
+/// Where a page's body comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodySource {
+    /// This body (JSON for apps).
+    Ready(Vec<u8>),
+    /// An HTML template: the first of these page-store keys that holds a value, else
+    /// the built-in page. Hand the value to [`Plan::template`].
+    Store(Vec<String>),
+}
+
+impl Plan {
+    /// The origin answered with `status`, carrying `release` as its
+    /// [`RELEASE_HEADER`]. Inside the room an origin 5xx becomes the room's clean
+    /// page (logged `origin_status=…`); outside it the origin's answer goes back as
+    /// it is. A release is applied (see [`Plan::apply_release`]).
+    pub fn origin_answered(&mut self, status: u16, release: Option<&str>) -> OriginOutcome {
+        if self.verdict.is_some() && (500..600).contains(&status) {
+            log::push_field(&mut self.log_line, "origin_status", status);
+            return OriginOutcome::Unavailable;
+        }
+        self.apply_release(release);
+        OriginOutcome::PassOn
+    }
+
+    /// The origin could not be reached (`why`, logged as `origin_error=…`): the
+    /// visitor gets [`Page::OriginUnavailable`].
+    pub fn origin_unreachable(&mut self, why: &str) {
+        log::push_field(&mut self.log_line, "origin_error", why);
+    }
+
+    /// Applies the origin's `Waiting-Room-Release` header value, if the response
+    /// had one: for an admitted visitor, `1` ends the session (the cookie is deleted
+    /// on this response and the release logged, so a controller counts the place
+    /// free at once). Any other value, or a visitor the room did not admit on this
+    /// request, changes nothing. Returns whether the session was released.
+    pub fn apply_release(&mut self, header: Option<&str>) -> bool {
+        let admitted = self
+            .verdict
+            .as_ref()
+            .is_some_and(|v| v.decision == Decision::Allow);
+        if !admitted || header.map(str::trim) != Some("1") {
+            return false;
+        }
+        self.set_cookie = Some(cookie::DELETE_COOKIE.to_string());
+        self.log_line.push_str(log::RELEASE_FIELD);
+        true
+    }
+
+    /// The room's `page` for the visitor of `visit`: JSON for apps that ask for it,
+    /// else an HTML template to fill in.
+    pub fn page(&self, page: Page, visit: &Visit<'_>, settings: &Settings) -> PageAnswer {
+        let json = view::wants_json(visit.accept);
+        let status = self.status(page, settings, visit.now);
+        let refresh = status
+            .refresh_after
+            .unwrap_or(settings.wait_period_duration);
+        PageAnswer {
+            page,
+            status: page.status(settings.waiting_status),
+            headers: page.headers(refresh, visit.path_and_query, json),
+            body: if json {
+                BodySource::Ready(status.json().into_bytes())
+            } else {
+                BodySource::Store(page.store_keys(visit.accept_language))
+            },
+        }
+    }
+
+    /// The template for `page` given the page store's value (`stored`): base64 HTML,
+    /// an origin `/path` to fetch (then hand the result to [`Plan::fetched`]), or the
+    /// built-in page when the value is missing or unusable (logged `page_fallback=…`).
+    pub fn template(&mut self, page: Page, stored: Option<&str>) -> PageBody {
+        let (body, problem) = page.body(stored);
+        if let Some(problem) = problem {
+            log::push_field(
+                &mut self.log_line,
+                "page_fallback",
+                format_args!("{problem:?}"),
+            );
+        }
+        body
+    }
+
+    /// The template fetched from the origin for `page`, or the built-in page when the
+    /// fetch failed (`why`, logged as `page_fallback=origin:…`).
+    pub fn fetched(&mut self, page: Page, fetched: Result<Vec<u8>, String>) -> Vec<u8> {
+        fetched.unwrap_or_else(|why| {
+            log::push_field(
+                &mut self.log_line,
+                "page_fallback",
+                format_args!("origin:{why}"),
+            );
+            page.default_html().into_bytes()
+        })
+    }
+
+    /// `template` filled in with the visitor's figures.
+    pub fn render(
+        &self,
+        page: Page,
+        visit: &Visit<'_>,
+        settings: &Settings,
+        template: &[u8],
+    ) -> Vec<u8> {
+        self.status(page, settings, visit.now).render(template)
+    }
+
+    /// What to tell the visitor on `page`: the plan's own page, or the
+    /// origin-unavailable page (which comes back after one wait period).
+    pub fn status(&self, page: Page, settings: &Settings, now: u64) -> Status {
+        let unavailable = page == Page::OriginUnavailable;
+        Status {
+            page,
+            decision: self
+                .verdict
+                .as_ref()
+                .map(|v| v.decision)
+                .filter(|_| !unavailable),
+            now,
+            allow_percentage: settings.percentage_at(now),
+            wait_period_duration: settings.wait_period_duration,
+            refresh_after: if unavailable {
+                Some(settings.wait_period_duration)
+            } else {
+                self.refresh_after
+            },
+            estimate: self.estimate.filter(|_| !unavailable),
+        }
+    }
+}
