@@ -1,7 +1,6 @@
 //! The classifier: from the clock, the client, its cookie, the settings and the
 //! keys to a decision and the cookie to send back.
 
-use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::str::FromStr;
 
@@ -212,7 +211,7 @@ pub fn decide(
     settings: &Settings,
     keys: &impl KeyStore,
 ) -> Verdict {
-    let keys = &RequestKeys::new(keys);
+    let keys = &mut RequestKeys::new(keys);
     let percentage = settings.percentage_at(now);
     // A closed room ignores the cookie. At 100 % the VCL ignores it too; here it is
     // read so that a session's renewal is told from a new admission (the
@@ -281,7 +280,7 @@ pub fn decide(
                     kid: settings.active_key.clone(),
                     adm,
                 };
-                (CookieAction::Set(claims.mint(&key)), false)
+                (CookieAction::Set(claims.mint(key)), false)
             }
         },
     };
@@ -299,7 +298,11 @@ pub fn decide(
 }
 
 /// Decodes `value` and checks, in the VCL's order, the uid, the key and the signature.
-fn validate(value: &str, uid: &str, keys: &impl KeyStore) -> Result<Presented, Rejection> {
+fn validate<K: KeyStore>(
+    value: &str,
+    uid: &str,
+    keys: &mut RequestKeys<'_, K>,
+) -> Result<Presented, Rejection> {
     let token = token::decode(value).map_err(Rejection::Malformed)?;
     if token.claims.uid != uid {
         return Err(Rejection::UidMismatch {
@@ -311,7 +314,7 @@ fn validate(value: &str, uid: &str, keys: &impl KeyStore) -> Result<Presented, R
             kid: token.claims.kid,
         });
     };
-    if !token.verify(&key) {
+    if !token.verify(key) {
         return Err(Rejection::BadSignature);
     }
     Ok(token)
@@ -397,39 +400,32 @@ fn renewal_due(now: u64, claims: &Claims, settings: &Settings) -> bool {
         && (remaining.saturating_mul(2) < timeout || remaining > timeout)
 }
 
-/// One request's view of the key store: it remembers the last key fetched (a
-/// renewal verifies and signs with the same key: one store lookup, not two) and
-/// the first weak key handed out.
+/// The keys one request uses: each looked up once (a renewal verifies and signs
+/// with the same key: one store lookup, not two), and the first weak one noted for
+/// the log.
 struct RequestKeys<'a, K> {
-    keys: &'a K,
-    last: RefCell<Option<(String, Option<SigningKey>)>>,
-    weak: Cell<Option<String>>,
+    store: &'a K,
+    last: Option<(String, Option<SigningKey>)>,
+    weak: Option<String>,
 }
 
 impl<'a, K: KeyStore> RequestKeys<'a, K> {
-    fn new(keys: &'a K) -> Self {
+    fn new(store: &'a K) -> Self {
         RequestKeys {
-            keys,
-            last: RefCell::new(None),
-            weak: Cell::new(None),
+            store,
+            last: None,
+            weak: None,
         }
     }
-}
 
-impl<K: KeyStore> KeyStore for RequestKeys<'_, K> {
-    fn key(&self, kid: &str) -> Option<SigningKey> {
-        let cached = match &*self.last.borrow() {
-            Some((last_kid, key)) if last_kid == kid => Some(key.clone()),
-            _ => None,
-        };
-        let key = cached.unwrap_or_else(|| {
-            let key = self.keys.key(kid);
-            *self.last.borrow_mut() = Some((kid.to_string(), key.clone()));
-            key
-        })?;
-        if key.is_weak() {
-            let first = self.weak.take().unwrap_or_else(|| kid.to_string());
-            self.weak.set(Some(first));
+    /// The key called `kid`, if the store holds a usable one.
+    fn key(&mut self, kid: &str) -> Option<&SigningKey> {
+        if !matches!(&self.last, Some((last, _)) if last == kid) {
+            self.last = Some((kid.to_string(), self.store.key(kid)));
+        }
+        let key = self.last.as_ref().and_then(|(_, key)| key.as_ref())?;
+        if key.is_weak() && self.weak.is_none() {
+            self.weak = Some(kid.to_string());
         }
         Some(key)
     }
