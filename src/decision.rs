@@ -7,7 +7,7 @@ use std::str::FromStr;
 use crate::config::{SessionMode, Settings};
 use crate::keys::{KeyStore, SigningKey};
 use crate::lottery;
-use crate::token::{self, Claims, Dec, Malformed, Presented};
+use crate::token::{self, Claims, Malformed, SignedToken, TokenKind};
 
 /// The room's decision for one protected request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,8 +25,15 @@ pub enum Decision {
 }
 
 impl fmt::Display for Decision {
+    /// The VCL's name for the decision, used in logs and JSON.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(match self {
+            Decision::Allow => "allow",
+            Decision::Deny => "deny",
+            Decision::Anon => "anon",
+            Decision::Wait => "wait",
+            Decision::ReWait => "re-wait",
+        })
     }
 }
 
@@ -36,7 +43,7 @@ impl FromStr for Decision {
         use Decision::*;
         [Allow, Deny, Anon, Wait, ReWait]
             .into_iter()
-            .find(|d| d.as_str() == word)
+            .find(|d| d.to_string() == word)
             .ok_or(UnknownWord)
     }
 }
@@ -63,19 +70,6 @@ impl FromStr for Transition {
     }
 }
 
-impl Decision {
-    /// The VCL's name for the decision, used in logs.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Allow => "allow",
-            Decision::Deny => "deny",
-            Decision::Anon => "anon",
-            Decision::Wait => "wait",
-            Decision::ReWait => "re-wait",
-        }
-    }
-}
-
 /// Why a presented cookie was not honoured (for the log; the visitor just sees `anon`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rejection {
@@ -95,14 +89,14 @@ pub enum Rejection {
     BadSignature,
 }
 
-impl Rejection {
-    /// `reason=… detail` text for a log line.
-    pub fn describe(&self) -> String {
+impl fmt::Display for Rejection {
+    /// The reason and its detail, as a log line says it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Rejection::Malformed(m) => format!("malformed:{}", m.as_str()),
-            Rejection::UidMismatch { token_uid } => format!("uid-mismatch token_uid={token_uid}"),
-            Rejection::UnknownKey { kid } => format!("unknown-key kid={kid}"),
-            Rejection::BadSignature => "bad-signature".to_string(),
+            Rejection::Malformed(m) => write!(f, "malformed:{m}"),
+            Rejection::UidMismatch { token_uid } => write!(f, "uid-mismatch token_uid={token_uid}"),
+            Rejection::UnknownKey { kid } => write!(f, "unknown-key kid={kid}"),
+            Rejection::BadSignature => f.write_str("bad-signature"),
         }
     }
 }
@@ -244,12 +238,12 @@ pub fn decide(
     let due = match decision {
         Decision::Wait => None,
         Decision::Deny => None,
-        Decision::Anon | Decision::ReWait => Some((Dec::Wait, new_wait_exp, None)),
+        Decision::Anon | Decision::ReWait => Some((TokenKind::Wait, new_wait_exp, None)),
         Decision::Allow => allow_token(now, token.as_ref(), settings),
     };
     let held_session = token
         .as_ref()
-        .filter(|t| t.claims.dec == Dec::Allow && now <= session_end(&t.claims, settings));
+        .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
     let session = (decision == Decision::Allow).then_some(match (held_session, due) {
         (None, _) => Session::New,
         (Some(_), Some(_)) => Session::Renewed,
@@ -302,7 +296,7 @@ fn validate<K: KeyStore>(
     value: &str,
     uid: &str,
     keys: &mut RequestKeys<'_, K>,
-) -> Result<Presented, Rejection> {
+) -> Result<SignedToken, Rejection> {
     let token = token::decode(value).map_err(Rejection::Malformed)?;
     if token.claims.uid != uid {
         return Err(Rejection::UidMismatch {
@@ -332,21 +326,21 @@ fn session_end(claims: &Claims, settings: &Settings) -> u64 {
 
 /// A valid token keeps its decision until `now` is strictly after its expiry; an
 /// expired wait token draws only within `redeem_window` seconds of its expiry.
-fn classify(now: u64, token: &Presented, settings: &Settings) -> (Decision, Option<Transition>) {
+fn classify(now: u64, token: &SignedToken, settings: &Settings) -> (Decision, Option<Transition>) {
     let exp = token.claims.exp;
     match token.claims.dec {
-        Dec::Allow if now > session_end(&token.claims, settings) => {
+        TokenKind::Allow if now > session_end(&token.claims, settings) => {
             (Decision::Anon, Some(Transition::SessionExpired))
         }
-        Dec::Allow => (Decision::Allow, None),
-        Dec::Wait if now <= exp => (Decision::Wait, None),
-        Dec::Wait if now > exp.saturating_add(settings.redeem_window()) => {
+        TokenKind::Allow => (Decision::Allow, None),
+        TokenKind::Wait if now <= exp => (Decision::Wait, None),
+        TokenKind::Wait if now > exp.saturating_add(settings.redeem_window()) => {
             (Decision::ReWait, Some(Transition::RedeemWindowPassed))
         }
-        Dec::Wait if lottery::wins(token.lottery_seed(), settings.percentage_at(now)) => {
+        TokenKind::Wait if lottery::wins(token.lottery_seed(), settings.percentage_at(now)) => {
             (Decision::Allow, Some(Transition::LotteryWon))
         }
-        Dec::Wait => (Decision::ReWait, Some(Transition::LotteryLost)),
+        TokenKind::Wait => (Decision::ReWait, Some(Transition::LotteryLost)),
     }
 }
 
@@ -361,16 +355,16 @@ fn classify(now: u64, token: &Presented, settings: &Settings) -> (Decision, Opti
 /// is never renewed, so it ends at its own expiry.
 fn allow_token(
     now: u64,
-    held: Option<&Presented>,
+    held: Option<&SignedToken>,
     settings: &Settings,
-) -> Option<(Dec, u64, Option<u64>)> {
+) -> Option<(TokenKind, u64, Option<u64>)> {
     let timeout = settings.allow_period_timeout;
     let fixed = settings.session_mode == SessionMode::Fixed;
-    let running =
-        held.filter(|t| t.claims.dec == Dec::Allow && now <= session_end(&t.claims, settings));
+    let running = held
+        .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
     let Some(token) = running else {
         return Some((
-            Dec::Allow,
+            TokenKind::Allow,
             now.saturating_add(timeout),
             fixed.then_some(now),
         ));
@@ -380,9 +374,9 @@ fn allow_token(
     }
     if fixed {
         let adm = token.claims.adm?;
-        return Some((Dec::Allow, adm.saturating_add(timeout), Some(adm)));
+        return Some((TokenKind::Allow, adm.saturating_add(timeout), Some(adm)));
     }
-    Some((Dec::Allow, now.saturating_add(timeout), None))
+    Some((TokenKind::Allow, now.saturating_add(timeout), None))
 }
 
 /// Whether a live allow token must be re-issued: it was signed by a key other than

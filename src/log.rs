@@ -65,8 +65,7 @@ pub fn decision_line(
     }
     let _ = write!(line, " path={}", clip(path));
     if let Some(rejection) = &verdict.rejection {
-        line.push_str(" rejected=");
-        line.push_str(&rejection.describe());
+        let _ = write!(line, " rejected={rejection}");
     }
     if verdict.signing_key_missing {
         line.push_str(" ALERT=active-key-unusable:no-token-issued kid=");

@@ -13,6 +13,8 @@
 //! Decoding accepts exactly those canonical forms and nothing looser; everything
 //! that came from the network is bounds-checked before use and never panics.
 
+use std::fmt;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, KeyInit, Mac};
@@ -34,20 +36,20 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// What a token says about its holder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dec {
+pub enum TokenKind {
     /// Waiting until `exp`, then entered into the lottery.
     Wait,
     /// Admitted until `exp`.
     Allow,
 }
 
-impl Dec {
-    /// The token's text for this decision.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dec::Wait => "wait",
-            Dec::Allow => "allow",
-        }
+impl fmt::Display for TokenKind {
+    /// The token's `dec` text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TokenKind::Wait => "wait",
+            TokenKind::Allow => "allow",
+        })
     }
 }
 
@@ -55,7 +57,7 @@ impl Dec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claims {
     /// Waiting or admitted.
-    pub dec: Dec,
+    pub dec: TokenKind,
     /// Expiry, Unix seconds.
     pub exp: u64,
     /// The client IP the token is bound to, as text.
@@ -71,10 +73,7 @@ impl Claims {
     pub fn string_to_sign(&self) -> String {
         let mut text = format!(
             "dec={}&exp={}&uid={}&kid={}",
-            self.dec.as_str(),
-            self.exp,
-            self.uid,
-            self.kid
+            self.dec, self.exp, self.uid, self.kid
         );
         if let Some(adm) = self.adm {
             text.push_str(&format!("&adm={adm}"));
@@ -92,13 +91,13 @@ impl Claims {
 
 /// A decoded token whose signature is not yet checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Presented {
+pub struct SignedToken {
     /// The fields, as presented.
     pub claims: Claims,
     sig: [u8; 32],
 }
 
-impl Presented {
+impl SignedToken {
     /// Whether the signature is `key`'s HMAC of the claims, checked in constant time.
     pub fn verify(&self, key: &SigningKey) -> bool {
         mac(key, &self.claims.string_to_sign())
@@ -125,7 +124,7 @@ pub enum Malformed {
     /// Not exactly the fields `dec`, `exp`, `uid`, `kid`, [`adm`,] `sig`, in that order.
     Fields,
     /// `dec` is neither `wait` nor `allow`.
-    Dec,
+    TokenKind,
     /// `exp` is not a canonical unsigned decimal that fits in 64 bits.
     Exp,
     /// `uid` is empty, too long, or has characters no IP address has.
@@ -138,26 +137,28 @@ pub enum Malformed {
     Adm,
 }
 
-impl Malformed {
+impl fmt::Display for Malformed {
     /// A short name for logs.
-    pub fn as_str(self) -> &'static str {
-        match self {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
             Malformed::TooLong => "too-long",
             Malformed::NotBase64 => "not-base64",
             Malformed::NotUtf8 => "not-utf8",
             Malformed::Fields => "fields",
-            Malformed::Dec => "dec",
+            Malformed::TokenKind => "dec",
             Malformed::Exp => "exp",
             Malformed::Uid => "uid",
             Malformed::Kid => "kid",
             Malformed::Sig => "sig",
             Malformed::Adm => "adm",
-        }
+        })
     }
 }
 
+impl std::error::Error for Malformed {}
+
 /// Decodes a cookie value into a token, accepting only the canonical form.
-pub fn decode(value: &str) -> Result<Presented, Malformed> {
+pub fn decode(value: &str) -> Result<SignedToken, Malformed> {
     if value.len() > MAX_COOKIE_VALUE_LEN {
         return Err(Malformed::TooLong);
     }
@@ -184,7 +185,7 @@ pub fn decode(value: &str) -> Result<Presented, Malformed> {
         _ => return Err(Malformed::Fields),
     };
 
-    let dec = parse_dec(values[0]).ok_or(Malformed::Dec)?;
+    let dec = parse_dec(values[0]).ok_or(Malformed::TokenKind)?;
     let claims = Claims {
         dec,
         exp: parse_decimal(values[1]).ok_or(Malformed::Exp)?,
@@ -192,12 +193,12 @@ pub fn decode(value: &str) -> Result<Presented, Malformed> {
         kid: valid_kid(values[3]).ok_or(Malformed::Kid)?.to_string(),
         adm: match adm {
             None => None,
-            Some(raw) if dec == Dec::Allow => Some(parse_decimal(raw).ok_or(Malformed::Adm)?),
+            Some(raw) if dec == TokenKind::Allow => Some(parse_decimal(raw).ok_or(Malformed::Adm)?),
             Some(_) => return Err(Malformed::Adm),
         },
     };
     let sig = parse_sig(sig).ok_or(Malformed::Sig)?;
-    Ok(Presented { claims, sig })
+    Ok(SignedToken { claims, sig })
 }
 
 fn mac(key: &SigningKey, text: &str) -> HmacSha256 {
@@ -207,10 +208,10 @@ fn mac(key: &SigningKey, text: &str) -> HmacSha256 {
     mac
 }
 
-fn parse_dec(raw: &str) -> Option<Dec> {
+fn parse_dec(raw: &str) -> Option<TokenKind> {
     match raw {
-        "wait" => Some(Dec::Wait),
-        "allow" => Some(Dec::Allow),
+        "wait" => Some(TokenKind::Wait),
+        "allow" => Some(TokenKind::Allow),
         _ => None,
     }
 }
@@ -268,7 +269,7 @@ mod tests {
 
     fn claims() -> Claims {
         Claims {
-            dec: Dec::Wait,
+            dec: TokenKind::Wait,
             exp: 1_700_000_070,
             uid: "192.0.2.10".into(),
             kid: "key1".into(),
@@ -331,11 +332,11 @@ mod tests {
             ),
             (
                 format!("dec=deny&exp=5&uid=1.2.3.4&kid=k&sig={sig}"),
-                Malformed::Dec,
+                Malformed::TokenKind,
             ),
             (
                 format!("dec=WAIT&exp=5&uid=1.2.3.4&kid=k&sig={sig}"),
-                Malformed::Dec,
+                Malformed::TokenKind,
             ),
             (
                 format!("dec=wait&exp=-5&uid=1.2.3.4&kid=k&sig={sig}"),
@@ -413,7 +414,7 @@ mod tests {
     #[test]
     fn fixed_session_tokens_carry_a_signed_admission_time() {
         let c = Claims {
-            dec: Dec::Allow,
+            dec: TokenKind::Allow,
             adm: Some(1_700_000_000),
             ..claims()
         };
@@ -429,7 +430,7 @@ mod tests {
             adm: None,
             ..c.clone()
         };
-        let stripped = Presented {
+        let stripped = SignedToken {
             claims: vcl,
             sig: token.sig,
         };

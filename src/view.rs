@@ -116,7 +116,7 @@ impl Status {
             .map(|e| json!({"p25": e.p25, "p50": e.p50, "p75": e.p75, "mean": e.mean}));
         json!({
             "status": status,
-            "decision": self.decision.map(Decision::as_str),
+            "decision": self.decision.map(|d| d.to_string()),
             "queueing_method": "random",
             "allow_percentage": json_number(self.allow_percentage),
             "wait_period_duration": self.wait_period_duration,

@@ -8,7 +8,7 @@ use waiting_room::config::Settings;
 use waiting_room::decision::{Decision, decide};
 use waiting_room::keys::SigningKey;
 use waiting_room::percentage::Percentage;
-use waiting_room::token::{self, Claims, Dec};
+use waiting_room::token::{self, Claims, TokenKind};
 
 fn cases() -> Vec<Value> {
     let text = include_str!("vectors/vcl-cookies.json");
@@ -21,8 +21,8 @@ fn cases() -> Vec<Value> {
 fn claims(case: &Value) -> Claims {
     Claims {
         dec: match case["dec"].as_str().unwrap() {
-            "wait" => Dec::Wait,
-            "allow" => Dec::Allow,
+            "wait" => TokenKind::Wait,
+            "allow" => TokenKind::Allow,
             other => panic!("unknown dec {other}"),
         },
         exp: case["exp"].as_u64().unwrap(),

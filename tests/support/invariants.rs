@@ -17,7 +17,7 @@ use waiting_room::keys::SigningKey;
 use waiting_room::log::Record;
 use waiting_room::page::Page;
 use waiting_room::percentage::Percentage;
-use waiting_room::token::{self, Claims, Dec};
+use waiting_room::token::{self, Claims, TokenKind};
 use waiting_room::{Action, Plan, Visit};
 
 use super::fuzz_input::{self, Input, KEYS};
@@ -60,14 +60,14 @@ fn decoded_token_is_canonical(value: &str) {
 
 /// Claims the room can sign are exactly those it reads back.
 fn minted_token_round_trips(input: &mut Input, uid: String) {
-    let dec = input.pick(&[Dec::Wait, Dec::Allow]);
+    let dec = input.pick(&[TokenKind::Wait, TokenKind::Allow]);
     let claims = Claims {
         dec,
         exp: input.u64(),
         uid,
         kid: input.kid(),
         // Fixed sessions' allow tokens carry their admission time.
-        adm: (dec == Dec::Allow && input.below(2) == 0).then(|| input.u64()),
+        adm: (dec == TokenKind::Allow && input.below(2) == 0).then(|| input.u64()),
     };
     let secret = format!("s{}", input.text(40));
     let key = SigningKey::new(secret.as_str()).expect("non-empty");
@@ -75,7 +75,7 @@ fn minted_token_round_trips(input: &mut Input, uid: String) {
     let independent = match claims.adm {
         None => mint::mint(
             &secret,
-            claims.dec.as_str(),
+            &claims.dec.to_string(),
             claims.exp,
             &claims.uid,
             &claims.kid,
@@ -439,14 +439,14 @@ fn honoured_only_if_vouched(
         Decision::Allow if !settings.percentage_at(visit.now).is_hundred() => {
             let token = vouched().unwrap_or_else(|| panic!("admitted on {presented:?}"));
             let admits = match token.dec {
-                Dec::Allow => visit.now <= token.exp,
-                Dec::Wait => visit.now > token.exp,
+                TokenKind::Allow => visit.now <= token.exp,
+                TokenKind::Wait => visit.now > token.exp,
             };
             assert!(admits, "admitted on {token:?} at {}", visit.now);
         }
         Decision::Wait => {
             let token = vouched().unwrap_or_else(|| panic!("held on {presented:?}"));
-            assert_eq!((token.dec, visit.now <= token.exp), (Dec::Wait, true));
+            assert_eq!((token.dec, visit.now <= token.exp), (TokenKind::Wait, true));
         }
         _ => {}
     }
@@ -461,13 +461,17 @@ fn expected_decision(
 ) -> Decision {
     let expired = now > token.exp;
     match (token.dec, expired) {
-        (Dec::Wait, false) => Decision::Wait,
-        (Dec::Allow, false) => Decision::Allow,
-        (Dec::Allow, true) => Decision::Anon,
+        (TokenKind::Wait, false) => Decision::Wait,
+        (TokenKind::Allow, false) => Decision::Allow,
+        (TokenKind::Allow, true) => Decision::Anon,
         // A kept copy presented after its redeem window gets no draw.
-        (Dec::Wait, true) if now > token.exp.saturating_add(redeem_window) => Decision::ReWait,
-        (Dec::Wait, true) if waiting_room::lottery::wins(token.seed, percentage) => Decision::Allow,
-        (Dec::Wait, true) => Decision::ReWait,
+        (TokenKind::Wait, true) if now > token.exp.saturating_add(redeem_window) => {
+            Decision::ReWait
+        }
+        (TokenKind::Wait, true) if waiting_room::lottery::wins(token.seed, percentage) => {
+            Decision::Allow
+        }
+        (TokenKind::Wait, true) => Decision::ReWait,
     }
 }
 
@@ -479,8 +483,8 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
     let dec = match decision {
         Decision::Wait => return assert_eq!(set_cookie, None),
         Decision::Deny => return assert_eq!(set_cookie, Some(DELETE_COOKIE)),
-        Decision::Allow => Dec::Allow,
-        Decision::Anon | Decision::ReWait => Dec::Wait,
+        Decision::Allow => TokenKind::Allow,
+        Decision::Anon | Decision::ReWait => TokenKind::Wait,
     };
     let active = fuzz_input::key_secret(&settings.active_key).filter(|s| !s.is_empty());
     let usable = active.is_some() && token::is_valid_kid(&settings.active_key);
@@ -507,8 +511,10 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
     assert_eq!(token.kid, settings.active_key);
     let now = visit.now;
     match dec {
-        Dec::Allow => assert_eq!(token.exp, now.saturating_add(settings.allow_period_timeout)),
-        Dec::Wait => {
+        TokenKind::Allow => {
+            assert_eq!(token.exp, now.saturating_add(settings.allow_period_timeout))
+        }
+        TokenKind::Wait => {
             let d = settings.wait_period_duration;
             assert!(
                 token.exp > now || token.exp == u64::MAX,
@@ -544,7 +550,7 @@ fn assert_cookie_not_logged(line: &str, value: &str, visit: &Visit, settings: &S
 /// A token that an independent reading of DESIGN.md section 3 accepts.
 #[derive(Debug)]
 struct Vouched {
-    dec: Dec,
+    dec: TokenKind,
     exp: u64,
     kid: String,
     seed: u32,
@@ -566,8 +572,8 @@ fn vouch(value: &str, uid: &str) -> Option<Vouched> {
         return None; // five `&`-separated fields, no more
     }
     let dec = match dec {
-        "wait" => Dec::Wait,
-        "allow" => Dec::Allow,
+        "wait" => TokenKind::Wait,
+        "allow" => TokenKind::Allow,
         _ => return None,
     };
     let exp_value: u64 = exp.parse().ok()?;

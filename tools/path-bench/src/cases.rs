@@ -8,7 +8,7 @@ use sha2::Sha256;
 use waiting_room::config::Settings;
 use waiting_room::decision::{self, CookieAction, Decision, Rejection, Transition, Verdict};
 use waiting_room::keys::SigningKey;
-use waiting_room::token::{self, Claims, Dec};
+use waiting_room::token::{self, Claims, TokenKind};
 use waiting_room::{Plan, Visit, plan};
 
 /// The clock every case is read at (Unix seconds).
@@ -122,7 +122,7 @@ pub fn build(name: &str) -> Result<Case, String> {
         "no-cookie" => (NOW, None, Expect::plain(Decision::Anon)),
         "unexpired-wait" => (
             NOW,
-            Some(mint(SECRET, Dec::Wait, wait_exp)),
+            Some(mint(SECRET, TokenKind::Wait, wait_exp)),
             Expect::plain(Decision::Wait),
         ),
         "expired-wait-won" => expired_wait(Transition::LotteryWon)?,
@@ -131,17 +131,17 @@ pub fn build(name: &str) -> Result<Case, String> {
         // than half of the session left is renewed (two).
         "allow-kept" => (
             NOW,
-            Some(mint(SECRET, Dec::Allow, allow_exp)),
+            Some(mint(SECRET, TokenKind::Allow, allow_exp)),
             Expect::plain(Decision::Allow),
         ),
         "allow-renewal" => (
             NOW,
-            Some(mint(SECRET, Dec::Allow, NOW + 60)),
+            Some(mint(SECRET, TokenKind::Allow, NOW + 60)),
             Expect::plain(Decision::Allow),
         ),
         _forged => (
             NOW,
-            Some(mint(GUESSED_SECRET, Dec::Allow, allow_exp)),
+            Some(mint(GUESSED_SECRET, TokenKind::Allow, allow_exp)),
             Expect {
                 decision: Decision::Anon,
                 transition: None,
@@ -184,7 +184,7 @@ fn expired_wait(want: Transition) -> Result<(u64, Option<String>, Expect), Strin
     };
     for back in 1..=1_000 {
         let exp = NOW - back;
-        let value = mint(SECRET, Dec::Wait, exp);
+        let value = mint(SECRET, TokenKind::Wait, exp);
         let verdict = decision::decide(exp + 1, UID, Some(&value), &room(), &keys());
         if verdict.transition == Some(want) {
             let expect = Expect {
@@ -198,7 +198,7 @@ fn expired_wait(want: Transition) -> Result<(u64, Option<String>, Expect), Strin
     Err(format!("no token in 1,000 draws ended in {want:?}"))
 }
 
-fn mint(secret: &str, dec: Dec, exp: u64) -> String {
+fn mint(secret: &str, dec: TokenKind, exp: u64) -> String {
     let key = SigningKey::new(secret).expect("the secrets here are not empty");
     Claims {
         dec,
@@ -221,11 +221,11 @@ fn floor_texts(cookie_header: Option<&str>, verdict: &Verdict) -> Result<Vec<Str
         .and_then(room_cookie)
         .map(|value| token::decode(value).map(|t| t.claims.string_to_sign()))
         .transpose()
-        .map_err(|m| format!("a case token is malformed: {}", m.as_str()))?;
+        .map_err(|m| format!("a case token is malformed: {m}"))?;
     let issued = match &verdict.cookie {
         CookieAction::Set(value) => Some(
             token::decode(value)
-                .map_err(|m| format!("an issued token is malformed: {}", m.as_str()))?
+                .map_err(|m| format!("an issued token is malformed: {m}"))?
                 .claims
                 .string_to_sign(),
         ),
