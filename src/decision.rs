@@ -238,7 +238,7 @@ pub fn decide(
     let due = match decision {
         Decision::Wait => None,
         Decision::Deny => None,
-        Decision::Anon | Decision::ReWait => Some((TokenKind::Wait, new_wait_exp, None)),
+        Decision::Anon | Decision::ReWait => Some(Due::wait(new_wait_exp)),
         Decision::Allow => allow_token(now, token.as_ref(), settings),
     };
     let held_session = token
@@ -250,7 +250,7 @@ pub fn decide(
         (Some(_), None) => Session::Kept,
     });
     let exp = match (decision, due, held_session) {
-        (Decision::Allow, Some((_, exp, _)), _) => Some(exp),
+        (Decision::Allow, Some(due), _) => Some(due.exp),
         (Decision::Allow, None, Some(held)) => Some(session_end(&held.claims, settings)),
         _ => wait_exp,
     };
@@ -259,7 +259,7 @@ pub fn decide(
         (_, None) => (CookieAction::Keep, false),
         // A key id no token can carry would mint tokens that never read back,
         // stranding every visitor: such a key is as unusable as a missing one.
-        (_, Some((dec, exp, adm))) => match keys
+        (_, Some(due)) => match keys
             .key(&settings.active_key)
             .filter(|_| token::is_valid_kid(&settings.active_key))
         {
@@ -268,11 +268,11 @@ pub fn decide(
             // visitor's place would end, and the alert says none was issued.)
             Some(key) => {
                 let claims = Claims {
-                    dec,
-                    exp,
+                    dec: due.kind,
+                    exp: due.exp,
                     uid: uid.to_string(),
                     kid: settings.active_key.clone(),
-                    adm,
+                    adm: due.adm,
                 };
                 (CookieAction::Set(claims.mint(key)), false)
             }
@@ -344,7 +344,34 @@ fn classify(now: u64, token: &SignedToken, settings: &Settings) -> (Decision, Op
     }
 }
 
-/// The allow token an admitted visitor gets: `(dec, exp, adm)`, or `None` to keep
+/// A token the response must carry: its kind, expiry and, for fixed sessions,
+/// admission time (the visitor's uid and the active key complete it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Due {
+    kind: TokenKind,
+    exp: u64,
+    adm: Option<u64>,
+}
+
+impl Due {
+    fn wait(exp: u64) -> Due {
+        Due {
+            kind: TokenKind::Wait,
+            exp,
+            adm: None,
+        }
+    }
+
+    fn allow(exp: u64, adm: Option<u64>) -> Due {
+        Due {
+            kind: TokenKind::Allow,
+            exp,
+            adm,
+        }
+    }
+}
+
+/// The allow token an admitted visitor gets, or `None` to keep
 /// the one they have (lazy renewal).
 ///
 /// A new session gets a token: sliding sessions (the VCL) until
@@ -353,18 +380,13 @@ fn classify(now: u64, token: &SignedToken, settings: &Settings) -> (Decision, Op
 /// session is then renewed to `now + allow_period_timeout`, a fixed one keeps its
 /// admission time. A VCL-format allow token in a fixed session (no admission time)
 /// is never renewed, so it ends at its own expiry.
-fn allow_token(
-    now: u64,
-    held: Option<&SignedToken>,
-    settings: &Settings,
-) -> Option<(TokenKind, u64, Option<u64>)> {
+fn allow_token(now: u64, held: Option<&SignedToken>, settings: &Settings) -> Option<Due> {
     let timeout = settings.allow_period_timeout;
     let fixed = settings.session_mode == SessionMode::Fixed;
     let running = held
         .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
     let Some(token) = running else {
-        return Some((
-            TokenKind::Allow,
+        return Some(Due::allow(
             now.saturating_add(timeout),
             fixed.then_some(now),
         ));
@@ -374,9 +396,9 @@ fn allow_token(
     }
     if fixed {
         let adm = token.claims.adm?;
-        return Some((TokenKind::Allow, adm.saturating_add(timeout), Some(adm)));
+        return Some(Due::allow(adm.saturating_add(timeout), Some(adm)));
     }
-    Some((TokenKind::Allow, now.saturating_add(timeout), None))
+    Some(Due::allow(now.saturating_add(timeout), None))
 }
 
 /// Whether a live allow token must be re-issued: it was signed by a key other than
