@@ -159,17 +159,23 @@ impl Settings {
             lookup: &lookup,
             fallbacks: Vec::new(),
         };
-        let enabled = lookup(ENABLED).is_some_and(|v| v.trim() == "true");
+        // Every key is read the same way: its parser, or its default when missing.
+        // A parser that accepts anything never records a fallback.
+        let enabled = read.value(ENABLED, |raw| Some(raw.trim() == "true"), false);
         let protected_paths = read.value(PROTECTED_PATHS, parse_paths, default_paths());
         let allow_percentage =
             read.value(ALLOW_PERCENTAGE, parse_percentage, DEFAULT_ALLOW_PERCENTAGE);
-        let controller_heartbeat = match lookup(CONTROLLER_HEARTBEAT) {
-            None => Heartbeat::Absent,
-            Some(raw) => raw
-                .trim()
-                .parse()
-                .map_or(Heartbeat::Unreadable, Heartbeat::At),
-        };
+        let controller_heartbeat = read.value(
+            CONTROLLER_HEARTBEAT,
+            |raw| {
+                Some(
+                    raw.trim()
+                        .parse()
+                        .map_or(Heartbeat::Unreadable, Heartbeat::At),
+                )
+            },
+            Heartbeat::Absent,
+        );
         let controller_timeout = read.value(
             CONTROLLER_TIMEOUT,
             parse_duration,
@@ -192,13 +198,16 @@ impl Settings {
         );
         let cookie_lifetime = read.value(COOKIE_LIFETIME, parse_duration, DEFAULT_COOKIE_LIFETIME);
         let redeem_window = read.value(REDEEM_WINDOW, |raw| parse_duration(raw).map(Some), None);
-        let active_key = match lookup(ACTIVE_KEY).map(|v| v.trim().to_string()) {
-            None => DEFAULT_ACTIVE_KEY.to_string(),
-            Some(kid) => kid,
-        };
-        let logger_name = lookup(LOGGER_NAME)
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty());
+        let active_key = read.value(
+            ACTIVE_KEY,
+            |raw| Some(raw.trim().to_string()),
+            DEFAULT_ACTIVE_KEY.to_string(),
+        );
+        let logger_name = read.value(
+            LOGGER_NAME,
+            |raw| Some(Some(raw.trim().to_string()).filter(|name| !name.is_empty())),
+            None,
+        );
         let refresh_mode = read.word(
             REFRESH_MODE,
             &[
