@@ -17,26 +17,29 @@ if ! viceroy --version 2>/dev/null | grep -q "$VICEROY_VERSION"; then
   cargo install --locked "viceroy@$VICEROY_VERSION"
 fi
 
-# The browser test (tests/browser.rs) drives Debian's Chromium with playwright-core
-# (the npm package without bundled browsers; their downloader does not work here).
-# Set SETUP_BROWSER=0 to skip this part (scripts/demo.sh does). If Chromium or Node
-# cannot be installed, this only warns and the browser test reports SKIPPED.
+# The browser tests (tests/browser.rs, tests/dashboard_page.rs) drive Debian's
+# Chromium with playwright-core (the npm package without bundled browsers; their
+# downloader does not work here) and check pages with axe-core. Set SETUP_BROWSER=0
+# to skip this part (scripts/demo.sh does). If Chromium or Node cannot be installed,
+# this warns, and the browser tests then fail unless WAITING_ROOM_SKIP_BROWSER=1.
 if [ "${SETUP_BROWSER:-1}" != 0 ]; then
   browser_packages=()
   [ -x /usr/bin/chromium ] || browser_packages+=(chromium)
   command -v node >/dev/null 2>&1 || browser_packages+=(nodejs npm)
   if [ "${#browser_packages[@]}" -gt 0 ]; then
-    echo "setup: installing ${browser_packages[*]} (Debian packages) for the browser test"
+    echo "setup: installing ${browser_packages[*]} (Debian packages) for the browser tests"
     as_root=()
     [ "$(id -u)" -eq 0 ] || as_root=(sudo -n)
     if ! { "${as_root[@]}" apt-get update &&
       "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${browser_packages[@]}"; }; then
-      echo "setup: WARNING: could not install ${browser_packages[*]}; the browser test will be skipped" >&2
+      echo "setup: WARNING: could not install ${browser_packages[*]}; the browser tests will fail" \
+        "(WAITING_ROOM_SKIP_BROWSER=1 skips them)" >&2
     fi
   fi
   browser_dir="$(dirname "${BASH_SOURCE[0]}")/../tests/browser"
-  if command -v npm >/dev/null 2>&1 && [ ! -d "$browser_dir/node_modules/playwright-core" ]; then
-    echo "setup: installing the browser test's npm packages (playwright-core)"
+  if command -v npm >/dev/null 2>&1 && { [ ! -d "$browser_dir/node_modules/playwright-core" ] ||
+    [ ! -d "$browser_dir/node_modules/axe-core" ]; }; then
+    echo "setup: installing the browser tests' npm packages (playwright-core, axe-core)"
     (cd "$browser_dir" && npm ci --no-audit --no-fund)
   fi
 fi

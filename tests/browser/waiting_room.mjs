@@ -1,7 +1,9 @@
 // One visitor in a real browser: opens a protected URL, checks the waiting page,
-// takes a screenshot of it, then lets the page refresh itself (the room's `Refresh`
-// header; this script never navigates again) until the origin answers, and takes a
-// screenshot of that. Exits 0 on success, 1 with a message on failure.
+// takes a screenshot of it, checks it with axe-core (WCAG 2.1 A and AA) at a phone and
+// a desktop width and takes a phone-width screenshot too, then lets the page refresh
+// itself (the room's `Refresh` header; this script never navigates again) until the
+// origin answers, and takes a screenshot of that. Exits 0 on success, 1 with a
+// message on failure.
 //
 //   node waiting_room.mjs --url http://127.0.0.1:7676/events --out artifacts \
 //     --expect "You are in the waiting room" [--expect TEXT ...] \
@@ -14,6 +16,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
+import { checkAxe } from "./axe.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -90,6 +93,7 @@ async function visit(page) {
   const waiting = join(args.out, "waiting-page.png");
   await page.screenshot({ path: waiting });
   console.log(`waiting page: ${waiting}`);
+  await checkPhoneAndDesktop(await first.text());
 
   // A locator outlives navigations: it finds the text on whichever page is shown.
   try {
@@ -108,4 +112,21 @@ async function visit(page) {
   const origin = join(args.out, "origin.png");
   await page.screenshot({ path: origin });
   console.log(`origin: ${origin}`);
+}
+
+// The waiting page as served, in a page of its own: the copy has no `Refresh` header,
+// so it stays put while axe runs at each width (the visitor's page refreshes on).
+async function checkPhoneAndDesktop(html) {
+  const copy = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  const errors = [];
+  copy.on("pageerror", (e) => errors.push(e.message));
+  await copy.setContent(html, { waitUntil: "load" });
+  await checkAxe(copy, "the waiting page, phone 390x844");
+  const phone = join(args.out, "waiting-page-phone.png");
+  await copy.screenshot({ path: phone, fullPage: true });
+  console.log(`waiting page, phone: ${phone}`);
+  await copy.setViewportSize({ width: 1280, height: 800 });
+  await checkAxe(copy, "the waiting page, desktop 1280x800");
+  if (errors.length > 0) throw new Error(`the waiting page's script failed: ${errors.join("; ")}`);
+  await copy.close();
 }

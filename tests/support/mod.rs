@@ -1,6 +1,7 @@
 //! Shared helpers of the black-box tests. Each test file uses what it needs.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod fuzz_input;
 pub mod http;
 pub mod invariants;
