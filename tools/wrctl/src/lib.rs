@@ -41,7 +41,7 @@
 //!
 //! # How it runs
 //!
-//! A reader thread parses stdin, and with `--listen` four HTTP threads parse the
+//! A reader thread parses stdin, and with `--listen` the HTTP connection threads parse the
 //! POSTed bodies; both send batches of records over a bounded channel to one
 //! control thread, which observes them, ticks every `--tick` seconds of the wall
 //! clock, writes, and answers the listener's requests for its state. Lines that are

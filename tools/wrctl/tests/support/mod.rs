@@ -235,6 +235,8 @@ pub fn exchange(addr: SocketAddr, raw: &[u8]) -> std::io::Result<Reply> {
     let mut stream = TcpStream::connect(addr)?;
     stream.set_read_timeout(Some(BOUND))?;
     stream.write_all(raw)?;
+    // End of request: the server sees the end of anything cut short at once.
+    let _ = stream.shutdown(std::net::Shutdown::Write);
     let mut answer = Vec::new();
     // The server may close before reading all of a refused body: keep what came.
     let _ = stream.read_to_end(&mut answer);
