@@ -58,7 +58,11 @@ fn the_config_file_gets_a_percentage_and_a_heartbeat_and_keeps_its_other_keys() 
         (settings["allow_percentage"] != "10").then_some(settings)
     });
     // The crowd at 10 % admits far more than 60 a minute: the controller lowers it.
-    let p: Percentage = settings["allow_percentage"].as_str().unwrap().parse().unwrap();
+    let p: Percentage = settings["allow_percentage"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(
         p > Percentage::ZERO && p < Percentage::whole(10),
         "allow_percentage {p}"
@@ -74,13 +78,19 @@ fn the_config_file_gets_a_percentage_and_a_heartbeat_and_keeps_its_other_keys() 
             assert_eq!(&settings[key], value, "{key}");
         }
     }
-    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, ["config.json"]);
 
     wrctl.close_stdin();
     assert_eq!(wrctl.wait(), Some(0));
     let err = wrctl.stderr();
-    assert!(err.contains(&format!("wrote allow_percentage={p}")), "{err}");
+    assert!(
+        err.contains(&format!("wrote allow_percentage={p}")),
+        "{err}"
+    );
     assert!(err.contains("new sessions last minute"), "{err}");
 }
 
@@ -127,7 +137,11 @@ fn the_fastly_api_is_written_with_the_token_from_the_environment_and_retried() {
     // The retry came a tick later, not at once.
     let heartbeat = |i: usize| -> u64 {
         let body: Value = serde_json::from_str(&requests[i].body).unwrap();
-        body["items"][1]["item_value"].as_str().unwrap().parse().unwrap()
+        body["items"][1]["item_value"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
     };
     assert!(heartbeat(1) > heartbeat(0));
     wrctl.close_stdin();
@@ -140,12 +154,22 @@ fn the_fastly_api_is_written_with_the_token_from_the_environment_and_retried() {
 #[test]
 fn a_dry_run_prints_what_it_would_write_and_ends_with_stdin() {
     let mut wrctl = Wrctl::start(
-        &["control", "--target-per-minute", "60", "--dry-run", "--tick", "1"],
+        &[
+            "control",
+            "--target-per-minute",
+            "60",
+            "--dry-run",
+            "--tick",
+            "1",
+        ],
         &[],
     );
     wrctl.feed(&recorded_lines());
     eventually("a decision", || {
-        wrctl.stderr().contains("would write allow_percentage=").then_some(())
+        wrctl
+            .stderr()
+            .contains("would write allow_percentage=")
+            .then_some(())
     });
     wrctl.close_stdin();
     assert_eq!(wrctl.wait(), Some(0));
