@@ -1,8 +1,11 @@
 //! The HTTP listener (`--listen`): a small HTTP/1.1 server on std's `TcpListener`,
 //! with `httparse` reading the request head. One thread a connection, at most
 //! [`MAX_CONNECTIONS`] at once (more get 503), every read and write bounded by
-//! [`IO_TIMEOUT`], the head by [`MAX_HEAD`] bytes, the body by `--max-body-bytes`;
-//! one request a connection (`Connection: close`).
+//! [`IO_TIMEOUT`], the head by [`MAX_HEAD`] bytes, the body by `--max-body-bytes`,
+//! and at most [`MAX_BODIES`] bodies read at once (so memory stays under
+//! `MAX_BODIES` × 2 × `--max-body-bytes`; a POST that waits longer than
+//! [`IO_TIMEOUT`] for its turn gets 503); one request a connection
+//! (`Connection: close`).
 //!
 //! | method | path | answer |
 //! | --- | --- | --- |
@@ -18,9 +21,9 @@
 
 use std::io::{self, BufRead, BufReader, Cursor, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -40,6 +43,8 @@ pub const MAX_CONNECTIONS: usize = 128;
 pub const IO_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest request head (request line and headers), bytes.
 pub const MAX_HEAD: usize = 16 * 1024;
+/// POST bodies read and parsed at once.
+pub const MAX_BODIES: usize = 4;
 /// Most headers in a request.
 const MAX_HEADERS: usize = 64;
 /// How long a request for the controller's state waits for the control thread.
@@ -70,6 +75,35 @@ struct Shared {
     challenge: String,
     open: AtomicUsize,
     tx: SyncSender<Msg>,
+    /// Bodies being read, out of [`MAX_BODIES`].
+    bodies: Mutex<usize>,
+    body_done: Condvar,
+}
+
+impl Shared {
+    /// Waits for a turn to read a body; `None` after [`IO_TIMEOUT`].
+    fn body_turn(&self) -> Option<BodyTurn<'_>> {
+        let bodies = self.bodies.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut bodies, _) = self
+            .body_done
+            .wait_timeout_while(bodies, IO_TIMEOUT, |n| *n >= MAX_BODIES)
+            .unwrap_or_else(|e| e.into_inner());
+        if *bodies >= MAX_BODIES {
+            return None;
+        }
+        *bodies += 1;
+        Some(BodyTurn(self))
+    }
+}
+
+/// A turn to read a body, given back when dropped.
+struct BodyTurn<'a>(&'a Shared);
+
+impl Drop for BodyTurn<'_> {
+    fn drop(&mut self) {
+        *self.0.bodies.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        self.0.body_done.notify_one();
+    }
 }
 
 /// A connection's place among the [`MAX_CONNECTIONS`], given back when dropped.
@@ -90,6 +124,8 @@ pub fn start(addr: SocketAddr, settings: Settings, tx: SyncSender<Msg>) -> io::R
         settings,
         open: AtomicUsize::new(0),
         tx,
+        bodies: Mutex::new(0),
+        body_done: Condvar::new(),
     });
     thread::Builder::new()
         .name("http".into())
@@ -352,6 +388,10 @@ fn ingest_body(head: &Head, rest: Vec<u8>, stream: &TcpStream, shared: &Shared) 
                 format!("Content-Encoding {other} is not accepted: gzip or none\n"),
             );
         }
+    };
+    let Some(_turn) = shared.body_turn() else {
+        return Answer::text(503, "too many log bodies at once: try again\n")
+            .with("Retry-After", "1");
     };
     if head
         .header("Expect")

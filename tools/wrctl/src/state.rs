@@ -41,6 +41,15 @@ pub struct View {
     pub info: Arc<Info>,
 }
 
+/// `600` rather than `600.0` for a whole number.
+fn whole_or_not(n: f64) -> Value {
+    if n.fract() == 0.0 && (0.0..9.0e15).contains(&n) {
+        json!(n as u64)
+    } else {
+        json!(n)
+    }
+}
+
 /// Sums over the last minute of log time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LastMinute {
@@ -88,7 +97,7 @@ impl View {
         let seen = s.now.is_some();
         json!({
             "now": s.now,
-            "target_per_minute": self.info.target_per_minute,
+            "target_per_minute": whole_or_not(self.info.target_per_minute),
             "max_active": self.info.max_active,
             "min_percentage": self.info.min.to_string(),
             "max_percentage": self.info.max.to_string(),

@@ -113,6 +113,8 @@ fn posted_lines_are_counted_in_metrics_and_status() {
     assert_eq!(status["bad_lines_total"], 2);
     assert_eq!(status["dry_run"], true);
     assert_eq!(status["sink"], "dry run");
+    assert_eq!(status["target_per_minute"], 60);
+    assert_eq!(status["max_active"], serde_json::Value::Null);
     assert_eq!(status["waiting_estimate"], 250);
     assert_eq!(status["min_percentage"], "0.0001");
     assert_eq!(status["max_percentage"], "100");
