@@ -21,7 +21,13 @@ pub fn driver_dir(test: &str) -> Option<PathBuf> {
         eprintln!("SKIPPED on request ({SKIP_VAR}=1): {test} did not run");
         return None;
     }
-    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    // The workspace's `tests/browser`: a tool's tests (tools/wrctl) share the root's.
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let driver = crate_dir
+        .ancestors()
+        .map(|dir| dir.join("tests/browser"))
+        .find(|dir| dir.join("package.json").is_file())
+        .unwrap_or_else(|| crate_dir.join("tests/browser"));
     let mut missing = Vec::new();
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     if !Path::new(&chromium).exists() {

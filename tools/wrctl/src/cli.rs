@@ -1,0 +1,426 @@
+//! The command line: `wrctl control` and its options (their names are a contract).
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+
+use clap::error::ErrorKind;
+use clap::{ArgGroup, Args, CommandFactory, Parser, Subcommand};
+use waiting_room::config::{
+    DEFAULT_CONTROLLER_TIMEOUT, DEFAULT_WAIT_PERIOD_DURATION, MAX_DURATION,
+};
+use waiting_room::control::Options;
+use waiting_room::percentage::Percentage;
+
+use crate::sink::{FASTLY_API, TOKEN_VAR};
+
+/// The waiting room's operator tool.
+#[derive(Debug, Parser)]
+#[command(name = "wrctl", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Hold a target of new sessions a minute: read the room's log, write
+    /// allow_percentage and the controller heartbeat to its config store.
+    #[command(
+        long_about = "Hold a target of new sessions a minute: read the room's log lines (stdin, \
+and with --listen also HTTP POSTs from Fastly's HTTPS logging endpoint), decide the \
+allow_percentage that admits the target from the crowd the log shows, and write it with \
+the controller heartbeat to the room's config store: a Viceroy JSON file (--config-file), \
+a Fastly config store through the Fastly API (--fastly-store-id, token in the environment \
+variable FASTLY_API_TOKEN), or nowhere (--dry-run).
+
+At most one write each --tick seconds: when the percentage changes, or when the heartbeat \
+is due (--heartbeat-every). A failed write is retried after one tick, then after twice as \
+long each time, up to 300 s. Each write prints one line on stderr unless --quiet.
+
+When stdin ends without --listen, the controller ticks (and maybe writes) once more and \
+exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
+        after_long_help = "Examples:
+  # A local room in Viceroy, its config store in ./config.json:
+  viceroy serve -C fastly.toml bin/main.wasm | \\
+    wrctl control --target-per-minute 600 --config-file config.json --tick 5
+
+  # A Fastly service, log lines from `fastly log-tail`:
+  export FASTLY_API_TOKEN=...   # never on the command line
+  fastly log-tail --service-id SERVICE | \\
+    wrctl control --target-per-minute 3000 --max-active 20000 --fastly-store-id STORE_ID
+
+  # Fastly's HTTPS logging endpoint posting to the controller, dashboard on the same port:
+  wrctl control --target-per-minute 3000 --fastly-store-id STORE_ID \\
+    --listen 0.0.0.0:8080 --service-id SERVICE < /dev/null
+
+  # Watch what it would do:
+  wrctl control --target-per-minute 600 --dry-run --listen 127.0.0.1:8080 < recorded.log"
+    )]
+    Control(ControlArgs),
+}
+
+/// The options of `wrctl control`.
+#[derive(Debug, Clone, Args)]
+#[command(group(
+    ArgGroup::new("sink")
+        .required(true)
+        .multiple(false)
+        .args(["config_file", "fastly_store_id", "dry_run"])
+))]
+pub struct ControlArgs {
+    /// New sessions a minute to hold (required).
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = positive_number,
+        long_help = "New sessions a minute to hold: visitors admitted from the waiting room \
+(lottery wins) plus visitors let straight in while the room is open. Required.\n\
+Example: --target-per-minute 600"
+    )]
+    pub target_per_minute: f64,
+
+    /// At most this many live sessions (addresses with a live allow token).
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u64).range(1..),
+        long_help = "At most this many live sessions (addresses holding a live allow token): \
+new sessions are capped at the free places. Unset: no cap.\nExample: --max-active 20000"
+    )]
+    pub max_active: Option<u64>,
+
+    /// Lowest percentage ever written.
+    #[arg(
+        long,
+        value_name = "P",
+        default_value = "0.0001",
+        value_parser = percentage,
+        long_help = "Lowest allow_percentage ever written, 0 to 100 with up to 4 decimals.\n\
+Example: --min 0.01"
+    )]
+    pub min: Percentage,
+
+    /// Highest percentage ever written.
+    #[arg(
+        long,
+        value_name = "P",
+        default_value = "100",
+        value_parser = percentage,
+        long_help = "Highest allow_percentage ever written, 0 to 100 with up to 4 decimals.\n\
+Example: --max 50"
+    )]
+    pub max: Percentage,
+
+    /// Seconds between two ticks (at most one write each).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..=3600),
+        long_help = "Seconds between two ticks of the wall clock; each tick writes at most \
+once.\nExample: --tick 5"
+    )]
+    pub tick: u64,
+
+    /// Seconds after which the heartbeat is written even if nothing changed.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..),
+        long_help = "Seconds after which controller_heartbeat is written even when the \
+percentage has not changed. Keep it well under the room's controller_timeout (default \
+120 s), counting a tick and the config store's propagation delay: when the edge sees \
+the heartbeat older than controller_timeout, it falls back to allow_percentage_fallback.\n\
+Example: --heartbeat-every 30"
+    )]
+    pub heartbeat_every: u64,
+
+    /// The room's wait_period_duration, seconds.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = DEFAULT_WAIT_PERIOD_DURATION,
+        value_parser = clap::value_parser!(u64).range(1..=MAX_DURATION),
+        long_help = "The room's wait_period_duration in seconds: visitors draw once every \
+two of these.\nExample: --wait-period 30"
+    )]
+    pub wait_period: u64,
+
+    /// The room's redeem_window, seconds (default: one wait period).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        value_parser = clap::value_parser!(u64).range(0..=MAX_DURATION),
+        long_help = "The room's redeem_window in seconds: how long after its expiry a wait \
+token still counts as waiting. Default: one wait period, as the room's own default.\n\
+Example: --redeem-window 60"
+    )]
+    pub redeem_window: Option<u64>,
+
+    /// Percentage written at the first tick, before the log shows a crowd.
+    #[arg(
+        long,
+        value_name = "P",
+        value_parser = percentage,
+        long_help = "allow_percentage written at the first tick, before the controller has \
+seen two draw periods of log (4 x --wait-period). Within --min..--max. Unset: only the \
+heartbeat is written until then.\nExample: --start 100"
+    )]
+    pub start: Option<Percentage>,
+
+    /// Write to this Viceroy JSON config-store file.
+    #[arg(
+        long,
+        value_name = "PATH",
+        long_help = "Write to this Viceroy JSON config-store file (the file a local room's \
+fastly.toml names for waitingroom_config): each write reads it, sets allow_percentage and \
+controller_heartbeat, keeps every other key, and replaces it atomically (a temporary file \
+in the same directory renamed over it). It must exist and hold a JSON object at start.\n\
+Example: --config-file ./config.json"
+    )]
+    pub config_file: Option<PathBuf>,
+
+    /// Write to this Fastly config store through the Fastly API.
+    #[arg(
+        long,
+        value_name = "ID",
+        value_parser = store_id,
+        long_help = "Write to the Fastly config store with this ID through the Fastly API: \
+one PATCH /resources/stores/config/ID/items a write, upserting both keys. The API token \
+is read from the environment variable FASTLY_API_TOKEN only (never a flag or a file), and \
+never printed.\nExample: FASTLY_API_TOKEN=... wrctl control --fastly-store-id 7Jx2abcDEF ..."
+    )]
+    pub fastly_store_id: Option<String>,
+
+    /// The Fastly API's address.
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = FASTLY_API,
+        value_parser = api_url,
+        long_help = "The Fastly API's address (for tests against a local stand-in).\n\
+Example: --fastly-api-url http://127.0.0.1:9000"
+    )]
+    pub fastly_api_url: String,
+
+    /// Compute and print what would be written; write nothing.
+    #[arg(
+        long,
+        long_help = "Compute and print what would be written, and write nothing; the \
+controller carries on as if every write had succeeded. Cannot be combined with \
+--config-file or --fastly-store-id.\nExample: --dry-run"
+    )]
+    pub dry_run: bool,
+
+    /// Also serve HTTP here: log POSTs, challenge, metrics, status and dashboard.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        value_parser = listen_addr,
+        long_help = "Also serve HTTP on this address: POST / or /logs takes newline-separated \
+log lines (Fastly's HTTPS logging endpoint; Content-Encoding gzip accepted); GET \
+/.well-known/fastly/logging/challenge answers Fastly's ownership check; GET /metrics \
+(Prometheus), GET /status.json, GET / and /dashboard (the dashboard page). Port 0 picks a \
+free port; the address is printed on stderr at start.\nExample: --listen 127.0.0.1:8080"
+    )]
+    pub listen: Option<SocketAddr>,
+
+    /// A Fastly service ID allowed to post logs (repeatable).
+    #[arg(
+        long = "service-id",
+        value_name = "ID",
+        value_parser = service_id,
+        long_help = "A Fastly service ID that may post logs here: the challenge path lists \
+the SHA-256 of each (repeat the option for several). Without it, the challenge answers `*` \
+(any service).\nExample: --service-id SU1Z0isxPaozGVKXdv0eY --service-id 6M9tYhfjNU3KrQ0kQ3T4"
+    )]
+    pub service_ids: Vec<String>,
+
+    /// Largest POST body taken, bytes.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = 100 * 1024 * 1024,
+        value_parser = clap::value_parser!(u64).range(1..=(1 << 32)),
+        long_help = "Largest POST body taken, in bytes (after gzip decoding too); a larger \
+one is answered 413 and none of it counted.\nExample: --max-body-bytes 10485760"
+    )]
+    pub max_body_bytes: u64,
+
+    /// Print only failures and the start-up lines.
+    #[arg(
+        long,
+        long_help = "Print nothing per write: only failures, warnings and the start-up \
+lines.\nExample: --quiet"
+    )]
+    pub quiet: bool,
+}
+
+/// Where writes go, as chosen on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SinkChoice {
+    /// `--config-file`.
+    ConfigFile(PathBuf),
+    /// `--fastly-store-id`, with the API address and the token.
+    Fastly {
+        /// The API's address.
+        api: String,
+        /// The config store's ID.
+        store_id: String,
+        /// From `FASTLY_API_TOKEN`.
+        token: String,
+    },
+    /// `--dry-run`.
+    DryRun,
+}
+
+impl ControlArgs {
+    /// The controller's options, checked together; the error names the flags.
+    pub fn options(&self) -> Result<Options, String> {
+        if self.min > self.max {
+            return Err(format!("--min {} is above --max {}", self.min, self.max));
+        }
+        if let Some(start) = self.start
+            && (start < self.min || start > self.max)
+        {
+            return Err(format!(
+                "--start {start} is outside --min {} .. --max {}",
+                self.min, self.max
+            ));
+        }
+        let options = Options {
+            target_per_minute: self.target_per_minute,
+            max_active: self.max_active,
+            min: self.min,
+            max: self.max,
+            tick: self.tick,
+            heartbeat_every: self.heartbeat_every,
+            wait_period: self.wait_period,
+            redeem_window: self.redeem_window,
+            start: self.start,
+            ..Options::default()
+        };
+        options.check().map_err(|e| e.to_string())?;
+        Ok(options)
+    }
+
+    /// The sink, with the token read from the environment (`token`: the variable's value).
+    pub fn sink(&self, token: Option<String>) -> Result<SinkChoice, String> {
+        if let Some(path) = &self.config_file {
+            return Ok(SinkChoice::ConfigFile(path.clone()));
+        }
+        if let Some(store_id) = &self.fastly_store_id {
+            let token = token.filter(|t| !t.trim().is_empty()).ok_or_else(|| {
+                format!(
+                    "--fastly-store-id {store_id} needs the Fastly API token in the environment \
+variable {TOKEN_VAR} (it is never taken from a flag or a file)"
+                )
+            })?;
+            if token
+                .bytes()
+                .any(|b| b.is_ascii_control() || b == b' ' || !b.is_ascii())
+            {
+                return Err(format!(
+                    "the environment variable {TOKEN_VAR} (for --fastly-store-id) holds \
+spaces or characters a token cannot have"
+                ));
+            }
+            return Ok(SinkChoice::Fastly {
+                api: self.fastly_api_url.clone(),
+                store_id: store_id.clone(),
+                token,
+            });
+        }
+        Ok(SinkChoice::DryRun)
+    }
+
+    /// Warnings about options that work but are probably wrong.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.heartbeat_every.saturating_add(self.tick) >= DEFAULT_CONTROLLER_TIMEOUT {
+            warnings.push(format!(
+                "--heartbeat-every {} with --tick {}: the heartbeat may be {} s old before it \
+is rewritten, not well under the room's default controller_timeout of {DEFAULT_CONTROLLER_TIMEOUT} s",
+                self.heartbeat_every,
+                self.tick,
+                self.heartbeat_every + self.tick
+            ));
+        }
+        if self.fastly_store_id.is_none() && self.fastly_api_url != FASTLY_API {
+            warnings.push("--fastly-api-url is used only with --fastly-store-id".into());
+        }
+        if self.listen.is_none() && !self.service_ids.is_empty() {
+            warnings.push("--service-id is used only with --listen".into());
+        }
+        warnings
+    }
+}
+
+/// Exits with a usage error (status 2) that names what is wrong.
+pub fn usage_error(message: &str) -> ! {
+    Cli::command()
+        .error(ErrorKind::ValueValidation, message)
+        .exit()
+}
+
+fn percentage(text: &str) -> Result<Percentage, String> {
+    let p: Percentage = text.parse().map_err(|e| format!("{e}"))?;
+    // The library clamps; on the command line a value outside 0-100 is a mistake.
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| "not a number".to_string())?;
+    if !(0.0..=100.0).contains(&value) {
+        return Err("a percentage is 0 to 100".into());
+    }
+    Ok(p)
+}
+
+fn positive_number(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
+        _ => Err("expected a positive number, e.g. 600".into()),
+    }
+}
+
+fn store_id(text: &str) -> Result<String, String> {
+    if !text.is_empty()
+        && text.len() <= 64
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        Ok(text.to_string())
+    } else {
+        Err("a config store ID is letters, digits, - and _".into())
+    }
+}
+
+fn service_id(text: &str) -> Result<String, String> {
+    if !text.is_empty() && text.len() <= 64 && text.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        Ok(text.to_string())
+    } else {
+        Err("a service ID is letters and digits".into())
+    }
+}
+
+fn api_url(text: &str) -> Result<String, String> {
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .ok_or("expected an http:// or https:// address")?;
+    if rest.is_empty() || rest.contains(['?', '#', ' ']) {
+        return Err("expected an address such as https://api.fastly.com".into());
+    }
+    Ok(text.trim_end_matches('/').to_string())
+}
+
+fn listen_addr(text: &str) -> Result<SocketAddr, String> {
+    text.to_socket_addrs()
+        .map_err(|e| format!("not an address to listen on ({e}); e.g. 127.0.0.1:8080"))?
+        .next()
+        .ok_or_else(|| "the name resolves to no address".into())
+}

@@ -1,0 +1,60 @@
+//! `wrctl`, the waiting room's operator tool. `wrctl control` is the room's
+//! controller: it reads the room's log lines and writes `allow_percentage` and
+//! `controller_heartbeat` to the room's config store, holding a target of new
+//! sessions a minute. The decisions are the library's
+//! ([`waiting_room::control::Controller`]), and so is the log parser
+//! ([`waiting_room::log::Record`]); this crate only carries them out.
+//!
+//! # `wrctl control`
+//!
+//! ```text
+//! viceroy serve … | wrctl control --target-per-minute 600 --config-file config.json
+//! fastly log-tail … | wrctl control --target-per-minute 3000 --fastly-store-id STORE_ID
+//! wrctl control --target-per-minute 3000 --fastly-store-id STORE_ID --listen 0.0.0.0:8080 --service-id SERVICE
+//! ```
+//!
+//! Options (see `wrctl control --help` for each one's example):
+//!
+//! | option | default | meaning |
+//! | --- | --- | --- |
+//! | `--target-per-minute N` | required | new sessions a minute to hold |
+//! | `--max-active N` | none | at most this many live sessions |
+//! | `--min P` | `0.0001` | lowest percentage written |
+//! | `--max P` | `100` | highest percentage written |
+//! | `--tick SECONDS` | 10 | seconds between ticks; at most one write a tick |
+//! | `--heartbeat-every SECONDS` | 30 | heartbeat written at least this often; keep it well under the room's `controller_timeout` (default 120) |
+//! | `--wait-period SECONDS` | 30 | the room's `wait_period_duration` |
+//! | `--redeem-window SECONDS` | one wait period | the room's `redeem_window` |
+//! | `--start P` | none | percentage written at the first tick |
+//! | `--config-file PATH` | | write to a Viceroy JSON config-store file (atomic replace, other keys kept) |
+//! | `--fastly-store-id ID` | | write to a Fastly config store; token from `FASTLY_API_TOKEN` only |
+//! | `--fastly-api-url URL` | `https://api.fastly.com` | the Fastly API's address |
+//! | `--dry-run` | | compute and print, write nothing |
+//! | `--listen ADDR` | none | serve HTTP (see [`server`]) |
+//! | `--service-id ID` | none (`*`) | service IDs the logging challenge names (repeatable) |
+//! | `--max-body-bytes BYTES` | 104857600 | largest POST body (413 above) |
+//! | `--quiet` | | no line per write |
+//!
+//! Exactly one of `--config-file`, `--fastly-store-id` and `--dry-run`. Bad usage
+//! exits 2 with a message naming the flag; a failure to start (an unreadable
+//! config file, an address that cannot be bound) exits 1.
+//!
+//! # How it runs
+//!
+//! A reader thread parses stdin, and with `--listen` the HTTP connection threads parse the
+//! POSTed bodies; both send batches of records over a bounded channel to one
+//! control thread, which observes them, ticks every `--tick` seconds of the wall
+//! clock, writes, and answers the listener's requests for its state. Lines that are
+//! not room lines (Viceroy's own output, …) are counted as bad lines and skipped;
+//! blank lines are skipped. When stdin ends without `--listen`, the controller
+//! ticks once more (writing if a write is due) and exits 0; with `--listen` it
+//! keeps running. A write to the Fastly API can take up to 10 s, during which the
+//! readers wait (the channel is bounded).
+
+pub mod cli;
+pub mod control;
+pub mod ingest;
+pub mod server;
+pub mod sink;
+pub mod state;
+pub mod synthetic;

@@ -1,0 +1,121 @@
+//! `wrctl`: see the library's documentation (`tools/wrctl/src/lib.rs`) and
+//! `wrctl control --help`.
+
+use std::process::ExitCode;
+use std::sync::mpsc::sync_channel;
+use std::thread;
+
+use clap::Parser;
+use waiting_room::control::Controller;
+use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice, usage_error};
+use wrctl::control::Control;
+use wrctl::sink::{ConfigFile, DryRun, FastlyApi, Sink, TOKEN_VAR};
+use wrctl::state::Info;
+use wrctl::{ingest, server};
+
+/// Batches in flight between the readers and the control thread.
+const CHANNEL: usize = 64;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Control(args) => control(args),
+    }
+}
+
+fn control(args: ControlArgs) -> ExitCode {
+    let options = args.options().unwrap_or_else(|e| usage_error(&e));
+    let choice = args
+        .sink(std::env::var(TOKEN_VAR).ok())
+        .unwrap_or_else(|e| usage_error(&e));
+    for warning in args.warnings() {
+        eprintln!("wrctl: warning: {warning}");
+    }
+    let sink: Box<dyn Sink> = match choice {
+        SinkChoice::ConfigFile(path) => match ConfigFile::open(&path) {
+            Ok(file) => {
+                check_config_file(&file, &args);
+                Box::new(file)
+            }
+            Err(e) => {
+                eprintln!("wrctl: --config-file {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        },
+        SinkChoice::Fastly {
+            api,
+            store_id,
+            token,
+        } => Box::new(FastlyApi::new(&api, &store_id, token)),
+        SinkChoice::DryRun => Box::new(DryRun),
+    };
+    let info = Info {
+        target_per_minute: options.target_per_minute,
+        max_active: options.max_active,
+        min: options.min,
+        max: options.max,
+        dry_run: sink.is_dry_run(),
+        sink: sink.describe(),
+    };
+    let controller = Controller::new(options).unwrap_or_else(|e| usage_error(&e.to_string()));
+    let (tx, rx) = sync_channel(CHANNEL);
+
+    if let Some(addr) = args.listen {
+        let settings = server::Settings {
+            max_body: args.max_body_bytes,
+            service_ids: args.service_ids.clone(),
+        };
+        match server::start(addr, settings, tx.clone()) {
+            Ok(bound) => eprintln!("wrctl: listening on http://{bound}"),
+            Err(e) => {
+                eprintln!("wrctl: --listen {addr}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    eprintln!(
+        "wrctl: writing to {}; reading log lines from stdin",
+        info.sink
+    );
+    let stdin = thread::Builder::new().name("stdin".into()).spawn(move || {
+        if let Err(e) = ingest::read_stream(std::io::stdin(), &tx) {
+            eprintln!("wrctl: stdin: {e}");
+        }
+    });
+    if let Err(e) = stdin {
+        eprintln!("wrctl: cannot start the stdin reader: {e}");
+        return ExitCode::FAILURE;
+    }
+    Control::new(controller, sink, info, args.quiet).run(rx);
+    ExitCode::SUCCESS
+}
+
+/// Warns when the config file's own settings disagree with the options.
+fn check_config_file(file: &ConfigFile, args: &ControlArgs) {
+    let Ok(settings) = file.settings() else {
+        return;
+    };
+    let number = |key: &str| {
+        settings
+            .get(key)
+            .and_then(|v| v.as_str())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    if let Some(timeout) = number(waiting_room::config::CONTROLLER_TIMEOUT)
+        && args.heartbeat_every.saturating_add(args.tick) >= timeout
+    {
+        eprintln!(
+            "wrctl: warning: --heartbeat-every {} with --tick {} is not well under the file's \
+             controller_timeout {timeout}",
+            args.heartbeat_every, args.tick
+        );
+    }
+    if let Some(d) = number(waiting_room::config::WAIT_PERIOD_DURATION)
+        && d != args.wait_period
+    {
+        eprintln!(
+            "wrctl: warning: --wait-period {} but the file's wait_period_duration is {d}",
+            args.wait_period
+        );
+    }
+}

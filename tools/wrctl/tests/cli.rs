@@ -1,0 +1,271 @@
+//! The command line refuses what it cannot use, with exit code 2 and a message
+//! naming the flag; a failure to start exits 1.
+
+mod support;
+
+use support::run_to_end;
+
+/// Runs `wrctl control ARGS` and checks it is refused with 2 and every `words` in the message.
+fn refused(args: &[&str], env: &[(&str, &str)], words: &[&str]) {
+    let mut all = vec!["control"];
+    all.extend_from_slice(args);
+    let (code, err) = run_to_end(&all, env);
+    assert_eq!(code, Some(2), "wrctl {all:?} exit code; stderr:\n{err}");
+    for word in words {
+        assert!(err.contains(word), "wrctl {all:?}: {word:?} not in:\n{err}");
+    }
+}
+
+#[test]
+fn a_missing_target_is_refused() {
+    refused(&["--dry-run"], &[], &["--target-per-minute"]);
+}
+
+#[test]
+fn a_bad_target_is_refused() {
+    refused(
+        &["--target-per-minute", "0", "--dry-run"],
+        &[],
+        &["--target-per-minute", "'0'"],
+    );
+    refused(
+        &["--target-per-minute", "lots", "--dry-run"],
+        &[],
+        &["--target-per-minute", "lots"],
+    );
+}
+
+#[test]
+fn min_above_max_is_refused() {
+    refused(
+        &[
+            "--target-per-minute",
+            "60",
+            "--dry-run",
+            "--min",
+            "50",
+            "--max",
+            "10",
+        ],
+        &[],
+        &["--min 50", "--max 10"],
+    );
+}
+
+#[test]
+fn a_start_outside_min_max_is_refused() {
+    refused(
+        &[
+            "--target-per-minute",
+            "60",
+            "--dry-run",
+            "--max",
+            "10",
+            "--start",
+            "20",
+        ],
+        &[],
+        &["--start 20", "--max 10"],
+    );
+}
+
+#[test]
+fn bad_percentage_text_is_refused() {
+    for bad in ["abc", "12,5", ".5", "101", "-1", ""] {
+        refused(
+            &[
+                "--target-per-minute",
+                "60",
+                "--dry-run",
+                &format!("--min={bad}"),
+            ],
+            &[],
+            &["--min", &format!("'{bad}'")],
+        );
+    }
+    refused(
+        &["--target-per-minute", "60", "--dry-run", "--start", "x"],
+        &[],
+        &["--start", "'x'"],
+    );
+}
+
+#[test]
+fn no_sink_or_two_sinks_are_refused() {
+    refused(
+        &["--target-per-minute", "60"],
+        &[],
+        &["--config-file", "--fastly-store-id", "--dry-run"],
+    );
+    refused(
+        &[
+            "--target-per-minute",
+            "60",
+            "--dry-run",
+            "--config-file",
+            "x.json",
+        ],
+        &[],
+        &["--dry-run", "--config-file"],
+    );
+    refused(
+        &[
+            "--target-per-minute",
+            "60",
+            "--config-file",
+            "x.json",
+            "--fastly-store-id",
+            "abc",
+        ],
+        &[("FASTLY_API_TOKEN", "t")],
+        &["--config-file", "--fastly-store-id"],
+    );
+}
+
+#[test]
+fn a_store_id_without_a_token_is_refused() {
+    refused(
+        &["--target-per-minute", "60", "--fastly-store-id", "store123"],
+        &[],
+        &["--fastly-store-id store123", "FASTLY_API_TOKEN"],
+    );
+    refused(
+        &["--target-per-minute", "60", "--fastly-store-id", "store123"],
+        &[("FASTLY_API_TOKEN", "")],
+        &["FASTLY_API_TOKEN"],
+    );
+}
+
+#[test]
+fn the_token_is_not_a_flag() {
+    refused(
+        &[
+            "--target-per-minute",
+            "60",
+            "--fastly-store-id",
+            "s",
+            "--token",
+            "x",
+        ],
+        &[("FASTLY_API_TOKEN", "t")],
+        &["--token"],
+    );
+}
+
+#[test]
+fn bad_values_of_other_flags_are_refused() {
+    for (flag, value) in [
+        ("--tick", "0"),
+        ("--heartbeat-every", "0"),
+        ("--wait-period", "0"),
+        ("--max-active", "0"),
+        ("--fastly-store-id", "a/b"),
+        ("--fastly-api-url", "ftp://x"),
+        ("--listen", "not an address"),
+        ("--service-id", "a b"),
+        ("--max-body-bytes", "0"),
+    ] {
+        refused(
+            &["--target-per-minute", "60", "--dry-run", flag, value],
+            &[],
+            &[flag, &format!("'{value}'")],
+        );
+    }
+}
+
+#[test]
+fn an_unreadable_config_file_fails_at_start_with_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    let (code, err) = run_to_end(
+        &[
+            "control",
+            "--target-per-minute",
+            "60",
+            "--config-file",
+            missing.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("--config-file") && err.contains("missing.json"),
+        "{err}"
+    );
+
+    let not_json = dir.path().join("bad.json");
+    std::fs::write(&not_json, "[1, 2]").unwrap();
+    let (code, err) = run_to_end(
+        &[
+            "control",
+            "--target-per-minute",
+            "60",
+            "--config-file",
+            not_json.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("not a JSON object"), "{err}");
+}
+
+#[test]
+fn an_address_in_use_fails_at_start_with_1() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let (code, err) = run_to_end(
+        &[
+            "control",
+            "--target-per-minute",
+            "60",
+            "--dry-run",
+            "--listen",
+            &addr,
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("--listen") && err.contains(&addr), "{err}");
+}
+
+#[test]
+fn the_help_documents_every_option_with_an_example() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wrctl"))
+        .args(["control", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for flag in [
+        "--target-per-minute",
+        "--max-active",
+        "--min",
+        "--max",
+        "--tick",
+        "--heartbeat-every",
+        "--wait-period",
+        "--redeem-window",
+        "--start",
+        "--config-file",
+        "--fastly-store-id",
+        "--fastly-api-url",
+        "--dry-run",
+        "--listen",
+        "--service-id",
+        "--max-body-bytes",
+        "--quiet",
+    ] {
+        assert!(
+            help.contains(&format!("Example: {flag}")) || help.contains(&format!("{flag} ")),
+            "{flag}"
+        );
+    }
+    assert_eq!(help.matches("Example:").count(), 17, "{help}");
+    assert!(help.contains("FASTLY_API_TOKEN"));
+}
+
+#[test]
+fn stdin_ending_without_a_listener_exits_0() {
+    let (code, err) = run_to_end(&["control", "--target-per-minute", "60", "--dry-run"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+}

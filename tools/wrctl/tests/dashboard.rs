@@ -1,0 +1,133 @@
+//! The dashboard page served by a real `wrctl control --listen … --dry-run`, fed ten
+//! minutes of recorded-style log lines, in headless Chromium: the root's
+//! `tests/browser/dashboard.mjs` checks what the page shows of the live
+//! `status.json`, axe-core's WCAG 2.1 A/AA rules at two widths, and what it says when
+//! the controller stops answering. Needs Chromium, Node.js and the npm packages of
+//! `tests/browser` (scripts/setup.sh); `WAITING_ROOM_SKIP_BROWSER=1` skips it.
+
+#[path = "../../../tests/support/browser.rs"]
+mod browser;
+mod support;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use support::{Wrctl, eventually, unix_now};
+use wrctl::synthetic::Crowd;
+
+const SCRIPT_BOUND: Duration = Duration::from_secs(120);
+
+#[test]
+fn the_controllers_own_dashboard_passes_in_chromium() {
+    let Some(driver) = browser::driver_dir("the wrctl dashboard test") else {
+        return;
+    };
+    let mut wrctl = Wrctl::start(
+        &[
+            "control",
+            "--target-per-minute",
+            "600",
+            "--max-active",
+            "20000",
+            "--dry-run",
+            "--tick",
+            "1",
+            "--quiet",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let mut crowd = Crowd::new(unix_now() - 600, 9);
+    crowd.arrivals_per_second = 30;
+    let mut lines = crowd.lines(600);
+    lines.push("Viceroy's own line".into());
+    wrctl.feed(&lines);
+    // Every line counted, then a percentage that more than a tick (1 s) on all of
+    // them did not change.
+    let status = eventually("the lines counted and a percentage decided on them", || {
+        let before = wrctl.status();
+        let counted = before["lines_total"].as_u64()? + before["bad_lines_total"].as_u64()?;
+        if counted != lines.len() as u64 || !before["allow_percentage"].is_string() {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        let after = wrctl.status();
+        (after["allow_percentage"] == before["allow_percentage"]).then_some(after)
+    });
+    let percentage = status["allow_percentage"].as_str().unwrap();
+    let texts = [
+        "DRY RUN".to_string(),
+        format!("{percentage} %"),
+        "range 0.0001–100 %".into(),
+        "target 600".into(),
+        "max 20,000".into(),
+        with_commas(status["lines_total"].as_u64().unwrap()),
+        "1 bad".into(),
+        "dry run".into(),
+    ];
+    let charts = [
+        "New sessions per second, last 600 s",
+        "; target 10.",
+        "New sessions in the last 60 s, last 600 s",
+        "Arrivals and draws per second, last 600 s",
+        "; max active 20,000.",
+        "Allow percentage in effect, last 600 s: percentage in effect latest 10",
+    ];
+    let absent = ["NaN", "undefined", "Infinity", "Connection lost"];
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = root.join("artifacts/wrctl-dashboard");
+    fs::create_dir_all(&out).unwrap();
+    let (desktop, phone) = (
+        out.join("dashboard-desktop.png"),
+        out.join("dashboard-phone.png"),
+    );
+    for stale in [&desktop, &phone] {
+        let _ = fs::remove_file(stale);
+    }
+    let log = out.join("dashboard.log");
+    let mut command = Command::new("node");
+    command
+        .current_dir(&driver)
+        .arg("dashboard.mjs")
+        .arg(format!("--url=http://{}/", wrctl.addr.unwrap()))
+        .arg(format!("--out={}", out.display()))
+        .arg("--timeout-secs=30");
+    for text in &texts {
+        command.arg(format!("--expect={text}"));
+    }
+    for chart in charts {
+        command.arg(format!("--expect-chart={chart}"));
+    }
+    for text in absent {
+        command.arg(format!("--absent={text}"));
+    }
+    let result = browser::run_bounded(command, &log, SCRIPT_BOUND);
+    let output = fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        result.is_some_and(|s| s.success()),
+        "the dashboard script {} ({}):\n{output}",
+        result.map_or("did not finish in time".to_string(), |s| s.to_string()),
+        log.display(),
+    );
+    eprintln!("{output}");
+    let wide = browser::assert_screenshot(&desktop);
+    let narrow = browser::assert_screenshot(&phone);
+    assert_ne!(wide, narrow);
+}
+
+/// `1234567` as `1,234,567`, as the page writes numbers.
+fn with_commas(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

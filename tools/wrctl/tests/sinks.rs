@@ -1,0 +1,203 @@
+//! The writers: the Viceroy config-store file and the Fastly API client (against a
+//! local stand-in that checks every request), and the retry after a failed write.
+
+mod support;
+
+use std::fs;
+
+use serde_json::{Value, json};
+use support::MockApi;
+use waiting_room::control::{Controller, Options, Write};
+use wrctl::control::Control;
+use wrctl::sink::{ConfigFile, FastlyApi, Sink};
+use wrctl::state::Info;
+
+fn write(p: Option<&str>, heartbeat: u64) -> Write {
+    Write {
+        allow_percentage: p.map(|p| p.parse().unwrap()),
+        heartbeat,
+    }
+}
+
+fn read(path: &std::path::Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_config_file_keeps_other_keys_and_is_replaced_atomically() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    fs::write(
+        &path,
+        r#"{"enabled":"true","allow_percentage":"50","wait_period_duration":"30","logger_name":"testlog"}"#,
+    )
+    .unwrap();
+    let mut file = ConfigFile::open(&path).unwrap();
+    file.write(&write(Some("12.5"), 1_700_000_000)).unwrap();
+    assert_eq!(
+        read(&path),
+        json!({"enabled":"true","allow_percentage":"12.5","wait_period_duration":"30",
+               "logger_name":"testlog","controller_heartbeat":"1700000000"})
+    );
+    // A heartbeat alone leaves the percentage; a key added meanwhile is kept.
+    let mut settings = read(&path);
+    settings["cookie_lifetime"] = json!("7200");
+    fs::write(&path, settings.to_string()).unwrap();
+    file.write(&write(None, 1_700_000_030)).unwrap();
+    let settings = read(&path);
+    assert_eq!(settings["allow_percentage"], "12.5");
+    assert_eq!(settings["controller_heartbeat"], "1700000030");
+    assert_eq!(settings["cookie_lifetime"], "7200");
+    // Nothing but the file is left in the directory.
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["config.json"]);
+    assert_eq!(file.describe(), format!("config-file {}", path.display()));
+}
+
+#[test]
+fn a_config_file_that_cannot_be_written_is_a_failed_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    fs::write(&path, r#"{"enabled":"true"}"#).unwrap();
+    let mut file = ConfigFile::open(&path).unwrap();
+
+    // Gone, or garbled by someone else: refused, and not overwritten.
+    fs::write(&path, "{not json").unwrap();
+    assert!(file.write(&write(Some("5"), 1)).is_err());
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{not json");
+    fs::remove_file(&path).unwrap();
+    let err = file.write(&write(Some("5"), 1)).unwrap_err();
+    assert!(err.contains("config.json"), "{err}");
+
+    // A directory where the temporary file cannot be created (a path under a file).
+    let blocker = dir.path().join("file");
+    fs::write(&blocker, "x").unwrap();
+    let err = wrctl::sink::replace(&blocker.join("config.json"), b"{}").unwrap_err();
+    assert!(err.contains("cannot replace"), "{err}");
+
+    // A read-only directory (unless the tests run as root, who may write anyway).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let locked = dir.path().join("locked");
+        fs::create_dir(&locked).unwrap();
+        let path = locked.join("config.json");
+        fs::write(&path, r#"{"enabled":"true"}"#).unwrap();
+        let mut file = ConfigFile::open(&path).unwrap();
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).unwrap();
+        let probe = fs::File::create(locked.join("probe")).is_ok();
+        if !probe {
+            assert!(file.write(&write(Some("5"), 1)).is_err());
+            assert_eq!(read(&path), json!({"enabled":"true"}));
+        }
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// Checks one request as the Fastly API expects it.
+fn check_request(request: &support::Received, store: &str, token: &str, items: Value) {
+    assert_eq!(request.method, "PATCH");
+    assert_eq!(
+        request.path,
+        format!("/resources/stores/config/{store}/items")
+    );
+    assert_eq!(request.header("Fastly-Key"), Some(token));
+    assert_eq!(request.header("Content-Type"), Some("application/json"));
+    assert_eq!(request.header("Accept"), Some("application/json"));
+    let body: Value = serde_json::from_str(&request.body).unwrap();
+    assert_eq!(body, json!({ "items": items }), "{}", request.body);
+}
+
+#[test]
+fn the_fastly_client_sends_one_batch_patch_a_write() {
+    let api = MockApi::start(&[200], r#"{"status":"ok"}"#);
+    let mut client = FastlyApi::new(&format!("{}/", api.url()), "STORE", "secret-token".into());
+    client.write(&write(Some("12.5"), 1_700_000_000)).unwrap();
+    client.write(&write(None, 1_700_000_030)).unwrap();
+    let requests = api.requests();
+    assert_eq!(requests.len(), 2);
+    check_request(
+        &requests[0],
+        "STORE",
+        "secret-token",
+        json!([
+            {"op":"upsert","item_key":"allow_percentage","item_value":"12.5"},
+            {"op":"upsert","item_key":"controller_heartbeat","item_value":"1700000000"},
+        ]),
+    );
+    check_request(
+        &requests[1],
+        "STORE",
+        "secret-token",
+        json!([{"op":"upsert","item_key":"controller_heartbeat","item_value":"1700000030"}]),
+    );
+    assert_eq!(client.describe(), "fastly config store STORE");
+}
+
+#[test]
+fn an_error_status_is_a_failure_that_never_shows_the_token() {
+    let api = MockApi::start(&[500], r#"{"msg":"bad key secret-token"}"#);
+    let mut client = FastlyApi::new(&api.url(), "STORE", "secret-token".into());
+    let err = client.write(&write(Some("1"), 1)).unwrap_err();
+    assert!(err.contains("500"), "{err}");
+    assert!(!err.contains("secret-token"), "{err}");
+    // Nothing listening: a failure too.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let mut client = FastlyApi::new(&url, "STORE", "secret-token".into());
+    assert!(client.write(&write(Some("1"), 1)).is_err());
+}
+
+#[test]
+fn a_failed_write_is_retried_after_the_backoff() {
+    let api = MockApi::start(&[500, 200], "{}");
+    let options = Options {
+        target_per_minute: 60.0,
+        tick: 10,
+        start: Some("25".parse().unwrap()),
+        ..Options::default()
+    };
+    let info = Info {
+        target_per_minute: 60.0,
+        max_active: None,
+        min: options.min,
+        max: options.max,
+        dry_run: false,
+        sink: "fastly config store STORE".into(),
+    };
+    let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
+    let mut control = Control::new(
+        Controller::new(options).unwrap(),
+        Box::new(sink),
+        info,
+        true,
+    );
+    control.tick(1000); // 500
+    control.tick(1005); // backing off: no request
+    assert_eq!(api.requests().len(), 1);
+    control.tick(1010); // one tick later: 200
+    let requests = api.requests();
+    assert_eq!(requests.len(), 2);
+    for (request, heartbeat) in requests.iter().zip(["1000", "1010"]) {
+        check_request(
+            request,
+            "STORE",
+            "tok",
+            json!([
+                {"op":"upsert","item_key":"allow_percentage","item_value":"25"},
+                {"op":"upsert","item_key":"controller_heartbeat","item_value":heartbeat},
+            ]),
+        );
+    }
+    let counters = control.view().snapshot.counters;
+    assert_eq!((counters.writes, counters.write_failures), (1, 1));
+    control.tick(1020); // nothing changed, heartbeat not due
+    assert_eq!(api.requests().len(), 2);
+    let status = control.view().status_json();
+    assert_eq!(status["allow_percentage"], "25");
+    assert_eq!(status["last_write"], 1010);
+}
