@@ -29,6 +29,9 @@
 #       hex          replaced by the hand-written encode/decode it stands for;
 #       rand_chacha  stubbed: the draw uses the seed itself (an upper bound of
 #                    the lottery's cost; not a candidate, see lottery.rs);
+#       hmac + sha2  stubbed: no signature at all (what the tokens' HMAC costs);
+#       f32 parsing  not a dependency: Accept-Language q-values compared as text
+#                    instead of `parse::<f32>`, the one use of std's float parser;
 #       BEFORE_REV   optional: the stripped size of another commit (set
 #                    BEFORE_REV=<rev> to compare with an earlier cut).
 #     A variant whose edit no longer applies (the dependency is gone) is skipped.
@@ -139,6 +142,23 @@ if edit "$dir" src/lottery.rs 's/let mut rng = ChaCha20Rng::seed_from_u64\(u64::
   rows+=("| rand_chacha | stubbed (the draw uses the seed itself) | $size | $((base_size - size)) |")
 fi
 
+dir=$(tree stub-hmac-sha2 "$rev")
+if edit "$dir" src/token.rs 's/let sig = mac\(key, &text\)\.finalize\(\)\.into_bytes\(\);/let sig = [key.bytes()[0]; 32];/' &&
+  edit "$dir" src/token.rs 's/mac\(key, &self\.claims\.string_to_sign\(\)\)\s*\.verify_slice\(&self\.sig\)\s*\.is_ok\(\)/self.sig[0] == key.bytes()[0] \&\& !self.claims.string_to_sign().is_empty()/' &&
+  edit "$dir" src/token.rs 's/\nfn mac\(.*?\n}\n//s; s/use hmac::[^\n]*\nuse sha2::[^\n]*\n//; s/type HmacSha256 = [^\n]*\n//' &&
+  edit "$dir" Cargo.toml 's/\nhmac = "[^"]*"//; s/\nsha2 = "[^"]*"//'; then
+  size=$(stripped "$dir" -p edge-waiting-room)
+  rows+=("| hmac + sha2 | stubbed (no signature at all) | $size | $((base_size - size)) |")
+fi
+
+# Not a dependency: std's float parser, which the room reaches only through the
+# q-values of Accept-Language (src/page.rs).
+dir=$(tree stub-f32-parse "$rev")
+if edit "$dir" src/page.rs 's/\.and_then\(\|q\| q\.trim\(\)\.parse::<f32>\(\)\.ok\(\)\)\s*\.is_some_and\(\|q\| q <= 0\.0\)/.is_some_and(|q| q.trim() == "0")/'; then
+  size=$(stripped "$dir" -p edge-waiting-room)
+  rows+=("| (std: float parsing) | Accept-Language q-values compared as text, not \`parse::<f32>\` | $size | $((base_size - size)) |")
+fi
+
 if [[ -n "$before_rev" ]]; then
   dir=$(tree before "$before_rev")
   size=$(stripped "$dir" -p edge-waiting-room)
@@ -229,7 +249,7 @@ def crate_of(item):
         sym = m.group(1)
         a = re.match(r"\.Lanon\.([0-9a-f]+)\.", sym)
         if a:
-            return anon.get(a.group(1), "?anonymous")
+            return anon.get(a.group(1), "?anonymous: in no rlib (the bin crate's own)")
         sym = re.sub(r"^\.Lswitch\.table\.", "", sym)
         c = mangled_crate(sym)
         return c if c else "libc[C]"
