@@ -249,7 +249,7 @@ def crate_of(item):
         sym = m.group(1)
         a = re.match(r"\.Lanon\.([0-9a-f]+)\.", sym)
         if a:
-            return anon.get(a.group(1), "?anonymous: in no rlib (the bin crate's own)")
+            return anon.get(a.group(1), "?anonymous: in no rlib (probably the bin crate's own)")
         sym = re.sub(r"^\.Lswitch\.table\.", "", sym)
         c = mangled_crate(sym)
         return c if c else "libc[C]"
