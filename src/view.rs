@@ -151,8 +151,8 @@ impl Status {
     }
 }
 
-/// The little of JSON the status needs, written by hand: a JSON library would
-/// cost the wasm more than the whole of this module (docs/wasm-size-deps.md).
+/// The little of JSON the status needs, written by hand: serde_json cost the wasm
+/// about 17 KB for this one object (docs/wasm-size-deps.md).
 enum Json<'a> {
     Null,
     Str(&'a str),
