@@ -5,7 +5,7 @@
 //! room's own numbers (never from the request), and are HTML-escaped all the same;
 //! an unknown `{{name}}` is left as it is.
 
-use serde_json::json;
+use std::fmt::Write as _;
 
 use crate::decision::Decision;
 use crate::estimate::Estimate;
@@ -104,38 +104,114 @@ impl Status {
         out
     }
 
-    /// The JSON status for apps (schema in the README).
+    /// The JSON status for apps (schema in the README). Keys are written in
+    /// alphabetical order, as the room always has.
     pub fn json(&self) -> String {
         let status = match self.page {
             Page::StartWaiting | Page::KeepWaiting => "waiting",
             Page::Deny => "closed",
             Page::OriginUnavailable => "unavailable",
         };
-        let estimate = self
-            .estimate
-            .map(|e| json!({"p25": e.p25, "p50": e.p50, "p75": e.p75, "mean": e.mean}));
-        json!({
-            "status": status,
-            "decision": self.decision.map(|d| d.to_string()),
-            "queueing_method": "random",
-            "allow_percentage": json_number(self.allow_percentage),
-            "wait_period_duration": self.wait_period_duration,
-            "next_draw_in": self.estimate.map(|e| e.next_draw_in),
-            "refresh_after": self.refresh_after,
-            "estimate": estimate,
-            "timestamp": self.now,
-        })
-        .to_string()
+        let estimate = self.estimate.map_or(Json::Null, |e| {
+            Json::Object(vec![
+                ("mean", Json::number(e.mean)),
+                ("p25", Json::number(e.p25)),
+                ("p50", Json::number(e.p50)),
+                ("p75", Json::number(e.p75)),
+            ])
+        });
+        let optional = |n: Option<u64>| n.map_or(Json::Null, Json::number);
+        let mut out = String::with_capacity(256);
+        Json::Object(vec![
+            // The text form of a percentage is always a valid JSON number (`50`, `12.5`).
+            (
+                "allow_percentage",
+                Json::Number(self.allow_percentage.to_string()),
+            ),
+            (
+                "decision",
+                self.decision
+                    .map_or(Json::Null, |d| Json::Text(d.to_string())),
+            ),
+            ("estimate", estimate),
+            (
+                "next_draw_in",
+                optional(self.estimate.map(|e| e.next_draw_in)),
+            ),
+            ("queueing_method", Json::Str("random")),
+            ("refresh_after", optional(self.refresh_after)),
+            ("status", Json::Str(status)),
+            ("timestamp", Json::number(self.now)),
+            (
+                "wait_period_duration",
+                Json::number(self.wait_period_duration),
+            ),
+        ])
+        .write(&mut out);
+        out
     }
 }
 
-/// A percentage as a JSON number with its exact decimals (`50`, `12.5`).
-fn json_number(percentage: Percentage) -> serde_json::Value {
-    // The text form is always a valid JSON number.
-    percentage
-        .to_string()
-        .parse::<serde_json::Number>()
-        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+/// The little of JSON the status needs, written by hand: serde_json cost the wasm
+/// about 17 KB for this one object (docs/wasm-size-deps.md).
+enum Json<'a> {
+    Null,
+    Str(&'a str),
+    /// A string made for the occasion.
+    Text(String),
+    /// A number, in its JSON text form.
+    Number(String),
+    /// An object, its keys written in the order given.
+    Object(Vec<(&'a str, Json<'a>)>),
+}
+
+impl Json<'_> {
+    fn number(n: u64) -> Self {
+        Json::Number(n.to_string())
+    }
+
+    fn write(&self, out: &mut String) {
+        match self {
+            Json::Null => out.push_str("null"),
+            Json::Str(text) => write_json_string(out, text),
+            Json::Text(text) => write_json_string(out, text),
+            Json::Number(text) => out.push_str(text),
+            Json::Object(fields) => {
+                out.push('{');
+                for (i, (key, value)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_json_string(out, key);
+                    out.push(':');
+                    value.write(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+/// `text` as a JSON string, escaped as RFC 8259 requires (quote, backslash and
+/// control characters), with the short escapes where JSON has them.
+fn write_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c < ' ' => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// Whether the client asked for JSON: `Accept` names `application/json` and not
@@ -289,6 +365,93 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&closed.json()).unwrap();
         assert_eq!(v["status"], "closed");
         assert!(v["estimate"].is_null() && v["next_draw_in"].is_null());
+    }
+
+    #[test]
+    fn json_status_is_written_byte_for_byte_as_before() {
+        assert_eq!(
+            waiting().json(),
+            r#"{"allow_percentage":50,"decision":"wait","estimate":{"mean":81,"p25":21,"p50":21,"p75":81},"next_draw_in":21,"queueing_method":"random","refresh_after":33,"status":"waiting","timestamp":1000,"wait_period_duration":30}"#
+        );
+        let unavailable = Status {
+            page: Page::OriginUnavailable,
+            decision: None,
+            refresh_after: None,
+            estimate: None,
+            allow_percentage: "12.3456".parse().unwrap(),
+            ..waiting()
+        };
+        assert_eq!(
+            unavailable.json(),
+            r#"{"allow_percentage":12.3456,"decision":null,"estimate":null,"next_draw_in":null,"queueing_method":"random","refresh_after":null,"status":"unavailable","timestamp":1000,"wait_period_duration":30}"#
+        );
+    }
+
+    /// The hand-written JSON reads back, with serde_json, as the same values
+    /// serde_json's own `json!` wrote before.
+    #[test]
+    fn json_status_parses_to_the_same_values_as_serde_json_wrote() {
+        let unavailable = Status {
+            page: Page::OriginUnavailable,
+            decision: None,
+            refresh_after: None,
+            estimate: None,
+            ..waiting()
+        };
+        let closed = Status {
+            page: Page::Deny,
+            decision: Some(Decision::Deny),
+            estimate: None,
+            allow_percentage: Percentage::ZERO,
+            ..waiting()
+        };
+        for status in [waiting(), closed, unavailable] {
+            let estimate = status.estimate.map(
+                |e| serde_json::json!({"p25": e.p25, "p50": e.p50, "p75": e.p75, "mean": e.mean}),
+            );
+            let word = match status.page {
+                Page::StartWaiting | Page::KeepWaiting => "waiting",
+                Page::Deny => "closed",
+                Page::OriginUnavailable => "unavailable",
+            };
+            let percentage: serde_json::Number =
+                status.allow_percentage.to_string().parse().unwrap();
+            let expected = serde_json::json!({
+                "status": word,
+                "decision": status.decision.map(|d| d.to_string()),
+                "queueing_method": "random",
+                "allow_percentage": percentage,
+                "wait_period_duration": status.wait_period_duration,
+                "next_draw_in": status.estimate.map(|e| e.next_draw_in),
+                "refresh_after": status.refresh_after,
+                "estimate": estimate,
+                "timestamp": status.now,
+            });
+            let written: serde_json::Value = serde_json::from_str(&status.json()).unwrap();
+            assert_eq!(written, expected);
+            assert_eq!(status.json(), expected.to_string());
+        }
+    }
+
+    /// Every percentage is written as the number serde_json wrote for it.
+    #[test]
+    fn every_percentage_is_written_as_serde_json_wrote_it() {
+        for percentage in (0..=Percentage::HUNDRED.micros()).map(Percentage::from_micros) {
+            let text = percentage.to_string();
+            let number: serde_json::Number = text.parse().unwrap();
+            assert_eq!(serde_json::Value::Number(number).to_string(), text);
+        }
+    }
+
+    #[test]
+    fn json_strings_are_escaped_as_serde_json_escapes_them() {
+        let all_ascii: String = (0u8..=127).map(char::from).collect();
+        for text in ["", "plain", "quote \" back \\ slash", "é ✓ 😀", &all_ascii] {
+            let mut out = String::new();
+            write_json_string(&mut out, text);
+            assert_eq!(out, serde_json::to_string(text).unwrap());
+            assert_eq!(serde_json::from_str::<String>(&out).unwrap(), text);
+        }
     }
 
     #[test]
