@@ -150,12 +150,7 @@ pub const MAX_LANGUAGES: usize = 4;
 fn primary_language(range: &str) -> Option<String> {
     let mut parts = range.split(';');
     let tag = parts.next()?.trim();
-    let refused = parts.any(|p| {
-        p.trim()
-            .strip_prefix("q=")
-            .and_then(|q| q.trim().parse::<f32>().ok())
-            .is_some_and(|q| q <= 0.0)
-    });
+    let refused = parts.any(|p| p.trim().strip_prefix("q=").is_some_and(is_zero_weight));
     let primary = tag.split('-').next()?;
     let ok = !refused
         && (2..=8).contains(&primary.len())
@@ -163,9 +158,44 @@ fn primary_language(range: &str) -> Option<String> {
     ok.then(|| primary.to_ascii_lowercase())
 }
 
+/// Whether a `q` value is zero, read as text (RFC 9110's qvalue: `0`, `0.`, `0.0`,
+/// `0.00`, `0.000`): parsing it as a float would pull about 18 KB of float parsing
+/// into the wasm. Anything that is not a qvalue counts as not zero.
+fn is_zero_weight(q: &str) -> bool {
+    match q.trim().strip_prefix('0') {
+        Some("") => true,
+        Some(rest) => rest
+            .strip_prefix('.')
+            .is_some_and(|zeros| zeros.len() <= 3 && zeros.bytes().all(|b| b == b'0')),
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_zero_qvalue_refuses_a_language() {
+        for (q, zero) in [
+            ("0", true),
+            ("0.", true),
+            ("0.0", true),
+            ("0.000", true),
+            (" 0.00 ", true),
+            ("0.0000", false),
+            ("0.001", false),
+            ("0.5", false),
+            ("1", false),
+            ("1.000", false),
+            ("", false),
+            ("x", false),
+            ("00", false),
+            ("-0", false),
+        ] {
+            assert_eq!(is_zero_weight(q), zero, "{q:?}");
+        }
+    }
 
     const ALL: [Page; 4] = [
         Page::StartWaiting,
