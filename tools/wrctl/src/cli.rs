@@ -224,7 +224,9 @@ controller carries on as if every write had succeeded. Cannot be combined with \
 log lines (Fastly's HTTPS logging endpoint; Content-Encoding gzip accepted); GET \
 /.well-known/fastly/logging/challenge answers Fastly's ownership check; GET /metrics \
 (Prometheus), GET /status.json, GET / and /dashboard (the dashboard page). Port 0 picks a \
-free port; the address is printed on stderr at start.\nExample: --listen 127.0.0.1:8080"
+free port; the address is printed on stderr at start. With the environment variable \
+WRCTL_LOG_SECRET set, log POSTs must carry Authorization: Bearer <secret> (set the same as \
+the Fastly log endpoint's custom header), others get 401.\nExample: --listen 127.0.0.1:8080"
     )]
     pub listen: Option<SocketAddr>,
 

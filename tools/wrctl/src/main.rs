@@ -61,9 +61,17 @@ fn control(args: ControlArgs) -> ExitCode {
     let (tx, rx) = sync_channel(CHANNEL);
 
     if let Some(addr) = args.listen {
+        let log_secret = std::env::var(server::LOG_SECRET_VAR).ok();
+        if log_secret.as_deref().is_some_and(|s| s.trim().is_empty()) {
+            usage_error(&format!(
+                "the environment variable {} is set but empty",
+                server::LOG_SECRET_VAR
+            ));
+        }
         let settings = server::Settings {
             max_body: args.max_body_bytes,
             service_ids: args.service_ids.clone(),
+            log_secret,
         };
         match server::start(addr, settings, tx.clone()) {
             Ok(bound) => eprintln!("wrctl: listening on http://{bound}"),

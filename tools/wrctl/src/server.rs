@@ -9,7 +9,7 @@
 //!
 //! | method | path | answer |
 //! | --- | --- | --- |
-//! | POST | `/`, `/logs` | newline-separated log lines, as Fastly's HTTPS logging endpoint posts them (`Content-Length` or chunked; `Content-Encoding: gzip` accepted): 200 `accepted N lines (M bad)`; 413 over `--max-body-bytes` (after unzipping too), and nothing counted; 415 for another encoding |
+//! | POST | `/`, `/logs` | newline-separated log lines, as Fastly's HTTPS logging endpoint posts them (`Content-Length` or chunked; `Content-Encoding: gzip` accepted): 200 `accepted N lines (M bad)`; 401 without `Authorization: Bearer $WRCTL_LOG_SECRET` when that variable is set; 413 over `--max-body-bytes` (after unzipping too), and nothing counted; 415 for another encoding |
 //! | GET | `/.well-known/fastly/logging/challenge` | 200, the SHA-256 (lowercase hex) of each `--service-id`, one a line, or `*` |
 //! | GET | `/metrics` | Prometheus text format 0.0.4 |
 //! | GET | `/status.json` | the controller's state (see [`crate::state::View::status_json`]) |
@@ -57,6 +57,25 @@ pub struct Settings {
     pub max_body: u64,
     /// `--service-id`s.
     pub service_ids: Vec<String>,
+    /// `WRCTL_LOG_SECRET`: when set, log POSTs must carry
+    /// `Authorization: Bearer <secret>` (Fastly's HTTPS endpoint sends it as its
+    /// custom header), so nobody else can feed the controller lines.
+    pub log_secret: Option<String>,
+}
+
+/// The environment variable holding the secret log POSTs must carry.
+pub const LOG_SECRET_VAR: &str = "WRCTL_LOG_SECRET";
+
+/// Whether `authorization` is `Bearer <secret>`, compared in constant time (the
+/// SHA-256 of each side, byte by byte, without stopping early).
+fn authorized(authorization: Option<&str>, secret: &str) -> bool {
+    let presented = Sha256::digest(authorization.unwrap_or("").as_bytes());
+    let expected = Sha256::digest(format!("Bearer {secret}").as_bytes());
+    presented
+        .iter()
+        .zip(expected.iter())
+        .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+        == 0
 }
 
 /// The challenge's body: the SHA-256 hex of each service ID, one a line, or `*`.
@@ -239,6 +258,7 @@ fn reason(status: u16) -> &'static str {
         100 => "Continue",
         200 => "OK",
         400 => "Bad Request",
+        401 => "Unauthorized",
         404 => "Not Found",
         405 => "Method Not Allowed",
         413 => "Content Too Large",
@@ -319,7 +339,14 @@ fn route(head: &Head, rest: Vec<u8>, stream: &TcpStream, shared: &Shared) -> Ans
     let not_allowed = |allow: &str| Answer::text(405, "method not allowed\n").with("Allow", allow);
     match path {
         "/" | "/dashboard" if get => Answer::new(200, "text/html; charset=utf-8", DASHBOARD),
-        "/" | "/logs" if post => ingest_body(head, rest, stream, shared),
+        "/" | "/logs" if post => match &shared.settings.log_secret {
+            Some(secret) if !authorized(head.header("Authorization"), secret) => Answer::text(
+                401,
+                "log lines need Authorization: Bearer <WRCTL_LOG_SECRET>\n",
+            )
+            .with("WWW-Authenticate", "Bearer"),
+            _ => ingest_body(head, rest, stream, shared),
+        },
         "/" => not_allowed("GET, HEAD, POST"),
         "/logs" => not_allowed("POST"),
         CHALLENGE_PATH if get => Answer::text(200, shared.challenge.clone()),

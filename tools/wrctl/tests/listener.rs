@@ -276,3 +276,34 @@ fn silent_clients_cannot_take_the_listener() {
         (reply.status == 200).then_some(())
     });
 }
+
+#[test]
+fn with_a_log_secret_only_posts_that_carry_it_are_counted() {
+    let mut args = vec!["control", "--target-per-minute", "60", "--dry-run"];
+    args.extend(["--listen", "127.0.0.1:0", "--quiet"]);
+    let wrctl = Wrctl::start(&args, &[("WRCTL_LOG_SECRET", "s3cret-for-tests")]);
+    let body = room_lines(3);
+    for authorization in [
+        None,
+        Some("Bearer wrong"),
+        Some("s3cret-for-tests"),
+        Some("Bearer "),
+    ] {
+        let headers: Vec<(&str, &str)> = authorization
+            .map(|a| ("Authorization", a))
+            .into_iter()
+            .collect();
+        let reply = wrctl.request("POST", "/logs", &headers, body.as_bytes());
+        assert_eq!(reply.status, 401, "{authorization:?}");
+        assert_eq!(reply.header("WWW-Authenticate").as_deref(), Some("Bearer"));
+    }
+    assert_eq!(wrctl.metric("wrctl_log_lines_total").unwrap_or(0.0), 0.0);
+    let good = [("Authorization", "Bearer s3cret-for-tests")];
+    let reply = wrctl.request("POST", "/logs", &good, body.as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(wrctl.metric("wrctl_log_lines_total"), Some(3.0));
+    // Reading the state needs no secret; the secret is never shown.
+    assert!(!wrctl.get("/metrics").contains("s3cret"));
+    assert!(!wrctl.get("/status.json").contains("s3cret"));
+    assert!(!wrctl.stderr().contains("s3cret"));
+}
