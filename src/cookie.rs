@@ -1,5 +1,7 @@
 //! The `Cookie` request header and the `Set-Cookie` attributes, in one place.
 
+use std::fmt::Write as _;
+
 use crate::config::{SameSite, SecureWhen, Settings};
 use crate::token::COOKIE_NAME;
 
@@ -43,12 +45,18 @@ impl Attributes {
     }
 }
 
-/// The `Set-Cookie` value that stores `token` with `attributes`.
+/// The `Set-Cookie` value that stores `token` with `attributes`, written into one
+/// buffer of the right size.
 pub fn set_cookie(token: &str, attributes: &Attributes) -> String {
-    let mut value = format!(
-        "{COOKIE_NAME}={token}; path=/; max-age={}",
-        attributes.max_age
-    );
+    const LONGEST_ATTRIBUTES: usize =
+        "; path=/; max-age=18446744073709551615; HttpOnly; SameSite=Strict; Secure".len();
+    let mut value = String::with_capacity(COOKIE_NAME.len() + 1 + token.len() + LONGEST_ATTRIBUTES);
+    value.push_str(COOKIE_NAME);
+    value.push('=');
+    value.push_str(token);
+    value.push_str("; path=/; max-age=");
+    // Writing to a String cannot fail.
+    let _ = write!(value, "{}", attributes.max_age);
     if attributes.http_only {
         value.push_str("; HttpOnly");
     }
@@ -83,12 +91,16 @@ pub fn has_room_cookie(header: &str) -> bool {
 /// The `Cookie` header with every waiting-room cookie removed and the others left
 /// exactly as sent; `None` when nothing else remains.
 pub fn without_room_cookie(header: &str) -> Option<String> {
-    let kept: Vec<&str> = header
-        .split(';')
-        .map(str::trim)
-        .filter(|part| !part.is_empty() && name_of(part) != COOKIE_NAME)
-        .collect();
-    (!kept.is_empty()).then(|| kept.join("; "))
+    let mut kept = String::with_capacity(header.len());
+    for part in header.split(';').map(str::trim) {
+        if !part.is_empty() && name_of(part) != COOKIE_NAME {
+            if !kept.is_empty() {
+                kept.push_str("; ");
+            }
+            kept.push_str(part);
+        }
+    }
+    (!kept.is_empty()).then_some(kept)
 }
 
 fn pairs(header: &str) -> impl Iterator<Item = (&str, &str)> {
@@ -169,6 +181,26 @@ mod tests {
             without_room_cookie("waiting_roomx=1").as_deref(),
             Some("waiting_roomx=1")
         );
+    }
+
+    #[test]
+    fn strips_as_the_join_of_the_kept_parts() {
+        for header in [
+            "a=1; waiting_room=abc; b=x=y; waiting_room=d",
+            " a ;;b; ; waiting_room ; c=; =d",
+            ";;;",
+            "",
+            "waiting_room",
+            "a=1;waiting_room=2;b=3",
+        ] {
+            let kept: Vec<&str> = header
+                .split(';')
+                .map(str::trim)
+                .filter(|part| !part.is_empty() && name_of(part) != COOKIE_NAME)
+                .collect();
+            let want = (!kept.is_empty()).then(|| kept.join("; "));
+            assert_eq!(without_room_cookie(header), want, "{header:?}");
+        }
     }
 
     #[test]

@@ -30,17 +30,22 @@ pub const STALE_FIELD: &str = " ALERT=controller-stale";
 
 /// The line for a request the room did not apply to (`scope`: why).
 pub fn bypass_line(now: u64, uid: &str, path: &str, scope: &str, settings: &Settings) -> String {
-    let mut line = format!(
-        "{PREFIX} t={now} decision=bypass scope={scope} uid={uid} path={}",
-        clip(path)
+    let mut line = String::with_capacity(LINE_CAPACITY);
+    let _ = write!(
+        line,
+        "{PREFIX} t={now} decision=bypass scope={scope} uid={uid} path="
     );
+    push_clipped(&mut line, path);
     if settings.controller_stale(now) {
         line.push_str(STALE_FIELD);
     }
     line
 }
 
-/// The line for a request the room decided.
+/// Room for a whole line without growing: the fixed fields and the longest path.
+const LINE_CAPACITY: usize = 192 + MAX_LOGGED_PATH;
+
+/// The line for a request the room decided, written into one buffer.
 pub fn decision_line(
     now: u64,
     uid: &str,
@@ -48,12 +53,14 @@ pub fn decision_line(
     verdict: &Verdict,
     settings: &Settings,
 ) -> String {
-    let mut line = format!(
+    let mut line = String::with_capacity(LINE_CAPACITY);
+    // Writing to a String cannot fail.
+    let _ = write!(
+        line,
         "{PREFIX} t={now} decision={} uid={uid} p={}",
         verdict.decision,
         settings.percentage_at(now)
     );
-    // Writing to a String cannot fail.
     if let Some(session) = verdict.session {
         let _ = write!(line, " session={session}");
     }
@@ -63,7 +70,8 @@ pub fn decision_line(
     if let Some(exp) = verdict.exp {
         let _ = write!(line, " exp={exp}");
     }
-    let _ = write!(line, " path={}", clip(path));
+    line.push_str(" path=");
+    push_clipped(&mut line, path);
     if let Some(rejection) = &verdict.rejection {
         let _ = write!(line, " rejected={rejection}");
     }
@@ -87,21 +95,41 @@ pub fn decision_line(
 
 /// Appends ` key=value` to `line`, the value escaped as one word.
 pub fn push_field(line: &mut String, key: &str, value: impl fmt::Display) {
-    let _ = write!(line, " {key}={}", word(&value.to_string()));
+    let _ = write!(line, " {key}=");
+    push_word(line, &value.to_string());
 }
 
 /// The path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary, as one word.
+#[cfg(test)]
 fn clip(path: &str) -> String {
+    let mut line = String::new();
+    push_clipped(&mut line, path);
+    line
+}
+
+/// Appends the path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary, as
+/// one word.
+fn push_clipped(line: &mut String, path: &str) {
     let mut end = path.len().min(MAX_LOGGED_PATH);
     while !path.is_char_boundary(end) {
         end -= 1;
     }
-    word(&path[..end])
+    push_word(line, &path[..end]);
 }
 
-/// `text` as one field value: control characters escaped, spaces written `%20`.
-fn word(text: &str) -> String {
-    text.escape_debug().to_string().replace(' ', "%20")
+/// Appends `text` as one field value: control characters escaped (as
+/// `str::escape_debug` does), spaces written `%20`.
+fn push_word(line: &mut String, text: &str) {
+    // Visible ASCII other than the quotes and the backslash is its own escape, and
+    // holds no space: the common case, copied as it is.
+    let plain = text
+        .bytes()
+        .all(|b| b.is_ascii_graphic() && !matches!(b, b'\\' | b'\'' | b'"'));
+    if plain {
+        line.push_str(text);
+    } else {
+        line.push_str(&text.escape_debug().to_string().replace(' ', "%20"));
+    }
 }
 
 /// What the controller reads from one log line.
@@ -340,5 +368,33 @@ mod tests {
         assert_eq!(clip("/\u{7}\n"), "/\\u{7}\\n");
         let long = "/é".repeat(300);
         assert!(clip(&long).len() <= MAX_LOGGED_PATH);
+    }
+
+    /// The escape of one word, as the room always wrote it.
+    fn reference_word(text: &str) -> String {
+        text.escape_debug().to_string().replace(' ', "%20")
+    }
+
+    #[test]
+    fn plain_words_are_copied_and_the_rest_escaped_as_before() {
+        let mut texts: Vec<String> = (0..=0x7f_u8).map(|b| format!("/a{}b", b as char)).collect();
+        texts.extend(
+            [
+                "/events",
+                "",
+                "/é",
+                "/\u{301}x",
+                "\u{301}x",
+                "/\u{200b}",
+                "/a'b\"c\\d",
+                "/\t\r\n",
+            ]
+            .map(String::from),
+        );
+        for text in texts {
+            let mut line = String::from("x");
+            push_word(&mut line, &text);
+            assert_eq!(line, format!("x{}", reference_word(&text)), "{text:?}");
+        }
     }
 }
