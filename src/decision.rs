@@ -24,16 +24,23 @@ pub enum Decision {
     ReWait,
 }
 
-impl fmt::Display for Decision {
-    /// The VCL's name for the decision, used in logs and JSON.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Decision {
+    /// The word for it in logs and JSON.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
             Decision::Allow => "allow",
             Decision::Deny => "deny",
             Decision::Anon => "anon",
             Decision::Wait => "wait",
             Decision::ReWait => "re-wait",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    /// The VCL's name for the decision, used in logs and JSON.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -48,14 +55,21 @@ impl FromStr for Decision {
     }
 }
 
-impl fmt::Display for Transition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Transition {
+    /// The word for it in logs.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
             Transition::SessionExpired => "session-expired",
             Transition::LotteryWon => "lottery-won",
             Transition::LotteryLost => "lottery-lost",
             Transition::RedeemWindowPassed => "redeem-window-passed",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Transition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -127,13 +141,20 @@ pub enum Session {
     Kept,
 }
 
-impl fmt::Display for Session {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Session {
+    /// The word for it in logs.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
             Session::New => "new",
             Session::Renewed => "renewed",
             Session::Kept => "kept",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 use crate::config::Settings;
 use crate::decision::{Decision, Session, Transition, Verdict};
-use crate::percentage::Percentage;
+use crate::percentage::{MICROS_PER_PERCENT, Percentage};
 
 /// The first word of every line.
 pub const PREFIX: &str = "waitingroom";
@@ -54,21 +54,34 @@ pub fn decision_line(
     settings: &Settings,
 ) -> String {
     let mut line = String::with_capacity(LINE_CAPACITY);
-    // Writing to a String cannot fail.
-    let _ = write!(
-        line,
-        "{PREFIX} t={now} decision={} uid={uid} p={}",
-        verdict.decision,
-        settings.percentage_at(now)
-    );
+    line.push_str(PREFIX);
+    line.push_str(" t=");
+    push_number(&mut line, now);
+    line.push_str(" decision=");
+    line.push_str(verdict.decision.name());
+    line.push_str(" uid=");
+    line.push_str(uid);
+    line.push_str(" p=");
+    let percentage = settings.percentage_at(now);
+    match percentage.micros() % MICROS_PER_PERCENT {
+        0 => push_number(
+            &mut line,
+            u64::from(percentage.micros() / MICROS_PER_PERCENT),
+        ),
+        // Writing to a String cannot fail.
+        _ => drop(write!(line, "{percentage}")),
+    }
     if let Some(session) = verdict.session {
-        let _ = write!(line, " session={session}");
+        line.push_str(" session=");
+        line.push_str(session.name());
     }
     if let Some(transition) = verdict.transition {
-        let _ = write!(line, " transition={transition}");
+        line.push_str(" transition=");
+        line.push_str(transition.name());
     }
     if let Some(exp) = verdict.exp {
-        let _ = write!(line, " exp={exp}");
+        line.push_str(" exp=");
+        push_number(&mut line, exp);
     }
     line.push_str(" path=");
     push_clipped(&mut line, path);
@@ -91,6 +104,21 @@ pub fn decision_line(
         line.push_str(&settings.fallbacks.join(","));
     }
     line
+}
+
+/// Appends `n` in decimal.
+fn push_number(line: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    line.extend(digits[start..].iter().map(|&d| char::from(d)));
 }
 
 /// Appends ` key=value` to `line`, the value escaped as one word.
@@ -356,6 +384,41 @@ mod tests {
             ),
         ] {
             assert_eq!(line.parse::<Record>(), Err(why), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn the_percentage_is_written_as_its_shortest_exact_text() {
+        use crate::decision::CookieAction;
+        let verdict = Verdict {
+            decision: Decision::Wait,
+            cookie: CookieAction::Keep,
+            rejection: None,
+            transition: None,
+            signing_key_missing: false,
+            wait_exp: Some(60),
+            session: None,
+            exp: Some(60),
+            weak_key: None,
+        };
+        for text in ["0", "1", "50", "100", "12.5", "0.0001", "33.3333", "99.99"] {
+            let settings = Settings {
+                allow_percentage: text.parse().unwrap(),
+                ..Settings::default()
+            };
+            assert_eq!(
+                decision_line(5, "192.0.2.1", "/e", &verdict, &settings),
+                format!("waitingroom t=5 decision=wait uid=192.0.2.1 p={text} exp=60 path=/e")
+            );
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        for n in [0, 7, 10, 1_700_000_023, u64::MAX] {
+            let mut line = String::new();
+            push_number(&mut line, n);
+            assert_eq!(line, n.to_string());
         }
     }
 
