@@ -118,7 +118,7 @@ fn push_number(line: &mut String, mut n: u64) {
             break;
         }
     }
-    line.extend(digits[start..].iter().map(|&d| char::from(d)));
+    line.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
 }
 
 /// Appends ` key=value` to `line`, the value escaped as one word.
