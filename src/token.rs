@@ -387,19 +387,21 @@ pub fn decode_in<'a>(
         .map_err(|_| Malformed::NotBase64)?;
     let text = std::str::from_utf8(&buf[..len]).map_err(|_| Malformed::NotUtf8)?;
 
-    // The fields, split at each `&` in one pass over the bytes (`&` is ASCII, so
-    // every cut is on a character boundary).
+    // The fields, cut at each `&` (ASCII: every cut is on a character boundary).
+    let bytes = text.as_bytes();
     let mut parts = [""; 6];
     let mut count = 0;
     let mut start = 0;
-    for end in text
-        .bytes()
-        .enumerate()
-        .filter_map(|(i, b)| (b == b'&').then_some(i))
-        .chain([text.len()])
-    {
+    loop {
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| b == b'&')
+            .map_or(bytes.len(), |at| start + at);
         *parts.get_mut(count).ok_or(Malformed::Fields)? = &text[start..end];
         count += 1;
+        if end == bytes.len() {
+            break;
+        }
         start = end + 1;
     }
     const VCL_FIELDS: [&[u8; 4]; 5] = [b"dec=", b"exp=", b"uid=", b"kid=", b"sig="];
