@@ -7,7 +7,7 @@ use std::str::FromStr;
 use crate::config::{SessionMode, Settings};
 use crate::keys::{KeyStore, SigningKey};
 use crate::lottery;
-use crate::token::{self, Claims, Malformed, SignedToken, TokenKind};
+use crate::token::{self, ClaimsRef, Malformed, TokenKind, TokenRef};
 
 /// The room's decision for one protected request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,16 +24,23 @@ pub enum Decision {
     ReWait,
 }
 
-impl fmt::Display for Decision {
-    /// The VCL's name for the decision, used in logs and JSON.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Decision {
+    /// The word for it in logs and JSON.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
             Decision::Allow => "allow",
             Decision::Deny => "deny",
             Decision::Anon => "anon",
             Decision::Wait => "wait",
             Decision::ReWait => "re-wait",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    /// The VCL's name for the decision, used in logs and JSON.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -48,14 +55,21 @@ impl FromStr for Decision {
     }
 }
 
-impl fmt::Display for Transition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Transition {
+    /// The word for it in logs.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
             Transition::SessionExpired => "session-expired",
             Transition::LotteryWon => "lottery-won",
             Transition::LotteryLost => "lottery-lost",
             Transition::RedeemWindowPassed => "redeem-window-passed",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Transition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -127,13 +141,20 @@ pub enum Session {
     Kept,
 }
 
-impl fmt::Display for Session {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Session {
+    /// The word for it in logs.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
             Session::New => "new",
             Session::Renewed => "renewed",
             Session::Kept => "kept",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -205,6 +226,9 @@ pub fn decide(
     settings: &Settings,
     keys: &impl KeyStore,
 ) -> Verdict {
+    // The cookie is decoded into this buffer and read there; the keys borrow the
+    // token's key id from it.
+    let mut decoded = [0u8; token::DECODE_BUF_LEN];
     let keys = &mut RequestKeys::new(keys);
     let percentage = settings.percentage_at(now);
     // A closed room ignores the cookie. At 100 % the VCL ignores it too; here it is
@@ -212,7 +236,7 @@ pub fn decide(
     // controller counts new sessions) and a fixed session keeps its admission time.
     let (token, rejection) = match cookie.filter(|_| !percentage.is_zero()) {
         None => (None, None),
-        Some(value) => match validate(value, uid, keys) {
+        Some(value) => match validate(value, uid, keys, &mut decoded) {
             Ok(token) => (Some(token), None),
             Err(why) => (None, Some(why)),
         },
@@ -267,11 +291,11 @@ pub fn decide(
             // (`exp` above still names the token due: the log says when the
             // visitor's place would end, and the alert says none was issued.)
             Some(key) => {
-                let claims = Claims {
+                let claims = ClaimsRef {
                     dec: due.kind,
                     exp: due.exp,
-                    uid: uid.to_string(),
-                    kid: settings.active_key.clone(),
+                    uid,
+                    kid: &settings.active_key,
                     adm: due.adm,
                 };
                 (CookieAction::Set(claims.mint(key)), false)
@@ -287,25 +311,27 @@ pub fn decide(
         wait_exp,
         session,
         exp,
-        weak_key: keys.weak.take(),
+        weak_key: keys.weak.map(str::to_string),
     }
 }
 
-/// Decodes `value` and checks, in the VCL's order, the uid, the key and the signature.
-fn validate<K: KeyStore>(
+/// Decodes `value` into `buf` and checks, in the VCL's order, the uid, the key and
+/// the signature.
+fn validate<'t, K: KeyStore>(
     value: &str,
     uid: &str,
-    keys: &mut RequestKeys<'_, K>,
-) -> Result<SignedToken, Rejection> {
-    let token = token::decode(value).map_err(Rejection::Malformed)?;
+    keys: &mut RequestKeys<'_, 't, K>,
+    buf: &'t mut [u8; token::DECODE_BUF_LEN],
+) -> Result<TokenRef<'t>, Rejection> {
+    let token = token::decode_in(value, buf).map_err(Rejection::Malformed)?;
     if token.claims.uid != uid {
         return Err(Rejection::UidMismatch {
-            token_uid: token.claims.uid,
+            token_uid: token.claims.uid.to_string(),
         });
     }
-    let Some(key) = keys.key(&token.claims.kid) else {
+    let Some(key) = keys.key(token.claims.kid) else {
         return Err(Rejection::UnknownKey {
-            kid: token.claims.kid,
+            kid: token.claims.kid.to_string(),
         });
     };
     if !token.verify(key) {
@@ -317,7 +343,7 @@ fn validate<K: KeyStore>(
 /// When an allow token's session ends: its `exp`, or, for a fixed session that
 /// carries its admission time, `adm + allow_period_timeout` (so a live change of
 /// the timeout applies to running sessions).
-fn session_end(claims: &Claims, settings: &Settings) -> u64 {
+fn session_end(claims: &ClaimsRef<'_>, settings: &Settings) -> u64 {
     match (settings.session_mode, claims.adm) {
         (SessionMode::Fixed, Some(adm)) => adm.saturating_add(settings.allow_period_timeout),
         _ => claims.exp,
@@ -326,7 +352,7 @@ fn session_end(claims: &Claims, settings: &Settings) -> u64 {
 
 /// A valid token keeps its decision until `now` is strictly after its expiry; an
 /// expired wait token draws only within `redeem_window` seconds of its expiry.
-fn classify(now: u64, token: &SignedToken, settings: &Settings) -> (Decision, Option<Transition>) {
+fn classify(now: u64, token: &TokenRef<'_>, settings: &Settings) -> (Decision, Option<Transition>) {
     let exp = token.claims.exp;
     match token.claims.dec {
         TokenKind::Allow if now > session_end(&token.claims, settings) => {
@@ -380,7 +406,7 @@ impl Due {
 /// session is then renewed to `now + allow_period_timeout`, a fixed one keeps its
 /// admission time. A VCL-format allow token in a fixed session (no admission time)
 /// is never renewed, so it ends at its own expiry.
-fn allow_token(now: u64, held: Option<&SignedToken>, settings: &Settings) -> Option<Due> {
+fn allow_token(now: u64, held: Option<&TokenRef<'_>>, settings: &Settings) -> Option<Due> {
     let timeout = settings.allow_period_timeout;
     let fixed = settings.session_mode == SessionMode::Fixed;
     let running = held
@@ -406,7 +432,7 @@ fn allow_token(now: u64, held: Option<&SignedToken>, settings: &Settings) -> Opt
 /// half of `allow_period_timeout` remains (the session slides) or more than the
 /// whole timeout remains (the timeout was lowered). Otherwise the visitor keeps it:
 /// one HMAC instead of two, and the origin's response goes back untouched.
-fn renewal_due(now: u64, claims: &Claims, settings: &Settings) -> bool {
+fn renewal_due(now: u64, claims: &ClaimsRef<'_>, settings: &Settings) -> bool {
     if claims.kid != settings.active_key {
         return true;
     }
@@ -416,17 +442,18 @@ fn renewal_due(now: u64, claims: &Claims, settings: &Settings) -> bool {
         && (remaining.saturating_mul(2) < timeout || remaining > timeout)
 }
 
-/// The keys one request uses: each looked up once (a renewal verifies and signs
-/// with the same key: one store lookup, not two), and the first weak one noted for
-/// the log.
-struct RequestKeys<'a, K> {
-    store: &'a K,
-    last: Option<(String, Option<SigningKey>)>,
-    weak: Option<String>,
+/// The keys one request uses: each looked up (and its HMAC state keyed) once, so a
+/// renewal verifies and signs with one lookup and one keying, not two; and the
+/// first weak one noted for the log. Key ids are borrowed from the request (the
+/// token's, the settings' active key).
+struct RequestKeys<'s, 'k, K> {
+    store: &'s K,
+    last: Option<(&'k str, Option<SigningKey>)>,
+    weak: Option<&'k str>,
 }
 
-impl<'a, K: KeyStore> RequestKeys<'a, K> {
-    fn new(store: &'a K) -> Self {
+impl<'s, 'k, K: KeyStore> RequestKeys<'s, 'k, K> {
+    fn new(store: &'s K) -> Self {
         RequestKeys {
             store,
             last: None,
@@ -435,13 +462,13 @@ impl<'a, K: KeyStore> RequestKeys<'a, K> {
     }
 
     /// The key called `kid`, if the store holds a usable one.
-    fn key(&mut self, kid: &str) -> Option<&SigningKey> {
-        if !matches!(&self.last, Some((last, _)) if last == kid) {
-            self.last = Some((kid.to_string(), self.store.key(kid)));
+    fn key(&mut self, kid: &'k str) -> Option<&SigningKey> {
+        if !matches!(&self.last, Some((last, _)) if *last == kid) {
+            self.last = Some((kid, self.store.key(kid)));
         }
         let key = self.last.as_ref().and_then(|(_, key)| key.as_ref())?;
         if key.is_weak() && self.weak.is_none() {
-            self.weak = Some(kid.to_string());
+            self.weak = Some(kid);
         }
         Some(key)
     }

@@ -162,9 +162,7 @@ impl SigningKeys {
 impl KeyStore for SigningKeys {
     fn key(&self, kid: &str) -> Option<SigningKey> {
         match self {
-            SigningKeys::Secrets(store) => {
-                SigningKey::new(store.try_get(kid).ok()??.plaintext().to_vec())
-            }
+            SigningKeys::Secrets(store) => SigningKey::new(store.try_get(kid).ok()??.plaintext()),
             SigningKeys::Config(store) => SigningKey::new(store.try_get(kid).ok()??),
             SigningKeys::Missing => None,
         }

@@ -36,21 +36,60 @@ pub fn draw_interval(wait_period_duration: u64) -> u64 {
 /// Smallest number of draws `k` with `P(N ≤ k) ≥ q`, for admission probability
 /// `p` in (0, 1] and `q` in (0, 1). `None` when `p` is 0: the visitor is never admitted.
 pub fn draws_for_quantile(p: f64, q: f64) -> Option<u64> {
+    draws_for_quantiles(p, [q]).map(|[k]| k)
+}
+
+/// [`draws_for_quantile`] for several quantiles of one `p` at once, with the same
+/// answers: `ln(1 − p)` is taken once, and each `P(N ≤ k)` computed once however
+/// many quantiles check it.
+pub fn draws_for_quantiles<const N: usize>(p: f64, quantiles: [f64; N]) -> Option<[u64; N]> {
     if p <= 0.0 {
         return None;
     }
     if p >= 1.0 {
-        return Some(1);
+        return Some([1; N]);
     }
-    // 1 − (1 − p)^k ≥ q  ⇔  k ≥ ln(1 − q) / ln(1 − p); guard the float edge by re-checking.
-    let mut k = ((1.0 - q).ln() / (1.0 - p).ln()).ceil().max(1.0) as u64;
-    while k > 1 && 1.0 - (1.0 - p).powf((k - 1) as f64) >= q {
-        k -= 1;
+    let ln_miss = (1.0 - p).ln();
+    let mut cdf = Cdf::new(p);
+    Some(quantiles.map(|q| {
+        // 1 − (1 − p)^k ≥ q  ⇔  k ≥ ln(1 − q) / ln(1 − p); guard the float edge by re-checking.
+        let mut k = ((1.0 - q).ln() / ln_miss).ceil().max(1.0) as u64;
+        while k > 1 && cdf.at(k - 1) >= q {
+            k -= 1;
+        }
+        while cdf.at(k) < q {
+            k += 1;
+        }
+        k
+    }))
+}
+
+/// `P(N ≤ k) = 1 − (1 − p)^k`, remembering the last few values computed.
+struct Cdf {
+    miss: f64,
+    known: [(u64, f64); 4],
+    next: usize,
+}
+
+impl Cdf {
+    fn new(p: f64) -> Cdf {
+        Cdf {
+            miss: 1.0 - p,
+            // k = 0 is never asked for: it marks an empty entry.
+            known: [(0, 0.0); 4],
+            next: 0,
+        }
     }
-    while 1.0 - (1.0 - p).powf(k as f64) < q {
-        k += 1;
+
+    fn at(&mut self, k: u64) -> f64 {
+        if let Some(&(_, value)) = self.known.iter().find(|(known, _)| *known == k) {
+            return value;
+        }
+        let value = 1.0 - self.miss.powf(k as f64);
+        self.known[self.next] = (k, value);
+        self.next = (self.next + 1) % self.known.len();
+        value
     }
-    Some(k)
 }
 
 /// Estimates for a visitor whose first draw comes in `next_draw_in` seconds;
@@ -64,9 +103,7 @@ pub fn estimate(
     let interval = draw_interval(wait_period_duration);
     let after =
         |draws: u64| next_draw_in.saturating_add(draws.saturating_sub(1).saturating_mul(interval));
-    let p25 = after(draws_for_quantile(p, 0.25)?);
-    let p50 = after(draws_for_quantile(p, 0.50)?);
-    let p75 = after(draws_for_quantile(p, 0.75)?);
+    let [p25, p50, p75] = draws_for_quantiles(p, [0.25, 0.50, 0.75])?.map(after);
     // E[N] = 1/p, so E[T] = first + (1/p − 1) · interval.
     let mean = next_draw_in as f64 + (1.0 / p - 1.0) * interval as f64;
     Some(Estimate {
@@ -99,6 +136,53 @@ mod tests {
                 assert!(
                     cdf(k) >= q && (k == 1 || cdf(k - 1) < q),
                     "p={p} q={q} k={k}"
+                );
+            }
+        }
+    }
+
+    /// The quantile as it was computed before the shared form: each on its own.
+    fn reference_draws(p: f64, q: f64) -> Option<u64> {
+        if p <= 0.0 {
+            return None;
+        }
+        if p >= 1.0 {
+            return Some(1);
+        }
+        let mut k = ((1.0 - q).ln() / (1.0 - p).ln()).ceil().max(1.0) as u64;
+        while k > 1 && 1.0 - (1.0 - p).powf((k - 1) as f64) >= q {
+            k -= 1;
+        }
+        while 1.0 - (1.0 - p).powf(k as f64) < q {
+            k += 1;
+        }
+        Some(k)
+    }
+
+    #[test]
+    fn shared_quantiles_answer_as_each_alone() {
+        let qs = [0.25, 0.5, 0.75];
+        for micros in (0..=1_000_000)
+            .step_by(1_250)
+            .chain([1, 7, 100, 333_333, 999_999])
+        {
+            let p = Percentage::from_micros(micros).fraction();
+            let alone = qs.map(|q| reference_draws(p, q));
+            let shared = draws_for_quantiles(p, qs);
+            assert_eq!(
+                shared,
+                alone
+                    .iter()
+                    .copied()
+                    .collect::<Option<Vec<_>>>()
+                    .map(|v| [v[0], v[1], v[2]]),
+                "p={p}"
+            );
+            for q in [0.01, 0.5, 0.76, 0.99] {
+                assert_eq!(
+                    draws_for_quantile(p, q),
+                    reference_draws(p, q),
+                    "p={p} q={q}"
                 );
             }
         }

@@ -3,30 +3,47 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use hmac::{Hmac, KeyInit};
+use sha2::Sha256;
+
 /// Keys shorter than this many bytes work but are logged as weak (HMAC-SHA256
 /// keys should carry at least 256 bits).
 pub const MIN_STRONG_KEY_LEN: usize = 32;
 
-/// A non-empty HMAC key. Its `Debug` prints nothing secret.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SigningKey(Vec<u8>);
+/// A non-empty HMAC key, held as the HMAC-SHA256 state keyed with it (the inner
+/// and outer pads already hashed), so that every MAC of a request starts from that
+/// state instead of hashing the pads again. Its `Debug` prints nothing secret.
+#[derive(Clone)]
+pub struct SigningKey {
+    /// HMAC-SHA256 keyed with the secret; cloned for each MAC.
+    keyed: Hmac<Sha256>,
+    /// The secret's length in bytes (for [`SigningKey::is_weak`]).
+    len: usize,
+}
 
 impl SigningKey {
-    /// Wraps `secret`; `None` for an empty secret, which must never sign or verify
-    /// (anyone can compute an HMAC with the empty key).
-    pub fn new(secret: impl Into<Vec<u8>>) -> Option<SigningKey> {
-        let secret = secret.into();
-        (!secret.is_empty()).then_some(SigningKey(secret))
+    /// Keys an HMAC with `secret`; `None` for an empty secret, which must never sign
+    /// or verify (anyone can compute an HMAC with the empty key).
+    pub fn new(secret: impl AsRef<[u8]>) -> Option<SigningKey> {
+        let secret = secret.as_ref();
+        if secret.is_empty() {
+            return None;
+        }
+        let keyed = Hmac::<Sha256>::new_from_slice(secret).ok()?;
+        Some(SigningKey {
+            keyed,
+            len: secret.len(),
+        })
     }
 
     /// Whether the key is shorter than [`MIN_STRONG_KEY_LEN`] bytes.
     pub fn is_weak(&self) -> bool {
-        self.0.len() < MIN_STRONG_KEY_LEN
+        self.len < MIN_STRONG_KEY_LEN
     }
 
-    /// The key's bytes, for the MAC.
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.0
+    /// A fresh HMAC-SHA256 keyed with this key, ready for the text.
+    pub(crate) fn mac(&self) -> Hmac<Sha256> {
+        self.keyed.clone()
     }
 }
 
@@ -51,7 +68,7 @@ impl<F: Fn(&str) -> Option<String>> KeyStore for F {
 
 impl KeyStore for HashMap<String, String> {
     fn key(&self, kid: &str) -> Option<SigningKey> {
-        self.get(kid).cloned().and_then(SigningKey::new)
+        self.get(kid).and_then(SigningKey::new)
     }
 }
 
@@ -81,12 +98,51 @@ mod tests {
         assert!(store.key("key1").is_none());
     }
 
+    /// The MAC of `text` under `key`, as bytes.
+    fn tag(key: &SigningKey, text: &str) -> Vec<u8> {
+        use hmac::Mac as _;
+        let mut mac = key.mac();
+        mac.update(text.as_bytes());
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    /// The MAC of `text` under `secret`, keyed afresh (the reference).
+    fn fresh_tag(secret: &[u8], text: &str) -> Vec<u8> {
+        use hmac::Mac as _;
+        let mut mac = Hmac::<Sha256>::new_from_slice(secret).unwrap();
+        mac.update(text.as_bytes());
+        mac.finalize().into_bytes().to_vec()
+    }
+
     #[test]
     fn closure_and_map_stores_look_up_by_kid() {
         let map = HashMap::from([("key1".to_string(), "secret".to_string())]);
-        assert_eq!(map.key("key1").unwrap().bytes(), b"secret");
+        assert_eq!(
+            tag(&map.key("key1").unwrap(), "t"),
+            fresh_tag(b"secret", "t")
+        );
         assert!(map.key("key2").is_none());
         let store = |kid: &str| (kid == "key2").then(|| "s2".to_string());
-        assert_eq!(store.key("key2").unwrap().bytes(), b"s2");
+        assert_eq!(tag(&store.key("key2").unwrap(), "t"), fresh_tag(b"s2", "t"));
+    }
+
+    /// The keyed state is cloned for every MAC: one MAC never leaks into the next,
+    /// and each equals an HMAC keyed afresh (RFC 4231 test case 2 as well).
+    #[test]
+    fn every_mac_starts_from_the_keyed_state() {
+        let key = SigningKey::new("Jefe").unwrap();
+        let first = tag(&key, "what do ya want for nothing?");
+        assert_eq!(
+            hex::encode(&first),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        assert_eq!(tag(&key, "dec=wait"), fresh_tag(b"Jefe", "dec=wait"));
+        assert_eq!(tag(&key, "what do ya want for nothing?"), first);
+        // Keys longer than a block are hashed first, as HMAC requires.
+        let long = [0xaa_u8; 131];
+        assert_eq!(
+            tag(&SigningKey::new(long).unwrap(), "x"),
+            fresh_tag(&long, "x")
+        );
     }
 }

@@ -131,17 +131,33 @@ impl OriginCookie {
     /// What becomes of `header` on its way to the origin: the waiting-room cookie is
     /// removed whatever the decision; a header without one is left byte for byte.
     pub fn for_header(header: Option<&str>) -> OriginCookie {
-        match header {
-            Some(header) if cookie::has_room_cookie(header) => cookie::without_room_cookie(header)
-                .map_or(OriginCookie::Remove, OriginCookie::Replace),
-            _ => OriginCookie::AsSent,
+        read_cookies(header).1
+    }
+
+    fn from_split(without_room_cookie: Option<Option<String>>) -> OriginCookie {
+        match without_room_cookie {
+            None => OriginCookie::AsSent,
+            Some(None) => OriginCookie::Remove,
+            Some(Some(others)) => OriginCookie::Replace(others),
         }
+    }
+}
+
+/// The room's cookie in `header` and the `Cookie` header the origin gets, from one
+/// reading of it.
+fn read_cookies(header: Option<&str>) -> (Option<&str>, OriginCookie) {
+    match header.map(cookie::split) {
+        None => (None, OriginCookie::AsSent),
+        Some(split) => (
+            split.room_cookie,
+            OriginCookie::from_split(split.without_room_cookie),
+        ),
     }
 }
 
 /// Plans the response to `visit`.
 pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Plan {
-    let origin_cookie = OriginCookie::for_header(visit.cookie_header);
+    let (room_cookie, origin_cookie) = read_cookies(visit.cookie_header);
     if !settings.protects(visit.path) {
         let scope = if settings.enabled {
             "unprotected-path"
@@ -159,7 +175,6 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         };
     }
 
-    let room_cookie = visit.cookie_header.and_then(cookie::find);
     let verdict = decision::decide(visit.now, visit.uid, room_cookie, settings, keys);
     let action = match verdict.decision {
         Decision::Allow => Action::Forward,

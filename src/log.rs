@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 use crate::config::Settings;
 use crate::decision::{Decision, Session, Transition, Verdict};
-use crate::percentage::Percentage;
+use crate::percentage::{MICROS_PER_PERCENT, Percentage};
 
 /// The first word of every line.
 pub const PREFIX: &str = "waitingroom";
@@ -30,17 +30,22 @@ pub const STALE_FIELD: &str = " ALERT=controller-stale";
 
 /// The line for a request the room did not apply to (`scope`: why).
 pub fn bypass_line(now: u64, uid: &str, path: &str, scope: &str, settings: &Settings) -> String {
-    let mut line = format!(
-        "{PREFIX} t={now} decision=bypass scope={scope} uid={uid} path={}",
-        clip(path)
+    let mut line = String::with_capacity(LINE_CAPACITY);
+    let _ = write!(
+        line,
+        "{PREFIX} t={now} decision=bypass scope={scope} uid={uid} path="
     );
+    push_clipped(&mut line, path);
     if settings.controller_stale(now) {
         line.push_str(STALE_FIELD);
     }
     line
 }
 
-/// The line for a request the room decided.
+/// Room for a whole line without growing: the fixed fields and the longest path.
+const LINE_CAPACITY: usize = 192 + MAX_LOGGED_PATH;
+
+/// The line for a request the room decided, written into one buffer.
 pub fn decision_line(
     now: u64,
     uid: &str,
@@ -48,22 +53,38 @@ pub fn decision_line(
     verdict: &Verdict,
     settings: &Settings,
 ) -> String {
-    let mut line = format!(
-        "{PREFIX} t={now} decision={} uid={uid} p={}",
-        verdict.decision,
-        settings.percentage_at(now)
-    );
-    // Writing to a String cannot fail.
+    let mut line = String::with_capacity(LINE_CAPACITY);
+    line.push_str(PREFIX);
+    line.push_str(" t=");
+    push_number(&mut line, now);
+    line.push_str(" decision=");
+    line.push_str(verdict.decision.name());
+    line.push_str(" uid=");
+    line.push_str(uid);
+    line.push_str(" p=");
+    let percentage = settings.percentage_at(now);
+    match percentage.micros() % MICROS_PER_PERCENT {
+        0 => push_number(
+            &mut line,
+            u64::from(percentage.micros() / MICROS_PER_PERCENT),
+        ),
+        // Writing to a String cannot fail.
+        _ => drop(write!(line, "{percentage}")),
+    }
     if let Some(session) = verdict.session {
-        let _ = write!(line, " session={session}");
+        line.push_str(" session=");
+        line.push_str(session.name());
     }
     if let Some(transition) = verdict.transition {
-        let _ = write!(line, " transition={transition}");
+        line.push_str(" transition=");
+        line.push_str(transition.name());
     }
     if let Some(exp) = verdict.exp {
-        let _ = write!(line, " exp={exp}");
+        line.push_str(" exp=");
+        push_number(&mut line, exp);
     }
-    let _ = write!(line, " path={}", clip(path));
+    line.push_str(" path=");
+    push_clipped(&mut line, path);
     if let Some(rejection) = &verdict.rejection {
         let _ = write!(line, " rejected={rejection}");
     }
@@ -85,23 +106,58 @@ pub fn decision_line(
     line
 }
 
+/// Appends `n` in decimal.
+fn push_number(line: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    line.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
+}
+
 /// Appends ` key=value` to `line`, the value escaped as one word.
 pub fn push_field(line: &mut String, key: &str, value: impl fmt::Display) {
-    let _ = write!(line, " {key}={}", word(&value.to_string()));
+    let _ = write!(line, " {key}=");
+    push_word(line, &value.to_string());
 }
 
 /// The path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary, as one word.
+#[cfg(test)]
 fn clip(path: &str) -> String {
+    let mut line = String::new();
+    push_clipped(&mut line, path);
+    line
+}
+
+/// Appends the path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary, as
+/// one word.
+fn push_clipped(line: &mut String, path: &str) {
     let mut end = path.len().min(MAX_LOGGED_PATH);
     while !path.is_char_boundary(end) {
         end -= 1;
     }
-    word(&path[..end])
+    push_word(line, &path[..end]);
 }
 
-/// `text` as one field value: control characters escaped, spaces written `%20`.
-fn word(text: &str) -> String {
-    text.escape_debug().to_string().replace(' ', "%20")
+/// Appends `text` as one field value: control characters escaped (as
+/// `str::escape_debug` does), spaces written `%20`.
+fn push_word(line: &mut String, text: &str) {
+    // Visible ASCII other than the quotes and the backslash is its own escape, and
+    // holds no space: the common case, copied as it is.
+    let plain = text
+        .bytes()
+        .all(|b| b.is_ascii_graphic() && !matches!(b, b'\\' | b'\'' | b'"'));
+    if plain {
+        line.push_str(text);
+    } else {
+        line.push_str(&text.escape_debug().to_string().replace(' ', "%20"));
+    }
 }
 
 /// What the controller reads from one log line.
@@ -332,6 +388,41 @@ mod tests {
     }
 
     #[test]
+    fn the_percentage_is_written_as_its_shortest_exact_text() {
+        use crate::decision::CookieAction;
+        let verdict = Verdict {
+            decision: Decision::Wait,
+            cookie: CookieAction::Keep,
+            rejection: None,
+            transition: None,
+            signing_key_missing: false,
+            wait_exp: Some(60),
+            session: None,
+            exp: Some(60),
+            weak_key: None,
+        };
+        for text in ["0", "1", "50", "100", "12.5", "0.0001", "33.3333", "99.99"] {
+            let settings = Settings {
+                allow_percentage: text.parse().unwrap(),
+                ..Settings::default()
+            };
+            assert_eq!(
+                decision_line(5, "192.0.2.1", "/e", &verdict, &settings),
+                format!("waitingroom t=5 decision=wait uid=192.0.2.1 p={text} exp=60 path=/e")
+            );
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        for n in [0, 7, 10, 1_700_000_023, u64::MAX] {
+            let mut line = String::new();
+            push_number(&mut line, n);
+            assert_eq!(line, n.to_string());
+        }
+    }
+
+    #[test]
     fn a_path_with_spaces_stays_one_field() {
         assert_eq!(
             clip("/events x=1 decision=allow"),
@@ -340,5 +431,33 @@ mod tests {
         assert_eq!(clip("/\u{7}\n"), "/\\u{7}\\n");
         let long = "/é".repeat(300);
         assert!(clip(&long).len() <= MAX_LOGGED_PATH);
+    }
+
+    /// The escape of one word, as the room always wrote it.
+    fn reference_word(text: &str) -> String {
+        text.escape_debug().to_string().replace(' ', "%20")
+    }
+
+    #[test]
+    fn plain_words_are_copied_and_the_rest_escaped_as_before() {
+        let mut texts: Vec<String> = (0..=0x7f_u8).map(|b| format!("/a{}b", b as char)).collect();
+        texts.extend(
+            [
+                "/events",
+                "",
+                "/é",
+                "/\u{301}x",
+                "\u{301}x",
+                "/\u{200b}",
+                "/a'b\"c\\d",
+                "/\t\r\n",
+            ]
+            .map(String::from),
+        );
+        for text in texts {
+            let mut line = String::from("x");
+            push_word(&mut line, &text);
+            assert_eq!(line, format!("x{}", reference_word(&text)), "{text:?}");
+        }
     }
 }

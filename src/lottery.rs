@@ -19,21 +19,67 @@
 //! The seed depends only on the signature, so presenting the same token again can
 //! never re-roll it, and the draw is the same on every platform.
 
-use rand_chacha::ChaCha20Rng;
-use rand_chacha::rand_core::{Rng, SeedableRng};
-
 use crate::percentage::Percentage;
 
 /// Whether the token with lottery seed `seed` wins at `percentage`.
 pub fn wins(seed: u32, percentage: Percentage) -> bool {
-    let mut rng = ChaCha20Rng::seed_from_u64(u64::from(seed));
-    let x = u64::from(rng.next_u32());
+    let x = u64::from(first_output(u64::from(seed)));
     // x < 2^32 and p_micro ≤ 10^6 < 2^20: both sides stay below 2^52.
     x * 1_000_000 < u64::from(percentage.micros()) << 32
 }
 
+/// `ChaCha20Rng::seed_from_u64(seed).next_u32()` (steps 2 and 3 above), computed
+/// directly: the PCG32 expansion of `seed` into the 256-bit key, then the first
+/// word of ChaCha20 block 0 (counter 0, stream 0). One block, where rand_chacha
+/// computes four at a time to buffer them; the tests compare the two.
+fn first_output(mut seed: u64) -> u32 {
+    const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+    let mut input = [0u32; 16];
+    input[..4].copy_from_slice(&SIGMA);
+    for word in &mut input[4..12] {
+        *word = pcg32(&mut seed);
+    }
+    let mut x = input;
+    for _ in 0..10 {
+        quarter_round(&mut x, 0, 4, 8, 12);
+        quarter_round(&mut x, 1, 5, 9, 13);
+        quarter_round(&mut x, 2, 6, 10, 14);
+        quarter_round(&mut x, 3, 7, 11, 15);
+        quarter_round(&mut x, 0, 5, 10, 15);
+        quarter_round(&mut x, 1, 6, 11, 12);
+        quarter_round(&mut x, 2, 7, 8, 13);
+        quarter_round(&mut x, 3, 4, 9, 14);
+    }
+    x[0].wrapping_add(input[0])
+}
+
+/// rand_core's `seed_from_u64` step: advance a PCG32 state, output one word (the
+/// key's little-endian bytes, read back as the same word).
+fn pcg32(state: &mut u64) -> u32 {
+    const MUL: u64 = 6_364_136_223_846_793_005;
+    const INC: u64 = 11_634_580_027_462_260_723;
+    *state = state.wrapping_mul(MUL).wrapping_add(INC);
+    let s = *state;
+    let xorshifted = (((s >> 18) ^ s) >> 27) as u32;
+    xorshifted.rotate_right((s >> 59) as u32)
+}
+
+fn quarter_round(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
+    x[a] = x[a].wrapping_add(x[b]);
+    x[d] = (x[d] ^ x[a]).rotate_left(16);
+    x[c] = x[c].wrapping_add(x[d]);
+    x[b] = (x[b] ^ x[c]).rotate_left(12);
+    x[a] = x[a].wrapping_add(x[b]);
+    x[d] = (x[d] ^ x[a]).rotate_left(8);
+    x[c] = x[c].wrapping_add(x[d]);
+    x[b] = (x[b] ^ x[c]).rotate_left(7);
+}
+
 #[cfg(test)]
 mod tests {
+    use rand_chacha::ChaCha20Rng;
+    use rand_chacha::rand_core::{Rng, SeedableRng};
+
     use super::*;
 
     /// Known answers from `scripts/lottery_reference.py`, an independent Python
@@ -74,6 +120,26 @@ mod tests {
                 let integer_rule = x * 100 < u64::from(whole) << 32;
                 assert_eq!(wins(seed, Percentage::whole(whole)), integer_rule);
             }
+        }
+    }
+
+    /// The one-block computation is rand_chacha's first output, seed for seed
+    /// (every seed a token can carry is below 2^24; the larger ones check the
+    /// whole PCG32 expansion).
+    #[test]
+    fn first_output_is_rand_chachas_first_output() {
+        let seeds = (0..0x00FF_FFFF_u64).step_by(997).chain([
+            0x00FF_FFFF,
+            1 << 24,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ]);
+        for seed in seeds {
+            assert_eq!(
+                first_output(seed),
+                ChaCha20Rng::seed_from_u64(seed).next_u32(),
+                "seed {seed}"
+            );
         }
     }
 

@@ -15,7 +15,7 @@ use std::str::FromStr;
 pub struct Percentage(u32);
 
 /// Millionths in one percent.
-const MICROS_PER_PERCENT: u32 = 10_000;
+pub(crate) const MICROS_PER_PERCENT: u32 = 10_000;
 /// Fraction digits kept.
 const DECIMALS: usize = 4;
 

@@ -64,36 +64,56 @@ mod parts {
         bencher.bench_local(|| cookie::find(black_box(&header)).map(str::len));
     }
 
-    /// Decoding a token (base64, fields, hex signature), without verifying it.
+    /// Reading the `Cookie` header once: the room's cookie and the origin's header.
+    #[divan::bench]
+    fn split_cookie_header(bencher: divan::Bencher) {
+        let header = format!(
+            "theme=dark; waiting_room={}",
+            renewal().cookie().unwrap_or("")
+        );
+        bencher.bench_local(|| cookie::split(black_box(&header)).room_cookie.map(str::len));
+    }
+
+    /// Decoding a token in place (base64, fields, hex signature), without verifying it.
     #[divan::bench]
     fn decode(bencher: divan::Bencher) {
         let value = renewal().cookie().unwrap_or("").to_string();
-        bencher.bench_local(|| token::decode(black_box(&value)).is_ok());
+        bencher.bench_local(|| {
+            let mut buf = [0u8; token::DECODE_BUF_LEN];
+            token::decode_in(black_box(&value), &mut buf).is_ok()
+        });
     }
 
-    /// The text a signature covers.
-    #[divan::bench]
-    fn string_to_sign(bencher: divan::Bencher) {
-        let value = renewal().cookie().unwrap_or("").to_string();
-        let Ok(presented) = token::decode(&value) else {
-            panic!("the case token decodes")
-        };
-        bencher.bench_local(|| black_box(&presented.claims).string_to_sign());
-    }
-
-    /// Looking a key up in the store (a copy of the secret).
+    /// Looking a key up in the store and keying its HMAC state (the pads hashed).
     #[divan::bench]
     fn key_lookup(bencher: divan::Bencher) {
         let case = renewal();
         bencher.bench_local(|| case.keys().key(black_box("key1")).is_some());
     }
 
-    /// Minting a token: one HMAC plus hex, text and base64.
+    /// Verifying the presented text with the keyed state (one HMAC, no keying).
+    #[divan::bench]
+    fn verify(bencher: divan::Bencher) {
+        let case = renewal();
+        let value = case.cookie().unwrap_or("").to_string();
+        let mut buf = [0u8; token::DECODE_BUF_LEN];
+        let Ok(presented) = token::decode_in(&value, &mut buf) else {
+            panic!("the case token decodes")
+        };
+        let Some(key) = case.keys().key("key1") else {
+            panic!("the case key exists")
+        };
+        bencher.bench_local(|| black_box(&presented).verify(&key));
+    }
+
+    /// Minting a token with the keyed state: one HMAC (no keying) plus text, hex
+    /// and base64, in one buffer.
     #[divan::bench]
     fn mint(bencher: divan::Bencher) {
         let case = renewal();
         let value = case.cookie().unwrap_or("").to_string();
-        let Ok(presented) = token::decode(&value) else {
+        let mut buf = [0u8; token::DECODE_BUF_LEN];
+        let Ok(presented) = token::decode_in(&value, &mut buf) else {
             panic!("the case token decodes")
         };
         let Some(key) = case.keys().key("key1") else {
@@ -102,13 +122,27 @@ mod parts {
         bencher.bench_local(|| black_box(&presented.claims).mint(&key));
     }
 
-    /// The lottery: ChaCha20 seeded from the signature, one draw.
+    /// The lottery: one ChaCha20 block seeded from the signature, one draw.
     #[divan::bench]
     fn lottery_draw(bencher: divan::Bencher) {
         bencher.bench_local(|| {
             lottery::wins(
                 black_box(0x00ab_cdef),
                 waiting_room::percentage::Percentage::whole(50),
+            )
+        });
+    }
+
+    /// A waiting visitor's outlook: refresh time and the estimate's quantiles.
+    #[divan::bench]
+    fn outlook(bencher: divan::Bencher) {
+        let case = renewal();
+        bencher.bench_local(|| {
+            waiting_room::outlook(
+                black_box(path_bench::cases::NOW),
+                path_bench::cases::NOW + 47,
+                path_bench::cases::UID,
+                case.settings(),
             )
         });
     }
