@@ -14,7 +14,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --target wasm32-wasip1 --bin edge-waiting-room -- -D warnings
 # The room (its size is checked against wasm-size-budget by tests/wasm_size.rs),
 # and the wasm tools that measure it, so they cannot rot.
-cargo build --release --target wasm32-wasip1 -p edge-waiting-room -p hello-compute -p path-bench --bins
+cargo build --release --target wasm32-wasip1 -p edge-waiting-room -p hello-compute -p path-bench \
+  -p forward-only -p forward-hmac --bins
 
 # Doc tests first, so the run closes on the main suite's summary.
 cargo test --workspace --doc

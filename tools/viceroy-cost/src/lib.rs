@@ -1,0 +1,568 @@
+//! The pure parts of the whole-program cost run (`src/main.rs` drives the processes):
+//! reading a process's CPU time from `/proc`, minting the room's tokens, a small
+//! HTTP/1.1 client, the checks each case's responses must pass, and the tables.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
+/// What the room's allowed path may cost, at most, as a multiple of its baseline.
+pub const TARGET: f64 = 1.05;
+
+/// The marker of every page the demo origin answers.
+pub const ORIGIN_MARKER: &str = "You reached the demo origin";
+
+/// The four programs of a run, in the order each round sends to them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Case {
+    /// The room, on a young allow token (more than half its period left): lazy
+    /// renewal keeps it, one HMAC and no `Set-Cookie`.
+    RoomYoung,
+    /// The room, on an allow token with less than half its period left: verified
+    /// and renewed, two HMACs and a fresh `Set-Cookie`.
+    RoomRenewing,
+    /// `tools/forward-only`: forwards and nothing else.
+    ForwardOnly,
+    /// `tools/forward-hmac`: two HMAC-SHA256, then forwards.
+    ForwardHmac,
+}
+
+impl Case {
+    /// Every case, in round order.
+    pub const ALL: [Case; 4] = [
+        Case::RoomYoung,
+        Case::RoomRenewing,
+        Case::ForwardOnly,
+        Case::ForwardHmac,
+    ];
+
+    /// The case's name in the tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Case::RoomYoung => "room, young token (kept)",
+            Case::RoomRenewing => "room, renewing token",
+            Case::ForwardOnly => "forward-only",
+            Case::ForwardHmac => "forward + 2 HMAC-SHA256",
+        }
+    }
+
+    /// Whether the case runs the room (rather than a baseline program).
+    pub fn is_room(self) -> bool {
+        matches!(self, Case::RoomYoung | Case::RoomRenewing)
+    }
+
+    /// Checks one response of this case: it reached the origin, and the room
+    /// renewed the token exactly when it should.
+    pub fn check(self, resp: &Response) -> Result<(), String> {
+        if resp.status != 200 {
+            return Err(format!("{}: status {}", self.name(), resp.status));
+        }
+        if !resp.body.contains(ORIGIN_MARKER) {
+            return Err(format!(
+                "{}: the response is not the origin's: {}",
+                self.name(),
+                preview(&resp.body)
+            ));
+        }
+        let room_cookies: Vec<&str> = resp
+            .all("set-cookie")
+            .into_iter()
+            .filter(|v| v.starts_with("waiting_room="))
+            .collect();
+        match self {
+            Case::RoomRenewing => {
+                let [cookie] = room_cookies[..] else {
+                    return Err(format!(
+                        "{}: {} waiting_room cookies set, not one renewed token",
+                        self.name(),
+                        room_cookies.len()
+                    ));
+                };
+                let value = cookie["waiting_room=".len()..]
+                    .split(';')
+                    .next()
+                    .unwrap_or("");
+                let text = STANDARD
+                    .decode(value)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .unwrap_or_default();
+                if !text.starts_with("dec=allow&") {
+                    return Err(format!(
+                        "{}: not a renewed allow token: {cookie}",
+                        self.name()
+                    ));
+                }
+                Ok(())
+            }
+            _ if !room_cookies.is_empty() => Err(format!(
+                "{}: sets a waiting_room cookie: {room_cookies:?}",
+                self.name()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn preview(body: &str) -> String {
+    body.chars().take(200).collect()
+}
+
+/// The first field of a `/proc/<pid>/task/<tid>/schedstat` line: nanoseconds the
+/// task has run on a CPU.
+pub fn schedstat_ns(line: &str) -> Option<u64> {
+    line.split_whitespace().next()?.parse().ok()
+}
+
+/// What a `/proc/<pid>/stat` line says of the whole process, threads that have
+/// exited included.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stat {
+    /// Minor page faults.
+    pub minflt: u64,
+    /// CPU time in user mode, clock ticks.
+    pub utime: u64,
+    /// CPU time in the kernel, clock ticks.
+    pub stime: u64,
+}
+
+/// Parses a `/proc/<pid>/stat` line.
+pub fn stat(line: &str) -> Option<Stat> {
+    // The command name (field 2) is in parentheses and may hold spaces or ')'.
+    let after_name = &line[line.rfind(')')? + 1..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // After the name, state is field 3: minflt is field 10, utime 14, stime 15.
+    let field = |n: usize| fields.get(n - 3)?.parse().ok();
+    Some(Stat {
+        minflt: field(10)?,
+        utime: field(14)?,
+        stime: field(15)?,
+    })
+}
+
+/// `"0x" + lowercase hex(HMAC-SHA256(key, text))`, the room's signature format.
+pub fn signature(key: &str, text: &str) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).expect("any key length");
+    mac.update(text.as_bytes());
+    format!("0x{}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// An allow token for visitor `uid` until `exp`, signed with `key` named `kid`.
+pub fn allow_token(key: &str, kid: &str, exp: u64, uid: &str) -> String {
+    let text = format!("dec=allow&exp={exp}&uid={uid}&kid={kid}");
+    let sig = signature(key, &text);
+    STANDARD.encode(format!("{text}&sig={sig}"))
+}
+
+/// A parsed response.
+#[derive(Debug, Clone, Default)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    /// Every value of header `name` (case-insensitive), in order.
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    /// Whether the server closes the connection after this response.
+    pub fn closes(&self) -> bool {
+        self.all("connection")
+            .iter()
+            .any(|v| v.eq_ignore_ascii_case("close"))
+    }
+}
+
+/// Reads one HTTP/1.1 response: the head, then a body framed by
+/// `Transfer-Encoding: chunked`, `Content-Length`, or the end of the stream.
+pub fn read_response(reader: &mut impl BufRead) -> Result<Response, String> {
+    let mut line = String::new();
+    let read_line = |reader: &mut dyn BufRead, line: &mut String| -> Result<(), String> {
+        line.clear();
+        match reader.read_line(line) {
+            Ok(0) => Err("the connection closed mid-response".to_string()),
+            Ok(_) => Ok(()),
+            Err(err) => Err(format!("read failed: {err}")),
+        }
+    };
+    read_line(reader, &mut line)?;
+    let status = line
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|rest| rest.get(..3))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| format!("not an HTTP/1.1 status line: {line:?}"))?;
+    let mut resp = Response {
+        status,
+        ..Response::default()
+    };
+    loop {
+        read_line(reader, &mut line)?;
+        let header = line.trim_end_matches(['\r', '\n']);
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header
+            .split_once(':')
+            .ok_or_else(|| format!("malformed header line: {header:?}"))?;
+        resp.headers
+            .push((name.trim().to_string(), value.trim().to_string()));
+    }
+    let chunked = resp
+        .all("transfer-encoding")
+        .iter()
+        .any(|v| v.eq_ignore_ascii_case("chunked"));
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            read_line(reader, &mut line)?;
+            let size_text = line.trim_end_matches(['\r', '\n']);
+            let size_text = size_text.split(';').next().unwrap_or("").trim();
+            let size = usize::from_str_radix(size_text, 16)
+                .map_err(|_| format!("bad chunk size {size_text:?}"))?;
+            if size == 0 {
+                // Trailers, if any, then the empty line.
+                loop {
+                    read_line(reader, &mut line)?;
+                    if line.trim_end_matches(['\r', '\n']).is_empty() {
+                        break;
+                    }
+                }
+                break;
+            }
+            let start = body.len();
+            body.resize(start + size, 0);
+            reader
+                .read_exact(&mut body[start..])
+                .map_err(|e| format!("chunk cut short: {e}"))?;
+            read_line(reader, &mut line)?; // the CRLF after the chunk
+        }
+    } else if let Some(length) = resp.all("content-length").first() {
+        let length: usize = length
+            .parse()
+            .map_err(|_| format!("bad Content-Length {length:?}"))?;
+        body.resize(length, 0);
+        reader
+            .read_exact(&mut body)
+            .map_err(|e| format!("body cut short: {e}"))?;
+    } else {
+        reader
+            .read_to_end(&mut body)
+            .map_err(|e| format!("read failed: {e}"))?;
+    }
+    resp.body = String::from_utf8_lossy(&body).into_owned();
+    Ok(resp)
+}
+
+/// `GET path` with a `Cookie` header, on a connection of its own (Viceroy passes the
+/// demo origin's `Connection: close` on, so a connection could not be kept anyway).
+pub fn get(addr: SocketAddr, path: &str, cookie: &str) -> Result<Response, String> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    stream.set_write_timeout(Some(Duration::from_secs(10))).ok();
+    stream.set_nodelay(true).ok();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\nConnection: close\r\n\r\n"
+    );
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| format!("write to {addr} failed: {e}"))?;
+    read_response(&mut BufReader::new(stream))
+}
+
+/// What one case cost over the measured rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cost {
+    pub case: Case,
+    pub requests: u64,
+    /// CPU time of the Viceroy process, summed over its threads' schedstat.
+    pub schedstat_ns: u64,
+    /// Of which Viceroy's epoch ticker thread (it wakes every 50 µs whatever the
+    /// load: CPU by the wall-clock second, not by the request).
+    pub ticker_ns: u64,
+    /// User CPU time of the Viceroy process (`utime` of its stat), in ns.
+    pub user_ns: u64,
+    /// System CPU time of the Viceroy process (`stime` of its stat), in ns.
+    pub system_ns: u64,
+    /// Minor page faults of the Viceroy process.
+    pub minor_faults: u64,
+}
+
+impl Cost {
+    /// CPU µs per request of the threads that serve requests: every thread but the
+    /// epoch ticker.
+    pub fn us_per_request(&self) -> f64 {
+        self.per_request(self.schedstat_ns.saturating_sub(self.ticker_ns))
+    }
+
+    /// CPU µs per request of the epoch ticker.
+    pub fn ticker_us_per_request(&self) -> f64 {
+        self.per_request(self.ticker_ns)
+    }
+
+    /// CPU µs per request of the whole process (schedstat, every thread).
+    pub fn all_us_per_request(&self) -> f64 {
+        self.per_request(self.schedstat_ns)
+    }
+
+    /// User and system CPU µs per request of the whole process (stat, clock-tick
+    /// resolution).
+    pub fn user_system_us_per_request(&self) -> (f64, f64) {
+        (
+            self.per_request(self.user_ns),
+            self.per_request(self.system_ns),
+        )
+    }
+
+    /// Minor page faults per request.
+    pub fn faults_per_request(&self) -> f64 {
+        self.minor_faults as f64 / self.requests as f64
+    }
+
+    fn per_request(&self, ns: u64) -> f64 {
+        ns as f64 / 1000.0 / self.requests as f64
+    }
+}
+
+/// The two ratios the run is for, by the figure `per` (µs per request): room young
+/// ÷ forward-only, and room renewing ÷ forward + 2 HMAC. `None` when a case is missing.
+pub fn ratios(costs: &[Cost], per: fn(&Cost) -> f64) -> Option<(f64, f64)> {
+    let of = |case: Case| costs.iter().find(|c| c.case == case).map(per);
+    Some((
+        of(Case::RoomYoung)? / of(Case::ForwardOnly)?,
+        of(Case::RoomRenewing)? / of(Case::ForwardHmac)?,
+    ))
+}
+
+fn met(ratio: f64) -> &'static str {
+    if ratio <= TARGET { "met" } else { "missed" }
+}
+
+/// One run's tables: CPU per request per case, then the two ratios.
+pub fn table(costs: &[Cost]) -> String {
+    let mut out = String::from(
+        "| case | requests | request threads µs/request | epoch ticker µs/request | all threads µs/request | of which user, system (stat) | minor faults/request |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for c in costs {
+        let (user, system) = c.user_system_us_per_request();
+        out.push_str(&format!(
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {user:.0}, {system:.0} | {:.1} |\n",
+            c.case.name(),
+            c.requests,
+            c.us_per_request(),
+            c.ticker_us_per_request(),
+            c.all_us_per_request(),
+            c.faults_per_request()
+        ));
+    }
+    if let (Some((young, renewing)), Some((young_all, renewing_all))) = (
+        ratios(costs, Cost::us_per_request),
+        ratios(costs, Cost::all_us_per_request),
+    ) {
+        out.push_str(&format!(
+            "\n| ratio | request threads | target | verdict | all threads |\n|---|---:|---:|---|---:|\n\
+             | room young ÷ forward-only | {young:.3} | ≤ {TARGET} | {} | {young_all:.3} |\n\
+             | room renewing ÷ forward + 2 HMAC | {renewing:.3} | ≤ {TARGET} | {} | {renewing_all:.3} |\n",
+            met(young),
+            met(renewing)
+        ));
+    }
+    out
+}
+
+/// The summary over runs, one row a run: the request threads' CPU per request of
+/// each case, and the two ratios (and the same ratios over all threads).
+pub fn summary(runs: &[Vec<Cost>]) -> String {
+    let mut out = String::from(
+        "| run | room young µs | forward-only µs | room renewing µs | forward + 2 HMAC µs | young ÷ forward-only | renewing ÷ forward + 2 HMAC | all threads: young, renewing |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (i, costs) in runs.iter().enumerate() {
+        let per = |case: Case| {
+            costs
+                .iter()
+                .find(|c| c.case == case)
+                .map_or(f64::NAN, Cost::us_per_request)
+        };
+        let (young, renewing) = ratios(costs, Cost::us_per_request).unwrap_or((f64::NAN, f64::NAN));
+        let (young_all, renewing_all) =
+            ratios(costs, Cost::all_us_per_request).unwrap_or((f64::NAN, f64::NAN));
+        out.push_str(&format!(
+            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {young:.3} ({}) | {renewing:.3} ({}) | {young_all:.3}, {renewing_all:.3} |\n",
+            i + 1,
+            per(Case::RoomYoung),
+            per(Case::ForwardOnly),
+            per(Case::RoomRenewing),
+            per(Case::ForwardHmac),
+            met(young),
+            met(renewing)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedstat_first_field_is_the_run_time() {
+        assert_eq!(schedstat_ns("123456789 4567 89\n"), Some(123_456_789));
+        assert_eq!(schedstat_ns(""), None);
+        assert_eq!(schedstat_ns("x 1 2"), None);
+    }
+
+    #[test]
+    fn stat_fields_are_counted_after_an_awkward_name() {
+        // minflt (10) is 900, utime (14) 250, stime (15) 40; the name holds a space and a ')'.
+        let line = "4242 (tokio rt) x) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 40 0 0 20 0 9 0 \
+                    123 456789 1000 18446744073709551615";
+        let want = Stat {
+            minflt: 900,
+            utime: 250,
+            stime: 40,
+        };
+        assert_eq!(stat(line), Some(want));
+        assert_eq!(stat("4242 (short) S 1 2"), None);
+        assert_eq!(stat("no parentheses"), None);
+    }
+
+    #[test]
+    fn tokens_are_signed_as_the_room_expects() {
+        let token = allow_token("k", "key1", 1_700_000_000, "127.0.0.1");
+        let text = String::from_utf8(STANDARD.decode(token).unwrap()).unwrap();
+        let (signed, sig) = text.split_once("&sig=").unwrap();
+        assert_eq!(signed, "dec=allow&exp=1700000000&uid=127.0.0.1&kid=key1");
+        assert_eq!(sig, signature("k", signed));
+        assert_eq!(sig.len(), 66);
+    }
+
+    #[test]
+    fn responses_are_read_by_length_by_chunks_and_to_the_end() {
+        let by_length = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nSet-Cookie: a=1\r\n\r\nhelloEXTRA";
+        let resp = read_response(&mut by_length.as_bytes()).unwrap();
+        assert_eq!((resp.status, resp.body.as_str()), (200, "hello"));
+        assert_eq!(resp.all("set-cookie"), ["a=1"]);
+
+        let chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
+                       5\r\nhello\r\n7;x=y\r\n, world\r\n0\r\n\r\n";
+        let resp = read_response(&mut chunked.as_bytes()).unwrap();
+        assert_eq!(resp.body, "hello, world");
+        assert!(!resp.closes());
+
+        let to_end = "HTTP/1.1 503 No\r\nConnection: close\r\n\r\nbye";
+        let resp = read_response(&mut to_end.as_bytes()).unwrap();
+        assert_eq!((resp.status, resp.body.as_str()), (503, "bye"));
+        assert!(resp.closes());
+
+        assert!(
+            read_response(&mut "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nshort".as_bytes())
+                .is_err()
+        );
+        assert!(read_response(&mut "SSH-2.0\r\n\r\n".as_bytes()).is_err());
+    }
+
+    fn origin_page(set_cookies: &[&str]) -> Response {
+        Response {
+            status: 200,
+            headers: set_cookies
+                .iter()
+                .map(|v| ("Set-Cookie".to_string(), v.to_string()))
+                .collect(),
+            body: format!("<p>{ORIGIN_MARKER}</p>"),
+        }
+    }
+
+    #[test]
+    fn checks_want_the_origin_and_a_renewal_exactly_when_due() {
+        let renewed = format!(
+            "waiting_room={}; Path=/",
+            allow_token("k", "key1", 1, "127.0.0.1")
+        );
+        let origin = "demo_origin=1; Path=/";
+        assert!(Case::RoomYoung.check(&origin_page(&[origin])).is_ok());
+        assert!(
+            Case::RoomYoung
+                .check(&origin_page(&[origin, &renewed]))
+                .is_err()
+        );
+        assert!(
+            Case::RoomRenewing
+                .check(&origin_page(&[origin, &renewed]))
+                .is_ok()
+        );
+        assert!(Case::RoomRenewing.check(&origin_page(&[origin])).is_err());
+        let wait = format!("waiting_room={}", STANDARD.encode("dec=wait&exp=1"));
+        assert!(Case::RoomRenewing.check(&origin_page(&[&wait])).is_err());
+        assert!(Case::ForwardOnly.check(&origin_page(&[origin])).is_ok());
+        let page = Response {
+            status: 200,
+            body: "a waiting page".to_string(),
+            ..Response::default()
+        };
+        assert!(Case::ForwardHmac.check(&page).is_err());
+        let failed = Response {
+            status: 503,
+            ..origin_page(&[])
+        };
+        assert!(Case::ForwardOnly.check(&failed).is_err());
+    }
+
+    fn cost(case: Case, us: u64) -> Cost {
+        Cost {
+            case,
+            requests: 1000,
+            schedstat_ns: (us + 100) * 1_000_000,
+            ticker_ns: 100 * 1_000_000,
+            user_ns: us * 1_000_000,
+            system_ns: 100 * 1_000_000,
+            minor_faults: 25_000,
+        }
+    }
+
+    #[test]
+    fn ratios_set_each_room_case_against_its_baseline() {
+        let costs = vec![
+            cost(Case::RoomYoung, 840),
+            cost(Case::RoomRenewing, 900),
+            cost(Case::ForwardOnly, 800),
+            cost(Case::ForwardHmac, 810),
+        ];
+        let (young, renewing) = ratios(&costs, Cost::us_per_request).unwrap();
+        assert!((young - 1.05).abs() < 1e-9);
+        assert!((renewing - 900.0 / 810.0).abs() < 1e-9);
+        // The ticker's constant pulls the all-threads ratios towards 1.
+        let (young_all, _) = ratios(&costs, Cost::all_us_per_request).unwrap();
+        assert!((young_all - 940.0 / 900.0).abs() < 1e-9);
+        let table = table(&costs);
+        assert!(table.contains(
+            "| room, young token (kept) | 1000 | 840.0 | 100.0 | 940.0 | 840, 100 | 25.0 |"
+        ));
+        assert!(table.contains("| room young ÷ forward-only | 1.050 | ≤ 1.05 | met | 1.044 |"));
+        assert!(
+            table
+                .contains("| room renewing ÷ forward + 2 HMAC | 1.111 | ≤ 1.05 | missed | 1.099 |")
+        );
+        let summary = summary(&[costs]);
+        assert!(summary.contains(
+            "| 1 | 840.0 | 800.0 | 900.0 | 810.0 | 1.050 (met) | 1.111 (missed) | 1.044, 1.099 |"
+        ));
+        assert_eq!(
+            ratios(&[cost(Case::RoomYoung, 1)], Cost::us_per_request),
+            None
+        );
+    }
+}

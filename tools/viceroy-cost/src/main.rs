@@ -1,0 +1,450 @@
+//! Whole-program CPU per request through Viceroy: the room (a young token, and a
+//! renewing one), a Compute program that only forwards, and one that forwards after
+//! two HMAC-SHA256, each in its own Viceroy in front of the same demo origin, sent
+//! requests in turn (A, B, C, D, A, B, …), each Viceroy's CPU time read from `/proc`
+//! before and after. `scripts/viceroy-cost.sh` builds everything and runs it.
+//!
+//! Every request has a connection of its own. Viceroy's epoch ticker (a thread that
+//! wakes every 50 µs, busy or idle) is found in an idle second after the warm-up and
+//! reported apart from the threads that serve requests.
+//!
+//! Options: `--runs N` (3), `--rounds N` per case (3000), `--warmup N` rounds (300),
+//! `--max-seconds N` for the whole invocation (900), and the programs: `--viceroy`,
+//! `--origin`, `--room`, `--forward-only`, `--forward-hmac`.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use viceroy_cost::{Case, Cost, Stat, allow_token, get, schedstat_ns, stat, summary, table};
+
+/// The signing key the room's store holds, and its id.
+const KEY: &str = "cost-key-one-0123456789abcdef0123456789";
+const KID: &str = "key1";
+/// The room's allow period: a token with more than half of it left is kept.
+const ALLOW_PERIOD: u64 = 3600;
+/// The protected path every request asks for.
+const PATH: &str = "/events";
+
+struct Options {
+    runs: u32,
+    rounds: u32,
+    warmup: u32,
+    max_seconds: u64,
+    viceroy: PathBuf,
+    origin: PathBuf,
+    room: PathBuf,
+    forward_only: PathBuf,
+    forward_hmac: PathBuf,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_string());
+        let wasm =
+            |name: &str| PathBuf::from(format!("{target}/wasm32-wasip1/release/{name}.wasm"));
+        Options {
+            runs: 3,
+            rounds: 3000,
+            warmup: 300,
+            max_seconds: 900,
+            viceroy: std::env::var("VICEROY")
+                .unwrap_or_else(|_| "viceroy".to_string())
+                .into(),
+            origin: PathBuf::from(format!("{target}/release/demo-origin")),
+            room: wasm("edge-waiting-room"),
+            forward_only: wasm("forward-only"),
+            forward_hmac: wasm("forward-hmac"),
+        }
+    }
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut o = Options::default();
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+        let number = || {
+            value
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or(format!("{flag}: {value:?} is not a positive whole number"))
+        };
+        match flag.as_str() {
+            "--runs" => o.runs = number()?,
+            "--rounds" => o.rounds = number()?,
+            "--warmup" => o.warmup = number()?,
+            "--max-seconds" => o.max_seconds = number()?.into(),
+            "--viceroy" => o.viceroy = value.into(),
+            "--origin" => o.origin = value.into(),
+            "--room" => o.room = value.into(),
+            "--forward-only" => o.forward_only = value.into(),
+            "--forward-hmac" => o.forward_hmac = value.into(),
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    for path in [&o.origin, &o.room, &o.forward_only, &o.forward_hmac] {
+        if !path.exists() {
+            return Err(format!(
+                "{} is missing (scripts/viceroy-cost.sh builds it)",
+                path.display()
+            ));
+        }
+    }
+    Ok(o)
+}
+
+fn main() -> ExitCode {
+    let options = match parse(std::env::args().skip(1)) {
+        Ok(o) => o,
+        Err(message) => {
+            eprintln!(
+                "viceroy-cost: {message}\nusage: viceroy-cost [--runs N] [--rounds N] [--warmup N] \
+                 [--max-seconds N] [--viceroy PATH] [--origin PATH] [--room WASM] \
+                 [--forward-only WASM] [--forward-hmac WASM]"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(options.max_seconds);
+    println!("{}", machine(&options));
+    let mut runs = Vec::new();
+    for run in 1..=options.runs {
+        match measure(&options, deadline) {
+            Ok(costs) => {
+                println!("### Run {run} of {}\n\n{}", options.runs, table(&costs));
+                runs.push(costs);
+            }
+            Err(message) => {
+                eprintln!("viceroy-cost: run {run}: {message}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    println!("### Every run\n\n{}", summary(&runs));
+    println!("load average after: {}", loadavg());
+    ExitCode::SUCCESS
+}
+
+/// The machine and the run's settings, as Markdown.
+fn machine(o: &Options) -> String {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .map(|r| r.trim_start_matches([' ', '\t', ':']))
+        })
+        .unwrap_or("unknown");
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let viceroy = Command::new(&o.viceroy)
+        .arg("--version")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .unwrap_or_else(|_| "unknown".to_string());
+    format!(
+        "## Whole-program CPU per request through Viceroy\n\n\
+         - machine: {cpus} CPUs ({model}), load average before: {}\n\
+         - {viceroy}, one process per case, in front of one demo origin\n\
+         - {} runs, each {} warm-up rounds then {} measured rounds of 4 requests \
+         (room young, room renewing, forward-only, forward + 2 HMAC, in turn), \
+         a new connection per request\n",
+        loadavg(),
+        o.runs,
+        o.warmup,
+        o.rounds,
+    )
+}
+
+fn loadavg() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// A child process, killed and reaped when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A process's CPU time at one moment: each thread's, and the whole process's.
+#[derive(Debug)]
+struct CpuSample {
+    /// Thread id → nanoseconds on a CPU (schedstat).
+    threads: BTreeMap<u32, u64>,
+    /// The whole process's stat.
+    stat: Stat,
+}
+
+impl CpuSample {
+    fn schedstat_ns(&self) -> u64 {
+        self.threads.values().sum()
+    }
+
+    /// Nanoseconds thread `tid` ran since `earlier`.
+    fn thread_delta(&self, earlier: &CpuSample, tid: u32) -> u64 {
+        let now = self.threads.get(&tid).copied().unwrap_or(0);
+        now.saturating_sub(earlier.threads.get(&tid).copied().unwrap_or(0))
+    }
+}
+
+fn cpu_sample(pid: u32) -> Result<CpuSample, String> {
+    let tasks = format!("/proc/{pid}/task");
+    let mut sample = CpuSample {
+        threads: BTreeMap::new(),
+        stat: Stat::default(),
+    };
+    for entry in fs::read_dir(&tasks).map_err(|e| format!("{tasks}: {e}"))? {
+        let entry = entry.map_err(|e| format!("{tasks}: {e}"))?;
+        let Some(tid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        // A thread may exit between the listing and the read: it is then left out.
+        if let Ok(line) = fs::read_to_string(entry.path().join("schedstat")) {
+            let ns = schedstat_ns(&line).ok_or(format!("bad schedstat {line:?}"))?;
+            sample.threads.insert(tid, ns);
+        }
+    }
+    let line = fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("stat: {e}"))?;
+    sample.stat = stat(&line).ok_or(format!("bad stat {line:?}"))?;
+    Ok(sample)
+}
+
+fn clock_ticks_per_second() -> u64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8_lossy(&out.stdout).trim().parse().ok())
+        .unwrap_or(100)
+}
+
+fn free_addr() -> Result<SocketAddr, String> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
+fn wait_listening(proc: &mut Proc, addr: SocketAddr, what: &str, log: &Path) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = proc.0.try_wait() {
+            let output = fs::read_to_string(log).unwrap_or_default();
+            return Err(format!("{what} exited ({status}):\n{output}"));
+        }
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(format!("{what} not listening on {addr} after 30 s"))
+}
+
+/// The manifest of one Viceroy: backend `origin`, and the room's stores inline (JSON
+/// store files would be read again on every request, a cost only Viceroy has).
+fn manifest(origin: SocketAddr) -> String {
+    format!(
+        r#"manifest_version = 3
+name = "viceroy-cost"
+language = "rust"
+[local_server.backends.origin]
+url = "http://{origin}/"
+[local_server.config_stores.waitingroom_config]
+format = "inline-toml"
+[local_server.config_stores.waitingroom_config.contents]
+enabled = "true"
+protected_paths = "{PATH}"
+allow_percentage = "50"
+wait_period_duration = "30"
+allow_period_timeout = "{ALLOW_PERIOD}"
+cookie_lifetime = "7200"
+active_key = "{KID}"
+logger_name = "waitingroom_log"
+[local_server.config_stores.waitingroom_signingkeys]
+format = "inline-toml"
+[local_server.config_stores.waitingroom_signingkeys.contents]
+{KID} = "{KEY}"
+[local_server.config_stores.waitingroom_pages]
+format = "inline-toml"
+[local_server.config_stores.waitingroom_pages.contents]
+"#
+    )
+}
+
+/// One whole run: a fresh origin and four Viceroys, warm-up, measured rounds.
+fn measure(o: &Options, deadline: Instant) -> Result<Vec<Cost>, String> {
+    let dir = std::env::temp_dir().join(format!("viceroy-cost-{}", std::process::id()));
+    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let result = measure_in(o, deadline, &dir);
+    if result.is_ok() {
+        let _ = fs::remove_dir_all(&dir);
+    } else {
+        eprintln!("viceroy-cost: the logs are in {}", dir.display());
+    }
+    result
+}
+
+fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, String> {
+    let log_file = |name: &str| {
+        fs::File::create(dir.join(name)).map_err(|e| format!("{}: {e}", dir.display()))
+    };
+    let origin_addr = free_addr()?;
+    let origin_log = dir.join("origin.log");
+    let mut origin = Proc(
+        Command::new(&o.origin)
+            .arg(origin_addr.to_string())
+            .stdout(Stdio::from(log_file("origin.log")?))
+            .stderr(Stdio::from(log_file("origin.err")?))
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", o.origin.display()))?,
+    );
+    wait_listening(&mut origin, origin_addr, "the demo origin", &origin_log)?;
+
+    let toml = dir.join("fastly.toml");
+    fs::write(&toml, manifest(origin_addr)).map_err(|e| format!("{}: {e}", toml.display()))?;
+    let mut viceroys = Vec::new();
+    for case in Case::ALL {
+        let wasm = match case {
+            Case::RoomYoung | Case::RoomRenewing => &o.room,
+            Case::ForwardOnly => &o.forward_only,
+            Case::ForwardHmac => &o.forward_hmac,
+        };
+        let addr = free_addr()?;
+        let log_name = format!("viceroy-{}.log", viceroys.len() + 1);
+        let log = log_file(&log_name)?;
+        let child = Command::new(&o.viceroy)
+            .arg("serve")
+            .arg("-C")
+            .arg(&toml)
+            .arg("--addr")
+            .arg(addr.to_string())
+            .arg(wasm)
+            .stdout(Stdio::from(log.try_clone().map_err(|e| e.to_string())?))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", o.viceroy.display()))?;
+        let mut proc = Proc(child);
+        wait_listening(&mut proc, addr, "viceroy", &dir.join(log_name))?;
+        viceroys.push((case, proc, addr));
+    }
+
+    // Both tokens are minted now; the run lasts minutes, far less than what would
+    // move either across half the allow period.
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_err(|e| e.to_string())?
+        .as_secs();
+    let young = format!(
+        "waiting_room={}",
+        allow_token(KEY, KID, now + ALLOW_PERIOD - 100, "127.0.0.1")
+    );
+    let renewing = format!(
+        "waiting_room={}",
+        allow_token(KEY, KID, now + ALLOW_PERIOD / 6, "127.0.0.1")
+    );
+    // Each baseline gets the same request as the room case it is set against.
+    let cookie = |case: Case| match case {
+        Case::RoomYoung | Case::ForwardOnly => young.as_str(),
+        Case::RoomRenewing | Case::ForwardHmac => renewing.as_str(),
+    };
+
+    let round = |viceroys: &[(Case, Proc, SocketAddr)]| -> Result<(), String> {
+        for (case, _, addr) in viceroys {
+            let resp = get(*addr, PATH, cookie(*case))?;
+            case.check(&resp)?;
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "out of time (--max-seconds {}): fewer rounds?",
+                o.max_seconds
+            ));
+        }
+        Ok(())
+    };
+    let samples = |viceroys: &[(Case, Proc, SocketAddr)]| {
+        viceroys
+            .iter()
+            .map(|(_, p, _)| cpu_sample(p.0.id()))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    for _ in 0..o.warmup {
+        round(&viceroys)?;
+    }
+    // An idle second: the one thread that still runs is the epoch ticker.
+    let idle_start = samples(&viceroys)?;
+    std::thread::sleep(IDLE);
+    let idle_end = samples(&viceroys)?;
+    let tickers = idle_start
+        .iter()
+        .zip(&idle_end)
+        .map(|(before, after)| ticker(before, after))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let before = samples(&viceroys)?;
+    for _ in 0..o.rounds {
+        round(&viceroys)?;
+    }
+    let after = samples(&viceroys)?;
+
+    let ns_per_tick = 1_000_000_000 / clock_ticks_per_second();
+    let mut costs = Vec::new();
+    for (i, (case, _, _)) in viceroys.iter().enumerate() {
+        let (b, a) = (&before[i], &after[i]);
+        // A thread that ran during the rounds and exited took its schedstat with it:
+        // then only the stat figure (which keeps it) is whole.
+        if !b.threads.keys().all(|tid| a.threads.contains_key(tid)) {
+            eprintln!(
+                "viceroy-cost: {}: threads exited during the rounds ({:?} → {:?}); \
+                 trust the stat columns",
+                case.name(),
+                b.threads.keys(),
+                a.threads.keys()
+            );
+        }
+        costs.push(Cost {
+            case: *case,
+            requests: u64::from(o.rounds),
+            schedstat_ns: a.schedstat_ns().saturating_sub(b.schedstat_ns()),
+            ticker_ns: a.thread_delta(b, tickers[i]),
+            user_ns: a.stat.utime.saturating_sub(b.stat.utime) * ns_per_tick,
+            system_ns: a.stat.stime.saturating_sub(b.stat.stime) * ns_per_tick,
+            minor_faults: a.stat.minflt.saturating_sub(b.stat.minflt),
+        });
+    }
+    Ok(costs)
+}
+
+/// How long the idle window that finds each Viceroy's epoch ticker lasts.
+const IDLE: Duration = Duration::from_secs(1);
+
+/// The epoch ticker: the thread that ran most while no request was in flight; it
+/// must have run at least 1 % of the time, and every other thread together less
+/// than a tenth of it.
+fn ticker(before: &CpuSample, after: &CpuSample) -> Result<u32, String> {
+    let (tid, ran) = after
+        .threads
+        .keys()
+        .map(|tid| (*tid, after.thread_delta(before, *tid)))
+        .max_by_key(|(_, ran)| *ran)
+        .ok_or("a Viceroy without threads")?;
+    let others = after
+        .schedstat_ns()
+        .saturating_sub(before.schedstat_ns())
+        .saturating_sub(ran);
+    let idle_ns = IDLE.as_nanos() as u64;
+    if ran < idle_ns / 100 || others > ran / 10 {
+        return Err(format!(
+            "no epoch ticker found: in an idle {IDLE:?}, the busiest thread ran {ran} ns, \
+             the others {others} ns"
+        ));
+    }
+    Ok(tid)
+}
