@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use waiting_room::config::MAX_DURATION;
+use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 
 use crate::planning::Question;
@@ -20,7 +21,7 @@ scenario options (defaults for `run`):
   --visitors N              people (100000)
   --arrivals SPEC           steady:SECONDS | flash:SECONDS | waves:COUNT:EVERY:WIDTH (steady:3000)
   --duration SECONDS        virtual time simulated (3600)
-  --allow-percentage P      allow_percentage (20)            plan: a list, e.g. 10,20,30
+  --allow-percentage P      allow_percentage, up to 4 decimals (20)   plan: a list, e.g. 0.5,1,2.5
   --wait-period SECONDS     wait_period_duration (30)        plan: a list
   --allow-timeout SECONDS   allow_period_timeout (3600)      plan: a list
   --session N:SECONDS       requests after admission, and their spacing (5:60)
@@ -49,7 +50,7 @@ pub enum Command {
         /// The scenario (its room is replaced by each candidate).
         scenario: Scenario,
         /// Candidate `allow_percentage` values.
-        percentages: Vec<u8>,
+        percentages: Vec<Percentage>,
         /// Candidate `wait_period_duration` values.
         wait_periods: Vec<u64>,
         /// Candidate `allow_period_timeout` values.
@@ -93,7 +94,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
                 mix: Mix::plain(),
                 ..Scenario::default()
             };
-            let percentages = options.list("allow-percentage", defaults.room.allow_percentage)?;
+            let percentages =
+                options.percentages("allow-percentage", defaults.room.allow_percentage)?;
             let wait_periods = options.list("wait-period", defaults.room.wait_period)?;
             let allow_timeouts = options.list("allow-timeout", defaults.room.allow_timeout)?;
             let scenario = options.scenario(defaults)?;
@@ -193,6 +195,18 @@ impl Options {
         }
     }
 
+    /// A comma-separated list of percentages; `[default]` when absent.
+    fn percentages(&mut self, name: &str, default: Percentage) -> Result<Vec<Percentage>, String> {
+        match self.take(name) {
+            None => Ok(vec![default]),
+            Some(raw) => raw.split(',').map(|v| percentage(name, v)).collect(),
+        }
+    }
+
+    fn percentage(&mut self, name: &str) -> Result<Option<Percentage>, String> {
+        self.take(name).map(|v| percentage(name, &v)).transpose()
+    }
+
     /// `default`, with every scenario option given applied.
     fn scenario(&mut self, default: Scenario) -> Result<Scenario, String> {
         let mut s = default;
@@ -205,7 +219,7 @@ impl Options {
         if let Some(v) = self.number("duration")? {
             s.duration = v;
         }
-        if let Some(v) = self.number("allow-percentage")? {
+        if let Some(v) = self.percentage("allow-percentage")? {
             s.room.allow_percentage = v;
         }
         if let Some(v) = self.number("wait-period")? {
@@ -261,10 +275,6 @@ fn check(s: &Scenario) -> Result<(), String> {
             "--duration must be 1 s to 7 days",
         ),
         (
-            s.room.allow_percentage > 100,
-            "--allow-percentage is 0 to 100",
-        ),
-        (
             !(1..=MAX_DURATION).contains(&s.room.wait_period),
             "--wait-period must be 1 s to a year (the room's own bounds)",
         ),
@@ -300,6 +310,21 @@ fn number<T: std::str::FromStr>(name: &str, raw: &str) -> Result<T, String> {
         .replace('_', "")
         .parse()
         .map_err(|_| format!("--{name}: {raw:?} is not a valid number"))
+}
+
+/// A percentage of 0 to 100 with at most four decimals (`12.5`, `0.0625`).
+fn percentage(name: &str, raw: &str) -> Result<Percentage, String> {
+    let text = raw.trim();
+    let decimals = text.split_once('.').map_or(0, |(_, f)| f.len());
+    let in_range = text
+        .parse::<f64>()
+        .is_ok_and(|v| (0.0..=100.0).contains(&v));
+    match text.parse() {
+        Ok(p) if in_range && decimals <= 4 && !text.starts_with('+') => Ok(p),
+        _ => Err(format!(
+            "--{name}: {raw:?} is not a percentage from 0 to 100 with at most four decimals"
+        )),
+    }
 }
 
 fn fraction(name: &str, raw: &str) -> Result<f64, String> {
@@ -358,7 +383,7 @@ mod tests {
                 s.room.wait_period,
                 s.room.allow_timeout
             ),
-            (30, 20, 900)
+            (Percentage::whole(30), 20, 900)
         );
         assert_eq!((s.session.requests, s.session.interval), (2, 30));
         assert_eq!(
@@ -375,7 +400,7 @@ mod tests {
 
     #[test]
     fn plan_takes_lists() {
-        let line = "plan --visitors 200000 --arrivals flash:60 --allow-percentage 10,20 --allow-timeout 600,3600";
+        let line = "plan --visitors 200000 --arrivals flash:60 --allow-percentage 10,2.5 --allow-timeout 600,3600";
         let Command::Plan {
             percentages,
             wait_periods,
@@ -386,7 +411,7 @@ mod tests {
         else {
             panic!("not a plan");
         };
-        assert_eq!(percentages, [10, 20]);
+        assert_eq!(percentages, [Percentage::whole(10), "2.5".parse().unwrap()]);
         assert_eq!(wait_periods, [30]);
         assert_eq!(allow_timeouts, [600, 3600]);
         assert_eq!(scenario.mix, Mix::plain());
@@ -413,6 +438,9 @@ mod tests {
             "run stray",
             "plan --allow-percentage 10,x",
             "plan --allow-percentage 10,101",
+            "run --allow-percentage 0.00001",
+            "run --allow-percentage -1",
+            "run --allow-percentage 1e1",
             "cost --visitors 10,,20",
             "run --multi-device 0.6:2:1 --nat 0.6:2",
         ] {

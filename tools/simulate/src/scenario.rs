@@ -1,8 +1,9 @@
 //! What a simulation runs: who arrives when, on which devices and addresses, and
 //! the room's settings.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use waiting_room::config::Settings;
+use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 
 use crate::rng::Rng;
@@ -121,8 +122,9 @@ impl Mix {
 /// The room's settings under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Room {
-    /// `allow_percentage`.
-    pub allow_percentage: u8,
+    /// `allow_percentage` (reported as a number of percent, e.g. `12.5`).
+    #[serde(serialize_with = "percent")]
+    pub allow_percentage: Percentage,
     /// `wait_period_duration`, seconds.
     pub wait_period: u64,
     /// `allow_period_timeout`, seconds.
@@ -132,7 +134,7 @@ pub struct Room {
 impl Default for Room {
     fn default() -> Self {
         Room {
-            allow_percentage: 20,
+            allow_percentage: Percentage::whole(20),
             wait_period: 30,
             allow_timeout: 3600,
         }
@@ -144,13 +146,23 @@ impl Room {
     pub fn settings(&self, mode: RefreshMode) -> Settings {
         Settings {
             enabled: true,
-            allow_percentage: waiting_room::percentage::Percentage::whole(self.allow_percentage),
+            allow_percentage: self.allow_percentage,
             wait_period_duration: self.wait_period,
             allow_period_timeout: self.allow_timeout,
             refresh_mode: mode,
             ..Settings::default()
         }
     }
+}
+
+/// A percentage as a JSON number of percent (`12.5`), exact to its four decimals.
+pub fn percent<S: Serializer>(p: &Percentage, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(percent_value(*p))
+}
+
+/// A percentage as a number of percent (`12.5`).
+pub fn percent_value(p: Percentage) -> f64 {
+    f64::from(p.micros()) / 10_000.0
 }
 
 /// What an admitted visitor does: `requests` more requests, `interval` seconds apart.
@@ -235,7 +247,7 @@ mod tests {
         assert!(s.enabled);
         assert_eq!(
             (s.allow_percentage, s.wait_period_duration),
-            (waiting_room::percentage::Percentage::whole(20), 30)
+            (Percentage::whole(20), 30)
         );
         assert_eq!(s.refresh_mode, RefreshMode::Fixed);
         assert_eq!(s.active_key, Settings::default().active_key);

@@ -230,7 +230,7 @@ fn concurrency(record: &Record) -> Concurrency {
 }
 
 fn fairness(scenario: &Scenario, record: &Record) -> Fairness {
-    let expected = f64::from(scenario.room.allow_percentage.min(100)) / 100.0;
+    let expected = scenario.room.allow_percentage.fraction();
     let checked: Vec<_> = record
         .slots
         .iter()
@@ -313,7 +313,7 @@ fn groups(scenario: &Scenario, population: &Population, record: &Record) -> Grou
 /// Waiting visitors arriving later than this many seconds before the end may
 /// still be waiting when it comes: 99 % are admitted within the cutoff.
 fn observed_cutoff(scenario: &Scenario) -> u64 {
-    let p = f64::from(scenario.room.allow_percentage.min(100)) / 100.0;
+    let p = scenario.room.allow_percentage.fraction();
     let draws = draws_for_quantile(p, 0.99).unwrap_or(u64::MAX / 4);
     let tail = draws
         .saturating_mul(draw_interval(scenario.room.wait_period))
