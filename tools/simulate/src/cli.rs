@@ -8,7 +8,7 @@ use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 
 use crate::planning::Question;
-use crate::scenario::{Arrivals, Mix, Scenario, Session};
+use crate::scenario::{Arrivals, Control, Mix, Scenario, Session};
 
 /// Usage text.
 pub const USAGE: &str = "\
@@ -29,6 +29,17 @@ scenario options (defaults for `run`):
   --nat SHARE:SIZE          people behind shared addresses, and how many per address (0.02:20)
   --attackers SHARE         people who keep and replay their tokens (0.001)
   --seed N                  seed of every random choice (1)
+
+closed loop (run only): the room's own controller holds a target, reading the log
+late and writing settings that reach the edge late; --allow-percentage is the
+static setting until its first write lands
+  --target-per-minute N     new sessions a minute to hold
+  --propagation-delay S     seconds from a write until the edge sees it (required)
+  --log-delay S             seconds from a request until the controller reads its line (5)
+  --tick S                  seconds between the controller's ticks (10)
+  --max-active N            at most N live sessions
+  --start P                 percentage written at the first tick, before one is computed
+  --min P, --max P          bounds of the percentages written (0.0001, 100)
 plan and cost default to plain visitors (no extra devices, NAT or attackers).";
 
 /// What to do.
@@ -78,7 +89,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     let mut options = Options::read(args)?;
     let parsed = match command.as_str() {
         "run" => {
-            let scenario = options.scenario(Scenario::default())?;
+            let mut scenario = options.scenario(Scenario::default())?;
+            scenario.control = options.control()?;
+            check(&scenario)?;
             Command::Run {
                 scenario,
                 modes: match options.take("refresh").as_deref() {
@@ -207,6 +220,37 @@ impl Options {
         self.take(name).map(|v| percentage(name, &v)).transpose()
     }
 
+    /// The closed loop, when `--target-per-minute` is given (with `--propagation-delay`).
+    fn control(&mut self) -> Result<Option<Control>, String> {
+        let Some(target) = self.number::<f64>("target-per-minute")? else {
+            for name in CONTROL_OPTIONS {
+                if self.0.contains_key(name) {
+                    return Err(format!("--{name} needs --target-per-minute"));
+                }
+            }
+            return Ok(None);
+        };
+        let mut control = Control::new(target);
+        control.propagation_delay = self
+            .number("propagation-delay")?
+            .ok_or("--target-per-minute needs --propagation-delay SECONDS")?;
+        if let Some(v) = self.number("log-delay")? {
+            control.log_delay = v;
+        }
+        if let Some(v) = self.number("tick")? {
+            control.tick = v;
+        }
+        control.max_active = self.number("max-active")?;
+        control.start = self.percentage("start")?;
+        if let Some(v) = self.percentage("min")? {
+            control.min = v;
+        }
+        if let Some(v) = self.percentage("max")? {
+            control.max = v;
+        }
+        Ok(Some(control))
+    }
+
     /// `default`, with every scenario option given applied.
     fn scenario(&mut self, default: Scenario) -> Result<Scenario, String> {
         let mut s = default;
@@ -264,8 +308,27 @@ impl Options {
     }
 }
 
+/// The options of the closed loop, besides `--target-per-minute`.
+const CONTROL_OPTIONS: [&str; 7] = [
+    "propagation-delay",
+    "log-delay",
+    "tick",
+    "max-active",
+    "start",
+    "min",
+    "max",
+];
+
 /// Rejects scenarios the simulator cannot run meaningfully.
 fn check(s: &Scenario) -> Result<(), String> {
+    if let Some(control) = &s.control {
+        waiting_room::control::Controller::new(control.options(&s.room))
+            .map_err(|e| format!("the controller refuses its options: {e}"))?;
+        let day = 24 * 3600;
+        if control.propagation_delay > day || control.log_delay > day {
+            return Err("--propagation-delay and --log-delay are at most a day".into());
+        }
+    }
     let shares = s.mix.multi_device_share + s.mix.nat_share + s.mix.attacker_share;
     let problems = [
         (s.visitors == 0, "--visitors must be at least 1"),
@@ -399,6 +462,34 @@ mod tests {
     }
 
     #[test]
+    fn run_reads_the_closed_loop() {
+        let line = "run --target-per-minute 2000 --propagation-delay 60 --start 0.5 --max 20 --allow-percentage 1.25";
+        let Command::Run { scenario, .. } = parse(args(line)).unwrap() else {
+            panic!("not a run");
+        };
+        let control = scenario.control.unwrap();
+        assert_eq!(
+            (
+                control.target_per_minute,
+                control.propagation_delay,
+                control.log_delay,
+                control.tick
+            ),
+            (2000.0, 60, 5, 10)
+        );
+        assert_eq!(control.start, Some("0.5".parse().unwrap()));
+        assert_eq!(
+            (control.min, control.max),
+            (Percentage::STEP, Percentage::whole(20))
+        );
+        assert_eq!(scenario.room.allow_percentage, "1.25".parse().unwrap());
+        let Command::Run { scenario, .. } = parse(args("run")).unwrap() else {
+            panic!("not a run");
+        };
+        assert_eq!(scenario.control, None);
+    }
+
+    #[test]
     fn plan_takes_lists() {
         let line = "plan --visitors 200000 --arrivals flash:60 --allow-percentage 10,2.5 --allow-timeout 600,3600";
         let Command::Plan {
@@ -441,6 +532,13 @@ mod tests {
             "run --allow-percentage 0.00001",
             "run --allow-percentage -1",
             "run --allow-percentage 1e1",
+            "run --propagation-delay 30",
+            "run --target-per-minute 100",
+            "run --target-per-minute 0 --propagation-delay 0",
+            "run --target-per-minute 100 --propagation-delay 0 --min 20 --max 10",
+            "run --target-per-minute 100 --propagation-delay 0 --start 50 --max 10",
+            "run --target-per-minute 100 --propagation-delay 0 --tick 0",
+            "plan --target-per-minute 100 --propagation-delay 0",
             "cost --visitors 10,,20",
             "run --multi-device 0.6:2:1 --nat 0.6:2",
         ] {

@@ -33,6 +33,7 @@ fn small(arrivals: Arrivals, mix: Mix) -> Scenario {
         },
         duration: 900,
         seed: 7,
+        control: None,
     }
 }
 
