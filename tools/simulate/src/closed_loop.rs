@@ -82,7 +82,7 @@ impl ClosedLoop {
                 self.controller.observe(&record, now);
             }
         }
-        if t % self.spec.tick == 0 {
+        if t.is_multiple_of(self.spec.tick) {
             if let Some(write) = self.controller.tick(now) {
                 // The config store takes the write at once; the edge sees it later.
                 self.controller.written(&write, now);
