@@ -25,6 +25,7 @@
 pub mod crowd;
 pub mod series;
 
+use std::collections::VecDeque;
 use std::fmt;
 
 use crate::decision::{Decision, Session, Transition};
@@ -44,6 +45,8 @@ pub const WINDOW: u64 = 3600;
 pub const MAX_CLOCK_SKEW: u64 = 300;
 /// Longest wait between two attempts after failed writes, seconds.
 pub const MAX_BACKOFF: u64 = 300;
+/// Writes remembered until the log shows them in effect (to measure the delay).
+const PENDING_WRITES: usize = 64;
 
 /// What the operator asks of the controller.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,6 +190,12 @@ pub struct Controller {
     /// Failed writes in a row, and when the next attempt may be made.
     failures_in_a_row: u32,
     next_attempt: u64,
+    /// The clock at the last tick.
+    clock: Option<u64>,
+    /// Percentages written and when, not yet seen in effect in the log.
+    pending: VecDeque<(Percentage, u64)>,
+    /// Seconds from a write to the first line showing it in effect, as last measured.
+    propagation: Option<u64>,
     /// Lines read, and what became of them.
     pub counters: Counters,
 }
@@ -206,6 +215,9 @@ impl Controller {
             last_write: None,
             failures_in_a_row: 0,
             next_attempt: 0,
+            clock: None,
+            pending: VecDeque::new(),
+            propagation: None,
             counters: Counters::default(),
         })
     }
@@ -237,6 +249,7 @@ impl Controller {
         self.counters.lines += 1;
         self.first_record.get_or_insert(record.t);
         count(second, record);
+        self.measure_propagation(record);
 
         let uid = record.uid.as_str();
         let redeem = self.options.redeem_window();
@@ -271,6 +284,7 @@ impl Controller {
     /// not yet due, and none while backing off after failed writes. Report the
     /// outcome with [`Controller::written`] or [`Controller::failed`].
     pub fn tick(&mut self, now: u64) -> Option<Write> {
+        self.clock = Some(now);
         self.close_second();
         self.wanted = self.percentage().or(self.options.start).or(self.wanted);
         if now < self.next_attempt {
@@ -290,6 +304,10 @@ impl Controller {
     pub fn written(&mut self, write: &Write, now: u64) {
         if let Some(p) = write.allow_percentage {
             self.written = Some(p);
+            if self.pending.len() == PENDING_WRITES {
+                self.pending.pop_front();
+            }
+            self.pending.push_back((p, now));
         }
         self.last_write = Some(now);
         self.failures_in_a_row = 0;
@@ -311,14 +329,22 @@ impl Controller {
         self.next_attempt = now.saturating_add(wait);
     }
 
-    /// The percentage that holds the target, from what the log has shown; `None`
-    /// until two draw periods of log have been seen (one to see every waiting
-    /// address, one to see how often they draw).
+    /// The percentage that holds the target, from what the log has shown.
+    ///
+    /// After two draw periods of log (one to see every waiting address, one to
+    /// see how often they draw), the full estimate. Before that, a provisional
+    /// one that assumes every address seen waiting draws once a period, and that
+    /// only ever lowers the percentage in effect (as the newest lines log it):
+    /// the addresses seen so far may be only part of the crowd (a controller that
+    /// starts, or restarts, while a crowd waits), so the provisional estimate is
+    /// too high rather than too low, and only a lower one is safe to write. It is
+    /// what lets a flash crowd meet the target before its first draw. `None`
+    /// when neither applies.
     pub fn percentage(&self) -> Option<Percentage> {
         let newest = self.series.newest()?;
         let period = self.options.draw_period();
         if newest + 1 < self.first_record?.saturating_add(2 * period) {
-            return None;
+            return self.provisional();
         }
         let since = newest + 1 - period;
         let draws = self.series.sum(since, newest + 1, |s| s.draws) as f64;
@@ -336,7 +362,7 @@ impl Controller {
             Some(w) if w > 0 => (draws / w as f64).clamp(0.1, 2.0),
             _ => 1.0,
         };
-        let mut expected = self.waiting.len() as f64 * per_address;
+        let mut expected = self.crowd_ahead(newest) * per_address;
         let open = self
             .series
             .range(since, newest)
@@ -348,16 +374,107 @@ impl Controller {
             let admissions = self.series.sum(since, newest + 1, |s| s.admissions) as f64;
             expected = expected.max(admissions);
         }
-        let mut allowed = self.options.target_per_minute * period as f64 / 60.0;
+        Some(self.bounded(self.allowed(), expected))
+    }
+
+    /// The addresses expected to draw while a write made now is in effect.
+    ///
+    /// Every wait token ends on a slot boundary (a multiple of `d`), and the
+    /// visitors who draw in a slot are those whose tokens end at its start; so
+    /// the crowd that matters for a write is the crowd as it stood when the slot
+    /// it lands in began (those admitted earlier in the slot drew in it too; a
+    /// percentage that rose as they left would admit the rest at a higher rate).
+    /// The write lands after the log's lag (the clock against the newest line),
+    /// the propagation delay last measured, and half a tick (a write holds until
+    /// the next one lands). When that slot began before the newest line, the
+    /// crowd is as noted then; when it begins later, the crowd now moves along
+    /// its trend until then: its change over the last draw period without its
+    /// arrivals (visitors admitted or giving up), plus the arrivals of the last
+    /// tick (a wave coming in). A crowd draining at the target shrinks by a
+    /// minute of the target while a write takes a minute to reach the edge.
+    fn crowd_ahead(&self, newest: u64) -> f64 {
+        let now = self.waiting.len() as f64;
+        let d = self.options.wait_period.max(1);
+        let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));
+        let lands = newest + lag + self.propagation.unwrap_or(0) + self.options.tick / 2;
+        let slot_start = lands / d * d;
+        if slot_start <= newest {
+            // The crowd noted at the slot's start (or the nearest second after it).
+            return self
+                .series
+                .range(slot_start, newest)
+                .find_map(|(_, s)| s.waiting)
+                .map_or(now, |w| w as f64);
+        }
+        let period = self.options.draw_period();
+        let Some(then) = self
+            .series
+            .get(newest.saturating_sub(period))
+            .and_then(|s| s.waiting)
+        else {
+            return now;
+        };
+        let arrivals = |from: u64| self.series.sum(from, newest + 1, |s| s.arrivals) as f64;
+        let leaving = (now - then as f64 - arrivals(newest + 1 - period)) / period as f64;
+        let tick = self.options.tick.min(period);
+        let coming = arrivals(newest + 1 - tick) / tick as f64;
+        let ahead = (slot_start - newest) as f64;
+        (now + (leaving.min(0.0) + coming) * ahead).max(now.min(1.0))
+    }
+
+    /// A line showing a percentage written earlier measures the propagation
+    /// delay: from the newest write of that percentage made at or before the
+    /// line's time (older writes are dropped with it).
+    fn measure_propagation(&mut self, record: &Record) {
+        let Some(p) = record.percentage else {
+            return;
+        };
+        if let Some(i) = self
+            .pending
+            .iter()
+            .rposition(|&(written, at)| written == p && at <= record.t)
+        {
+            self.propagation = Some(record.t - self.pending[i].1);
+            self.pending.drain(..=i);
+        }
+    }
+
+    /// Before two draw periods: the target over the addresses seen waiting, when
+    /// that is below the percentage the newest lines show in effect.
+    fn provisional(&self) -> Option<Percentage> {
+        let newest = self.series.newest()?;
+        let in_effect = self
+            .series
+            .range(newest.saturating_sub(self.options.draw_period()), newest)
+            .rev()
+            .find_map(|(_, s)| s.percentage_micros)
+            .map(Percentage::from_micros)?;
+        if self.waiting.is_empty() {
+            return None;
+        }
+        let p = self.bounded(self.allowed(), self.waiting.len() as f64);
+        (p < in_effect).then_some(p)
+    }
+
+    /// New sessions the target allows in one draw period (capped at the free
+    /// places under `max_active`).
+    fn allowed(&self) -> f64 {
+        let mut allowed = self.options.target_per_minute * self.options.draw_period() as f64 / 60.0;
         if let Some(max_active) = self.options.max_active {
             allowed = allowed.min(max_active.saturating_sub(self.active.len()) as f64);
         }
+        allowed
+    }
+
+    /// `allowed / expected` within the options' bounds (the maximum when no draw
+    /// is expected).
+    fn bounded(&self, allowed: f64, expected: f64) -> Percentage {
         let p = if expected < 1.0 {
             self.options.max
         } else {
             Percentage::from_fraction(allowed / expected)
         };
-        Some(p.clamp(self.options.min, self.options.max))
+        p.clamp(self.options.min, self.options.max)
     }
 
     /// Expires places that ended and notes the crowd in the newest second.
