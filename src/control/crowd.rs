@@ -46,6 +46,11 @@ impl Crowd {
         (before - self.expiries.len()) as u64
     }
 
+    /// Addresses whose place ends at or before `until`.
+    pub fn ending_by(&self, until: u64) -> u64 {
+        self.expiries.values().filter(|&&exp| exp <= until).count() as u64
+    }
+
     /// Addresses holding a place.
     pub fn len(&self) -> u64 {
         self.expiries.len() as u64
@@ -68,6 +73,7 @@ mod tests {
         c.hold("a", 160);
         c.hold("b", 90);
         assert_eq!(c.len(), 2);
+        assert_eq!((c.ending_by(90), c.ending_by(160)), (1, 2));
         assert_eq!(c.expire(95), 1);
         assert_eq!(c.expire(160), 0);
         c.leave("a");

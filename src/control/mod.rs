@@ -18,7 +18,23 @@
 //!
 //! This is a feed-forward rule on the crowd, not feedback on the admissions, so a
 //! percentage that takes tens of seconds to reach the edge cannot make it oscillate:
-//! the crowd changes slowly, and each write is computed from the crowd alone.
+//! each write is computed from the crowd alone. The crowd counted is the one that
+//! will draw while the write is in effect: wait tokens end on slot boundaries and
+//! the visitors drawing in a slot are those whose tokens end at its start, so it
+//! is the crowd as it stands when the slot the write lands in begins. The write
+//! lands after the log's lag, the propagation delay (measured: from a write to the
+//! first log line showing it in effect) and half a tick; until then the crowd loses
+//! the winners of the draws due (from the tokens' `exp`, a calendar of the draws to
+//! come) and gains arrivals at their recent pace. Without that, a crowd draining at
+//! the target while a write takes a minute to reach the edge fell to half the
+//! target in its last minutes.
+//!
+//! Before two draw periods of log, a provisional percentage assumes every address
+//! seen waiting draws once a period, and is written only when it is lower than the
+//! one in effect (a controller that starts while a crowd waits may have seen only
+//! part of it): it lets a flash crowd meet the target from its first draw, a wait
+//! period after it arrives.
+//!
 //! With `max_active`, `A` is also capped at the free places (`max_active` minus the
 //! addresses holding a live allow token).
 
@@ -362,7 +378,7 @@ impl Controller {
             Some(w) if w > 0 => (draws / w as f64).clamp(0.1, 2.0),
             _ => 1.0,
         };
-        let mut expected = self.crowd_ahead(newest) * per_address;
+        let mut expected = self.crowd_ahead(newest, per_address) * per_address;
         let open = self
             .series
             .range(since, newest)
@@ -387,12 +403,11 @@ impl Controller {
     /// The write lands after the log's lag (the clock against the newest line),
     /// the propagation delay last measured, and half a tick (a write holds until
     /// the next one lands). When that slot began before the newest line, the
-    /// crowd is as noted then; when it begins later, the crowd now moves along
-    /// its trend until then: its change over the last draw period without its
-    /// arrivals (visitors admitted or giving up), plus the arrivals of the last
-    /// tick (a wave coming in). A crowd draining at the target shrinks by a
-    /// minute of the target while a write takes a minute to reach the edge.
-    fn crowd_ahead(&self, newest: u64) -> f64 {
+    /// crowd is as noted then. When it begins later, the crowd now loses the
+    /// winners of the draws due before it (the addresses whose tokens end by
+    /// then, at the percentage in effect and the draws per address measured),
+    /// and gains the arrivals of the last tick's pace (a wave coming in).
+    fn crowd_ahead(&self, newest: u64, per_address: f64) -> f64 {
         let now = self.waiting.len() as f64;
         let d = self.options.wait_period.max(1);
         let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));
@@ -406,20 +421,24 @@ impl Controller {
                 .find_map(|(_, s)| s.waiting)
                 .map_or(now, |w| w as f64);
         }
-        let period = self.options.draw_period();
-        let Some(then) = self
+        let in_effect = self
             .series
-            .get(newest.saturating_sub(period))
-            .and_then(|s| s.waiting)
-        else {
-            return now;
-        };
-        let arrivals = |from: u64| self.series.sum(from, newest + 1, |s| s.arrivals) as f64;
-        let leaving = (now - then as f64 - arrivals(newest + 1 - period)) / period as f64;
-        let tick = self.options.tick.min(period);
-        let coming = arrivals(newest + 1 - tick) / tick as f64;
-        let ahead = (slot_start - newest) as f64;
-        (now + (leaving.min(0.0) + coming) * ahead).max(now.min(1.0))
+            .range(newest.saturating_sub(self.options.draw_period()), newest)
+            .rev()
+            .find_map(|(_, s)| s.percentage_micros)
+            .map_or(0.0, |p| Percentage::from_micros(p).fraction());
+        // Tokens ending by `slot_start - d` are drawn before the slot begins.
+        let due = self
+            .waiting
+            .ending_by((slot_start - d).saturating_add(self.options.redeem_window()))
+            as f64;
+        let winners = (due * per_address * in_effect).min(now);
+        let tick = self.options.tick.min(self.options.draw_period()).max(1);
+        let arrivals = self
+            .series
+            .sum(newest + 1 - tick, newest + 1, |s| s.arrivals) as f64;
+        let coming = arrivals / tick as f64 * (slot_start - newest) as f64;
+        (now - winners + coming).max(now.min(1.0))
     }
 
     /// A line showing a percentage written earlier measures the propagation
