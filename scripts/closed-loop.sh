@@ -52,3 +52,6 @@ plan() { # name args...
 plan flash "${flash[@]}" --allow-percentage 0.5,1,1.15,2,5
 plan steady "${steady[@]}" --allow-percentage 1,2,3,5,10
 plan waves "${waves[@]}" --allow-percentage 1,2,3,5,10
+
+# Every run's figures in one Markdown table.
+python3 scripts/closed-loop-table.py "$out" | tee "$out/table.md"

@@ -10,24 +10,30 @@
 //! Every waiting visitor draws once per draw period (`2d`, `d` =
 //! `wait_period_duration`), and each draw admits with probability `p`. So if `E`
 //! draws are expected in the next period and the target allows `A` new sessions in
-//! a period, the percentage is `p = A / E`. The controller counts the addresses that
-//! hold a live wait token (from the `exp` of every waiting line), and how many draws
-//! each of them made over the last period (`r`, below 1 when visitors give up), and
-//! expects `E = waiting × r`. When the room is open (100 %), nobody waits, and `E` is
-//! the new sessions of the last period instead.
+//! a period, the percentage is `p = A / E`. `E` is the addresses due to draw in the
+//! period times the draws each address made over the last period (`r`, measured
+//! against the addresses waiting at its start: below 1 when visitors give up,
+//! above when several devices share an address). When the room is open (100 %),
+//! nobody waits, and `E` is the new sessions of the last period instead.
+//!
+//! The addresses due to draw come from a calendar: every wait token ends on a slot
+//! boundary (its `exp`, a multiple of `d`), the addresses drawing in a slot are
+//! those whose tokens end at its start, and those tokens were handed out two slots
+//! before (to the losers of that slot's draws, and to its arrivals). A write lands
+//! after the log's lag, the propagation delay (measured: from a write to the first
+//! log line showing it in effect) and half a tick, in a draw period of two slots;
+//! each slot counts the addresses holding tokens that end at its start plus those
+//! that already drew with one (a slot's winners drew in it too), and tokens still
+//! to be handed out are predicted (the draws still due, losing at the percentage
+//! in effect, and arrivals at their recent pace). Counting the crowd as a whole
+//! instead missed both ways: a crowd draining at the target while a write takes a
+//! minute to reach the edge fell to half the target in its last minutes, and a
+//! percentage that rose as a slot's winners left over-admitted the rest; a wave
+//! arriving lowered the percentage for draws its visitors were not yet part of.
 //!
 //! This is a feed-forward rule on the crowd, not feedback on the admissions, so a
-//! percentage that takes tens of seconds to reach the edge cannot make it oscillate:
-//! each write is computed from the crowd alone. The crowd counted is the one that
-//! will draw while the write is in effect: wait tokens end on slot boundaries and
-//! the visitors drawing in a slot are those whose tokens end at its start, so it
-//! is the crowd as it stands when the slot the write lands in begins. The write
-//! lands after the log's lag, the propagation delay (measured: from a write to the
-//! first log line showing it in effect) and half a tick; until then the crowd loses
-//! the winners of the draws due (from the tokens' `exp`, a calendar of the draws to
-//! come) and gains arrivals at their recent pace. Without that, a crowd draining at
-//! the target while a write takes a minute to reach the edge fell to half the
-//! target in its last minutes.
+//! percentage that takes tens of seconds to reach the edge cannot make it
+//! oscillate: each write is computed from the crowd alone.
 //!
 //! Before two draw periods of log, a provisional percentage assumes every address
 //! seen waiting draws once a period, and is written only when it is lower than the
@@ -41,7 +47,7 @@
 pub mod crowd;
 pub mod series;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 use crate::decision::{Decision, Session, Transition};
@@ -212,6 +218,9 @@ pub struct Controller {
     pending: VecDeque<(Percentage, u64)>,
     /// Seconds from a write to the first line showing it in effect, as last measured.
     propagation: Option<u64>,
+    /// Wait tokens that were drawn or replaced, by the second they end (so that a
+    /// slot's addresses count after they drew in it).
+    moved: BTreeMap<u64, u64>,
     /// Lines read, and what became of them.
     pub counters: Counters,
 }
@@ -234,6 +243,7 @@ impl Controller {
             clock: None,
             pending: VecDeque::new(),
             propagation: None,
+            moved: BTreeMap::new(),
             counters: Counters::default(),
         })
     }
@@ -269,6 +279,7 @@ impl Controller {
 
         let uid = record.uid.as_str();
         let redeem = self.options.redeem_window();
+        let held = self.waiting.until(uid);
         match record.decision {
             Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
                 if record.transition == Some(Transition::SessionExpired) {
@@ -292,6 +303,11 @@ impl Controller {
                 self.active.leave(uid);
             }
             None => {}
+        }
+        if let Some(held) = held
+            && self.waiting.until(uid) != Some(held)
+        {
+            *self.moved.entry(held).or_default() += 1;
         }
     }
 
@@ -378,7 +394,7 @@ impl Controller {
             Some(w) if w > 0 => (draws / w as f64).clamp(0.1, 2.0),
             _ => 1.0,
         };
-        let mut expected = self.crowd_ahead(newest, per_address) * per_address;
+        let mut expected = self.drawers_ahead(newest, per_address) * per_address;
         let open = self
             .series
             .range(since, newest)
@@ -393,52 +409,73 @@ impl Controller {
         Some(self.bounded(self.allowed(), expected))
     }
 
-    /// The addresses expected to draw while a write made now is in effect.
+    /// The addresses expected to draw in the draw period a write made now lands in.
     ///
-    /// Every wait token ends on a slot boundary (a multiple of `d`), and the
-    /// visitors who draw in a slot are those whose tokens end at its start; so
-    /// the crowd that matters for a write is the crowd as it stood when the slot
-    /// it lands in began (those admitted earlier in the slot drew in it too; a
-    /// percentage that rose as they left would admit the rest at a higher rate).
-    /// The write lands after the log's lag (the clock against the newest line),
-    /// the propagation delay last measured, and half a tick (a write holds until
-    /// the next one lands). When that slot began before the newest line, the
-    /// crowd is as noted then. When it begins later, the crowd now loses the
-    /// winners of the draws due before it (the addresses whose tokens end by
-    /// then, at the percentage in effect and the draws per address measured),
-    /// and gains the arrivals of the last tick's pace (a wave coming in).
-    fn crowd_ahead(&self, newest: u64, per_address: f64) -> f64 {
-        let now = self.waiting.len() as f64;
+    /// Every wait token ends on a slot boundary (a multiple of `d`); the addresses
+    /// drawing in a slot are those whose tokens end at its start, and those tokens
+    /// were handed out two slots before, to the losers of that slot's draws and to
+    /// its arrivals. The tokens' `exp` is thus a calendar of the draws to come. The
+    /// write lands after the log's lag (the clock against the newest line), the
+    /// propagation delay (as last measured) and half a tick (a write holds until
+    /// the next one lands), in a draw period of two slots (periods start on
+    /// multiples of `2d`). Each of its slots counts the addresses holding tokens
+    /// that end at its start, and those that drew with one already (a slot's
+    /// winners drew in it too: a percentage that rose as they left would admit
+    /// the rest at a higher rate). Tokens still to be handed out are predicted:
+    /// the slot's draws still to come, losing at the percentage in effect (and
+    /// showing up at the rate measured), and arrivals at the last tick's pace.
+    fn drawers_ahead(&self, newest: u64, per_address: f64) -> f64 {
         let d = self.options.wait_period.max(1);
         let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));
         let lands = newest + lag + self.propagation.unwrap_or(0) + self.options.tick / 2;
-        let slot_start = lands / d * d;
-        if slot_start <= newest {
-            // The crowd noted at the slot's start (or the nearest second after it).
-            return self
-                .series
-                .range(slot_start, newest)
-                .find_map(|(_, s)| s.waiting)
-                .map_or(now, |w| w as f64);
-        }
+        let slot = lands / d;
+        let first = (slot - slot % 2) * d;
         let in_effect = self
             .series
             .range(newest.saturating_sub(self.options.draw_period()), newest)
             .rev()
             .find_map(|(_, s)| s.percentage_micros)
             .map_or(0.0, |p| Percentage::from_micros(p).fraction());
-        // Tokens ending by `slot_start - d` are drawn before the slot begins.
-        let due = self
-            .waiting
-            .ending_by((slot_start - d).saturating_add(self.options.redeem_window()))
-            as f64;
-        let winners = (due * per_address * in_effect).min(now);
-        let tick = self.options.tick.min(self.options.draw_period()).max(1);
+        let tick = self.options.tick.clamp(1, self.options.draw_period());
         let arrivals = self
             .series
-            .sum(newest + 1 - tick, newest + 1, |s| s.arrivals) as f64;
-        let coming = arrivals / tick as f64 * (slot_start - newest) as f64;
-        (now - winners + coming).max(now.min(1.0))
+            .sum(newest + 1 - tick.min(newest + 1), newest + 1, |s| {
+                s.arrivals
+            }) as f64;
+        let ahead = Ahead {
+            newest,
+            d,
+            stay: per_address.min(1.0) * (1.0 - in_effect),
+            pace: arrivals / tick as f64,
+        };
+        self.tokens_ending_at(first, &ahead, 4) + self.tokens_ending_at(first + d, &ahead, 4)
+    }
+
+    /// Addresses holding (or having drawn with) a wait token ending in the slot
+    /// starting at `x` (the room's tokens end at its start), predicted while such
+    /// tokens are still being handed out.
+    fn tokens_ending_at(&self, x: u64, ahead: &Ahead, depth: u32) -> f64 {
+        let (redeem, d) = (self.options.redeem_window(), ahead.d);
+        let live = |x: u64| self.waiting.ending_within(x + redeem, x + d + redeem) as f64;
+        let moved: u64 = self
+            .moved
+            .range(x + redeem..x + d + redeem)
+            .map(|(_, n)| n)
+            .sum();
+        let known = live(x) + moved as f64;
+        let newest = ahead.newest;
+        // Tokens ending at `x` are handed out in the slot starting at `x - 2d`.
+        let handed_until = x.saturating_sub(d);
+        if newest + 1 >= handed_until || depth == 0 {
+            return known;
+        }
+        let source = x.saturating_sub(2 * d);
+        let (to_draw, from) = if newest >= source {
+            (live(source), newest + 1)
+        } else {
+            (self.tokens_ending_at(source, ahead, depth - 1), source)
+        };
+        known + to_draw * ahead.stay + ahead.pace * handed_until.saturating_sub(from) as f64
     }
 
     /// A line showing a percentage written earlier measures the propagation
@@ -503,6 +540,8 @@ impl Controller {
         };
         self.waiting.expire(newest);
         self.active.expire(newest);
+        let keep_from = newest.saturating_sub(2 * self.options.draw_period());
+        self.moved = self.moved.split_off(&keep_from);
         self.note_crowd();
     }
 
@@ -536,6 +575,18 @@ impl Controller {
             series,
         }
     }
+}
+
+/// What the prediction of the draws to come works from.
+struct Ahead {
+    /// The newest second of log.
+    newest: u64,
+    /// The wait period.
+    d: u64,
+    /// Share of a slot's addresses that draw and lose, and so hold the next token.
+    stay: f64,
+    /// Arrivals per second.
+    pace: f64,
 }
 
 /// Adds one record to its second's counts.

@@ -42,11 +42,12 @@ pub struct RunReport {
 
 /// How closely the controller held its target.
 ///
-/// A minute is checked when people were waiting at its start and still at its end
-/// (the crowd is not drained yet), except the first two minutes of a crowd (a
-/// minute that starts with nobody waiting, and the next), which depend on the
-/// percentage in effect before the controller's writes reach the edge: those are
-/// reported in `first_minutes`.
+/// A minute is checked when at least a minute of the target was waiting at its
+/// start and people were still waiting at its end (the crowd is not drained yet:
+/// the minute that admits the last of them admits what is left), except the first
+/// two minutes of a crowd (a minute that starts with nobody waiting, and the
+/// next), which depend on the percentage in effect before the controller's writes
+/// reach the edge: those are reported in `first_minutes`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClosedLoopReport {
     /// New sessions a minute the controller holds.
@@ -304,7 +305,7 @@ fn closed_loop(
         .collect();
     let ratio = |n: u64| n as f64 / target;
     let checked: Vec<f64> = (0..minutes)
-        .filter(|&m| waiting_at_start(m) > 0 && waiting[m] > 0)
+        .filter(|&m| waiting_at_start(m) as f64 >= target && waiting[m] > 0)
         .filter(|&m| !starts.iter().any(|&s| m == s + 1))
         .map(|m| ratio(per_minute[m]))
         .collect();
