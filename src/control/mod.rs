@@ -394,7 +394,8 @@ impl Controller {
             Some(w) if w > 0 => (draws / w as f64).clamp(0.1, 2.0),
             _ => 1.0,
         };
-        let mut expected = self.drawers_ahead(newest, per_address) * per_address;
+        let landing = self.landing(newest, per_address);
+        let mut expected = (landing.addresses[0] + landing.addresses[1]) * per_address;
         let open = self
             .series
             .range(since, newest)
@@ -406,10 +407,75 @@ impl Controller {
             let admissions = self.series.sum(since, newest + 1, |s| s.admissions) as f64;
             expected = expected.max(admissions);
         }
-        Some(self.bounded(self.allowed(), expected))
+        let p = self.bounded(self.allowed(), expected);
+        if open {
+            return Some(p);
+        }
+        Some(match self.left_in_period(newest, per_address, &landing) {
+            Some(left) => p.min(left),
+            None => p,
+        })
     }
 
-    /// The addresses expected to draw in the draw period a write made now lands in.
+    /// What is left of the period's allowance for the draws after the write
+    /// lands: the allowance, less the new sessions the log shows in the period so
+    /// far and those expected of its draws before the write lands (at the
+    /// percentages written to land by then, or the one in effect), over the draws
+    /// after (spread evenly over each slot's seconds, as the visitors' phases
+    /// spread them). A write that lands in the middle of a period cannot undo
+    /// what the draws before it admitted: a wave that drew at the percentage
+    /// left by a draining crowd, before the write that saw it landed, used part
+    /// of the period's allowance. `None` when the write lands at the period's
+    /// start. Only ever lowers the percentage (the caller takes the lower).
+    fn left_in_period(
+        &self,
+        newest: u64,
+        per_address: f64,
+        landing: &Landing,
+    ) -> Option<Percentage> {
+        let d = self.options.wait_period.max(1);
+        let starts = landing.lands.saturating_sub(self.options.tick / 2);
+        if starts <= landing.first {
+            return None;
+        }
+        let in_effect = self.in_effect(newest);
+        let at = |t: u64| {
+            let delay = self.propagation.unwrap_or(0);
+            self.pending
+                .iter()
+                .rev()
+                .find(|(_, written)| written.saturating_add(delay) <= t)
+                .map_or(in_effect, |(p, _)| p.fraction())
+        };
+        let (mut before, mut after) = (0.0, 0.0);
+        let window = d.saturating_sub(1).max(1);
+        for (k, addresses) in landing.addresses.iter().enumerate() {
+            let x = landing.first + k as u64 * d;
+            let per_second = addresses * per_address / window as f64;
+            for t in x + 1..=x + window {
+                if t >= starts {
+                    after += per_second;
+                } else if t > newest {
+                    before += per_second * at(t);
+                }
+            }
+        }
+        let spent = self.series.sum(landing.first, newest + 1, |s| s.admissions) as f64;
+        let left = (self.allowed() - spent - before).max(0.0);
+        (after >= 1.0).then(|| self.bounded(left, after))
+    }
+
+    /// The percentage the newest lines show in effect, as a fraction (0 when none do).
+    fn in_effect(&self, newest: u64) -> f64 {
+        self.series
+            .range(newest.saturating_sub(self.options.draw_period()), newest)
+            .rev()
+            .find_map(|(_, s)| s.percentage_micros)
+            .map_or(0.0, |p| Percentage::from_micros(p).fraction())
+    }
+
+    /// The draw period a write made now lands in, and the addresses expected to
+    /// draw in each of its slots.
     ///
     /// Every wait token ends on a slot boundary (a multiple of `d`); the addresses
     /// drawing in a slot are those whose tokens end at its start, and those tokens
@@ -424,18 +490,13 @@ impl Controller {
     /// the rest at a higher rate). Tokens still to be handed out are predicted:
     /// the slot's draws still to come, losing at the percentage in effect (and
     /// showing up at the rate measured), and arrivals at the last tick's pace.
-    fn drawers_ahead(&self, newest: u64, per_address: f64) -> f64 {
+    fn landing(&self, newest: u64, per_address: f64) -> Landing {
         let d = self.options.wait_period.max(1);
         let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));
         let lands = newest + lag + self.propagation.unwrap_or(0) + self.options.tick / 2;
         let slot = lands / d;
         let first = (slot - slot % 2) * d;
-        let in_effect = self
-            .series
-            .range(newest.saturating_sub(self.options.draw_period()), newest)
-            .rev()
-            .find_map(|(_, s)| s.percentage_micros)
-            .map_or(0.0, |p| Percentage::from_micros(p).fraction());
+        let in_effect = self.in_effect(newest);
         let tick = self.options.tick.clamp(1, self.options.draw_period());
         let arrivals = self
             .series
@@ -448,7 +509,14 @@ impl Controller {
             stay: per_address.min(1.0) * (1.0 - in_effect),
             pace: arrivals / tick as f64,
         };
-        self.tokens_ending_at(first, &ahead, 4) + self.tokens_ending_at(first + d, &ahead, 4)
+        Landing {
+            first,
+            lands,
+            addresses: [
+                self.tokens_ending_at(first, &ahead, 4),
+                self.tokens_ending_at(first + d, &ahead, 4),
+            ],
+        }
     }
 
     /// Addresses holding (or having drawn with) a wait token ending in the slot
@@ -496,7 +564,8 @@ impl Controller {
     }
 
     /// Before two draw periods: the target over the addresses seen waiting, when
-    /// that is below the percentage the newest lines show in effect.
+    /// that is below the percentage the newest lines show in effect and the one
+    /// last written (an operator's `start` stands until then).
     fn provisional(&self) -> Option<Percentage> {
         let newest = self.series.newest()?;
         let in_effect = self
@@ -509,7 +578,8 @@ impl Controller {
             return None;
         }
         let p = self.bounded(self.allowed(), self.waiting.len() as f64);
-        (p < in_effect).then_some(p)
+        let lowest = self.written.map_or(in_effect, |w| w.min(in_effect));
+        (p < lowest).then_some(p)
     }
 
     /// New sessions the target allows in one draw period (capped at the free
@@ -575,6 +645,16 @@ impl Controller {
             series,
         }
     }
+}
+
+/// Where a write made now lands, and who draws around it.
+struct Landing {
+    /// Start of the draw period it lands in.
+    first: u64,
+    /// When it lands (the middle of the tick it holds for).
+    lands: u64,
+    /// Addresses drawing in each of the period's two slots.
+    addresses: [f64; 2],
 }
 
 /// What the prediction of the draws to come works from.

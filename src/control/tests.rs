@@ -404,3 +404,26 @@ fn a_crowd_drawing_in_bursts_is_counted_as_it_stood_when_the_slot_began() {
         "{writes:?}, expected {expected} (crowd {left:?})"
     );
 }
+
+#[test]
+fn what_a_period_admitted_before_a_write_lands_counts_against_its_allowance() {
+    // 600 addresses drawing once a period, nobody winning: 300 a period wanted
+    // makes 50 %.
+    let mut c = Controller::new(options(300.0)).unwrap();
+    bursty_crowd(&mut c, 600, 240, |_, _| false);
+    c.tick(ALIGNED + 240);
+    assert_eq!(c.percentage(), Some(Percentage::whole(50)));
+    // (The lines say 1 %: this crowd never shows the 50 % in effect, so no
+    // propagation delay is measured.) Then the period's first seconds admit 200
+    // (a percentage left over from a smaller crowd): a write landing now gives the rest of the period only what
+    // is left of its 300.
+    for uid in 0..200 {
+        c.observe(&draw(ALIGNED + 241, uid, true, "1"), ALIGNED + 241);
+    }
+    for t in ALIGNED + 242..=ALIGNED + 250 {
+        c.observe(&draw(t, 300 + (t - ALIGNED) as u32, false, "1"), t);
+    }
+    c.tick(ALIGNED + 250);
+    let p = c.percentage().unwrap();
+    assert!(p < Percentage::whole(30), "{p}");
+}
