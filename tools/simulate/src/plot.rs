@@ -146,7 +146,7 @@ pub fn closed_loop(
     let peak = per_minute.iter().copied().max().unwrap_or(0) as f64;
     let mut chart = ChartBuilder::on(&panels[0])
         .caption(
-            format!("new sessions per minute; target {target:.0} (grey), ±10 % (dashed)"),
+            format!("new sessions per minute; target {target:.0} (grey), ±10 % (light grey)"),
             (FONT, 15),
         )
         .margin(10)
@@ -156,6 +156,7 @@ pub fn closed_loop(
         .map_err(failed)?;
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .y_desc("new sessions / min")
         .draw()
         .map_err(failed)?;
@@ -167,11 +168,9 @@ pub fn closed_loop(
         .map_err(failed)?;
     for bound in [0.9 * target, 1.1 * target] {
         chart
-            .draw_series(DashedLineSeries::new(
+            .draw_series(LineSeries::new(
                 [(0.0, bound), (minutes, bound)],
-                6,
-                4,
-                grey.stroke_width(1),
+                RGBColor(190, 190, 190).stroke_width(1),
             ))
             .map_err(failed)?;
     }
@@ -207,6 +206,7 @@ pub fn closed_loop(
         .map_err(failed)?;
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .y_desc("allow_percentage, %")
         .draw()
         .map_err(failed)?;
@@ -239,6 +239,7 @@ pub fn closed_loop(
         .map_err(failed)?;
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .x_desc("minutes since the start")
         .y_desc("waiting")
         .draw()
