@@ -10,7 +10,9 @@
 # operator's levers (--start, a low static percentage), and the fixed
 # percentages of the planning table for comparison.
 # Writes report.json and closed-loop-eligible.svg per run under
-# docs/sim/closed-loop/, and prints each run's figures. About 10 minutes on 2 cores.
+# docs/sim/closed-loop/, prints each run's figures, and writes them all as a
+# Markdown table (table.md). About 16 minutes on 2 cores shared with other work
+# (load 3-6); less on an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,10 +39,13 @@ for delay in 0 30 60; do
   run waves "$delay" "${waves[@]}" --target-per-minute 3000
 done
 
-# The first two minutes: the static 20 % until the first write lands, or the
-# operator's levers.
+# The first minutes: the static 20 % until the first write lands, or the
+# operator's levers (a start percentage written at the first tick, or a static
+# percentage near the one the target needs).
 run flash-start-1 60 "${flash[@]}" --target-per-minute 2000 --start 1
 run flash-static-1 60 "${flash[@]}" --target-per-minute 2000 --allow-percentage 1
+run steady-start-25 60 "${steady[@]}" --target-per-minute 2000 --start 25
+run waves-start-3 60 "${waves[@]}" --target-per-minute 3000 --start 3
 
 # Fixed percentages, as the planning mode tabulates them (a sample of 20,000 scaled up).
 plan() { # name args...
