@@ -1,13 +1,16 @@
 //! Who holds a place, as the log shows it: one expiry per address, for waiting
 //! visitors and for admitted ones. Bounded: past `capacity` addresses new ones are
-//! counted as overflow instead of stored.
+//! counted as overflow instead of stored. The places are also counted by the
+//! second they end: a calendar of the wait tokens, and so of the draws to come.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Addresses with a live token of one kind, and when each token ends.
 #[derive(Debug, Clone)]
 pub struct Crowd {
     expiries: HashMap<String, u64>,
+    /// How many places end at each second (a calendar of the tokens' ends).
+    ends: BTreeMap<u64, u64>,
     capacity: usize,
     /// Addresses not stored because the crowd was full.
     pub overflow: u64,
@@ -18,6 +21,7 @@ impl Crowd {
     pub fn new(capacity: usize) -> Crowd {
         Crowd {
             expiries: HashMap::new(),
+            ends: BTreeMap::new(),
             capacity,
             overflow: 0,
         }
@@ -26,24 +30,45 @@ impl Crowd {
     /// `uid` holds a token ending at `until`.
     pub fn hold(&mut self, uid: &str, until: u64) {
         if let Some(exp) = self.expiries.get_mut(uid) {
-            *exp = until;
+            let old = std::mem::replace(exp, until);
+            uncount(&mut self.ends, old);
         } else if self.expiries.len() < self.capacity {
             self.expiries.insert(uid.to_string(), until);
         } else {
             self.overflow += 1;
+            return;
         }
+        *self.ends.entry(until).or_default() += 1;
     }
 
     /// `uid` no longer holds a place.
     pub fn leave(&mut self, uid: &str) {
-        self.expiries.remove(uid);
+        if let Some(old) = self.expiries.remove(uid) {
+            uncount(&mut self.ends, old);
+        }
+    }
+
+    /// When `uid`'s place ends, if it holds one.
+    pub fn until(&self, uid: &str) -> Option<u64> {
+        self.expiries.get(uid).copied()
     }
 
     /// Forgets every place that ended before `now`; returns how many.
     pub fn expire(&mut self, now: u64) -> u64 {
-        let before = self.expiries.len();
-        self.expiries.retain(|_, exp| *exp >= now);
-        (before - self.expiries.len()) as u64
+        let ended: u64 = self.ends.range(..now).map(|(_, n)| n).sum();
+        if ended > 0 {
+            self.expiries.retain(|_, exp| *exp >= now);
+            self.ends = self.ends.split_off(&now);
+        }
+        ended
+    }
+
+    /// Addresses whose place ends in the seconds `from..to`.
+    pub fn ending_within(&self, from: u64, to: u64) -> u64 {
+        if from >= to {
+            return 0;
+        }
+        self.ends.range(from..to).map(|(_, n)| n).sum()
     }
 
     /// Addresses holding a place.
@@ -54,6 +79,15 @@ impl Crowd {
     /// Whether nobody holds a place.
     pub fn is_empty(&self) -> bool {
         self.expiries.is_empty()
+    }
+}
+
+fn uncount(ends: &mut BTreeMap<u64, u64>, until: u64) {
+    if let Some(n) = ends.get_mut(&until) {
+        *n -= 1;
+        if *n == 0 {
+            ends.remove(&until);
+        }
     }
 }
 
@@ -68,10 +102,19 @@ mod tests {
         c.hold("a", 160);
         c.hold("b", 90);
         assert_eq!(c.len(), 2);
+        assert_eq!(
+            (
+                c.ending_within(90, 91),
+                c.ending_within(0, 200),
+                c.until("a")
+            ),
+            (1, 2, Some(160))
+        );
         assert_eq!(c.expire(95), 1);
         assert_eq!(c.expire(160), 0);
         c.leave("a");
         assert!(c.is_empty());
+        assert_eq!(c.ending_within(0, 200), 0);
     }
 
     #[test]

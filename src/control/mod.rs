@@ -10,21 +10,44 @@
 //! Every waiting visitor draws once per draw period (`2d`, `d` =
 //! `wait_period_duration`), and each draw admits with probability `p`. So if `E`
 //! draws are expected in the next period and the target allows `A` new sessions in
-//! a period, the percentage is `p = A / E`. The controller counts the addresses that
-//! hold a live wait token (from the `exp` of every waiting line), and how many draws
-//! each of them made over the last period (`r`, below 1 when visitors give up), and
-//! expects `E = waiting × r`. When the room is open (100 %), nobody waits, and `E` is
-//! the new sessions of the last period instead.
+//! a period, the percentage is `p = A / E`. `E` is the addresses due to draw in the
+//! period times the draws each address made over the last period (`r`, measured
+//! against the addresses waiting at its start: below 1 when visitors give up,
+//! above when several devices share an address). When the room is open (100 %),
+//! nobody waits, and `E` is the new sessions of the last period instead.
+//!
+//! The addresses due to draw come from a calendar: every wait token ends on a slot
+//! boundary (its `exp`, a multiple of `d`), the addresses drawing in a slot are
+//! those whose tokens end at its start, and those tokens were handed out two slots
+//! before (to the losers of that slot's draws, and to its arrivals). A write lands
+//! after the log's lag, the propagation delay (measured: from a write to the first
+//! log line showing it in effect) and half a tick, in a draw period of two slots;
+//! each slot counts the addresses holding tokens that end at its start plus those
+//! that already drew with one (a slot's winners drew in it too), and tokens still
+//! to be handed out are predicted (the draws still due, losing at the percentage
+//! in effect, and arrivals at their recent pace). Counting the crowd as a whole
+//! instead missed both ways: a crowd draining at the target while a write takes a
+//! minute to reach the edge fell to half the target in its last minutes, and a
+//! percentage that rose as a slot's winners left over-admitted the rest; a wave
+//! arriving lowered the percentage for draws its visitors were not yet part of.
 //!
 //! This is a feed-forward rule on the crowd, not feedback on the admissions, so a
-//! percentage that takes tens of seconds to reach the edge cannot make it oscillate:
-//! the crowd changes slowly, and each write is computed from the crowd alone.
+//! percentage that takes tens of seconds to reach the edge cannot make it
+//! oscillate: each write is computed from the crowd alone.
+//!
+//! Before two draw periods of log, a provisional percentage assumes every address
+//! seen waiting draws once a period, and is written only when it is lower than the
+//! one in effect (a controller that starts while a crowd waits may have seen only
+//! part of it): it lets a flash crowd meet the target from its first draw, a wait
+//! period after it arrives.
+//!
 //! With `max_active`, `A` is also capped at the free places (`max_active` minus the
 //! addresses holding a live allow token).
 
 pub mod crowd;
 pub mod series;
 
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 use crate::decision::{Decision, Session, Transition};
@@ -44,6 +67,8 @@ pub const WINDOW: u64 = 3600;
 pub const MAX_CLOCK_SKEW: u64 = 300;
 /// Longest wait between two attempts after failed writes, seconds.
 pub const MAX_BACKOFF: u64 = 300;
+/// Writes remembered until the log shows them in effect (to measure the delay).
+const PENDING_WRITES: usize = 64;
 
 /// What the operator asks of the controller.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,6 +212,15 @@ pub struct Controller {
     /// Failed writes in a row, and when the next attempt may be made.
     failures_in_a_row: u32,
     next_attempt: u64,
+    /// The clock at the last tick.
+    clock: Option<u64>,
+    /// Percentages written and when, not yet seen in effect in the log.
+    pending: VecDeque<(Percentage, u64)>,
+    /// Seconds from a write to the first line showing it in effect, as last measured.
+    propagation: Option<u64>,
+    /// Wait tokens that were drawn or replaced, by the second they end (so that a
+    /// slot's addresses count after they drew in it).
+    moved: BTreeMap<u64, u64>,
     /// Lines read, and what became of them.
     pub counters: Counters,
 }
@@ -206,6 +240,10 @@ impl Controller {
             last_write: None,
             failures_in_a_row: 0,
             next_attempt: 0,
+            clock: None,
+            pending: VecDeque::new(),
+            propagation: None,
+            moved: BTreeMap::new(),
             counters: Counters::default(),
         })
     }
@@ -237,9 +275,11 @@ impl Controller {
         self.counters.lines += 1;
         self.first_record.get_or_insert(record.t);
         count(second, record);
+        self.measure_propagation(record);
 
         let uid = record.uid.as_str();
         let redeem = self.options.redeem_window();
+        let held = self.waiting.until(uid);
         match record.decision {
             Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
                 if record.transition == Some(Transition::SessionExpired) {
@@ -264,6 +304,11 @@ impl Controller {
             }
             None => {}
         }
+        if let Some(held) = held
+            && self.waiting.until(uid) != Some(held)
+        {
+            *self.moved.entry(held).or_default() += 1;
+        }
     }
 
     /// Decides at clock time `now` whether to write, and what. At most one write
@@ -271,6 +316,7 @@ impl Controller {
     /// not yet due, and none while backing off after failed writes. Report the
     /// outcome with [`Controller::written`] or [`Controller::failed`].
     pub fn tick(&mut self, now: u64) -> Option<Write> {
+        self.clock = Some(now);
         self.close_second();
         self.wanted = self.percentage().or(self.options.start).or(self.wanted);
         if now < self.next_attempt {
@@ -290,6 +336,10 @@ impl Controller {
     pub fn written(&mut self, write: &Write, now: u64) {
         if let Some(p) = write.allow_percentage {
             self.written = Some(p);
+            if self.pending.len() == PENDING_WRITES {
+                self.pending.pop_front();
+            }
+            self.pending.push_back((p, now));
         }
         self.last_write = Some(now);
         self.failures_in_a_row = 0;
@@ -311,14 +361,22 @@ impl Controller {
         self.next_attempt = now.saturating_add(wait);
     }
 
-    /// The percentage that holds the target, from what the log has shown; `None`
-    /// until two draw periods of log have been seen (one to see every waiting
-    /// address, one to see how often they draw).
+    /// The percentage that holds the target, from what the log has shown.
+    ///
+    /// After two draw periods of log (one to see every waiting address, one to
+    /// see how often they draw), the full estimate. Before that, a provisional
+    /// one that assumes every address seen waiting draws once a period, and that
+    /// only ever lowers the percentage in effect (as the newest lines log it):
+    /// the addresses seen so far may be only part of the crowd (a controller that
+    /// starts, or restarts, while a crowd waits), so the provisional estimate is
+    /// too high rather than too low, and only a lower one is safe to write. It is
+    /// what lets a flash crowd meet the target before its first draw. `None`
+    /// when neither applies.
     pub fn percentage(&self) -> Option<Percentage> {
         let newest = self.series.newest()?;
         let period = self.options.draw_period();
         if newest + 1 < self.first_record?.saturating_add(2 * period) {
-            return None;
+            return self.provisional();
         }
         let since = newest + 1 - period;
         let draws = self.series.sum(since, newest + 1, |s| s.draws) as f64;
@@ -336,7 +394,8 @@ impl Controller {
             Some(w) if w > 0 => (draws / w as f64).clamp(0.1, 2.0),
             _ => 1.0,
         };
-        let mut expected = self.waiting.len() as f64 * per_address;
+        let landing = self.landing(newest, per_address);
+        let mut expected = (landing.addresses[0] + landing.addresses[1]) * per_address;
         let open = self
             .series
             .range(since, newest)
@@ -348,16 +407,200 @@ impl Controller {
             let admissions = self.series.sum(since, newest + 1, |s| s.admissions) as f64;
             expected = expected.max(admissions);
         }
-        let mut allowed = self.options.target_per_minute * period as f64 / 60.0;
+        let p = self.bounded(self.allowed(), expected);
+        if open {
+            return Some(p);
+        }
+        Some(match self.left_in_period(newest, per_address, &landing) {
+            Some(left) => p.min(left),
+            None => p,
+        })
+    }
+
+    /// What is left of the period's allowance for the draws after the write
+    /// lands: the allowance, less the new sessions the log shows in the period so
+    /// far and those expected of its draws before the write lands (at the
+    /// percentages written to land by then, or the one in effect), over the draws
+    /// after (spread evenly over each slot's seconds, as the visitors' phases
+    /// spread them). A write that lands in the middle of a period cannot undo
+    /// what the draws before it admitted: a wave that drew at the percentage
+    /// left by a draining crowd, before the write that saw it landed, used part
+    /// of the period's allowance. `None` when the write lands at the period's
+    /// start. Only ever lowers the percentage (the caller takes the lower).
+    fn left_in_period(
+        &self,
+        newest: u64,
+        per_address: f64,
+        landing: &Landing,
+    ) -> Option<Percentage> {
+        let d = self.options.wait_period.max(1);
+        let starts = landing.lands.saturating_sub(self.options.tick / 2);
+        if starts <= landing.first {
+            return None;
+        }
+        let in_effect = self.in_effect(newest);
+        let at = |t: u64| {
+            let delay = self.propagation.unwrap_or(0);
+            self.pending
+                .iter()
+                .rev()
+                .find(|(_, written)| written.saturating_add(delay) <= t)
+                .map_or(in_effect, |(p, _)| p.fraction())
+        };
+        let (mut before, mut after) = (0.0, 0.0);
+        let window = d.saturating_sub(1).max(1);
+        for (k, addresses) in landing.addresses.iter().enumerate() {
+            let x = landing.first + k as u64 * d;
+            let per_second = addresses * per_address / window as f64;
+            for t in x + 1..=x + window {
+                if t >= starts {
+                    after += per_second;
+                } else if t > newest {
+                    before += per_second * at(t);
+                }
+            }
+        }
+        let spent = self.series.sum(landing.first, newest + 1, |s| s.admissions) as f64;
+        let left = (self.allowed() - spent - before).max(0.0);
+        (after >= 1.0).then(|| self.bounded(left, after))
+    }
+
+    /// The percentage the newest lines show in effect, as a fraction (0 when none do).
+    fn in_effect(&self, newest: u64) -> f64 {
+        self.series
+            .range(newest.saturating_sub(self.options.draw_period()), newest)
+            .rev()
+            .find_map(|(_, s)| s.percentage_micros)
+            .map_or(0.0, |p| Percentage::from_micros(p).fraction())
+    }
+
+    /// The draw period a write made now lands in, and the addresses expected to
+    /// draw in each of its slots.
+    ///
+    /// Every wait token ends on a slot boundary (a multiple of `d`); the addresses
+    /// drawing in a slot are those whose tokens end at its start, and those tokens
+    /// were handed out two slots before, to the losers of that slot's draws and to
+    /// its arrivals. The tokens' `exp` is thus a calendar of the draws to come. The
+    /// write lands after the log's lag (the clock against the newest line), the
+    /// propagation delay (as last measured) and half a tick (a write holds until
+    /// the next one lands), in a draw period of two slots (periods start on
+    /// multiples of `2d`). Each of its slots counts the addresses holding tokens
+    /// that end at its start, and those that drew with one already (a slot's
+    /// winners drew in it too: a percentage that rose as they left would admit
+    /// the rest at a higher rate). Tokens still to be handed out are predicted:
+    /// the slot's draws still to come, losing at the percentage in effect (and
+    /// showing up at the rate measured), and arrivals at the last tick's pace.
+    fn landing(&self, newest: u64, per_address: f64) -> Landing {
+        let d = self.options.wait_period.max(1);
+        let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));
+        let lands = newest + lag + self.propagation.unwrap_or(0) + self.options.tick / 2;
+        let slot = lands / d;
+        let first = (slot - slot % 2) * d;
+        let in_effect = self.in_effect(newest);
+        let tick = self.options.tick.clamp(1, self.options.draw_period());
+        let arrivals = self
+            .series
+            .sum(newest + 1 - tick.min(newest + 1), newest + 1, |s| {
+                s.arrivals
+            }) as f64;
+        let ahead = Ahead {
+            newest,
+            d,
+            stay: per_address.min(1.0) * (1.0 - in_effect),
+            pace: arrivals / tick as f64,
+        };
+        Landing {
+            first,
+            lands,
+            addresses: [
+                self.tokens_ending_at(first, &ahead, 4),
+                self.tokens_ending_at(first + d, &ahead, 4),
+            ],
+        }
+    }
+
+    /// Addresses holding (or having drawn with) a wait token ending in the slot
+    /// starting at `x` (the room's tokens end at its start), predicted while such
+    /// tokens are still being handed out.
+    fn tokens_ending_at(&self, x: u64, ahead: &Ahead, depth: u32) -> f64 {
+        let (redeem, d) = (self.options.redeem_window(), ahead.d);
+        let live = |x: u64| self.waiting.ending_within(x + redeem, x + d + redeem) as f64;
+        let moved: u64 = self
+            .moved
+            .range(x + redeem..x + d + redeem)
+            .map(|(_, n)| n)
+            .sum();
+        let known = live(x) + moved as f64;
+        let newest = ahead.newest;
+        // Tokens ending at `x` are handed out in the slot starting at `x - 2d`.
+        let handed_until = x.saturating_sub(d);
+        if newest + 1 >= handed_until || depth == 0 {
+            return known;
+        }
+        let source = x.saturating_sub(2 * d);
+        let (to_draw, from) = if newest >= source {
+            (live(source), newest + 1)
+        } else {
+            (self.tokens_ending_at(source, ahead, depth - 1), source)
+        };
+        known + to_draw * ahead.stay + ahead.pace * handed_until.saturating_sub(from) as f64
+    }
+
+    /// A line showing a percentage written earlier measures the propagation
+    /// delay: from the newest write of that percentage made at or before the
+    /// line's time (older writes are dropped with it).
+    fn measure_propagation(&mut self, record: &Record) {
+        let Some(p) = record.percentage else {
+            return;
+        };
+        if let Some(i) = self
+            .pending
+            .iter()
+            .rposition(|&(written, at)| written == p && at <= record.t)
+        {
+            self.propagation = Some(record.t - self.pending[i].1);
+            self.pending.drain(..=i);
+        }
+    }
+
+    /// Before two draw periods: the target over the addresses seen waiting, when
+    /// that is below the percentage the newest lines show in effect and the one
+    /// last written (an operator's `start` stands until then).
+    fn provisional(&self) -> Option<Percentage> {
+        let newest = self.series.newest()?;
+        let in_effect = self
+            .series
+            .range(newest.saturating_sub(self.options.draw_period()), newest)
+            .rev()
+            .find_map(|(_, s)| s.percentage_micros)
+            .map(Percentage::from_micros)?;
+        if self.waiting.is_empty() {
+            return None;
+        }
+        let p = self.bounded(self.allowed(), self.waiting.len() as f64);
+        let lowest = self.written.map_or(in_effect, |w| w.min(in_effect));
+        (p < lowest).then_some(p)
+    }
+
+    /// New sessions the target allows in one draw period (capped at the free
+    /// places under `max_active`).
+    fn allowed(&self) -> f64 {
+        let mut allowed = self.options.target_per_minute * self.options.draw_period() as f64 / 60.0;
         if let Some(max_active) = self.options.max_active {
             allowed = allowed.min(max_active.saturating_sub(self.active.len()) as f64);
         }
+        allowed
+    }
+
+    /// `allowed / expected` within the options' bounds (the maximum when no draw
+    /// is expected).
+    fn bounded(&self, allowed: f64, expected: f64) -> Percentage {
         let p = if expected < 1.0 {
             self.options.max
         } else {
             Percentage::from_fraction(allowed / expected)
         };
-        Some(p.clamp(self.options.min, self.options.max))
+        p.clamp(self.options.min, self.options.max)
     }
 
     /// Expires places that ended and notes the crowd in the newest second.
@@ -367,6 +610,8 @@ impl Controller {
         };
         self.waiting.expire(newest);
         self.active.expire(newest);
+        let keep_from = newest.saturating_sub(2 * self.options.draw_period());
+        self.moved = self.moved.split_off(&keep_from);
         self.note_crowd();
     }
 
@@ -400,6 +645,28 @@ impl Controller {
             series,
         }
     }
+}
+
+/// Where a write made now lands, and who draws around it.
+struct Landing {
+    /// Start of the draw period it lands in.
+    first: u64,
+    /// When it lands (the middle of the tick it holds for).
+    lands: u64,
+    /// Addresses drawing in each of the period's two slots.
+    addresses: [f64; 2],
+}
+
+/// What the prediction of the draws to come works from.
+struct Ahead {
+    /// The newest second of log.
+    newest: u64,
+    /// The wait period.
+    d: u64,
+    /// Share of a slot's addresses that draw and lose, and so hold the next token.
+    stay: f64,
+    /// Arrivals per second.
+    pace: f64,
 }
 
 /// Adds one record to its second's counts.

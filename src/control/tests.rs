@@ -281,3 +281,149 @@ fn a_restarted_controller_rebuilds_the_same_percentage_from_the_stream() {
     steady_crowd(&mut restarted, 6_000, T0 + 419, 1, |_| true);
     assert_eq!(restarted.percentage(), first.percentage());
 }
+
+/// A whole minute, so that slots (d = 30) start on multiples of 30 from here.
+const ALIGNED: u64 = 1_700_000_040;
+
+#[test]
+fn a_flash_crowd_gets_a_provisional_percentage_before_its_first_draw_but_only_a_lower_one() {
+    // 6,000 addresses arrive at once with the static 20 % in effect; 120 a minute
+    // wanted. Their first draw comes a wait period later: the controller writes
+    // 2 % at once instead of waiting two draw periods.
+    let mut c = Controller::new(options(120.0)).unwrap();
+    for uid in 0..6_000 {
+        c.observe(&waiting(ALIGNED, uid, ALIGNED + 60, "20"), ALIGNED + 5);
+    }
+    let write = c.tick(ALIGNED + 10).unwrap();
+    assert_eq!(write.allow_percentage, Some(Percentage::whole(2)));
+
+    // The same crowd under 1 % already: 2 % would raise it, and the crowd seen so
+    // far may be only part of it (a restart), so nothing but the heartbeat.
+    let mut c = Controller::new(options(120.0)).unwrap();
+    for uid in 0..6_000 {
+        c.observe(&waiting(ALIGNED, uid, ALIGNED + 60, "1"), ALIGNED + 5);
+    }
+    assert_eq!(c.tick(ALIGNED + 10).unwrap().allow_percentage, None);
+}
+
+#[test]
+fn the_propagation_delay_is_measured_from_a_write_to_the_first_line_showing_it() {
+    let mut c = Controller::new(options(120.0)).unwrap();
+    for uid in 0..6_000 {
+        c.observe(&waiting(ALIGNED, uid, ALIGNED + 60, "20"), ALIGNED);
+    }
+    let write = c.tick(ALIGNED + 10).unwrap();
+    c.written(&write, ALIGNED + 10);
+    // Lines still at 20 %, then the first at 2 %, 40 s after the write.
+    c.observe(
+        &waiting(ALIGNED + 30, 7_000, ALIGNED + 90, "20"),
+        ALIGNED + 35,
+    );
+    assert_eq!(c.propagation, None);
+    c.observe(
+        &waiting(ALIGNED + 50, 7_001, ALIGNED + 120, "2"),
+        ALIGNED + 55,
+    );
+    assert_eq!(c.propagation, Some(40));
+    assert!(c.pending.is_empty());
+}
+
+/// `crowd` addresses that arrived together at `ALIGNED` and draw together in the
+/// first `spread` seconds of every other slot (d = 30), each winning when
+/// `wins(uid, draw)`; every `tick` seconds of `seconds` the controller ticks and
+/// its writes land at once. Returns the percentages written (second, value),
+/// and the addresses still waiting as each period began.
+fn bursty_crowd(
+    c: &mut Controller,
+    crowd: u32,
+    seconds: u64,
+    wins: impl Fn(u32, u64) -> bool,
+) -> (Vec<(u64, Percentage)>, Vec<usize>) {
+    let mut admitted = vec![false; crowd as usize];
+    let mut writes = Vec::new();
+    let mut left = Vec::new();
+    for uid in 0..crowd {
+        c.observe(&waiting(ALIGNED, uid, ALIGNED + 60, "50"), ALIGNED);
+    }
+    for t in ALIGNED + 1..ALIGNED + seconds {
+        let into_period = (t - ALIGNED) % 60;
+        if into_period == 1 {
+            left.push(admitted.iter().filter(|a| !**a).count());
+        }
+        for uid in 0..crowd {
+            // Each address draws at its own second of the first 20 of the period.
+            if (1..=20).contains(&into_period)
+                && u64::from(uid) % 20 + 1 == into_period
+                && !admitted[uid as usize]
+            {
+                let draw_number = (t - ALIGNED) / 60;
+                let won = wins(uid, draw_number);
+                admitted[uid as usize] = won;
+                c.observe(&draw(t, uid, won, "1"), t);
+            }
+        }
+        if (t - ALIGNED).is_multiple_of(10)
+            && let Some(write) = c.tick(t)
+        {
+            c.written(&write, t);
+            if let Some(p) = write.allow_percentage {
+                writes.push((t - ALIGNED, p));
+            }
+        }
+    }
+    (writes, left)
+}
+
+#[test]
+fn a_crowd_drawing_in_bursts_is_counted_as_it_stood_when_the_slot_began() {
+    // 600 addresses, 300 a minute wanted; about a quarter of each burst wins.
+    // Inside a burst the crowd shrinks as winners leave, but the rest of the
+    // burst draws out of the crowd that began it: the percentage written in a
+    // burst is the target over that crowd, and does not climb as it empties.
+    let mut c = Controller::new(options(300.0)).unwrap();
+    let wins = |uid: u32, draw: u64| (u64::from(uid) * 7 + draw * 13).is_multiple_of(4);
+    let (writes, left) = bursty_crowd(&mut c, 600, 250, wins);
+    // The fourth burst (t = 181..200), after two draw periods of log.
+    let in_burst: Vec<_> = writes
+        .iter()
+        .filter(|(t, _)| (181..=200).contains(t))
+        .collect();
+    let expected = Percentage::from_fraction(300.0 / left[3] as f64);
+    assert!(
+        in_burst
+            .iter()
+            .all(|(_, p)| p.micros().abs_diff(expected.micros()) <= 2_000),
+        "{writes:?}, expected {expected} throughout (crowd {left:?})"
+    );
+    // It changes at most once in the burst, and the burst is drawn at the target
+    // over its crowd.
+    assert!(in_burst.len() <= 1, "{writes:?}");
+    let in_effect = writes.iter().rev().find(|(t, _)| *t <= 190).map(|w| w.1);
+    assert!(
+        in_effect.is_some_and(|p| p.micros().abs_diff(expected.micros()) <= 2_000),
+        "{writes:?}, expected {expected} (crowd {left:?})"
+    );
+}
+
+#[test]
+fn what_a_period_admitted_before_a_write_lands_counts_against_its_allowance() {
+    // 600 addresses drawing once a period, nobody winning: 300 a period wanted
+    // makes 50 %.
+    let mut c = Controller::new(options(300.0)).unwrap();
+    bursty_crowd(&mut c, 600, 240, |_, _| false);
+    c.tick(ALIGNED + 240);
+    assert_eq!(c.percentage(), Some(Percentage::whole(50)));
+    // (The lines say 1 %: this crowd never shows the 50 % in effect, so no
+    // propagation delay is measured.) Then the period's first seconds admit 200
+    // (a percentage left over from a smaller crowd): a write landing now gives the rest of the period only what
+    // is left of its 300.
+    for uid in 0..200 {
+        c.observe(&draw(ALIGNED + 241, uid, true, "1"), ALIGNED + 241);
+    }
+    for t in ALIGNED + 242..=ALIGNED + 250 {
+        c.observe(&draw(t, 300 + (t - ALIGNED) as u32, false, "1"), t);
+    }
+    c.tick(ALIGNED + 250);
+    let p = c.percentage().unwrap();
+    assert!(p < Percentage::whole(30), "{p}");
+}

@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use waiting_room::config::MAX_DURATION;
+use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 
 use crate::planning::Question;
-use crate::scenario::{Arrivals, Mix, Scenario, Session};
+use crate::scenario::{Arrivals, Control, Mix, Scenario, Session};
 
 /// Usage text.
 pub const USAGE: &str = "\
@@ -20,7 +21,7 @@ scenario options (defaults for `run`):
   --visitors N              people (100000)
   --arrivals SPEC           steady:SECONDS | flash:SECONDS | waves:COUNT:EVERY:WIDTH (steady:3000)
   --duration SECONDS        virtual time simulated (3600)
-  --allow-percentage P      allow_percentage (20)            plan: a list, e.g. 10,20,30
+  --allow-percentage P      allow_percentage, up to 4 decimals (20)   plan: a list, e.g. 0.5,1,2.5
   --wait-period SECONDS     wait_period_duration (30)        plan: a list
   --allow-timeout SECONDS   allow_period_timeout (3600)      plan: a list
   --session N:SECONDS       requests after admission, and their spacing (5:60)
@@ -28,6 +29,17 @@ scenario options (defaults for `run`):
   --nat SHARE:SIZE          people behind shared addresses, and how many per address (0.02:20)
   --attackers SHARE         people who keep and replay their tokens (0.001)
   --seed N                  seed of every random choice (1)
+
+closed loop (run only): the room's own controller holds a target, reading the log
+late and writing settings that reach the edge late; --allow-percentage is the
+static setting until its first write lands
+  --target-per-minute N     new sessions a minute to hold
+  --propagation-delay S     seconds from a write until the edge sees it (required)
+  --log-delay S             seconds from a request until the controller reads its line (5)
+  --tick S                  seconds between the controller's ticks (10)
+  --max-active N            at most N live sessions
+  --start P                 percentage written at the first tick, before one is computed
+  --min P, --max P          bounds of the percentages written (0.0001, 100)
 plan and cost default to plain visitors (no extra devices, NAT or attackers).";
 
 /// What to do.
@@ -49,7 +61,7 @@ pub enum Command {
         /// The scenario (its room is replaced by each candidate).
         scenario: Scenario,
         /// Candidate `allow_percentage` values.
-        percentages: Vec<u8>,
+        percentages: Vec<Percentage>,
         /// Candidate `wait_period_duration` values.
         wait_periods: Vec<u64>,
         /// Candidate `allow_period_timeout` values.
@@ -77,7 +89,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     let mut options = Options::read(args)?;
     let parsed = match command.as_str() {
         "run" => {
-            let scenario = options.scenario(Scenario::default())?;
+            let mut scenario = options.scenario(Scenario::default())?;
+            scenario.control = options.control()?;
+            check(&scenario)?;
             Command::Run {
                 scenario,
                 modes: match options.take("refresh").as_deref() {
@@ -93,7 +107,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
                 mix: Mix::plain(),
                 ..Scenario::default()
             };
-            let percentages = options.list("allow-percentage", defaults.room.allow_percentage)?;
+            let percentages =
+                options.percentages("allow-percentage", defaults.room.allow_percentage)?;
             let wait_periods = options.list("wait-period", defaults.room.wait_period)?;
             let allow_timeouts = options.list("allow-timeout", defaults.room.allow_timeout)?;
             let scenario = options.scenario(defaults)?;
@@ -193,6 +208,49 @@ impl Options {
         }
     }
 
+    /// A comma-separated list of percentages; `[default]` when absent.
+    fn percentages(&mut self, name: &str, default: Percentage) -> Result<Vec<Percentage>, String> {
+        match self.take(name) {
+            None => Ok(vec![default]),
+            Some(raw) => raw.split(',').map(|v| percentage(name, v)).collect(),
+        }
+    }
+
+    fn percentage(&mut self, name: &str) -> Result<Option<Percentage>, String> {
+        self.take(name).map(|v| percentage(name, &v)).transpose()
+    }
+
+    /// The closed loop, when `--target-per-minute` is given (with `--propagation-delay`).
+    fn control(&mut self) -> Result<Option<Control>, String> {
+        let Some(target) = self.number::<f64>("target-per-minute")? else {
+            for name in CONTROL_OPTIONS {
+                if self.0.contains_key(name) {
+                    return Err(format!("--{name} needs --target-per-minute"));
+                }
+            }
+            return Ok(None);
+        };
+        let mut control = Control::new(target);
+        control.propagation_delay = self
+            .number("propagation-delay")?
+            .ok_or("--target-per-minute needs --propagation-delay SECONDS")?;
+        if let Some(v) = self.number("log-delay")? {
+            control.log_delay = v;
+        }
+        if let Some(v) = self.number("tick")? {
+            control.tick = v;
+        }
+        control.max_active = self.number("max-active")?;
+        control.start = self.percentage("start")?;
+        if let Some(v) = self.percentage("min")? {
+            control.min = v;
+        }
+        if let Some(v) = self.percentage("max")? {
+            control.max = v;
+        }
+        Ok(Some(control))
+    }
+
     /// `default`, with every scenario option given applied.
     fn scenario(&mut self, default: Scenario) -> Result<Scenario, String> {
         let mut s = default;
@@ -205,7 +263,7 @@ impl Options {
         if let Some(v) = self.number("duration")? {
             s.duration = v;
         }
-        if let Some(v) = self.number("allow-percentage")? {
+        if let Some(v) = self.percentage("allow-percentage")? {
             s.room.allow_percentage = v;
         }
         if let Some(v) = self.number("wait-period")? {
@@ -250,8 +308,27 @@ impl Options {
     }
 }
 
+/// The options of the closed loop, besides `--target-per-minute`.
+const CONTROL_OPTIONS: [&str; 7] = [
+    "propagation-delay",
+    "log-delay",
+    "tick",
+    "max-active",
+    "start",
+    "min",
+    "max",
+];
+
 /// Rejects scenarios the simulator cannot run meaningfully.
 fn check(s: &Scenario) -> Result<(), String> {
+    if let Some(control) = &s.control {
+        waiting_room::control::Controller::new(control.options(&s.room))
+            .map_err(|e| format!("the controller refuses its options: {e}"))?;
+        let day = 24 * 3600;
+        if control.propagation_delay > day || control.log_delay > day {
+            return Err("--propagation-delay and --log-delay are at most a day".into());
+        }
+    }
     let shares = s.mix.multi_device_share + s.mix.nat_share + s.mix.attacker_share;
     let problems = [
         (s.visitors == 0, "--visitors must be at least 1"),
@@ -259,10 +336,6 @@ fn check(s: &Scenario) -> Result<(), String> {
         (
             s.duration == 0 || s.duration > 7 * 24 * 3600,
             "--duration must be 1 s to 7 days",
-        ),
-        (
-            s.room.allow_percentage > 100,
-            "--allow-percentage is 0 to 100",
         ),
         (
             !(1..=MAX_DURATION).contains(&s.room.wait_period),
@@ -300,6 +373,21 @@ fn number<T: std::str::FromStr>(name: &str, raw: &str) -> Result<T, String> {
         .replace('_', "")
         .parse()
         .map_err(|_| format!("--{name}: {raw:?} is not a valid number"))
+}
+
+/// A percentage of 0 to 100 with at most four decimals (`12.5`, `0.0625`).
+fn percentage(name: &str, raw: &str) -> Result<Percentage, String> {
+    let text = raw.trim();
+    let decimals = text.split_once('.').map_or(0, |(_, f)| f.len());
+    let in_range = text
+        .parse::<f64>()
+        .is_ok_and(|v| (0.0..=100.0).contains(&v));
+    match text.parse() {
+        Ok(p) if in_range && decimals <= 4 && !text.starts_with('+') => Ok(p),
+        _ => Err(format!(
+            "--{name}: {raw:?} is not a percentage from 0 to 100 with at most four decimals"
+        )),
+    }
 }
 
 fn fraction(name: &str, raw: &str) -> Result<f64, String> {
@@ -358,7 +446,7 @@ mod tests {
                 s.room.wait_period,
                 s.room.allow_timeout
             ),
-            (30, 20, 900)
+            (Percentage::whole(30), 20, 900)
         );
         assert_eq!((s.session.requests, s.session.interval), (2, 30));
         assert_eq!(
@@ -374,8 +462,36 @@ mod tests {
     }
 
     #[test]
+    fn run_reads_the_closed_loop() {
+        let line = "run --target-per-minute 2000 --propagation-delay 60 --start 0.5 --max 20 --allow-percentage 1.25";
+        let Command::Run { scenario, .. } = parse(args(line)).unwrap() else {
+            panic!("not a run");
+        };
+        let control = scenario.control.unwrap();
+        assert_eq!(
+            (
+                control.target_per_minute,
+                control.propagation_delay,
+                control.log_delay,
+                control.tick
+            ),
+            (2000.0, 60, 5, 10)
+        );
+        assert_eq!(control.start, Some("0.5".parse().unwrap()));
+        assert_eq!(
+            (control.min, control.max),
+            (Percentage::STEP, Percentage::whole(20))
+        );
+        assert_eq!(scenario.room.allow_percentage, "1.25".parse().unwrap());
+        let Command::Run { scenario, .. } = parse(args("run")).unwrap() else {
+            panic!("not a run");
+        };
+        assert_eq!(scenario.control, None);
+    }
+
+    #[test]
     fn plan_takes_lists() {
-        let line = "plan --visitors 200000 --arrivals flash:60 --allow-percentage 10,20 --allow-timeout 600,3600";
+        let line = "plan --visitors 200000 --arrivals flash:60 --allow-percentage 10,2.5 --allow-timeout 600,3600";
         let Command::Plan {
             percentages,
             wait_periods,
@@ -386,7 +502,7 @@ mod tests {
         else {
             panic!("not a plan");
         };
-        assert_eq!(percentages, [10, 20]);
+        assert_eq!(percentages, [Percentage::whole(10), "2.5".parse().unwrap()]);
         assert_eq!(wait_periods, [30]);
         assert_eq!(allow_timeouts, [600, 3600]);
         assert_eq!(scenario.mix, Mix::plain());
@@ -413,6 +529,16 @@ mod tests {
             "run stray",
             "plan --allow-percentage 10,x",
             "plan --allow-percentage 10,101",
+            "run --allow-percentage 0.00001",
+            "run --allow-percentage -1",
+            "run --allow-percentage 1e1",
+            "run --propagation-delay 30",
+            "run --target-per-minute 100",
+            "run --target-per-minute 0 --propagation-delay 0",
+            "run --target-per-minute 100 --propagation-delay 0 --min 20 --max 10",
+            "run --target-per-minute 100 --propagation-delay 0 --start 50 --max 10",
+            "run --target-per-minute 100 --propagation-delay 0 --tick 0",
+            "plan --target-per-minute 100 --propagation-delay 0",
             "cost --visitors 10,,20",
             "run --multi-device 0.6:2:1 --nat 0.6:2",
         ] {

@@ -12,6 +12,7 @@ use waiting_room::outlook;
 use waiting_room::refresh::RefreshMode;
 
 use crate::attacker::Jar;
+use crate::closed_loop::ClosedLoop;
 use crate::population::{Kind, Population, address_text};
 use crate::progress::Progress;
 use crate::record::Record;
@@ -77,6 +78,11 @@ pub fn run(
             .collect(),
         jars: HashMap::new(),
         record: Record::new(scenario, population),
+        closed_loop: scenario.control.map(|spec| {
+            ClosedLoop::new(spec, &scenario.room)
+                .expect("the controller's options are checked with the scenario")
+        }),
+        next_second: 0,
     };
     let mut queue: BinaryHeap<Reverse<(u64, u32)>> = population
         .devices
@@ -89,11 +95,14 @@ pub fn run(
         if t >= scenario.duration {
             break;
         }
+        sim.advance_to(t);
         if let Some(next) = sim.visit(device, t) {
             queue.push(Reverse((next, device)));
         }
         progress.tick(t, scenario.duration, sim.record.decisions);
     }
+    sim.advance_to(scenario.duration.saturating_sub(1));
+    sim.record.control = sim.closed_loop.take().map(ClosedLoop::finish);
     sim.record.wall_seconds = started.elapsed().as_secs_f64();
     sim.record
 }
@@ -106,9 +115,27 @@ struct Simulation<'a> {
     devices: Vec<DeviceState>,
     jars: HashMap<u32, Jar>,
     record: Record,
+    /// The controller, when the scenario runs one.
+    closed_loop: Option<ClosedLoop>,
+    /// The first second not yet begun.
+    next_second: u64,
 }
 
 impl Simulation<'_> {
+    /// Begins every second up to `t`: the controller's inbox, ticks and writes,
+    /// and the percentage in effect.
+    fn advance_to(&mut self, t: u64) {
+        while self.next_second <= t {
+            let second = self.next_second;
+            if let Some(closed_loop) = &mut self.closed_loop {
+                closed_loop.second(second, &mut self.room.settings);
+            }
+            let p = self.room.settings.percentage_at(START + second);
+            self.record.percentage_at(second, p);
+            self.next_second += 1;
+        }
+    }
+
     /// One request from `device` at second `t`; when it comes back, if it does.
     fn visit(&mut self, device: u32, t: u64) -> Option<u64> {
         let index = device as usize;
@@ -131,7 +158,8 @@ impl Simulation<'_> {
                 Some(Transition::LotteryWon | Transition::LotteryLost)
             )
         {
-            self.record.draw(seen.address, presented_exp, now, won);
+            let p = self.room.settings.percentage_at(now).fraction();
+            self.record.draw(seen.address, presented_exp, now, won, p);
             if !self.devices[index].drew {
                 self.devices[index].drew = true;
                 self.record.first_draw(person, won);
@@ -179,6 +207,9 @@ impl Simulation<'_> {
         let verdict = self.room.decide(now, uid, cookie);
         self.record.decide_nanos += started.elapsed().as_nanos();
         self.record.decisions += 1;
+        if let Some(closed_loop) = &mut self.closed_loop {
+            closed_loop.logged(now, uid, &verdict, &self.room.settings);
+        }
         verdict
     }
 

@@ -7,9 +7,14 @@
 //! It reports the origin's load (new sessions per second, sessions at once), the
 //! lottery's fairness slot by slot, what extra devices and shared addresses change,
 //! realised waits against the displayed estimate, and what a replay attacker gets.
+//!
+//! With a target of new sessions a minute, the room's own controller
+//! ([`waiting_room::control::Controller`]) runs in the loop ([`closed_loop`]): it
+//! reads the room's own log lines late and its writes reach the edge late.
 
 pub mod attacker;
 pub mod cli;
+pub mod closed_loop;
 pub mod engine;
 pub mod planning;
 pub mod plot;

@@ -89,9 +89,48 @@ fn run(
             r.cost.decisions,
             r.cost.wall_seconds,
         );
+        if let Some(c) = &r.closed_loop {
+            println!("{}", closed_loop_summary(c));
+        }
     }
     println!("report and plots in {}", out.display());
     Ok(())
+}
+
+/// The closed loop's figures in a few lines.
+fn closed_loop_summary(c: &simulate::summary::ClosedLoopReport) -> String {
+    let ratio = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.3}"));
+    let first: Vec<String> = c
+        .first_minutes
+        .iter()
+        .map(|f| {
+            format!(
+                "minute {}: {} and {} ({:.2}x, {:.2}x)",
+                f.minute, f.new_sessions[0], f.new_sessions[1], f.ratio[0], f.ratio[1]
+            )
+        })
+        .collect();
+    format!(
+        "          target {:.0}/min: {}/{} checked minutes within ±10 % ({} above 1.15x), \
+         lowest {} highest {}; first two minutes: {}; everyone admitted in {} min \
+         (target implies {:.1}, ratio {}); {} writes ({} changed the percentage, {:.0}/h); \
+         log line {:.0} ns/request",
+        c.target_per_minute,
+        c.minutes_within_10_percent,
+        c.minutes_checked,
+        c.minutes_above_115_percent,
+        ratio(c.lowest_ratio),
+        ratio(c.highest_ratio),
+        first.join("; "),
+        c.minutes_to_admit_everyone
+            .map_or("-".to_string(), |m| format!("{m:.1}")),
+        c.implied_minutes,
+        ratio(c.admit_time_ratio),
+        c.writes,
+        c.percentage_writes,
+        c.writes_per_hour,
+        c.ns_per_log_line,
+    )
 }
 
 fn cost(scenario: &Scenario, sizes: &[u64]) {

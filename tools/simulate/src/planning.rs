@@ -5,6 +5,8 @@
 use serde::Serialize;
 use waiting_room::refresh::RefreshMode;
 
+use waiting_room::percentage::Percentage;
+
 use crate::engine;
 use crate::population::Population;
 use crate::progress::Progress;
@@ -26,7 +28,11 @@ pub struct Question {
 
 impl Question {
     /// Every combination of the candidate values.
-    pub fn rooms(percentages: &[u8], wait_periods: &[u64], allow_timeouts: &[u64]) -> Vec<Room> {
+    pub fn rooms(
+        percentages: &[Percentage],
+        wait_periods: &[u64],
+        allow_timeouts: &[u64],
+    ) -> Vec<Room> {
         let mut rooms = Vec::new();
         for &allow_percentage in percentages {
             for &wait_period in wait_periods {
@@ -167,7 +173,7 @@ mod tests {
                 duration: 900,
                 ..Scenario::default()
             },
-            candidates: Question::rooms(&[50], &[10], &[600]),
+            candidates: Question::rooms(&[Percentage::whole(50)], &[10], &[600]),
             mode: RefreshMode::Eligible,
             sample: 2_000,
         };

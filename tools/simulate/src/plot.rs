@@ -123,3 +123,133 @@ pub fn wait_heatmap(
 fn failed(err: impl std::fmt::Display) -> String {
     format!("plot: {err}")
 }
+
+/// The closed loop over time, under a `title`: new sessions per minute against
+/// the target and its ±10 % band; the percentage in effect at the edge (a step
+/// per change, logarithmic scale); the people waiting at each minute's end.
+pub fn closed_loop(
+    path: &Path,
+    title: &str,
+    target: f64,
+    per_minute: &[u64],
+    percentage_micros: &[u32],
+    waiting: &[u64],
+) -> Result<(), String> {
+    let minutes = per_minute.len().max(1) as f64;
+    let root = SVGBackend::new(path, (SIZE.0, 60 + 3 * 260)).into_drawing_area();
+    root.fill(&WHITE).map_err(failed)?;
+    let root = root.titled(title, (FONT, 18)).map_err(failed)?;
+    let panels = root.split_evenly((3, 1));
+    let [blue, red] = SERIES_COLOURS;
+    let grey = RGBColor(120, 120, 120);
+
+    let peak = per_minute.iter().copied().max().unwrap_or(0) as f64;
+    let mut chart = ChartBuilder::on(&panels[0])
+        .caption(
+            format!("new sessions per minute; target {target:.0} (grey), ±10 % (light grey)"),
+            (FONT, 15),
+        )
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..minutes, 0.0..peak.max(target * 1.3) * 1.05)
+        .map_err(failed)?;
+    chart
+        .configure_mesh()
+        .max_light_lines(0)
+        .y_desc("new sessions / min")
+        .draw()
+        .map_err(failed)?;
+    chart
+        .draw_series(LineSeries::new(
+            [(0.0, target), (minutes, target)],
+            grey.stroke_width(2),
+        ))
+        .map_err(failed)?;
+    for bound in [0.9 * target, 1.1 * target] {
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, bound), (minutes, bound)],
+                RGBColor(190, 190, 190).stroke_width(1),
+            ))
+            .map_err(failed)?;
+    }
+    // Each minute drawn flat across its own width.
+    let steps = per_minute
+        .iter()
+        .enumerate()
+        .flat_map(|(m, &n)| [(m as f64, n as f64), (m as f64 + 1.0, n as f64)]);
+    chart
+        .draw_series(LineSeries::new(steps, blue.stroke_width(2)))
+        .map_err(failed)?;
+
+    let percent = |micros: u32| f64::from(micros.max(1)) / 10_000.0;
+    let low = percentage_micros
+        .iter()
+        .copied()
+        .min()
+        .map_or(0.01, percent);
+    let high = percentage_micros
+        .iter()
+        .copied()
+        .max()
+        .map_or(100.0, percent);
+    let mut chart = ChartBuilder::on(&panels[1])
+        .caption("percentage in effect at the edge", (FONT, 15))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(64)
+        .build_cartesian_2d(
+            0.0..minutes,
+            (low / 1.5..(high * 1.5).min(150.0)).log_scale(),
+        )
+        .map_err(failed)?;
+    chart
+        .configure_mesh()
+        .max_light_lines(0)
+        .y_desc("allow_percentage, %")
+        .draw()
+        .map_err(failed)?;
+    // Only the changes: a step function stays small however long the run.
+    let mut steps = Vec::new();
+    let mut last = None;
+    for (t, &p) in percentage_micros.iter().enumerate() {
+        if last != Some(p) {
+            if let Some(previous) = last {
+                steps.push((t as f64 / 60.0, percent(previous)));
+            }
+            steps.push((t as f64 / 60.0, percent(p)));
+            last = Some(p);
+        }
+    }
+    if let Some(p) = last {
+        steps.push((percentage_micros.len() as f64 / 60.0, percent(p)));
+    }
+    chart
+        .draw_series(LineSeries::new(steps, red.stroke_width(2)))
+        .map_err(failed)?;
+
+    let most = waiting.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let mut chart = ChartBuilder::on(&panels[2])
+        .caption("people waiting at the end of each minute", (FONT, 15))
+        .margin(10)
+        .x_label_area_size(36)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..minutes, 0.0..most * 1.05)
+        .map_err(failed)?;
+    chart
+        .configure_mesh()
+        .max_light_lines(0)
+        .x_desc("minutes since the start")
+        .y_desc("waiting")
+        .draw()
+        .map_err(failed)?;
+    let points = waiting
+        .iter()
+        .enumerate()
+        .map(|(m, &w)| (m as f64 + 1.0, w as f64));
+    chart
+        .draw_series(LineSeries::new(points, blue.stroke_width(2)))
+        .map_err(failed)?;
+    root.present().map_err(failed)
+}

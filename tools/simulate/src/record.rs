@@ -4,8 +4,10 @@
 use std::collections::HashSet;
 
 use waiting_room::estimate::Estimate;
+use waiting_room::percentage::Percentage;
 
 use crate::attacker::AttackTally;
+use crate::closed_loop::Trace;
 use crate::population::Population;
 use crate::scenario::Scenario;
 
@@ -16,12 +18,14 @@ const NEVER: u32 = u32::MAX;
 const PRUNE_AT: usize = 1 << 20;
 
 /// Draws and wins of one slot.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SlotDraws {
     /// Distinct tokens drawn.
     pub draws: u64,
     /// Of those, winners.
     pub wins: u64,
+    /// Wins expected: the sum of the percentages in effect at the draws, as fractions.
+    pub expected_wins: f64,
 }
 
 /// The raw record of one run.
@@ -31,6 +35,10 @@ pub struct Record {
     pub new_sessions: Vec<u64>,
     /// Requests forwarded to the origin per second.
     pub origin_requests: Vec<u64>,
+    /// The percentage in effect at the edge each second, in millionths.
+    pub percentage: Vec<u32>,
+    /// What the controller did, when one ran.
+    pub control: Option<Trace>,
     /// Change in sessions browsing (admitted, before their last request), per second.
     pub browsing_delta: Vec<i64>,
     /// Change in sessions holding a valid allow token, per second.
@@ -67,6 +75,8 @@ impl Record {
         Record {
             new_sessions: vec![0; seconds],
             origin_requests: vec![0; seconds],
+            percentage: vec![0; seconds],
+            control: None,
             browsing_delta: vec![0; seconds + 1],
             holding_delta: vec![0; seconds + 1],
             slots: Vec::new(),
@@ -98,9 +108,9 @@ impl Record {
             .map(|&t| u64::from(t))
     }
 
-    /// A draw of the wait token expiring at `exp` held at `address`; a token shared
-    /// by several devices counts once.
-    pub fn draw(&mut self, address: u32, exp: u64, now: u64, won: bool) {
+    /// A draw of the wait token expiring at `exp` held at `address`, at a
+    /// percentage of `p` (a fraction); a token shared by several devices counts once.
+    pub fn draw(&mut self, address: u32, exp: u64, now: u64, won: bool, p: f64) {
         if !self.drawn.insert((address, exp)) {
             return;
         }
@@ -119,6 +129,14 @@ impl Record {
         }
         self.slots[slot].draws += 1;
         self.slots[slot].wins += u64::from(won);
+        self.slots[slot].expected_wins += p;
+    }
+
+    /// The percentage in effect at second `t`.
+    pub fn percentage_at(&mut self, t: u64, p: Percentage) {
+        if let Some(slot) = self.percentage.get_mut(t as usize) {
+            *slot = p.micros();
+        }
     }
 
     /// The first draw of one of `person`'s devices.

@@ -54,7 +54,8 @@ pub fn run_modes(
         .collect()
 }
 
-/// Writes `report.json`, `admissions.svg` and one `waits-<mode>.svg` per mode into `dir`.
+/// Writes `report.json`, `admissions.svg` and one `waits-<mode>.svg` per mode into
+/// `dir`; with a controller, `report.json` and one `closed-loop-<mode>.svg` per mode.
 pub fn write(
     dir: &Path,
     scenario: &Scenario,
@@ -71,6 +72,31 @@ pub fn write(
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     let json_path = dir.join("report.json");
     fs::write(&json_path, json + "\n").map_err(|e| format!("{}: {e}", json_path.display()))?;
+    if let Some(control) = &scenario.control {
+        for run in runs {
+            let Some(report) = &run.report.closed_loop else {
+                continue;
+            };
+            let title = format!(
+                "{} visitors, {}, d = {} s: controller, propagation {} s, log {} s",
+                scenario.visitors,
+                describe(scenario),
+                scenario.room.wait_period,
+                control.propagation_delay,
+                control.log_delay,
+            );
+            let path = dir.join(format!("closed-loop-{}.svg", run.report.refresh_mode));
+            plot::closed_loop(
+                &path,
+                &title,
+                control.target_per_minute,
+                &run.report.admissions.per_minute,
+                &run.record.percentage,
+                &report.waiting_per_minute,
+            )?;
+        }
+        return Ok(());
+    }
 
     let title = format!(
         "{} visitors, {}, allow_percentage {}, wait_period_duration {} s: new sessions per second",

@@ -1,8 +1,9 @@
 //! What a simulation runs: who arrives when, on which devices and addresses, and
 //! the room's settings.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use waiting_room::config::Settings;
+use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 
 use crate::rng::Rng;
@@ -121,8 +122,9 @@ impl Mix {
 /// The room's settings under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Room {
-    /// `allow_percentage`.
-    pub allow_percentage: u8,
+    /// `allow_percentage` (reported as a number of percent, e.g. `12.5`).
+    #[serde(serialize_with = "percent")]
+    pub allow_percentage: Percentage,
     /// `wait_period_duration`, seconds.
     pub wait_period: u64,
     /// `allow_period_timeout`, seconds.
@@ -132,7 +134,7 @@ pub struct Room {
 impl Default for Room {
     fn default() -> Self {
         Room {
-            allow_percentage: 20,
+            allow_percentage: Percentage::whole(20),
             wait_period: 30,
             allow_timeout: 3600,
         }
@@ -144,13 +146,33 @@ impl Room {
     pub fn settings(&self, mode: RefreshMode) -> Settings {
         Settings {
             enabled: true,
-            allow_percentage: waiting_room::percentage::Percentage::whole(self.allow_percentage),
+            allow_percentage: self.allow_percentage,
             wait_period_duration: self.wait_period,
             allow_period_timeout: self.allow_timeout,
             refresh_mode: mode,
             ..Settings::default()
         }
     }
+}
+
+/// A percentage as a JSON number of percent (`12.5`), exact to its four decimals.
+pub fn percent<S: Serializer>(p: &Percentage, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(percent_value(*p))
+}
+
+fn optional_percent<S: Serializer>(
+    p: &Option<Percentage>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => percent(p, serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// A percentage as a number of percent (`12.5`).
+pub fn percent_value(p: Percentage) -> f64 {
+    f64::from(p.micros()) / 10_000.0
 }
 
 /// What an admitted visitor does: `requests` more requests, `interval` seconds apart.
@@ -167,6 +189,63 @@ impl Default for Session {
         Session {
             requests: 5,
             interval: 60,
+        }
+    }
+}
+
+/// The closed loop: the room's own controller holding a target of new sessions a
+/// minute, reading the room's log lines late and writing settings that reach the
+/// edge late.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Control {
+    /// New sessions a minute to hold.
+    pub target_per_minute: f64,
+    /// Seconds from a write to the config store until the edge reads it.
+    pub propagation_delay: u64,
+    /// Seconds from a request until the controller reads its log line.
+    pub log_delay: u64,
+    /// Seconds between two controller ticks.
+    pub tick: u64,
+    /// At most this many live sessions.
+    pub max_active: Option<u64>,
+    /// Written at the first tick, before the controller has computed a percentage.
+    #[serde(serialize_with = "optional_percent")]
+    pub start: Option<Percentage>,
+    /// Lowest percentage the controller writes.
+    #[serde(serialize_with = "percent")]
+    pub min: Percentage,
+    /// Highest percentage the controller writes.
+    #[serde(serialize_with = "percent")]
+    pub max: Percentage,
+}
+
+impl Control {
+    /// The controller's defaults, holding `target_per_minute`.
+    pub fn new(target_per_minute: f64) -> Control {
+        let defaults = waiting_room::control::Options::default();
+        Control {
+            target_per_minute,
+            propagation_delay: 30,
+            log_delay: 5,
+            tick: defaults.tick,
+            max_active: None,
+            start: None,
+            min: defaults.min,
+            max: defaults.max,
+        }
+    }
+
+    /// The controller's options for `room`.
+    pub fn options(&self, room: &Room) -> waiting_room::control::Options {
+        waiting_room::control::Options {
+            target_per_minute: self.target_per_minute,
+            max_active: self.max_active,
+            min: self.min,
+            max: self.max,
+            tick: self.tick,
+            wait_period: room.wait_period,
+            start: self.start,
+            ..waiting_room::control::Options::default()
         }
     }
 }
@@ -188,6 +267,8 @@ pub struct Scenario {
     pub duration: u64,
     /// Seed of every random choice.
     pub seed: u64,
+    /// The controller, when it runs (`None`: the static `allow_percentage` throughout).
+    pub control: Option<Control>,
 }
 
 impl Default for Scenario {
@@ -200,6 +281,7 @@ impl Default for Scenario {
             session: Session::default(),
             duration: 3600,
             seed: 1,
+            control: None,
         }
     }
 }
@@ -235,7 +317,7 @@ mod tests {
         assert!(s.enabled);
         assert_eq!(
             (s.allow_percentage, s.wait_period_duration),
-            (waiting_room::percentage::Percentage::whole(20), 30)
+            (Percentage::whole(20), 30)
         );
         assert_eq!(s.refresh_mode, RefreshMode::Fixed);
         assert_eq!(s.active_key, Settings::default().active_key);

@@ -6,7 +6,7 @@ use waiting_room::refresh::RefreshMode;
 
 use crate::attacker::AttackTally;
 use crate::population::{Kind, Population};
-use crate::record::Record;
+use crate::record::{Record, SlotDraws};
 use crate::scenario::Scenario;
 use crate::stats::{self, SeriesStats};
 
@@ -36,6 +36,72 @@ pub struct RunReport {
     pub waits: Waits,
     /// What replaying tokens achieved.
     pub attack: AttackTally,
+    /// The controller's run against its target, when one ran.
+    pub closed_loop: Option<ClosedLoopReport>,
+}
+
+/// How closely the controller held its target.
+///
+/// A minute is checked when at least a minute of the target was waiting at its
+/// start and people were still waiting at its end (the crowd is not drained yet:
+/// the minute that admits the last of them admits what is left), except the first
+/// two minutes of a crowd (a minute that starts with nobody waiting, and the
+/// next), which depend on the percentage in effect before the controller's writes
+/// reach the edge: those are reported in `first_minutes`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClosedLoopReport {
+    /// New sessions a minute the controller holds.
+    pub target_per_minute: f64,
+    /// Minutes checked against the target.
+    pub minutes_checked: u64,
+    /// Of those, within ±10 % of the target.
+    pub minutes_within_10_percent: u64,
+    /// Of those, above 1.15 × the target.
+    pub minutes_above_115_percent: u64,
+    /// Whether every checked minute is within ±10 % (and there was one).
+    pub all_within_10_percent: bool,
+    /// Highest checked minute against the target.
+    pub highest_ratio: Option<f64>,
+    /// Lowest checked minute against the target.
+    pub lowest_ratio: Option<f64>,
+    /// The first two minutes of each crowd (minute index, new sessions in it and the next).
+    pub first_minutes: Vec<FirstMinutes>,
+    /// Minutes from the start until the last person who came was admitted
+    /// (`None`: people still waiting at the end).
+    pub minutes_to_admit_everyone: Option<f64>,
+    /// New sessions of the whole run over the target: the minutes the target implies.
+    pub implied_minutes: f64,
+    /// `minutes_to_admit_everyone / implied_minutes`.
+    pub admit_time_ratio: Option<f64>,
+    /// Writes to the config store (heartbeats included).
+    pub writes: u64,
+    /// Of those, writes that changed the percentage.
+    pub percentage_writes: u64,
+    /// Writes per hour of simulated time.
+    pub writes_per_hour: f64,
+    /// Log lines the controller read.
+    pub log_lines: u64,
+    /// Nanoseconds per request spent writing and parsing its log line.
+    pub ns_per_log_line: f64,
+    /// Seconds of wall-clock time inside the controller.
+    pub controller_seconds: f64,
+    /// The percentage in effect at the edge, mean of each minute.
+    pub percentage_per_minute: Vec<f64>,
+    /// People waiting (arrived, not admitted) at the end of each minute.
+    pub waiting_per_minute: Vec<u64>,
+    /// Addresses the controller counted as waiting at the last tick of each minute.
+    pub controller_waiting_per_minute: Vec<u64>,
+}
+
+/// The first two minutes of a crowd.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct FirstMinutes {
+    /// Index of the first minute (0: the first minute of the run).
+    pub minute: u64,
+    /// New sessions in it and in the next.
+    pub new_sessions: [u64; 2],
+    /// Those against the target.
+    pub ratio: [f64; 2],
 }
 
 /// What the decisions cost.
@@ -78,7 +144,8 @@ pub struct Concurrency {
 /// The lottery's admission fraction per slot against its 99 % binomial band.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Fairness {
-    /// `allow_percentage / 100`.
+    /// The percentage in effect at the draws, as a fraction (the mean over all
+    /// draws; each slot is checked against its own draws' mean).
     pub expected: f64,
     /// Slots with at least [`MIN_DRAWS_PER_SLOT`] distinct draws.
     pub slots_checked: u64,
@@ -183,11 +250,119 @@ pub fn summarise(
         },
         origin_requests: stats::series_stats(&record.origin_requests, WARM_UP),
         concurrency: concurrency(record),
-        fairness: fairness(scenario, record),
+        fairness: fairness(record),
         groups: groups(scenario, population, record),
-        waits: waits(population, record, observed_cutoff(scenario)),
+        waits: waits(population, record, observed_cutoff(scenario, record)),
         attack: record.attack,
+        closed_loop: closed_loop(scenario, population, record),
     }
+}
+
+/// Ratio of a minute's new sessions to the target, within which it is on target.
+pub const BAND: f64 = 0.10;
+/// Ratio above which a minute is an overshoot, wherever it is.
+pub const CEILING: f64 = 1.15;
+
+fn closed_loop(
+    scenario: &Scenario,
+    population: &Population,
+    record: &Record,
+) -> Option<ClosedLoopReport> {
+    let spec = scenario.control?;
+    let trace = record.control.as_ref()?;
+    let target = spec.target_per_minute;
+    let per_minute: Vec<u64> = record
+        .new_sessions
+        .chunks(60)
+        .map(|m| m.iter().sum())
+        .collect();
+    let minutes = per_minute.len();
+    // People waiting at the end of each minute: arrived and not yet admitted.
+    let mut change = vec![0i64; minutes + 1];
+    let minute_of = |t: u64| ((t / 60) as usize).min(minutes);
+    let mut last_admission = 0;
+    let mut everyone_admitted = true;
+    for (i, person) in population.people.iter().enumerate() {
+        change[minute_of(person.arrival)] += 1;
+        match record.admitted_at(i) {
+            Some(t) => {
+                change[minute_of(t)] -= 1;
+                last_admission = last_admission.max(t);
+            }
+            None => everyone_admitted = false,
+        }
+    }
+    let waiting: Vec<u64> = change[..minutes]
+        .iter()
+        .scan(0i64, |level, d| {
+            *level += d;
+            Some((*level).max(0) as u64)
+        })
+        .collect();
+    let waiting_at_start = |m: usize| if m == 0 { 0 } else { waiting[m - 1] };
+    let starts: Vec<usize> = (0..minutes)
+        .filter(|&m| waiting_at_start(m) == 0 && waiting[m] > 0)
+        .collect();
+    let ratio = |n: u64| n as f64 / target;
+    let checked: Vec<f64> = (0..minutes)
+        .filter(|&m| waiting_at_start(m) as f64 >= target && waiting[m] > 0)
+        .filter(|&m| !starts.iter().any(|&s| m == s + 1))
+        .map(|m| ratio(per_minute[m]))
+        .collect();
+    let within = checked
+        .iter()
+        .filter(|r| (1.0 - BAND..=1.0 + BAND).contains(*r))
+        .count() as u64;
+    let total: u64 = record.new_sessions.iter().sum();
+    let implied_minutes = total as f64 / target;
+    let to_admit = everyone_admitted.then_some((last_admission + 1) as f64 / 60.0);
+    let hours = scenario.duration as f64 / 3600.0;
+    let mut controller_waiting = vec![0; minutes];
+    for &(t, count) in &trace.waiting {
+        if let Some(slot) = controller_waiting.get_mut(t as usize / 60) {
+            *slot = count;
+        }
+    }
+    Some(ClosedLoopReport {
+        target_per_minute: target,
+        minutes_checked: checked.len() as u64,
+        minutes_within_10_percent: within,
+        minutes_above_115_percent: checked.iter().filter(|&&r| r > CEILING).count() as u64,
+        all_within_10_percent: !checked.is_empty() && within == checked.len() as u64,
+        highest_ratio: checked.iter().copied().reduce(f64::max),
+        lowest_ratio: checked.iter().copied().reduce(f64::min),
+        first_minutes: starts
+            .iter()
+            .map(|&m| {
+                let new_sessions = [0, 1].map(|k| per_minute.get(m + k).copied().unwrap_or(0));
+                FirstMinutes {
+                    minute: m as u64,
+                    new_sessions,
+                    ratio: new_sessions.map(ratio),
+                }
+            })
+            .collect(),
+        minutes_to_admit_everyone: to_admit,
+        implied_minutes,
+        admit_time_ratio: to_admit.map(|m| m / implied_minutes),
+        writes: trace.counters.writes,
+        percentage_writes: trace.writes.iter().filter(|w| w.1.is_some()).count() as u64,
+        writes_per_hour: trace.counters.writes as f64 / hours,
+        log_lines: trace.counters.lines,
+        ns_per_log_line: trace.log_nanos as f64 / record.decisions.max(1) as f64,
+        controller_seconds: trace.controller_nanos as f64 / 1e9,
+        percentage_per_minute: record
+            .percentage
+            .chunks(60)
+            .map(|m| {
+                let sum: f64 = m.iter().map(|&p| f64::from(p)).sum();
+                // Millionths to percent, rounded to the four decimals a percentage has.
+                (sum / m.len() as f64 / 100.0).round() / 100.0
+            })
+            .collect(),
+        waiting_per_minute: waiting,
+        controller_waiting_per_minute: controller_waiting,
+    })
 }
 
 /// The name of a refresh mode, as the config store spells it.
@@ -229,14 +404,16 @@ fn concurrency(record: &Record) -> Concurrency {
     }
 }
 
-fn fairness(scenario: &Scenario, record: &Record) -> Fairness {
-    let expected = f64::from(scenario.room.allow_percentage.min(100)) / 100.0;
+fn fairness(record: &Record) -> Fairness {
+    let expected = mean_draw_fraction(record);
     let checked: Vec<_> = record
         .slots
         .iter()
         .filter(|s| s.draws >= MIN_DRAWS_PER_SLOT)
         .collect();
-    let z = |draws: u64, wins: u64| {
+    let z = |slot: &SlotDraws| {
+        let (draws, wins) = (slot.draws, slot.wins);
+        let expected = slot.expected_wins / draws as f64;
         let sigma = (expected * (1.0 - expected) / draws as f64).sqrt();
         let fraction = wins as f64 / draws as f64;
         if sigma > 0.0 {
@@ -250,7 +427,7 @@ fn fairness(scenario: &Scenario, record: &Record) -> Fairness {
     let inside = checked
         .iter()
         .filter(|s| {
-            let (low, high) = stats::binomial_band(expected, s.draws);
+            let (low, high) = stats::binomial_band(s.expected_wins / s.draws as f64, s.draws);
             let fraction = s.wins as f64 / s.draws as f64;
             (low..=high).contains(&fraction)
         })
@@ -260,10 +437,7 @@ fn fairness(scenario: &Scenario, record: &Record) -> Fairness {
         slots_checked: checked.len() as u64,
         slots_inside_band: inside,
         share_inside_band: inside as f64 / checked.len().max(1) as f64,
-        worst_z: checked
-            .iter()
-            .map(|s| z(s.draws, s.wins).abs())
-            .fold(0.0, f64::max),
+        worst_z: checked.iter().map(|s| z(s).abs()).fold(0.0, f64::max),
         draws: record.slots.iter().map(|s| s.draws).sum(),
         wins: record.slots.iter().map(|s| s.wins).sum(),
     }
@@ -310,10 +484,23 @@ fn groups(scenario: &Scenario, population: &Population, record: &Record) -> Grou
     }
 }
 
+/// The percentage in effect at the draws, as a fraction: the mean over all draws
+/// (`allow_percentage` when nothing changed it); with no draw, `allow_percentage`.
+fn mean_draw_fraction(record: &Record) -> f64 {
+    let draws: u64 = record.slots.iter().map(|s| s.draws).sum();
+    let expected: f64 = record.slots.iter().map(|s| s.expected_wins).sum();
+    if draws == 0 {
+        f64::from(record.percentage.first().copied().unwrap_or(0)) / 1e6
+    } else {
+        expected / draws as f64
+    }
+}
+
 /// Waiting visitors arriving later than this many seconds before the end may
-/// still be waiting when it comes: 99 % are admitted within the cutoff.
-fn observed_cutoff(scenario: &Scenario) -> u64 {
-    let p = f64::from(scenario.room.allow_percentage.min(100)) / 100.0;
+/// still be waiting when it comes: 99 % are admitted within the cutoff (at the
+/// mean percentage of the draws).
+fn observed_cutoff(scenario: &Scenario, record: &Record) -> u64 {
+    let p = mean_draw_fraction(record);
     let draws = draws_for_quantile(p, 0.99).unwrap_or(u64::MAX / 4);
     let tail = draws
         .saturating_mul(draw_interval(scenario.room.wait_period))

@@ -7,6 +7,7 @@
 use simulate::population::Population;
 use simulate::report::{Run, run_modes};
 use simulate::scenario::{Arrivals, Mix, Room, Scenario, Session};
+use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 
 fn run(scenario: &Scenario, mode: RefreshMode) -> Run {
@@ -22,7 +23,7 @@ fn small(arrivals: Arrivals, mix: Mix) -> Scenario {
         arrivals,
         mix,
         room: Room {
-            allow_percentage: 50,
+            allow_percentage: Percentage::whole(50),
             wait_period: 10,
             allow_timeout: 600,
         },
@@ -32,6 +33,7 @@ fn small(arrivals: Arrivals, mix: Mix) -> Scenario {
         },
         duration: 900,
         seed: 7,
+        control: None,
     }
 }
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The closed loop: the room's own controller holding a target of new sessions a
+# minute, in the simulator, at propagation delays of 0, 30 and 60 s (log lines
+# reach the controller 5 s late, it ticks every 10 s). Three crowds:
+#   flash   200,000 people in 10 s, target 2,000/min (100 minutes of admissions)
+#   steady  200,000 people over 50 minutes (4,000/min arriving), target 2,000/min
+#   waves   300,000 people in 3 waves of a minute, 20 minutes apart, target 3,000/min
+# Plain visitors (one device, own address), so that people and new sessions are
+# the same count. Then the first two minutes of the flash crowd with the
+# operator's levers (--start, a low static percentage), and the fixed
+# percentages of the planning table for comparison.
+# Writes report.json and closed-loop-eligible.svg per run under
+# docs/sim/closed-loop/, prints each run's figures, and writes them all as a
+# Markdown table (table.md). About 16 minutes on 2 cores shared with other work
+# (load 3-6); less on an idle machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release -p simulate
+simulate=target/release/simulate
+out=docs/sim/closed-loop
+mkdir -p "$out"
+plain=(--multi-device 0:1:0 --nat 0:1 --attackers 0 --refresh eligible --quiet)
+flash=(--visitors 200000 --arrivals flash:10 --duration 7200)
+steady=(--visitors 200000 --arrivals steady:3000 --duration 7200)
+waves=(--visitors 300000 --arrivals waves:3:1200:60 --duration 7200)
+
+run() { # name delay args...
+  local name=$1 delay=$2
+  shift 2
+  echo "== $name, propagation delay $delay s"
+  "$simulate" run "${plain[@]}" --propagation-delay "$delay" --out "$out/$name-delay-$delay" "$@" |
+    sed -n '2p'
+}
+
+for delay in 0 30 60; do
+  run flash "$delay" "${flash[@]}" --target-per-minute 2000
+  run steady "$delay" "${steady[@]}" --target-per-minute 2000
+  run waves "$delay" "${waves[@]}" --target-per-minute 3000
+done
+
+# The first minutes: the static 20 % until the first write lands, or the
+# operator's levers (a start percentage written at the first tick, or a static
+# percentage near the one the target needs).
+run flash-start-1 60 "${flash[@]}" --target-per-minute 2000 --start 1
+run flash-static-1 60 "${flash[@]}" --target-per-minute 2000 --allow-percentage 1
+run steady-start-25 60 "${steady[@]}" --target-per-minute 2000 --start 25
+run waves-start-3 60 "${waves[@]}" --target-per-minute 3000 --start 3
+
+# Fixed percentages, as the planning mode tabulates them (a sample of 20,000 scaled up).
+plan() { # name args...
+  local name=$1
+  shift
+  echo "== $name, fixed percentages"
+  "$simulate" plan --sample 20000 --out "$out/$name-fixed.json" "$@" | tee "$out/$name-fixed.md"
+}
+plan flash "${flash[@]}" --allow-percentage 0.5,1,1.15,2,5
+plan steady "${steady[@]}" --allow-percentage 1,2,3,5,10
+plan waves "${waves[@]}" --allow-percentage 1,2,3,5,10
+
+# Every run's figures in one Markdown table.
+python3 scripts/closed-loop-table.py "$out" | tee "$out/table.md"

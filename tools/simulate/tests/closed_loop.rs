@@ -1,0 +1,66 @@
+//! The closed loop on a small flash crowd, fast enough for every test run: the
+//! room's own controller, reading the room's own log lines 5 s late and writing
+//! settings that reach the edge 30 s late, holds the target from the third
+//! minute until the crowd is drained, where the static percentage alone does not.
+
+use simulate::population::Population;
+use simulate::report::run_modes;
+use simulate::scenario::{Arrivals, Control, Mix, Room, Scenario, Session};
+use simulate::summary::RunReport;
+use waiting_room::percentage::Percentage;
+use waiting_room::refresh::RefreshMode;
+
+const TARGET: f64 = 300.0;
+
+fn flash(control: Option<Control>) -> Scenario {
+    Scenario {
+        visitors: 6_000,
+        arrivals: Arrivals::Flash { seconds: 10 },
+        mix: Mix::plain(),
+        room: Room {
+            allow_percentage: Percentage::whole(20),
+            wait_period: 30,
+            allow_timeout: 3600,
+        },
+        session: Session {
+            requests: 1,
+            interval: 60,
+        },
+        duration: 1800,
+        seed: 3,
+        control,
+    }
+}
+
+fn run(scenario: &Scenario) -> RunReport {
+    let population = Population::draw(scenario);
+    let mut runs = run_modes(scenario, &population, &[RefreshMode::Eligible], false);
+    runs.pop().expect("one mode, one run").report
+}
+
+#[test]
+fn the_controller_holds_the_target_from_the_third_minute_until_the_crowd_is_drained() {
+    let control = Control {
+        propagation_delay: 30,
+        ..Control::new(TARGET)
+    };
+    let report = run(&flash(Some(control)));
+    let c = report.closed_loop.expect("a closed-loop report");
+    let minutes = &report.admissions.per_minute;
+    assert!(c.minutes_checked >= 15, "{minutes:?}");
+    assert!(c.all_within_10_percent, "{minutes:?} {c:?}");
+    assert_eq!(c.minutes_above_115_percent, 0, "{minutes:?}");
+    // Everyone in within 10 % of the 20 minutes the target implies.
+    let ratio = c.admit_time_ratio.expect("everyone admitted");
+    assert!((0.9..=1.1).contains(&ratio), "{c:?}");
+    // The controller did the work: it wrote percentages, and read every line.
+    assert!(c.percentage_writes >= 10, "{c:?}");
+    assert_eq!(c.log_lines, report.cost.decisions);
+
+    // The static 20 % alone admits far above the target in the same minutes.
+    let alone = run(&flash(None)).admissions.per_minute;
+    assert!(
+        alone[2..6].iter().all(|&n| n as f64 > 1.5 * TARGET),
+        "{alone:?}"
+    );
+}
