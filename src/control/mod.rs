@@ -67,6 +67,8 @@ pub const WINDOW: u64 = 3600;
 pub const MAX_CLOCK_SKEW: u64 = 300;
 /// Longest wait between two attempts after failed writes, seconds.
 pub const MAX_BACKOFF: u64 = 300;
+/// Default of [`Options::log_silence`], seconds.
+pub const DEFAULT_LOG_SILENCE: u64 = 300;
 /// Writes remembered until the log shows them in effect (to measure the delay).
 const PENDING_WRITES: usize = 64;
 
@@ -93,6 +95,11 @@ pub struct Options {
     pub start: Option<Percentage>,
     /// Most addresses tracked per kind (waiting, admitted).
     pub capacity: usize,
+    /// Seconds without a single log record after which the controller stops
+    /// writing, heartbeat included, so the edge's heartbeat rule takes over (its
+    /// fallback percentage and `ALERT=controller-stale`) instead of a percentage
+    /// held up by a controller gone blind. `None`: never.
+    pub log_silence: Option<u64>,
 }
 
 impl Default for Options {
@@ -108,6 +115,7 @@ impl Default for Options {
             redeem_window: None,
             start: None,
             capacity: 10_000_000,
+            log_silence: Some(DEFAULT_LOG_SILENCE),
         }
     }
 }
@@ -133,6 +141,14 @@ impl Options {
         }
         if self.min > self.max {
             return bad("--min is above --max");
+        }
+        if self.min.is_zero() {
+            // 0 closes the room and deletes every waiting visitor's cookie: never
+            // the controller's call.
+            return bad("--min must be above 0 (0 closes the room: do that by hand)");
+        }
+        if self.log_silence == Some(0) {
+            return bad("the log silence must be at least 1 s");
         }
         if self.tick == 0 || self.heartbeat_every == 0 {
             return bad("the tick and the heartbeat interval must be at least 1 s");
@@ -214,6 +230,8 @@ pub struct Controller {
     next_attempt: u64,
     /// The clock at the last tick.
     clock: Option<u64>,
+    /// The clock when the controller last heard anything: a record, or its own start.
+    last_heard: Option<u64>,
     /// Percentages written and when, not yet seen in effect in the log.
     pending: VecDeque<(Percentage, u64)>,
     /// Seconds from a write to the first line showing it in effect, as last measured.
@@ -241,6 +259,7 @@ impl Controller {
             failures_in_a_row: 0,
             next_attempt: 0,
             clock: None,
+            last_heard: None,
             pending: VecDeque::new(),
             propagation: None,
             moved: BTreeMap::new(),
@@ -260,6 +279,7 @@ impl Controller {
 
     /// Takes in one log record; `now` is the controller's clock (Unix seconds).
     pub fn observe(&mut self, record: &Record, now: u64) {
+        self.last_heard = Some(self.last_heard.map_or(now, |heard| heard.max(now)));
         if record.t > now.saturating_add(MAX_CLOCK_SKEW) {
             self.counters.future_lines += 1;
             return;
@@ -313,13 +333,15 @@ impl Controller {
 
     /// Decides at clock time `now` whether to write, and what. At most one write
     /// per call; none when the percentage has not changed and the heartbeat is
-    /// not yet due, and none while backing off after failed writes. Report the
+    /// not yet due, none while backing off after failed writes, and none at all
+    /// after [`Options::log_silence`] seconds without a log record. Report the
     /// outcome with [`Controller::written`] or [`Controller::failed`].
     pub fn tick(&mut self, now: u64) -> Option<Write> {
         self.clock = Some(now);
+        let heard = *self.last_heard.get_or_insert(now);
         self.close_second();
         self.wanted = self.percentage().or(self.options.start).or(self.wanted);
-        if now < self.next_attempt {
+        if now < self.next_attempt || self.is_deaf(now, heard) {
             return None;
         }
         let changed = self.wanted.filter(|&p| Some(p) != self.written);
@@ -330,6 +352,20 @@ impl Controller {
             allow_percentage: changed,
             heartbeat: now,
         })
+    }
+
+    /// Whether no log record has come for longer than [`Options::log_silence`].
+    fn is_deaf(&self, now: u64, heard: u64) -> bool {
+        self.options
+            .log_silence
+            .is_some_and(|silence| now.saturating_sub(heard) > silence)
+    }
+
+    /// Whether the controller has stopped writing because no log record has come
+    /// for longer than [`Options::log_silence`] (at clock time `now`).
+    pub fn deaf(&self, now: u64) -> bool {
+        self.last_heard
+            .is_some_and(|heard| self.is_deaf(now, heard))
     }
 
     /// The write was carried out.

@@ -98,6 +98,14 @@ fn options_that_make_no_sense_are_refused() {
             max: Percentage::whole(50),
             ..Options::default()
         },
+        Options {
+            min: Percentage::ZERO,
+            ..Options::default()
+        },
+        Options {
+            log_silence: Some(0),
+            ..Options::default()
+        },
     ] {
         assert!(Controller::new(bad.clone()).is_err(), "{bad:?}");
     }
@@ -238,7 +246,12 @@ fn it_writes_on_change_or_when_the_heartbeat_is_due_and_never_more_than_once_a_t
 
 #[test]
 fn failed_writes_back_off_and_are_retried() {
-    let mut c = Controller::new(options(120.0)).unwrap();
+    // (No log comes in this test: the silence rule is not what it checks.)
+    let deaf_never = Options {
+        log_silence: None,
+        ..options(120.0)
+    };
+    let mut c = Controller::new(deaf_never).unwrap();
     let start = T0 + 1_000;
     let first = c.tick(start).unwrap();
     c.failed(start);
@@ -426,4 +439,36 @@ fn what_a_period_admitted_before_a_write_lands_counts_against_its_allowance() {
     c.tick(ALIGNED + 250);
     let p = c.percentage().unwrap();
     assert!(p < Percentage::whole(30), "{p}");
+}
+
+#[test]
+fn a_controller_that_hears_no_log_stops_writing_so_the_edge_falls_back() {
+    let quiet = Options {
+        log_silence: Some(120),
+        start: Some(Percentage::whole(5)),
+        ..options(120.0)
+    };
+    let mut c = Controller::new(quiet).unwrap();
+    // Started, nothing heard yet: it writes its start and heartbeats for 120 s.
+    let first = c.tick(T0).unwrap();
+    c.written(&first, T0);
+    let beat = c.tick(T0 + 120).unwrap();
+    c.written(&beat, T0 + 120);
+    assert!(!c.deaf(T0 + 120));
+    // Then silence: no heartbeat, whatever is due.
+    assert_eq!(c.tick(T0 + 121), None);
+    assert_eq!(c.tick(T0 + 600), None);
+    assert!(c.deaf(T0 + 600));
+    // A record brings it back at once.
+    c.observe(&waiting(T0 + 600, 1, T0 + 660, "5"), T0 + 600);
+    assert!(!c.deaf(T0 + 601));
+    assert!(c.tick(T0 + 601).is_some());
+    // Never, when asked so.
+    let mut always = Controller::new(Options {
+        log_silence: None,
+        ..options(120.0)
+    })
+    .unwrap();
+    always.tick(T0);
+    assert!(always.tick(T0 + 100_000).is_some());
 }

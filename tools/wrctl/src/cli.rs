@@ -138,6 +138,20 @@ Example: --heartbeat-every 30"
     )]
     pub heartbeat_every: u64,
 
+    /// Stop writing (heartbeat included) after this long without a log line; 0: never.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = waiting_room::control::DEFAULT_LOG_SILENCE,
+        long_help = "Seconds without a single room log line after which the controller \
+stops writing, heartbeat included, until lines come again: the edge then sees its \
+heartbeat go stale and uses allow_percentage_fallback (with ALERT=controller-stale on \
+every line), instead of a percentage held by a controller that can no longer see the \
+room. Make it longer than the quietest stretch the site has; 0 never stops.\n\
+Example: --log-silence 300"
+    )]
+    pub log_silence: u64,
+
     /// The room's wait_period_duration, seconds.
     #[arg(
         long,
@@ -300,6 +314,7 @@ impl ControlArgs {
             max: self.max,
             tick: self.tick,
             heartbeat_every: self.heartbeat_every,
+            log_silence: (self.log_silence > 0).then_some(self.log_silence),
             wait_period: self.wait_period,
             redeem_window: self.redeem_window,
             start: self.start,

@@ -26,6 +26,8 @@ pub struct Control {
     info: Arc<Info>,
     bad: BadCounts,
     quiet: bool,
+    /// Whether the controller had stopped writing for want of log lines at the last tick.
+    deaf: bool,
 }
 
 impl Control {
@@ -37,6 +39,7 @@ impl Control {
             info: Arc::new(info),
             bad: BadCounts::default(),
             quiet,
+            deaf: false,
         }
     }
 
@@ -98,7 +101,18 @@ impl Control {
     /// One tick at clock time `now`: decides, writes if there is something to write,
     /// and reports the outcome to the controller.
     pub fn tick(&mut self, now: u64) {
-        let Some(write) = self.controller.tick(now) else {
+        let was_deaf = self.deaf;
+        let write = self.controller.tick(now);
+        self.deaf = self.controller.deaf(now);
+        if self.deaf && !was_deaf {
+            // Said even with --quiet: the edge will fall back.
+            eprintln!(
+                "{} no log line for {} s: writing nothing (heartbeat included) until lines come",
+                clock(now),
+                self.controller.options().log_silence.unwrap_or(0)
+            );
+        }
+        let Some(write) = write else {
             return;
         };
         let result = self.sink.write(&write);
