@@ -37,6 +37,7 @@ pub mod answer;
 pub mod config;
 pub mod control;
 pub mod cookie;
+mod decimal;
 pub mod decision;
 pub mod estimate;
 pub mod keys;

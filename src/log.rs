@@ -16,6 +16,7 @@ use std::fmt::{self, Write as _};
 use std::str::FromStr;
 
 use crate::config::Settings;
+use crate::decimal::Decimal;
 use crate::decision::{Decision, Session, Transition, Verdict};
 use crate::percentage::{MICROS_PER_PERCENT, Percentage};
 
@@ -107,18 +108,8 @@ pub fn decision_line(
 }
 
 /// Appends `n` in decimal.
-fn push_number(line: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    line.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
+fn push_number(line: &mut String, n: u64) {
+    line.push_str(Decimal::new(n).as_str());
 }
 
 /// Appends ` key=value` to `line`, the value escaped as one word.

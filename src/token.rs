@@ -19,6 +19,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hmac::Mac;
 
+use crate::decimal::Decimal;
 use crate::keys::SigningKey;
 
 /// Name of the waiting-room cookie.
@@ -218,18 +219,8 @@ impl<'a> Writer<'a> {
         self.len = end;
     }
 
-    fn push_decimal(&mut self, mut n: u64) {
-        let mut digits = [0u8; 20];
-        let mut start = digits.len();
-        loop {
-            start -= 1;
-            digits[start] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.push(&digits[start..]);
+    fn push_decimal(&mut self, n: u64) {
+        self.push(Decimal::new(n).as_bytes());
     }
 
     /// Lowercase hex, as Fastly's `digest.hmac_sha256` writes it.

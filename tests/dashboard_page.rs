@@ -11,13 +11,12 @@ use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::browser::{self, assert_screenshot};
+use support::browser;
 
 /// The bound on one run of the script: two widths, axe twice, a lost connection.
 const SCRIPT_BOUND: Duration = Duration::from_secs(120);
@@ -127,43 +126,20 @@ fn run_dashboard(
     let page = fs::read(root.join("tools/wrctl/static/dashboard.html")).unwrap();
     let (addr, polls) = serve(prefix, page, serde_json::to_vec(&status).unwrap());
 
+    let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+    let checks = browser::DashboardChecks {
+        texts: &texts,
+        charts,
+        absent,
+    };
     let out = root.join("artifacts").join(name);
-    fs::create_dir_all(&out).unwrap();
-    let desktop = out.join("dashboard-desktop.png");
-    let phone = out.join("dashboard-phone.png");
-    for stale in [&desktop, &phone] {
-        let _ = fs::remove_file(stale);
-    }
-    let log = out.join("dashboard.log");
-    let mut command = Command::new("node");
-    command
-        .current_dir(&driver)
-        .arg("dashboard.mjs")
-        .arg(format!("--url=http://{addr}{prefix}"))
-        .arg(format!("--out={}", out.display()))
-        .arg("--timeout-secs=30");
-    for text in texts {
-        command.arg(format!("--expect={text}"));
-    }
-    for chart in charts {
-        command.arg(format!("--expect-chart={chart}"));
-    }
-    for text in absent {
-        command.arg(format!("--absent={text}"));
-    }
-    let result = browser::run_bounded(command, &log, SCRIPT_BOUND);
-    let output = fs::read_to_string(&log).unwrap_or_default();
-    assert!(
-        result.is_some_and(|s| s.success()),
-        "the dashboard script {} ({}):\n{output}",
-        result.map_or("did not finish in time".to_string(), |s| s.to_string()),
-        log.display(),
+    browser::check_dashboard(
+        &driver,
+        &format!("http://{addr}{prefix}"),
+        &out,
+        &checks,
+        SCRIPT_BOUND,
     );
-    eprintln!("{output}");
-
-    let wide = assert_screenshot(&desktop);
-    let narrow = assert_screenshot(&phone);
-    assert_ne!(wide, narrow, "both screenshots show the same thing");
     // One poll per width, then again once the connection is restored.
     let polls = polls.load(Ordering::Relaxed);
     assert!(polls >= 3, "the page fetched status.json {polls} times");

@@ -74,6 +74,67 @@ pub fn run_bounded(mut command: Command, log: &Path, bound: Duration) -> Option<
     None
 }
 
+/// What `tests/browser/dashboard.mjs` must find on the controller's dashboard.
+pub struct DashboardChecks<'a> {
+    /// Texts the page must show.
+    pub texts: &'a [String],
+    /// Texts the charts' text alternatives must hold.
+    pub charts: &'a [&'a str],
+    /// Texts the page must not show.
+    pub absent: &'a [&'a str],
+}
+
+/// Runs `tests/browser/dashboard.mjs` (from `driver`) on the dashboard at `url`, with
+/// its output and screenshots in `out`: it checks `checks` and axe-core's WCAG rules
+/// at a phone's and a desktop's width. Panics on a failure; returns the desktop and
+/// phone screenshots, checked to be real and different.
+pub fn check_dashboard(
+    driver: &Path,
+    url: &str,
+    out: &Path,
+    checks: &DashboardChecks<'_>,
+    bound: Duration,
+) -> (Vec<u8>, Vec<u8>) {
+    fs::create_dir_all(out).unwrap();
+    let (desktop, phone) = (
+        out.join("dashboard-desktop.png"),
+        out.join("dashboard-phone.png"),
+    );
+    for stale in [&desktop, &phone] {
+        let _ = fs::remove_file(stale);
+    }
+    let log = out.join("dashboard.log");
+    let mut command = Command::new("node");
+    command
+        .current_dir(driver)
+        .arg("dashboard.mjs")
+        .arg(format!("--url={url}"))
+        .arg(format!("--out={}", out.display()))
+        .arg("--timeout-secs=30");
+    for text in checks.texts {
+        command.arg(format!("--expect={text}"));
+    }
+    for chart in checks.charts {
+        command.arg(format!("--expect-chart={chart}"));
+    }
+    for text in checks.absent {
+        command.arg(format!("--absent={text}"));
+    }
+    let result = run_bounded(command, &log, bound);
+    let output = fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        result.is_some_and(|s| s.success()),
+        "the dashboard script {} ({}):\n{output}",
+        result.map_or("did not finish in time".to_string(), |s| s.to_string()),
+        log.display(),
+    );
+    eprintln!("{output}");
+    let wide = assert_screenshot(&desktop);
+    let narrow = assert_screenshot(&phone);
+    assert_ne!(wide, narrow, "both screenshots show the same thing");
+    (wide, narrow)
+}
+
 /// Checks `path` is a PNG screenshot of a real page; returns its bytes.
 pub fn assert_screenshot(path: &Path) -> Vec<u8> {
     let png = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

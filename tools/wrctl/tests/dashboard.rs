@@ -9,9 +9,7 @@
 mod browser;
 mod support;
 
-use std::fs;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use support::{Wrctl, eventually, unix_now};
@@ -79,44 +77,18 @@ fn the_controllers_own_dashboard_passes_in_chromium() {
     let absent = ["NaN", "undefined", "Infinity", "Connection lost"];
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = root.join("artifacts/wrctl-dashboard");
-    fs::create_dir_all(&out).unwrap();
-    let (desktop, phone) = (
-        out.join("dashboard-desktop.png"),
-        out.join("dashboard-phone.png"),
+    let checks = browser::DashboardChecks {
+        texts: &texts,
+        charts: &charts,
+        absent: &absent,
+    };
+    browser::check_dashboard(
+        &driver,
+        &format!("http://{}/", wrctl.addr.unwrap()),
+        &root.join("artifacts/wrctl-dashboard"),
+        &checks,
+        SCRIPT_BOUND,
     );
-    for stale in [&desktop, &phone] {
-        let _ = fs::remove_file(stale);
-    }
-    let log = out.join("dashboard.log");
-    let mut command = Command::new("node");
-    command
-        .current_dir(&driver)
-        .arg("dashboard.mjs")
-        .arg(format!("--url=http://{}/", wrctl.addr.unwrap()))
-        .arg(format!("--out={}", out.display()))
-        .arg("--timeout-secs=30");
-    for text in &texts {
-        command.arg(format!("--expect={text}"));
-    }
-    for chart in charts {
-        command.arg(format!("--expect-chart={chart}"));
-    }
-    for text in absent {
-        command.arg(format!("--absent={text}"));
-    }
-    let result = browser::run_bounded(command, &log, SCRIPT_BOUND);
-    let output = fs::read_to_string(&log).unwrap_or_default();
-    assert!(
-        result.is_some_and(|s| s.success()),
-        "the dashboard script {} ({}):\n{output}",
-        result.map_or("did not finish in time".to_string(), |s| s.to_string()),
-        log.display(),
-    );
-    eprintln!("{output}");
-    let wide = browser::assert_screenshot(&desktop);
-    let narrow = browser::assert_screenshot(&phone);
-    assert_ne!(wide, narrow);
 }
 
 /// `1234567` as `1,234,567`, as the page writes numbers.
