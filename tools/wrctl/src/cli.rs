@@ -59,6 +59,57 @@ exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
   wrctl control --target-per-minute 600 --dry-run --listen 127.0.0.1:8080 < recorded.log"
     )]
     Control(ControlArgs),
+    /// Print a new random signing key on stdout, and how to store it in Fastly on stderr.
+    #[command(
+        long_about = "Print a new signing key on stdout: --bytes random bytes from the operating \
+system's CSPRNG, in standard base64 (the room's HMAC key is that text). Nothing else goes to \
+stdout, and no newline unless stdout is a terminal, so `wrctl keygen > FILE` captures exactly \
+the key. On stderr: the fastly commands that store it from that file (secret store \
+waitingroom_signingkeys, or the config store of that name as the fallback), never with the key \
+on a command line. Under 32 bytes is refused (exit 2) unless --allow-weak.",
+        after_long_help = "Example:
+  wrctl keygen --kid key2 > key2.key
+  fastly secret-store-entry create --store-id=<SECRET_STORE_ID> --name=key2 --stdin < key2.key
+  rm key2.key"
+    )]
+    Keygen(crate::keys::KeygenArgs),
+    /// Inspect or mint waiting-room tokens.
+    #[command(subcommand)]
+    Token(crate::token_cmd::TokenCommand),
+    /// Add a new signing key and switch active_key to it; say when the old key can go.
+    #[command(
+        long_about = "Add a new strong key (generated here, never printed) to the key store and \
+switch the room's active_key to it, then print when the old key can be deleted: after \
+allow_period_timeout + 2 x wait_period_duration (read from the config; longer if redeem_window \
+is over one wait period), as a UTC time and a duration. The key is stored before the switch, \
+so the room never names a key it lacks.
+
+Local JSON stores (--keys, --config): each file is replaced atomically (a temporary file \
+renamed over it), every other entry kept.
+
+Fastly (--fastly-config-store, --fastly-secret-store, token in FASTLY_API_TOKEN only): the \
+config store's items are read (GET /resources/stores/config/ID/items), the key is created in \
+the secret store (POST /resources/stores/secret/ID/secrets, its value base64-encoded as the \
+API requires; an existing name is refused), and active_key is upserted (PATCH \
+/resources/stores/config/ID/items, as `wrctl control` writes). --kid is required there. For a \
+room that reads its keys from a config store instead, use `wrctl keygen` and the commands it \
+prints.",
+        after_long_help = "Example:
+  wrctl rotate --keys local/signingkeys.json --config local/config.json
+  export FASTLY_API_TOKEN=...   # never on the command line
+  wrctl rotate --kid key3 --fastly-config-store CONFIG_STORE_ID --fastly-secret-store SECRET_STORE_ID"
+    )]
+    Rotate(crate::rotate::RotateArgs),
+    /// Remove a key from a JSON key store (never the active one).
+    #[command(
+        long_about = "Remove key KID from the JSON key store (atomic replace, other keys kept). \
+The key the config's active_key names is refused (exit 1: rotate first), and so is a key the \
+file does not hold. Revoke a rotated-out key only after the time `wrctl rotate` printed: \
+tokens it signed are rejected as unknown-key from then on.",
+        after_long_help = "Example:
+  wrctl revoke key1 --keys local/signingkeys.json --config local/config.json"
+    )]
+    Revoke(crate::rotate::RevokeArgs),
 }
 
 /// The options of `wrctl control`.

@@ -54,7 +54,10 @@
 pub mod cli;
 pub mod control;
 pub mod ingest;
+pub mod keys;
+pub mod rotate;
 pub mod server;
 pub mod sink;
 pub mod state;
 pub mod synthetic;
+pub mod token_cmd;

@@ -20,6 +20,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Control(args) => control(args),
+        Command::Keygen(args) => wrctl::keys::keygen(args),
+        Command::Token(command) => wrctl::token_cmd::run(command),
+        Command::Rotate(args) => wrctl::rotate::rotate(args),
+        Command::Revoke(args) => wrctl::rotate::revoke(args),
     }
 }
 

@@ -1,0 +1,277 @@
+//! Signing keys for operators: `wrctl keygen`, and what `token`, `rotate` and
+//! `revoke` share: the local JSON stores (a flat object of string values, as
+//! Viceroy reads them), the room's settings from a config file, fresh keys from the
+//! operating system's CSPRNG, and UTC times and durations for people.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal as _, Write as _};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use clap::Args;
+use serde_json::{Map, Value};
+use waiting_room::config::{DEFAULT_ACTIVE_KEY, Settings};
+use waiting_room::keys::MIN_STRONG_KEY_LEN;
+use waiting_room::token;
+
+use crate::sink::replace;
+
+/// The most random bytes a key may have (its text stays far under a config-store
+/// value's 8000 characters).
+pub const MAX_KEY_BYTES: usize = 4096;
+
+/// The options of `wrctl keygen`.
+#[derive(Debug, Clone, Args)]
+pub struct KeygenArgs {
+    /// Random bytes in the key (at least 32).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = MIN_STRONG_KEY_LEN,
+        long_help = "Random bytes in the key, from the operating system's CSPRNG; the key is \
+their standard base64 (32 bytes give 44 characters, the room's HMAC key is that text). \
+Under 32 bytes is refused unless --allow-weak.\nExample: --bytes 48"
+    )]
+    pub bytes: usize,
+    /// The key id the instructions store the key under.
+    #[arg(
+        long,
+        value_name = "ID",
+        default_value = DEFAULT_ACTIVE_KEY,
+        long_help = "The key id (kid) the printed commands store the key under: the name the \
+room's active_key setting and its tokens use. Visible ASCII without `&`.\nExample: --kid key2"
+    )]
+    pub kid: String,
+    /// Allow a key under 32 bytes (for tests only).
+    #[arg(long)]
+    pub allow_weak: bool,
+}
+
+/// Checks a key size: at least [`MIN_STRONG_KEY_LEN`] bytes unless `allow_weak`.
+pub fn check_size(bytes: usize, allow_weak: bool) -> Result<(), String> {
+    if bytes == 0 {
+        return Err("a key of 0 bytes is no key".into());
+    }
+    if bytes > MAX_KEY_BYTES {
+        return Err(format!("at most {MAX_KEY_BYTES} bytes"));
+    }
+    if bytes < MIN_STRONG_KEY_LEN && !allow_weak {
+        return Err(format!(
+            "{bytes} bytes is weak: HMAC-SHA256 keys need at least {MIN_STRONG_KEY_LEN} \
+             (--allow-weak to insist)"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a key id is one a token can carry.
+pub fn check_kid(kid: &str) -> Result<(), String> {
+    if token::is_valid_kid(kid) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{:?} is not a key id: 1 to {} visible ASCII characters, no `&`",
+            kid,
+            token::MAX_KID_LEN
+        ))
+    }
+}
+
+/// A new key: `bytes` random bytes from the operating system, as standard base64.
+pub fn generate(bytes: usize) -> Result<String, String> {
+    let mut raw = vec![0u8; bytes];
+    getrandom::fill(&mut raw).map_err(|e| format!("no randomness from the system: {e}"))?;
+    let key = STANDARD.encode(&raw);
+    raw.fill(0);
+    Ok(key)
+}
+
+/// The commands that store key `kid` from `file` in Fastly (secret store first,
+/// config store as the fallback the room reads when there is no secret store).
+pub fn fastly_instructions(kid: &str, file: &str) -> String {
+    format!(
+        "  # The room reads its keys from the secret store named waitingroom_signingkeys:\n\
+         \x20 fastly secret-store-entry create --store-id=<SECRET_STORE_ID> --name={kid} --stdin < {file}\n\
+         \x20 # or, on a service without a secret store, from the config store of that name:\n\
+         \x20 fastly config-store-entry create --store-id=<CONFIG_STORE_ID> --key={kid} --stdin < {file}\n\
+         \x20 # then point active_key at it in the room's config store, and remove {file}:\n\
+         \x20 fastly config-store-entry update --store-id=<ROOM_CONFIG_STORE_ID> --key=active_key --value={kid}\n\
+         \x20 rm {file}"
+    )
+}
+
+/// `wrctl keygen`.
+pub fn keygen(args: KeygenArgs) -> ExitCode {
+    if let Err(e) = check_size(args.bytes, args.allow_weak).and_then(|()| check_kid(&args.kid)) {
+        crate::cli::usage_error(&e);
+    }
+    let key = match generate(args.bytes) {
+        Ok(key) => key,
+        Err(e) => {
+            eprintln!("wrctl: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    // No newline into a file or a pipe: `fastly … --stdin` stores exactly the key.
+    let newline = if stdout.is_terminal() { "\n" } else { "" };
+    if write!(stdout, "{key}{newline}")
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        eprintln!("wrctl: cannot write the key to stdout");
+        return ExitCode::FAILURE;
+    }
+    let file = format!("{}.key", args.kid);
+    eprintln!(
+        "wrctl: a new {}-byte key for kid {:?} is on stdout (and nowhere else). To store it, \
+         never on a command line:\n  wrctl keygen --kid {} > {file}\n{}",
+        args.bytes,
+        args.kid,
+        args.kid,
+        fastly_instructions(&args.kid, &file)
+    );
+    if args.bytes < MIN_STRONG_KEY_LEN {
+        eprintln!("wrctl: warning: a {}-byte key is weak", args.bytes);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Reads a JSON store file: one object of string values.
+pub fn read_store(path: &Path) -> Result<Map<String, Value>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let map = match serde_json::from_str(&text) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return Err(format!("{} is not a JSON object", path.display())),
+        Err(e) => return Err(format!("{} is not JSON: {e}", path.display())),
+    };
+    if let Some((key, _)) = map.iter().find(|(_, v)| !v.is_string()) {
+        return Err(format!(
+            "{}: the value of {key:?} is not a string",
+            path.display()
+        ));
+    }
+    Ok(map)
+}
+
+/// A store file's entries as text.
+pub fn store_strings(map: &Map<String, Value>) -> HashMap<String, String> {
+    map.iter()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect()
+}
+
+/// Replaces a store file atomically (a temporary file renamed over it).
+pub fn write_store(path: &Path, map: &Map<String, Value>) -> Result<(), String> {
+    let mut text = serde_json::to_string_pretty(&Value::Object(map.clone()))
+        .map_err(|e| format!("cannot encode {}: {e}", path.display()))?;
+    text.push('\n');
+    replace(path, text.as_bytes())
+}
+
+/// The room's settings from a config file, as the room reads its config store;
+/// the defaults when `path` is `None`.
+pub fn settings(path: Option<&Path>) -> Result<Settings, String> {
+    let map = match path {
+        Some(path) => store_strings(&read_store(path)?),
+        None => HashMap::new(),
+    };
+    Ok(Settings::from_lookup(|key| map.get(key).cloned()))
+}
+
+/// The wall clock, Unix seconds.
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC`.
+pub fn utc(t: u64) -> String {
+    let days = (t / 86_400) as i64;
+    let secs = t % 86_400;
+    // Days to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// A duration for people: `45 s`, `5 min`, `5 min 3 s`, `2 h 10 min`, `3 d 4 h`.
+pub fn duration(secs: u64) -> String {
+    let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    let pair = |a: u64, ua: &str, b: u64, ub: &str| {
+        if b == 0 {
+            format!("{a} {ua}")
+        } else {
+            format!("{a} {ua} {b} {ub}")
+        }
+    };
+    if d > 0 {
+        pair(d, "d", h, "h")
+    } else if h > 0 {
+        pair(h, "h", m, "min")
+    } else if m > 0 {
+        pair(m, "min", s, "s")
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// `in 5 min`, `12 min ago` or `now`: `t` seen from `now`.
+pub fn relative(t: u64, now: u64) -> String {
+    match t.cmp(&now) {
+        std::cmp::Ordering::Greater => format!("in {}", duration(t - now)),
+        std::cmp::Ordering::Less => format!("{} ago", duration(now - t)),
+        std::cmp::Ordering::Equal => "now".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc(1_700_000_000), "2023-11-14 22:13:20 UTC");
+        assert_eq!(utc(4_102_444_799), "2099-12-31 23:59:59 UTC");
+    }
+
+    #[test]
+    fn durations_for_people() {
+        assert_eq!(duration(0), "0 s");
+        assert_eq!(duration(300), "5 min");
+        assert_eq!(duration(303), "5 min 3 s");
+        assert_eq!(duration(7800), "2 h 10 min");
+        assert_eq!(relative(100, 400), "5 min ago");
+        assert_eq!(relative(400, 100), "in 5 min");
+        assert_eq!(relative(5, 5), "now");
+    }
+
+    #[test]
+    fn keys_are_random_base64_of_the_size_asked() {
+        let a = generate(32).unwrap();
+        assert_eq!(STANDARD.decode(&a).unwrap().len(), 32);
+        assert_ne!(a, generate(32).unwrap());
+        assert!(check_size(31, false).is_err());
+        assert!(check_size(31, true).is_ok());
+        assert!(check_size(0, true).is_err());
+    }
+}

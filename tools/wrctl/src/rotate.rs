@@ -1,0 +1,444 @@
+//! `wrctl rotate` and `wrctl revoke`: a new signing key in, `active_key` switched,
+//! and the old key out once no token it signed can still be honoured.
+//!
+//! Rotation is safe at any moment because the room verifies with the key a token
+//! names and signs with `active_key`: tokens signed with the old key stay valid
+//! until they expire, and a live session is re-signed with the new key at its next
+//! request. The old key is needed for at most `allow_period_timeout` (the longest an
+//! allow token lives) and for wait tokens up to two wait periods plus the redeem
+//! window: with the default redeem window, `allow_period_timeout + 2 ×
+//! wait_period_duration` covers both.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use clap::Args;
+use serde_json::{Value, json};
+use waiting_room::config::{ACTIVE_KEY, Settings};
+use waiting_room::keys::MIN_STRONG_KEY_LEN;
+
+use crate::keys::{
+    check_kid, check_size, duration, generate, read_store, settings, store_strings, unix_now, utc,
+    write_store,
+};
+use crate::sink::{API_TIMEOUT, FASTLY_API, TOKEN_VAR};
+
+/// The options of `wrctl rotate`.
+#[derive(Debug, Clone, Args)]
+pub struct RotateArgs {
+    /// JSON key file (kid → key) the new key is added to.
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "fastly_config_store",
+        long_help = "The JSON key store (as local/signingkeys.json) the new key is added to; \
+the file is replaced atomically and its other keys are kept.\nExample: --keys local/signingkeys.json"
+    )]
+    pub keys: Option<PathBuf>,
+    /// JSON config file whose active_key is switched.
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "fastly_config_store",
+        long_help = "The room's JSON config store (as local/config.json): active_key is set to \
+the new key id (atomic replace, other settings kept), and allow_period_timeout and \
+wait_period_duration are read from it.\nExample: --config local/config.json"
+    )]
+    pub config: Option<PathBuf>,
+    /// The new key's id (default: the next free keyN).
+    #[arg(
+        long,
+        value_name = "NEW",
+        long_help = "The new key's id; it must not exist yet. Default with local files: key<N> \
+for the first N above every keyN in the key file. Required with the Fastly API.\nExample: --kid key3"
+    )]
+    pub kid: Option<String>,
+    /// Random bytes in the new key.
+    #[arg(long, value_name = "N", default_value_t = MIN_STRONG_KEY_LEN, long_help = "Random bytes in the new key (at least 32).\nExample: --bytes 48")]
+    pub bytes: usize,
+    /// The room's Fastly config store ID (through the Fastly API).
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "fastly_secret_store",
+        conflicts_with_all = ["keys", "config"],
+        long_help = "Rotate in Fastly instead of local files: the room's config store \
+(its settings are read with GET …/items, active_key is switched with one PATCH …/items \
+upsert). Token from the environment variable FASTLY_API_TOKEN only.\nExample: --fastly-config-store 5Wc3lJQbmiVjKvSnJmzkl2"
+    )]
+    pub fastly_config_store: Option<String>,
+    /// The Fastly secret store ID the new key goes to (waitingroom_signingkeys).
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "fastly_config_store",
+        long_help = "The secret store the room reads its keys from (waitingroom_signingkeys): the \
+new key is created there with POST /resources/stores/secret/ID/secrets (an existing name is \
+refused, never overwritten), before active_key is switched.\nExample: --fastly-secret-store 7nTh0qTDzAyUQeyPVKWYBS"
+    )]
+    pub fastly_secret_store: Option<String>,
+    /// The Fastly API's address.
+    #[arg(long, value_name = "URL", default_value = FASTLY_API, long_help = "The Fastly API's address (for tests).\nExample: --fastly-api-url http://127.0.0.1:8081")]
+    pub fastly_api_url: String,
+}
+
+/// The options of `wrctl revoke`.
+#[derive(Debug, Clone, Args)]
+pub struct RevokeArgs {
+    /// The key id to remove.
+    #[arg(
+        value_name = "KID",
+        long_help = "The key id to remove from the key file.\nExample: key1"
+    )]
+    pub kid: String,
+    /// JSON key file (kid → key).
+    #[arg(
+        long,
+        value_name = "FILE",
+        long_help = "The JSON key store the key is removed from (atomic replace).\nExample: --keys local/signingkeys.json"
+    )]
+    pub keys: PathBuf,
+    /// JSON config file (its active_key is never revoked).
+    #[arg(
+        long,
+        value_name = "FILE",
+        long_help = "The room's JSON config store: the key its active_key names is never removed.\nExample: --config local/config.json"
+    )]
+    pub config: PathBuf,
+}
+
+/// When a key replaced at `now` can be deleted: after every token it signed is
+/// past use (see the module's documentation).
+pub fn deletion_time(now: u64, settings: &Settings) -> u64 {
+    let d = settings.wait_period_duration;
+    let waits = d.saturating_mul(2);
+    let wait_tokens = waits.saturating_add(settings.redeem_window());
+    let after = settings
+        .allow_period_timeout
+        .saturating_add(waits)
+        .max(wait_tokens);
+    now.saturating_add(after)
+}
+
+/// The next free `keyN` id.
+fn next_kid<'a>(existing: impl Iterator<Item = &'a String>) -> String {
+    let n = existing
+        .filter_map(|k| k.strip_prefix("key")?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    format!("key{}", n + 1)
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("wrctl: {message}");
+    ExitCode::FAILURE
+}
+
+/// What to tell the operator once the switch is made.
+fn report(old: &str, new: &str, now: u64, settings: &Settings, revoke_hint: &str) {
+    let at = deletion_time(now, settings);
+    println!("active_key: {old} -> {new} (the new key is stored; it is not shown)");
+    println!(
+        "{old} can be deleted after {} (unix {at}), in {}: allow_period_timeout {} s + 2 × \
+         wait_period_duration {} s",
+        utc(at),
+        duration(at - now),
+        settings.allow_period_timeout,
+        settings.wait_period_duration
+    );
+    println!("then: {revoke_hint}");
+}
+
+/// `wrctl rotate`.
+pub fn rotate(args: RotateArgs) -> ExitCode {
+    if let Err(e) = check_size(args.bytes, false) {
+        crate::cli::usage_error(&format!("--bytes: {e}"));
+    }
+    if let Some(kid) = &args.kid
+        && let Err(e) = check_kid(kid)
+    {
+        crate::cli::usage_error(&format!("--kid: {e}"));
+    }
+    match (&args.fastly_config_store, &args.fastly_secret_store) {
+        (Some(config_store), Some(secret_store)) => {
+            let Some(kid) = args.kid.clone() else {
+                crate::cli::usage_error("--kid is required with --fastly-config-store");
+            };
+            let token = match std::env::var(TOKEN_VAR) {
+                Ok(t) if !t.trim().is_empty() => t,
+                _ => crate::cli::usage_error(&format!(
+                    "the Fastly API token must be in the environment variable {TOKEN_VAR}"
+                )),
+            };
+            let api = Api::new(&args.fastly_api_url, token);
+            rotate_fastly(&api, config_store, secret_store, &kid, args.bytes)
+        }
+        _ => rotate_files(&args),
+    }
+}
+
+fn rotate_files(args: &RotateArgs) -> ExitCode {
+    let (Some(keys_path), Some(config_path)) = (&args.keys, &args.config) else {
+        crate::cli::usage_error("--keys and --config are required");
+    };
+    let mut keys = match read_store(keys_path) {
+        Ok(k) => k,
+        Err(e) => return fail(&format!("--keys: {e}")),
+    };
+    let mut config = match read_store(config_path) {
+        Ok(c) => c,
+        Err(e) => return fail(&format!("--config: {e}")),
+    };
+    let settings = match settings(Some(config_path)) {
+        Ok(s) => s,
+        Err(e) => return fail(&format!("--config: {e}")),
+    };
+    let new = args.kid.clone().unwrap_or_else(|| next_kid(keys.keys()));
+    if keys.contains_key(&new) {
+        return fail(&format!(
+            "key {new:?} already exists in {}: rotate to a new id",
+            keys_path.display()
+        ));
+    }
+    let old = settings.active_key.clone();
+    if old == new {
+        return fail(&format!("{new:?} is already the active key"));
+    }
+    let key = match generate(args.bytes) {
+        Ok(k) => k,
+        Err(e) => return fail(&e),
+    };
+    // The key first, then the switch: the room never names a key it cannot find.
+    keys.insert(new.clone(), Value::String(key));
+    if let Err(e) = write_store(keys_path, &keys) {
+        return fail(&e);
+    }
+    config.insert(ACTIVE_KEY.to_string(), Value::String(new.clone()));
+    if let Err(e) = write_store(config_path, &config) {
+        return fail(&format!(
+            "{e} (the new key {new:?} is in {}, active_key is still {old:?})",
+            keys_path.display()
+        ));
+    }
+    let now = unix_now();
+    report(
+        &old,
+        &new,
+        now,
+        &settings,
+        &format!(
+            "wrctl revoke {old} --keys {} --config {}",
+            keys_path.display(),
+            config_path.display()
+        ),
+    );
+    ExitCode::SUCCESS
+}
+
+fn rotate_fastly(
+    api: &Api,
+    config_store: &str,
+    secret_store: &str,
+    new: &str,
+    bytes: usize,
+) -> ExitCode {
+    let items = match api.config_items(config_store) {
+        Ok(items) => items,
+        Err(e) => return fail(&e),
+    };
+    let settings = Settings::from_lookup(|key| items.get(key).cloned());
+    let old = settings.active_key.clone();
+    if old == new {
+        return fail(&format!("{new:?} is already the active key"));
+    }
+    let key = match generate(bytes) {
+        Ok(k) => k,
+        Err(e) => return fail(&e),
+    };
+    if let Err(e) = api.create_secret(secret_store, new, &key) {
+        return fail(&format!("{e} (active_key is still {old:?})"));
+    }
+    drop(key);
+    if let Err(e) = api.upsert_item(config_store, ACTIVE_KEY, new) {
+        return fail(&format!(
+            "{e} (the key {new:?} is in secret store {secret_store}, active_key is still {old:?})"
+        ));
+    }
+    report(
+        &old,
+        new,
+        unix_now(),
+        &settings,
+        &format!("fastly secret-store-entry delete --store-id={secret_store} --name={old}"),
+    );
+    ExitCode::SUCCESS
+}
+
+/// The Fastly API calls of a rotation, with the client settings of `wrctl control`'s
+/// writes ([`crate::sink::FastlyApi`]).
+struct Api {
+    agent: ureq::Agent,
+    base: String,
+    token: String,
+}
+
+impl Api {
+    fn new(base: &str, token: String) -> Api {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(API_TIMEOUT))
+            .http_status_as_error(false)
+            .user_agent(concat!("wrctl/", env!("CARGO_PKG_VERSION")))
+            .build();
+        Api {
+            agent: config.into(),
+            base: base.trim_end_matches('/').to_string(),
+            token,
+        }
+    }
+
+    /// The config store's items: `GET /resources/stores/config/ID/items`.
+    fn config_items(
+        &self,
+        store: &str,
+    ) -> Result<std::collections::HashMap<String, String>, String> {
+        let url = format!("{}/resources/stores/config/{store}/items", self.base);
+        let response = self
+            .agent
+            .get(&url)
+            .header("Fastly-Key", &self.token)
+            .header("Accept", "application/json")
+            .call();
+        let body = self.answer(response)?;
+        let items: Value = serde_json::from_str(&body)
+            .map_err(|e| format!("the config store's items are not JSON: {e}"))?;
+        let items = items
+            .as_array()
+            .ok_or("the config store's items are not a JSON array")?;
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                Some((
+                    item.get("item_key")?.as_str()?.to_string(),
+                    item.get("item_value")?.as_str()?.to_string(),
+                ))
+            })
+            .collect())
+    }
+
+    /// `POST /resources/stores/secret/ID/secrets` with `{"name", "secret": base64}`.
+    fn create_secret(&self, store: &str, name: &str, secret: &str) -> Result<(), String> {
+        let url = format!("{}/resources/stores/secret/{store}/secrets", self.base);
+        let body = json!({"name": name, "secret": STANDARD.encode(secret)}).to_string();
+        let response = self
+            .agent
+            .post(&url)
+            .header("Fastly-Key", &self.token)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .send(body);
+        self.answer(response).map(drop)
+    }
+
+    /// One upsert with `PATCH /resources/stores/config/ID/items`, as `wrctl control` writes.
+    fn upsert_item(&self, store: &str, key: &str, value: &str) -> Result<(), String> {
+        let url = format!("{}/resources/stores/config/{store}/items", self.base);
+        let body =
+            json!({"items": [{"op": "upsert", "item_key": key, "item_value": value}]}).to_string();
+        let response = self
+            .agent
+            .patch(&url)
+            .header("Fastly-Key", &self.token)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .send(body);
+        self.answer(response).map(drop)
+    }
+
+    /// The body of a successful answer, or what went wrong (never with the token).
+    fn answer(
+        &self,
+        response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<String, String> {
+        let redact = |m: String| m.replace(&self.token, "[token]");
+        let mut response =
+            response.map_err(|e| redact(format!("Fastly API request failed: {e}")))?;
+        let status = response.status();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(1 << 20)
+            .read_to_string()
+            .unwrap_or_default();
+        if status.is_success() {
+            return Ok(body);
+        }
+        let body: String = body.chars().take(300).collect();
+        Err(redact(format!(
+            "Fastly API answered {status}: {}",
+            body.trim().replace(['\n', '\r'], " ")
+        )))
+    }
+}
+
+/// `wrctl revoke`.
+pub fn revoke(args: RevokeArgs) -> ExitCode {
+    let mut keys = match read_store(&args.keys) {
+        Ok(k) => k,
+        Err(e) => return fail(&format!("--keys: {e}")),
+    };
+    let settings = match settings(Some(&args.config)) {
+        Ok(s) => s,
+        Err(e) => return fail(&format!("--config: {e}")),
+    };
+    if args.kid == settings.active_key {
+        return fail(&format!(
+            "{:?} is the active key: rotate first (wrctl rotate), then revoke it once its \
+             tokens are past use",
+            args.kid
+        ));
+    }
+    if keys.remove(&args.kid).is_none() {
+        return fail(&format!(
+            "no key {:?} in {} (it holds {})",
+            args.kid,
+            args.keys.display(),
+            keys.keys().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if let Err(e) = write_store(&args.keys, &keys) {
+        return fail(&e);
+    }
+    let left = store_strings(&keys);
+    println!(
+        "removed {} from {}; {} key(s) left, active_key {}",
+        args.kid,
+        args.keys.display(),
+        left.len(),
+        settings.active_key
+    );
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_kid_is_above_every_numbered_key() {
+        let ids = ["key1".to_string(), "key7".into(), "other".into()];
+        assert_eq!(next_kid(ids.iter()), "key8");
+        assert_eq!(next_kid([].iter()), "key1");
+    }
+
+    #[test]
+    fn deletion_waits_for_sessions_and_wait_tokens() {
+        let s = Settings::from_lookup(|k| match k {
+            "allow_period_timeout" => Some("600".into()),
+            "wait_period_duration" => Some("10".into()),
+            _ => None,
+        });
+        assert_eq!(deletion_time(1000, &s), 1000 + 600 + 20);
+    }
+}

@@ -1,0 +1,722 @@
+//! `wrctl keygen`, `wrctl token inspect|mint`, `wrctl rotate` and `wrctl revoke`,
+//! run as the real binary against tokens and stores made with the room's library.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+use support::{MockApi, unix_now};
+use waiting_room::keys::SigningKey;
+use waiting_room::lottery;
+use waiting_room::percentage::Percentage;
+use waiting_room::token::{self, Claims, TokenKind};
+
+/// Two strong keys and a weak one, as a key store file holds them.
+const KEY1: &str = "test-key-one-0123456789abcdefghijklmnopqrstuv";
+const KEY2: &str = "test-key-two-0123456789abcdefghijklmnopqrstuv";
+const WEAK: &str = "short-key";
+
+/// What a run of `wrctl` left: exit code, stdout, stderr.
+struct Run {
+    code: Option<i32>,
+    out: String,
+    err: String,
+}
+
+impl Run {
+    fn all(&self) -> String {
+        format!("{}{}", self.out, self.err)
+    }
+}
+
+fn wrctl(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_wrctl"));
+    command
+        .args(args)
+        .env_remove("FASTLY_API_TOKEN")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let output = command.output().unwrap();
+    Run {
+        code: output.status.code(),
+        out: String::from_utf8(output.stdout).unwrap(),
+        err: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// A directory with `keys.json` (KEY1, KEY2, WEAK, an empty one) and `config.json`.
+fn stores(config: Value) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.json");
+    let conf = dir.path().join("config.json");
+    let k = json!({"key1": KEY1, "key2": KEY2, "weak": WEAK, "empty": ""});
+    std::fs::write(&keys, k.to_string()).unwrap();
+    std::fs::write(&conf, config.to_string()).unwrap();
+    (dir, keys, conf)
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn mint(secret: &str, kid: &str, dec: TokenKind, exp: u64, uid: &str) -> String {
+    Claims {
+        dec,
+        exp,
+        uid: uid.into(),
+        kid: kid.into(),
+        adm: None,
+    }
+    .mint(&SigningKey::new(secret).unwrap())
+}
+
+fn no_secret_in(run: &Run) {
+    for secret in [KEY1, KEY2, WEAK] {
+        assert!(
+            !run.all().contains(secret),
+            "a key in the output:\n{}",
+            run.all()
+        );
+    }
+}
+
+#[test]
+fn keygen_prints_only_a_strong_base64_key_on_stdout() {
+    let run = wrctl(&["keygen"], &[]);
+    assert_eq!(run.code, Some(0), "{}", run.err);
+    assert_eq!(run.out.len(), 44, "{:?}", run.out);
+    assert_eq!(STANDARD.decode(&run.out).unwrap().len(), 32);
+    assert!(run.err.contains(
+        "fastly secret-store-entry create --store-id=<SECRET_STORE_ID> --name=key1 --stdin"
+    ));
+    assert!(run.err.contains("fastly config-store-entry create"));
+    assert!(!run.err.contains(&run.out), "the key is on stderr");
+
+    let run = wrctl(&["keygen", "--bytes", "48", "--kid", "key2"], &[]);
+    assert_eq!(run.code, Some(0));
+    assert_eq!(STANDARD.decode(&run.out).unwrap().len(), 48);
+    assert!(run.err.contains("--name=key2 --stdin"));
+    assert_ne!(run.out, wrctl(&["keygen", "--bytes", "48"], &[]).out);
+}
+
+#[test]
+fn keygen_refuses_a_weak_key_unless_asked() {
+    let run = wrctl(&["keygen", "--bytes", "31"], &[]);
+    assert_eq!(run.code, Some(2));
+    assert!(run.out.is_empty());
+    assert!(run.err.contains("weak"), "{}", run.err);
+    let run = wrctl(&["keygen", "--bytes", "16", "--allow-weak"], &[]);
+    assert_eq!(run.code, Some(0));
+    assert_eq!(STANDARD.decode(&run.out).unwrap().len(), 16);
+    assert_eq!(
+        wrctl(&["keygen", "--bytes", "0", "--allow-weak"], &[]).code,
+        Some(2)
+    );
+    assert_eq!(wrctl(&["keygen", "--kid", "a&b"], &[]).code, Some(2));
+}
+
+#[test]
+fn every_subcommand_has_an_example() {
+    for args in [
+        &["keygen", "--help"][..],
+        &["token", "inspect", "--help"],
+        &["token", "mint", "--help"],
+        &["rotate", "--help"],
+        &["revoke", "--help"],
+    ] {
+        let run = wrctl(args, &[]);
+        assert_eq!(run.code, Some(0), "{args:?}");
+        assert!(run.out.contains("Example:"), "{args:?}:\n{}", run.out);
+    }
+}
+
+#[test]
+fn inspect_a_valid_token() {
+    let (_dir, keys, _) = stores(json!({}));
+    let now = 1_800_000_000;
+    let value = mint(KEY1, "key1", TokenKind::Allow, now + 300, "203.0.113.7");
+    let run = wrctl(
+        &[
+            "token",
+            "inspect",
+            &value,
+            "--keys",
+            keys.to_str().unwrap(),
+            "--at",
+            &now.to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert!(run.out.contains("dec        allow"), "{}", run.out);
+    assert!(
+        run.out.contains("(2027-01-15 08:05:00 UTC, in 5 min)"),
+        "{}",
+        run.out
+    );
+    assert!(run.out.contains("uid        203.0.113.7"));
+    assert!(run.out.contains("kid        key1"));
+    assert!(run.out.contains("signature  valid"));
+    no_secret_in(&run);
+
+    // Without keys: decoded, not checked.
+    let run = wrctl(
+        &[
+            "token",
+            "inspect",
+            &value,
+            "--at",
+            &(now + 1020).to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(0));
+    assert!(run.out.contains("12 min ago"), "{}", run.out);
+    assert!(run.out.contains("not checked"));
+}
+
+#[test]
+fn inspect_a_whole_cookie_header() {
+    let (_dir, keys, _) = stores(json!({}));
+    let value = mint(KEY2, "key2", TokenKind::Wait, unix_now() + 30, "10.0.0.1");
+    for header in [
+        format!("Cookie: theme=dark; waiting_room={value}; b=2"),
+        format!("theme=dark; waiting_room=\"{value}\""),
+    ] {
+        let run = wrctl(
+            &[
+                "token",
+                "inspect",
+                &header,
+                "--keys",
+                keys.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_eq!(run.code, Some(0), "{}", run.all());
+        assert!(run.out.contains("signature  valid"), "{}", run.out);
+        assert!(run.out.contains("kid        key2"));
+    }
+    let run = wrctl(&["token", "inspect", "Cookie: theme=dark"], &[]);
+    assert_eq!(run.code, Some(1));
+}
+
+#[test]
+fn inspect_says_why_a_token_is_refused() {
+    let (_dir, keys, conf) = stores(json!({"allow_percentage": "50"}));
+    let keys = keys.to_str().unwrap();
+    let conf = conf.to_str().unwrap();
+    let now = unix_now();
+    let value = mint(KEY1, "key1", TokenKind::Allow, now + 600, "203.0.113.7");
+
+    // Tampered: a later expiry under the old signature.
+    let text = String::from_utf8(STANDARD.decode(&value).unwrap()).unwrap();
+    let forged = STANDARD.encode(text.replace(
+        &format!("exp={}", now + 600),
+        &format!("exp={}", now + 9000),
+    ));
+    let run = wrctl(
+        &[
+            "token",
+            "inspect",
+            &forged,
+            "--keys",
+            keys,
+            "--uid",
+            "203.0.113.7",
+            "--config",
+            conf,
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert!(run.out.contains("signature  bad-signature"), "{}", run.out);
+    assert!(run.out.contains("rejected=bad-signature"), "{}", run.out);
+    no_secret_in(&run);
+
+    // Another visitor.
+    let run = wrctl(
+        &[
+            "token",
+            "inspect",
+            &value,
+            "--keys",
+            keys,
+            "--uid",
+            "198.51.100.1",
+            "--config",
+            conf,
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(0));
+    assert!(run.out.contains("signature  valid"));
+    assert!(
+        run.out.contains("uid-mismatch token_uid=203.0.113.7"),
+        "{}",
+        run.out
+    );
+
+    // The holder: admitted.
+    let run = wrctl(
+        &[
+            "token",
+            "inspect",
+            &value,
+            "--keys",
+            keys,
+            "--uid",
+            "203.0.113.7",
+            "--config",
+            conf,
+        ],
+        &[],
+    );
+    assert!(run.out.contains("decision   allow"), "{}", run.out);
+
+    // A key the store does not hold, and an empty one.
+    for kid in ["key9", "empty"] {
+        let other = mint(KEY1, kid, TokenKind::Allow, now + 600, "203.0.113.7");
+        let run = wrctl(
+            &[
+                "token",
+                "inspect",
+                &other,
+                "--keys",
+                keys,
+                "--uid",
+                "203.0.113.7",
+                "--config",
+                conf,
+            ],
+            &[],
+        );
+        assert_eq!(run.code, Some(0));
+        assert!(
+            run.out
+                .contains(&format!("signature  unknown-key kid={kid}")),
+            "{}",
+            run.out
+        );
+        assert!(
+            run.out.contains(&format!("rejected=unknown-key kid={kid}")),
+            "{}",
+            run.out
+        );
+        no_secret_in(&run);
+    }
+
+    // An expired allow token.
+    let old = mint(KEY1, "key1", TokenKind::Allow, now - 5, "203.0.113.7");
+    let run = wrctl(
+        &[
+            "token",
+            "inspect",
+            &old,
+            "--keys",
+            keys,
+            "--uid",
+            "203.0.113.7",
+            "--config",
+            conf,
+        ],
+        &[],
+    );
+    assert!(run.out.contains("session-expired"), "{}", run.out);
+}
+
+#[test]
+fn inspect_refuses_what_does_not_decode() {
+    for (value, why) in [
+        ("not base64!", "malformed:not-base64"),
+        (
+            &*STANDARD.encode("dec=maybe&exp=1&uid=1.2.3.4&kid=k&sig=0x00"),
+            "malformed:dec",
+        ),
+        (
+            &*STANDARD.encode("dec=wait&exp=01&uid=1.2.3.4&kid=k&sig=0x00"),
+            "malformed:exp",
+        ),
+        (&*STANDARD.encode("hello"), "malformed:fields"),
+    ] {
+        let run = wrctl(&["token", "inspect", value], &[]);
+        assert_eq!(run.code, Some(1), "{value}: {}", run.all());
+        assert!(run.out.contains(why), "{value}: {}", run.out);
+    }
+    assert_eq!(wrctl(&["token", "inspect"], &[]).code, Some(2));
+    assert_eq!(
+        wrctl(&["token", "inspect", "x", "--uid", "1.2.3.4"], &[]).code,
+        Some(2)
+    );
+}
+
+/// Expired wait tokens draw as the library draws, at the config's percentage.
+#[test]
+fn an_expired_wait_token_draws_as_the_room_does() {
+    let (_dir, keys, conf) =
+        stores(json!({"allow_percentage": "50", "wait_period_duration": "30"}));
+    let now = 1_800_000_000;
+    let (mut won, mut lost) = (0, 0);
+    for i in 0..12 {
+        let uid = format!("192.0.2.{i}");
+        let value = mint(KEY1, "key1", TokenKind::Wait, now - 10, &uid);
+        let seed = token::decode(&value).unwrap().lottery_seed();
+        let wins = lottery::wins(seed, Percentage::whole(50));
+        let word = if wins { "lottery-won" } else { "lottery-lost" };
+        if wins {
+            won += 1
+        } else {
+            lost += 1
+        }
+        let run = wrctl(
+            &[
+                "token",
+                "inspect",
+                &value,
+                "--keys",
+                keys.to_str().unwrap(),
+                "--uid",
+                &uid,
+                "--config",
+                conf.to_str().unwrap(),
+                "--at",
+                &now.to_string(),
+            ],
+            &[],
+        );
+        assert_eq!(run.code, Some(0), "{}", run.all());
+        assert!(
+            run.out.contains(&format!("draw       {word} at p=50")),
+            "{}",
+            run.out
+        );
+        assert!(
+            run.out.contains(&format!("transition={word}")),
+            "{}",
+            run.out
+        );
+        let decision = if wins {
+            "decision=allow"
+        } else {
+            "decision=re-wait"
+        };
+        assert!(run.out.contains(decision), "{}", run.out);
+    }
+    assert!(won > 0 && lost > 0, "won {won}, lost {lost}");
+}
+
+#[test]
+fn mint_then_inspect_is_valid() {
+    let (_dir, keys, _) = stores(json!({}));
+    let keys = keys.to_str().unwrap();
+    let run = wrctl(
+        &[
+            "token",
+            "mint",
+            "--keys",
+            keys,
+            "--kid",
+            "key2",
+            "--dec",
+            "allow",
+            "--exp",
+            "+600",
+            "--uid",
+            "2001:db8::1",
+            "--adm",
+            "1800000000",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    no_secret_in(&run);
+    let value = run.out.trim();
+    let token = token::decode(value).unwrap();
+    assert!(token.verify(&SigningKey::new(KEY2).unwrap()));
+    assert_eq!(token.claims.dec, TokenKind::Allow);
+    assert_eq!(token.claims.uid, "2001:db8::1");
+    assert_eq!(token.claims.adm, Some(1_800_000_000));
+    assert!(token.claims.exp.abs_diff(unix_now() + 600) <= 5);
+    let run = wrctl(&["token", "inspect", value, "--keys", keys], &[]);
+    assert!(run.out.contains("signature  valid"), "{}", run.out);
+
+    let run = wrctl(
+        &[
+            "token",
+            "mint",
+            "--keys",
+            keys,
+            "--kid",
+            "key1",
+            "--dec",
+            "wait",
+            "--exp",
+            "1800000000",
+            "--uid",
+            "10.1.2.3",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(0));
+    assert_eq!(
+        run.out.trim(),
+        mint(KEY1, "key1", TokenKind::Wait, 1_800_000_000, "10.1.2.3")
+    );
+}
+
+#[test]
+fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
+    let (_dir, keys, _) = stores(json!({}));
+    let keys = keys.to_str().unwrap();
+    let base = [
+        "token", "mint", "--keys", keys, "--dec", "wait", "--exp", "+30", "--uid", "10.0.0.1",
+        "--kid",
+    ];
+    let with = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        wrctl(&args, &[])
+    };
+    let run = with(&["weak"]);
+    assert_eq!(run.code, Some(1));
+    assert!(run.err.contains("weak"), "{}", run.err);
+    no_secret_in(&run);
+    let run = with(&["weak", "--allow-weak"]);
+    assert_eq!(run.code, Some(0), "{}", run.err);
+    assert!(
+        token::decode(run.out.trim())
+            .unwrap()
+            .verify(&SigningKey::new(WEAK).unwrap())
+    );
+    assert_eq!(with(&["empty", "--allow-weak"]).code, Some(1));
+    assert_eq!(with(&["nope"]).code, Some(1));
+    // An admission time on a wait token never reads back.
+    let run = with(&["key1", "--adm", "5"]);
+    assert_eq!(run.code, Some(1));
+    assert!(run.err.contains("malformed:adm"), "{}", run.err);
+    assert_eq!(with(&["key1", "--exp", "soon"]).code, Some(2));
+}
+
+/// The `unix N` of the deletion line.
+fn deletion_unix(out: &str) -> u64 {
+    let at = out.find("(unix ").expect(out) + "(unix ".len();
+    out[at..].split(')').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn rotate_adds_a_key_and_switches_active_key() {
+    let (_dir, keys, conf) = stores(json!({
+        "active_key": "key2", "allow_period_timeout": "600", "wait_period_duration": "10",
+        "allow_percentage": "50"
+    }));
+    let before = unix_now();
+    let run = wrctl(
+        &[
+            "rotate",
+            "--keys",
+            keys.to_str().unwrap(),
+            "--config",
+            conf.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let after = unix_now();
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    let k = read(&keys);
+    let new = k["key3"].as_str().expect("key3 added");
+    assert_eq!(STANDARD.decode(new).unwrap().len(), 32);
+    assert!(
+        !run.all().contains(new),
+        "the new key is shown:\n{}",
+        run.all()
+    );
+    assert_eq!(
+        (k["key1"].as_str(), k["key2"].as_str(), k["weak"].as_str()),
+        (Some(KEY1), Some(KEY2), Some(WEAK))
+    );
+    let c = read(&conf);
+    assert_eq!(c["active_key"], "key3");
+    assert_eq!(c["allow_percentage"], "50");
+    assert!(run.out.contains("active_key: key2 -> key3"), "{}", run.out);
+    let at = deletion_unix(&run.out);
+    assert!(
+        (before + 620..=after + 620).contains(&at),
+        "{at} not {before}+620"
+    );
+    assert!(
+        run.out.contains("in 10 min 20 s") || run.out.contains("in 10 min 19 s"),
+        "{}",
+        run.out
+    );
+    assert!(run.out.contains("wrctl revoke key2"));
+
+    // An id given, and one that exists is refused.
+    let run = wrctl(
+        &[
+            "rotate",
+            "--keys",
+            keys.to_str().unwrap(),
+            "--config",
+            conf.to_str().unwrap(),
+            "--kid",
+            "2027-a",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert_eq!(read(&conf)["active_key"], "2027-a");
+    assert!(read(&keys)["key3"].is_string());
+    let run = wrctl(
+        &[
+            "rotate",
+            "--keys",
+            keys.to_str().unwrap(),
+            "--config",
+            conf.to_str().unwrap(),
+            "--kid",
+            "key1",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(1));
+    assert_eq!(read(&conf)["active_key"], "2027-a");
+}
+
+#[test]
+fn rotate_uses_the_defaults_of_an_empty_config() {
+    let (_dir, keys, conf) = stores(json!({}));
+    let before = unix_now();
+    let run = wrctl(
+        &[
+            "rotate",
+            "--keys",
+            keys.to_str().unwrap(),
+            "--config",
+            conf.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert!(run.out.contains("active_key: key1 -> key3"), "{}", run.out);
+    // 3600 + 2 × 30.
+    assert!(deletion_unix(&run.out).abs_diff(before + 3660) <= 2);
+}
+
+#[test]
+fn revoke_refuses_the_active_key_and_removes_another() {
+    let (_dir, keys, conf) = stores(json!({"active_key": "key2"}));
+    let (k, c) = (keys.to_str().unwrap(), conf.to_str().unwrap());
+    let run = wrctl(&["revoke", "key2", "--keys", k, "--config", c], &[]);
+    assert_eq!(run.code, Some(1));
+    assert!(run.err.contains("rotate first"), "{}", run.err);
+    let run = wrctl(&["revoke", "key7", "--keys", k, "--config", c], &[]);
+    assert_eq!(run.code, Some(1));
+    assert!(run.err.contains("no key"), "{}", run.err);
+    no_secret_in(&run);
+    let run = wrctl(&["revoke", "key1", "--keys", k, "--config", c], &[]);
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    let left = read(&keys);
+    assert!(left.get("key1").is_none());
+    assert_eq!(left["key2"], KEY2);
+    assert_eq!(left["weak"], WEAK);
+}
+
+#[test]
+fn rotate_through_the_fastly_api() {
+    let items = json!([
+        {"item_key": "active_key", "item_value": "key1", "store_id": "CS"},
+        {"item_key": "allow_period_timeout", "item_value": "900", "store_id": "CS"},
+        {"item_key": "wait_period_duration", "item_value": "20", "store_id": "CS"}
+    ]);
+    let api = MockApi::start(&[200], &items.to_string());
+    let token = "test-api-token-1234";
+    let before = unix_now();
+    let run = wrctl(
+        &[
+            "rotate",
+            "--kid",
+            "key2",
+            "--fastly-config-store",
+            "CS",
+            "--fastly-secret-store",
+            "SS",
+            "--fastly-api-url",
+            &api.url(),
+        ],
+        &[("FASTLY_API_TOKEN", token)],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert!(!run.all().contains(token));
+    let requests = api.requests();
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    for r in &requests {
+        assert_eq!(r.header("Fastly-Key"), Some(token));
+    }
+    assert_eq!(
+        (requests[0].method.as_str(), requests[0].path.as_str()),
+        ("GET", "/resources/stores/config/CS/items")
+    );
+    assert_eq!(
+        (requests[1].method.as_str(), requests[1].path.as_str()),
+        ("POST", "/resources/stores/secret/SS/secrets")
+    );
+    assert_eq!(requests[1].header("Content-Type"), Some("application/json"));
+    let body: Value = serde_json::from_str(&requests[1].body).unwrap();
+    assert_eq!(body["name"], "key2");
+    let secret = STANDARD.decode(body["secret"].as_str().unwrap()).unwrap();
+    let key = String::from_utf8(secret).unwrap();
+    assert_eq!(STANDARD.decode(&key).unwrap().len(), 32);
+    assert!(!run.all().contains(&key));
+    assert_eq!(
+        (requests[2].method.as_str(), requests[2].path.as_str()),
+        ("PATCH", "/resources/stores/config/CS/items")
+    );
+    let body: Value = serde_json::from_str(&requests[2].body).unwrap();
+    assert_eq!(
+        body,
+        json!({"items": [{"op": "upsert", "item_key": "active_key", "item_value": "key2"}]})
+    );
+    assert!(run.out.contains("active_key: key1 -> key2"), "{}", run.out);
+    assert!(deletion_unix(&run.out).abs_diff(before + 940) <= 2);
+}
+
+#[test]
+fn a_refused_secret_leaves_active_key_alone() {
+    let api = MockApi::start(&[200, 409], "[]");
+    let run = wrctl(
+        &[
+            "rotate",
+            "--kid",
+            "key2",
+            "--fastly-config-store",
+            "CS",
+            "--fastly-secret-store",
+            "SS",
+            "--fastly-api-url",
+            &api.url(),
+        ],
+        &[("FASTLY_API_TOKEN", "t0ken-abc")],
+    );
+    assert_eq!(run.code, Some(1));
+    assert!(run.err.contains("409"), "{}", run.err);
+    assert_eq!(api.requests().len(), 2);
+    let run = wrctl(
+        &[
+            "rotate",
+            "--kid",
+            "key2",
+            "--fastly-config-store",
+            "CS",
+            "--fastly-secret-store",
+            "SS",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(2), "{}", run.err);
+}
