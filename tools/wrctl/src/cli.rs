@@ -74,7 +74,12 @@ on a command line. Under 32 bytes is refused (exit 2) unless --allow-weak.",
     )]
     Keygen(crate::keys::KeygenArgs),
     /// Inspect or mint waiting-room tokens.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_long_help = "Example:
+  wrctl token inspect 'Cookie: waiting_room=ZGVj…' --keys local/signingkeys.json --uid 127.0.0.1
+  wrctl token mint --keys local/signingkeys.json --kid key1 --dec allow --exp +600 --uid 127.0.0.1"
+    )]
     Token(crate::token_cmd::TokenCommand),
     /// Add a new signing key and switch active_key to it; say when the old key can go.
     #[command(

@@ -98,7 +98,7 @@ pub fn fastly_instructions(kid: &str, file: &str) -> String {
          \x20 # or, on a service without a secret store, from the config store of that name:\n\
          \x20 fastly config-store-entry create --store-id=<CONFIG_STORE_ID> --key={kid} --stdin < {file}\n\
          \x20 # then point active_key at it in the room's config store, and remove {file}:\n\
-         \x20 fastly config-store-entry update --store-id=<ROOM_CONFIG_STORE_ID> --key=active_key --value={kid}\n\
+         \x20 fastly config-store-entry update --store-id=<ROOM_CONFIG_STORE_ID> --key=active_key --value={kid} --upsert\n\
          \x20 rm {file}"
     )
 }

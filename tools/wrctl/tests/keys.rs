@@ -125,6 +125,7 @@ fn keygen_refuses_a_weak_key_unless_asked() {
 fn every_subcommand_has_an_example() {
     for args in [
         &["keygen", "--help"][..],
+        &["token", "--help"],
         &["token", "inspect", "--help"],
         &["token", "mint", "--help"],
         &["rotate", "--help"],
