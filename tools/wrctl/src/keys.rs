@@ -127,8 +127,9 @@ pub fn keygen(args: KeygenArgs) -> ExitCode {
     }
     let file = format!("{}.key", args.kid);
     eprintln!(
-        "wrctl: a new {}-byte key for kid {:?} is on stdout (and nowhere else). To store it, \
-         never on a command line:\n  wrctl keygen --kid {} > {file}\n{}",
+        "wrctl: a new {}-byte key for kid {:?} is on stdout (and nowhere else). Save it to a \
+         file (`wrctl keygen --kid {} > {file}`) and store it from there, never on a command \
+         line:\n{}",
         args.bytes,
         args.kid,
         args.kid,

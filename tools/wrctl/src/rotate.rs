@@ -195,14 +195,17 @@ fn rotate_files(args: &RotateArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(&format!("--config: {e}")),
     };
-    let new = args.kid.clone().unwrap_or_else(|| next_kid(keys.keys()));
+    let old = settings.active_key.clone();
+    let new = args
+        .kid
+        .clone()
+        .unwrap_or_else(|| next_kid(keys.keys().chain([&old])));
     if keys.contains_key(&new) {
         return fail(&format!(
             "key {new:?} already exists in {}: rotate to a new id",
             keys_path.display()
         ));
     }
-    let old = settings.active_key.clone();
     if old == new {
         return fail(&format!("{new:?} is already the active key"));
     }

@@ -610,6 +610,28 @@ fn rotate_uses_the_defaults_of_an_empty_config() {
 }
 
 #[test]
+fn rotate_never_picks_the_active_keys_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.json");
+    let conf = dir.path().join("config.json");
+    std::fs::write(&keys, json!({"main": KEY1}).to_string()).unwrap();
+    std::fs::write(&conf, json!({"active_key": "key4"}).to_string()).unwrap();
+    let run = wrctl(
+        &[
+            "rotate",
+            "--keys",
+            keys.to_str().unwrap(),
+            "--config",
+            conf.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert_eq!(read(&conf)["active_key"], "key5");
+    assert_eq!(read(&keys)["main"], KEY1);
+}
+
+#[test]
 fn revoke_refuses_the_active_key_and_removes_another() {
     let (_dir, keys, conf) = stores(json!({"active_key": "key2"}));
     let (k, c) = (keys.to_str().unwrap(), conf.to_str().unwrap());
