@@ -59,6 +59,12 @@ exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
   wrctl control --target-per-minute 600 --dry-run --listen 127.0.0.1:8080 < recorded.log"
     )]
     Control(ControlArgs),
+    /// Check, encode and preview waiting-room pages for the page store.
+    #[command(subcommand)]
+    Pages(crate::pages_cmd::PagesCommand),
+    /// Check a config store: effective settings, fallbacks, surprising combinations.
+    #[command(subcommand)]
+    Config(crate::pages_cmd::ConfigCommand),
 }
 
 /// The options of `wrctl control`.

@@ -52,8 +52,11 @@
 //! readers wait (the channel is bounded).
 
 pub mod cli;
+pub mod config_check;
 pub mod control;
 pub mod ingest;
+pub mod pages;
+pub mod pages_cmd;
 pub mod server;
 pub mod sink;
 pub mod state;

@@ -20,6 +20,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Control(args) => control(args),
+        Command::Pages(command) => wrctl::pages_cmd::pages(command),
+        Command::Config(command) => wrctl::pages_cmd::config(command),
     }
 }
 
