@@ -62,6 +62,10 @@ pub fn parse_store(text: &str) -> Result<Store, String> {
         }
         serde_json::Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
+                // A deleted entry, if the export lists one, is not in the store.
+                if item.get("deleted_at").is_some_and(|d| !d.is_null()) {
+                    continue;
+                }
                 let key = item.get("item_key").and_then(|v| v.as_str());
                 let value = item.get("item_value").and_then(|v| v.as_str());
                 let (Some(key), Some(value)) = (key, value) else {

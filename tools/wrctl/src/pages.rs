@@ -579,3 +579,90 @@ pub fn page_key(text: &str) -> Result<String, String> {
     }
     Ok(text.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Any bytes: an answer, never a panic (a cheap stand-in for a fuzzer).
+    #[test]
+    fn any_bytes_get_an_answer() {
+        let alphabet: &[&[u8]] = &[
+            b"<",
+            b">",
+            b"\"",
+            b"'",
+            b"=",
+            b" ",
+            b"\n",
+            b"/",
+            b"{{",
+            b"}}",
+            b"url(",
+            b")",
+            b"<!--",
+            b"-->",
+            b"<style>",
+            b"</style>",
+            b"<script>",
+            b"<img src=",
+            b"&#47;",
+            b"&",
+            b";",
+            b"/*",
+            b"*/",
+            b"@import",
+            b"//x",
+            "\u{e9}".as_bytes(),
+            b"\xff",
+            b"a",
+        ];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let mut page = Vec::new();
+            for _ in 0..(state % 24) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                page.extend_from_slice(alphabet[(state % alphabet.len() as u64) as usize]);
+            }
+            let _ = check(&page);
+        }
+    }
+
+    #[test]
+    fn urls_inside_the_page_stay_inside() {
+        for url in [
+            "",
+            "#top",
+            "data:image/png;base64,AA",
+            " DATA:x",
+            "blob:x",
+            "{{x}}",
+        ] {
+            assert_eq!(outside(url), None, "{url}");
+        }
+        for url in [
+            "https://a.example/x",
+            "HTTP://a",
+            "//a.example",
+            "\\\\a.example",
+            "ftp://a",
+            "x.css",
+            "/x.png",
+            "?q",
+        ] {
+            assert!(outside(url).is_some(), "{url}");
+        }
+    }
+
+    #[test]
+    fn numbers_read_with_thousands() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(8_000), "8,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(encoded_len(6_000), 8_000);
+        assert_eq!(encoded_len(6_001), 8_004);
+    }
+}

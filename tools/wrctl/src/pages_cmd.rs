@@ -35,7 +35,7 @@ base64 of the file, on stdout. With --json, a JSON object {\"KEY\": \"<base64>\"
 into a store file (local/pages.json). The checks of `wrctl pages check` run first; on an \
 error nothing is printed and the exit status is 1, unless --force.",
         after_long_help = "Example:\n  wrctl pages encode waiting.html --key startwaiting.de --json > pages.json\n  \
-fastly config-store-entry update --store-id STORE_ID --key startwaiting --value \"$(wrctl pages encode waiting.html)\""
+wrctl pages encode waiting.html | fastly config-store-entry update --store-id STORE_ID --key startwaiting --stdin --upsert"
     )]
     Encode(EncodeArgs),
     /// Fill a page's template with sample figures, to open in a browser.

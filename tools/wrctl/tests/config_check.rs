@@ -238,13 +238,16 @@ fn a_fastly_export_is_read_like_a_store_file() {
          "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"},
         {"store_id": "7Jx2abcDEF", "item_key": "allow_percentage", "item_value": "abc"},
         {"store_id": "7Jx2abcDEF", "item_key": "wait_period_duration", "item_value": "20"},
+        {"store_id": "7Jx2abcDEF", "item_key": "cookie_lifetime", "item_value": "zz",
+         "deleted_at": "2026-01-02T00:00:00Z"},
     ]);
     let file = write(dir.path(), "export.json", &export);
     let (code, out, err) = config_check(&file, &[]);
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(out.contains("enabled = true  (set)"), "{out}");
     assert!(out.contains("wait_period_duration = 20 s  (set)"), "{out}");
-    assert!(out.contains("config_fallback=allow_percentage"), "{out}");
+    assert!(out.contains("config_fallback=allow_percentage\n"), "{out}");
+    assert!(out.contains("cookie_lifetime = 7200 s  (default)"), "{out}");
 }
 
 #[test]
