@@ -115,6 +115,12 @@ tokens it signed are rejected as unknown-key from then on.",
   wrctl revoke key1 --keys local/signingkeys.json --config local/config.json"
     )]
     Revoke(crate::rotate::RevokeArgs),
+    /// Check, encode and preview waiting-room pages for the page store.
+    #[command(subcommand)]
+    Pages(crate::pages_cmd::PagesCommand),
+    /// Check a config store: effective settings, fallbacks, surprising combinations.
+    #[command(subcommand)]
+    Config(crate::pages_cmd::ConfigCommand),
 }
 
 /// The options of `wrctl control`.

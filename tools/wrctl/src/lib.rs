@@ -52,9 +52,12 @@
 //! readers wait (the channel is bounded).
 
 pub mod cli;
+pub mod config_check;
 pub mod control;
 pub mod ingest;
 pub mod keys;
+pub mod pages;
+pub mod pages_cmd;
 pub mod rotate;
 pub mod server;
 pub mod sink;

@@ -24,6 +24,8 @@ fn main() -> ExitCode {
         Command::Token(command) => wrctl::token_cmd::run(command),
         Command::Rotate(args) => wrctl::rotate::rotate(args),
         Command::Revoke(args) => wrctl::rotate::revoke(args),
+        Command::Pages(command) => wrctl::pages_cmd::pages(command),
+        Command::Config(command) => wrctl::pages_cmd::config(command),
     }
 }
 

@@ -1,0 +1,355 @@
+//! `wrctl config check`: what the room would make of a `waitingroom_config` store.
+//!
+//! The settings are read by the room's own [`Settings::from_lookup`], so the
+//! effective values and the fallbacks are exactly the room's; this module only
+//! adds warnings about combinations that work but are probably not meant.
+
+use std::collections::BTreeMap;
+
+use waiting_room::config::{self, Heartbeat, Settings};
+use waiting_room::estimate::draw_interval;
+use waiting_room::keys::{MIN_STRONG_KEY_LEN, SigningKey};
+use waiting_room::refresh::{self, RefreshMode};
+use waiting_room::token::is_valid_kid;
+
+/// Every key the room reads from `waitingroom_config`, in the README's order.
+pub const KEYS: [&str; 18] = [
+    config::ENABLED,
+    config::PROTECTED_PATHS,
+    config::ALLOW_PERCENTAGE,
+    config::CONTROLLER_HEARTBEAT,
+    config::CONTROLLER_TIMEOUT,
+    config::ALLOW_PERCENTAGE_FALLBACK,
+    config::WAIT_PERIOD_DURATION,
+    config::ALLOW_PERIOD_TIMEOUT,
+    config::COOKIE_LIFETIME,
+    config::ACTIVE_KEY,
+    config::REDEEM_WINDOW,
+    config::WAITING_STATUS,
+    config::SESSION_MODE,
+    config::COOKIE_HTTPONLY,
+    config::COOKIE_SAMESITE,
+    config::COOKIE_SECURE,
+    config::REFRESH_MODE,
+    config::LOGGER_NAME,
+];
+
+/// A `wait_period_duration` above this many seconds gets a warning: a new
+/// visitor's first draw can be up to three slots away.
+pub const LONG_WAIT_PERIOD: u64 = 300;
+
+/// A config store read from a file: key → value.
+pub type Store = BTreeMap<String, String>;
+
+/// Reads a config-store file: a flat JSON object of string values (a Viceroy store
+/// file such as `local/config.json`), or the array of `{"item_key", "item_value"}`
+/// objects that `fastly config-store-entry list --json` prints.
+pub fn parse_store(text: &str) -> Result<Store, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let mut store = Store::new();
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                let serde_json::Value::String(value) = value else {
+                    return Err(format!(
+                        "the value of {key:?} is not a string (a config store holds only \
+                         strings: write it in quotes)"
+                    ));
+                };
+                store.insert(key, value);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                // A deleted entry, if the export lists one, is not in the store.
+                if item.get("deleted_at").is_some_and(|d| !d.is_null()) {
+                    continue;
+                }
+                let key = item.get("item_key").and_then(|v| v.as_str());
+                let value = item.get("item_value").and_then(|v| v.as_str());
+                let (Some(key), Some(value)) = (key, value) else {
+                    return Err(format!(
+                        "item {i} of the array has no string item_key and item_value (expected \
+                         the output of `fastly config-store-entry list --json`)"
+                    ));
+                };
+                store.insert(key.to_string(), value.to_string());
+            }
+        }
+        _ => {
+            return Err(
+                "expected a JSON object of string values, or an array of {\"item_key\", \
+                 \"item_value\"} objects"
+                    .into(),
+            );
+        }
+    }
+    Ok(store)
+}
+
+/// What `wrctl config check` found.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// `key = value  (set|default|fallback)` for every key the room reads.
+    pub effective: Vec<String>,
+    /// The room's `config_fallback=` field, when anything falls back.
+    pub fallback_field: Option<String>,
+    /// Errors: the room would fall back, or could not work as configured.
+    pub errors: Vec<String>,
+    /// Works, but probably not as meant.
+    pub warnings: Vec<String>,
+}
+
+/// Checks the store `store`, and the signing keys `keys` when given.
+pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
+    let settings = Settings::from_lookup(|key| store.get(key).cloned());
+    let mut report = Report::default();
+    for key in unique_keys() {
+        let state = if settings.fallbacks.contains(&key) {
+            "fallback: the stored value is unusable, the default is used"
+        } else if store.contains_key(key) {
+            "set"
+        } else {
+            "default"
+        };
+        report
+            .effective
+            .push(format!("{key} = {}  ({state})", effective(&settings, key)));
+    }
+    if !settings.fallbacks.is_empty() {
+        report.fallback_field = Some(format!("config_fallback={}", settings.fallbacks.join(",")));
+        for key in &settings.fallbacks {
+            let stored = store.get(*key).map_or("", String::as_str);
+            report.errors.push(format!(
+                "{key} = {:?} is unusable: the room uses {} instead and logs \
+                 config_fallback={key}",
+                stored.escape_debug().to_string(),
+                effective(&settings, key)
+            ));
+        }
+    }
+    warn(&mut report, store, &settings, now);
+    if let Some(keys) = keys {
+        check_keys(&mut report, keys, &settings);
+    }
+    report
+}
+
+fn unique_keys() -> impl Iterator<Item = &'static str> {
+    KEYS.iter().copied()
+}
+
+/// The value the room uses for `key`, as text.
+fn effective(s: &Settings, key: &str) -> String {
+    let seconds = |n: u64| format!("{n} s");
+    match key {
+        config::ENABLED => s.enabled.to_string(),
+        config::PROTECTED_PATHS => s.protected_paths.join(","),
+        config::ALLOW_PERCENTAGE => s.allow_percentage.to_string(),
+        config::CONTROLLER_HEARTBEAT => match s.controller_heartbeat {
+            Heartbeat::Absent => "none (manual tuning)".into(),
+            Heartbeat::At(t) => t.to_string(),
+            Heartbeat::Unreadable => "unreadable (counts as stale)".into(),
+        },
+        config::CONTROLLER_TIMEOUT => seconds(s.controller_timeout),
+        config::ALLOW_PERCENTAGE_FALLBACK => s
+            .allow_percentage_fallback
+            .map_or("none (fail static)".into(), |p| p.to_string()),
+        config::WAIT_PERIOD_DURATION => seconds(s.wait_period_duration),
+        config::ALLOW_PERIOD_TIMEOUT => seconds(s.allow_period_timeout),
+        config::COOKIE_LIFETIME => seconds(s.cookie_lifetime),
+        config::ACTIVE_KEY => s.active_key.escape_debug().to_string(),
+        config::REDEEM_WINDOW => match s.redeem_window {
+            Some(r) => seconds(r),
+            None => format!("{} (one wait period)", seconds(s.redeem_window())),
+        },
+        config::WAITING_STATUS => s.waiting_status.to_string(),
+        config::SESSION_MODE => format!("{:?}", s.session_mode).to_ascii_lowercase(),
+        config::COOKIE_HTTPONLY => s.cookie_httponly.to_string(),
+        config::COOKIE_SAMESITE => format!("{:?}", s.cookie_samesite),
+        config::COOKIE_SECURE => format!("{:?}", s.cookie_secure).to_ascii_lowercase(),
+        config::REFRESH_MODE => format!("{:?}", s.refresh_mode).to_ascii_lowercase(),
+        config::LOGGER_NAME => s
+            .logger_name
+            .clone()
+            .unwrap_or_else(|| "none (standard error)".into()),
+        _ => String::new(),
+    }
+}
+
+/// The longest `refresh_after` a waiting page gets, and how long after its wait
+/// token's expiry that visitor comes back, by the room's refresh rule: a token is
+/// issued at the start of a slot (expiring two slots later, `decision::wait_expiry`),
+/// and in `eligible` mode the visitor's phase is at most `d − 2`.
+pub fn longest_refresh(mode: RefreshMode, d: u64) -> (u64, u64) {
+    let now = d.saturating_mul(1000);
+    let exp = waiting_room::decision::wait_expiry(now, d);
+    let uid = "192.0.2.1";
+    match mode {
+        RefreshMode::Eligible => {
+            let worst_phase = d.saturating_sub(2);
+            let longest = refresh::refresh_after(mode, now, exp, uid, d)
+                .saturating_sub(refresh::phase(uid, d))
+                .saturating_add(worst_phase);
+            (longest, (now + longest).saturating_sub(exp))
+        }
+        RefreshMode::Fixed => {
+            // Comes back every `refresh_after` until past the expiry.
+            let mut at = now;
+            let mut longest = 0;
+            while at <= exp {
+                let after = refresh::refresh_after(mode, at, exp, uid, d).max(1);
+                longest = longest.max(after);
+                at = at.saturating_add(after);
+            }
+            (longest, at - exp)
+        }
+    }
+}
+
+fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
+    let w = &mut report.warnings;
+    match store.get(config::ENABLED) {
+        None => w.push(
+            "enabled is missing: the room is off, every request goes to the origin (set \
+             enabled = \"true\")"
+                .into(),
+        ),
+        Some(v) if !s.enabled => w.push(format!(
+            "enabled = {:?} is not exactly `true`: the room is off, every request goes to \
+             the origin",
+            v.escape_debug().to_string()
+        )),
+        Some(_) => {}
+    }
+    if s.enabled && s.allow_percentage.micros() == 0 {
+        w.push(
+            "allow_percentage is 0 with the room enabled: every visitor to a protected path \
+             gets the deny page"
+                .into(),
+        );
+    }
+    let d = s.wait_period_duration;
+    let (longest, late) = longest_refresh(s.refresh_mode, d);
+    if s.redeem_window() < late {
+        w.push(format!(
+            "redeem_window {} s is shorter than the refresh: with wait_period_duration {d} s \
+             and refresh_mode {}, a waiting page comes back after up to {longest} s, {late} s \
+             after its token expired; those visitors re-wait without a draw",
+            s.redeem_window(),
+            format!("{:?}", s.refresh_mode).to_ascii_lowercase()
+        ));
+    }
+    if s.cookie_lifetime < s.allow_period_timeout {
+        w.push(format!(
+            "cookie_lifetime {} s is shorter than allow_period_timeout {} s: a session \
+             outlives its cookie, and the visitor waits again when the cookie goes",
+            s.cookie_lifetime, s.allow_period_timeout
+        ));
+    }
+    match s.controller_heartbeat {
+        Heartbeat::Absent => {}
+        Heartbeat::Unreadable => w.push(
+            "controller_heartbeat is not a whole number of seconds: the room counts it as \
+             stale, and every log line says ALERT=controller-stale"
+                .into(),
+        ),
+        Heartbeat::At(beat) if s.controller_stale(now) => w.push(format!(
+            "controller_heartbeat {beat} is {} s from now, more than controller_timeout {} \
+             s: stale now",
+            beat.abs_diff(now),
+            s.controller_timeout
+        )),
+        Heartbeat::At(_) => {}
+    }
+    if s.controller_heartbeat != Heartbeat::Absent && s.allow_percentage_fallback.is_none() {
+        w.push(
+            "controller_heartbeat without allow_percentage_fallback: when the controller \
+             stops, the last allow_percentage stays (fail static); set \
+             allow_percentage_fallback to choose"
+                .into(),
+        );
+    }
+    if d > LONG_WAIT_PERIOD {
+        w.push(format!(
+            "wait_period_duration {d} s is long: a new visitor's first draw can be {longest} s \
+             away and each lost draw adds {} s, more than visitors wait on a page",
+            draw_interval(d)
+        ));
+    }
+    let known: Vec<&str> = unique_keys().collect();
+    for key in store.keys().filter(|k| !known.contains(&k.as_str())) {
+        let hint = if ["startwaiting", "keepwaiting", "deny"]
+            .iter()
+            .any(|p| key == p || key.starts_with(&format!("{p}.")))
+        {
+            " (a page: it belongs in the waitingroom_pages store)".to_string()
+        } else {
+            closest(key, &known).map_or(String::new(), |k| format!(" (did you mean {k}?)"))
+        };
+        w.push(format!(
+            "unknown key {:?}{hint}: the room ignores it; it reads {}",
+            key.escape_debug().to_string(),
+            known.join(", ")
+        ));
+    }
+}
+
+fn check_keys(report: &mut Report, keys: &Store, s: &Settings) {
+    let kid = &s.active_key;
+    if !is_valid_kid(kid) {
+        report.errors.push(format!(
+            "active_key {:?} is not an id a token can carry (1-255 visible ASCII characters, \
+             no &): no token is issued (ALERT=active-key-unusable)",
+            kid.escape_debug().to_string()
+        ));
+    } else if keys.get(kid).and_then(SigningKey::new).is_none() {
+        report.errors.push(format!(
+            "active_key {:?} is not in the keys file (or its secret is empty): no token is \
+             issued (ALERT=active-key-unusable)",
+            kid.escape_debug().to_string()
+        ));
+    }
+    for (id, secret) in keys {
+        if let Some(key) = SigningKey::new(secret)
+            && key.is_weak()
+        {
+            report.warnings.push(format!(
+                "signing key {:?} is {} bytes, shorter than {MIN_STRONG_KEY_LEN}: it works, \
+                 but every request using it logs WARN=weak-key",
+                id.escape_debug().to_string(),
+                secret.len()
+            ));
+        }
+    }
+}
+
+/// The known key within two edits of `key`, if any.
+fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
+    let key = key.to_ascii_lowercase();
+    known
+        .iter()
+        .map(|k| (distance(&key, k), *k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = (previous + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(current + 1);
+            previous = current;
+        }
+    }
+    row[b.len()]
+}

@@ -1,0 +1,270 @@
+//! `wrctl config check`, run as the real binary.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use waiting_room::config::{self, Settings};
+use wrctl::config_check::KEYS;
+
+/// `wrctl config check FILE [extra]`: (exit code, stdout, stderr).
+fn config_check(file: &str, extra: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_wrctl"))
+        .args(["config", "check", file])
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write(dir: &Path, name: &str, json: &serde_json::Value) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, json.to_string()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// A sound enabled room, with `changes` applied (a `null` removes the key).
+fn store(changes: serde_json::Value) -> serde_json::Value {
+    let mut base = serde_json::json!({
+        "enabled": "true",
+        "allow_percentage": "50",
+        "wait_period_duration": "30",
+        "allow_period_timeout": "600",
+        "cookie_lifetime": "7200",
+    });
+    for (k, v) in changes.as_object().unwrap() {
+        if v.is_null() {
+            base.as_object_mut().unwrap().remove(k);
+        } else {
+            base[k] = v.clone();
+        }
+    }
+    base
+}
+
+fn local_config() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../local/config.json").to_string()
+}
+
+#[test]
+fn the_local_config_has_no_fallback_and_every_key_is_printed() {
+    let (code, out, err) = config_check(&local_config(), &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(!out.contains("config_fallback"), "{out}");
+    assert!(err.contains("0 error(s), 0 warning(s)"), "{err}");
+    for key in KEYS {
+        assert!(out.contains(&format!("  {key} = ")), "{key}: {out}");
+    }
+    assert!(out.contains("allow_percentage = 50  (set)"), "{out}");
+    assert!(
+        out.contains("controller_timeout = 120 s  (default)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn garbage_values_are_named_as_the_room_logs_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = store(serde_json::json!({
+        "allow_percentage": "50%",
+        "wait_period_duration": "0",
+        "cookie_samesite": "sometimes",
+        "waiting_status": "418",
+        "protected_paths": "events",
+    }));
+    let file = write(dir.path(), "c.json", &garbage);
+    let (code, out, err) = config_check(&file, &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    // Exactly the room's own field, in the room's order.
+    let map: std::collections::HashMap<String, String> = serde_json::from_value(garbage).unwrap();
+    let room = Settings::from_lookup(|k| map.get(k).cloned());
+    let field = format!("config_fallback={}", room.fallbacks.join(","));
+    assert_eq!(
+        field,
+        "config_fallback=protected_paths,allow_percentage,wait_period_duration,waiting_status,cookie_samesite"
+    );
+    assert!(out.contains(&field), "{out}");
+    for key in &room.fallbacks {
+        assert!(
+            err.contains(&format!("error: {key} = "))
+                && err.contains(&format!("config_fallback={key}\n")),
+            "{key}: {err}"
+        );
+        assert!(out.contains(&format!("{key} = ")), "{out}");
+    }
+    assert!(
+        out.contains("wait_period_duration = 30 s  (fallback"),
+        "{out}"
+    );
+}
+
+/// The warnings of a store with `changes`, asserting exit 0 and no fallback.
+fn warnings(changes: serde_json::Value, extra: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "c.json", &store(changes));
+    let (code, out, err) = config_check(&file, extra);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(!out.contains("config_fallback"), "{out}");
+    err
+}
+
+#[test]
+fn a_sound_store_has_no_warning() {
+    let err = warnings(serde_json::json!({}), &[]);
+    assert!(err.contains("0 error(s), 0 warning(s)"), "{err}");
+}
+
+#[test]
+fn each_surprising_combination_is_warned_about() {
+    for (changes, expected) in [
+        (
+            serde_json::json!({"redeem_window": "10"}),
+            "redeem_window 10 s is shorter than the refresh",
+        ),
+        (
+            serde_json::json!({"refresh_mode": "fixed", "redeem_window": "29"}),
+            "redeem_window 29 s is shorter than the refresh",
+        ),
+        (
+            serde_json::json!({"cookie_lifetime": "300"}),
+            "cookie_lifetime 300 s is shorter than allow_period_timeout 600 s",
+        ),
+        (
+            serde_json::json!({"allow_percentage": "0"}),
+            "allow_percentage is 0 with the room enabled",
+        ),
+        (
+            serde_json::json!({"enabled": null}),
+            "enabled is missing: the room is off",
+        ),
+        (
+            serde_json::json!({"enabled": "True"}),
+            "enabled = \"True\" is not exactly `true`",
+        ),
+        (
+            serde_json::json!({"controller_heartbeat": support_now()}),
+            "controller_heartbeat without allow_percentage_fallback",
+        ),
+        (
+            serde_json::json!({"wait_period_duration": "900"}),
+            "wait_period_duration 900 s is long",
+        ),
+        (
+            serde_json::json!({"alow_percentage": "5"}),
+            "unknown key \"alow_percentage\" (did you mean allow_percentage?)",
+        ),
+        (
+            serde_json::json!({"startwaiting": "PGh0bWw+"}),
+            "unknown key \"startwaiting\" (a page: it belongs in the waitingroom_pages store)",
+        ),
+    ] {
+        let err = warnings(changes.clone(), &[]);
+        assert!(
+            err.contains(&format!("warning: {expected}")),
+            "{changes}: {err}"
+        );
+    }
+    // The unknown-key warning lists the keys the room reads.
+    let err = warnings(serde_json::json!({"cookie_life": "5"}), &[]);
+    assert!(
+        err.contains(config::COOKIE_LIFETIME) && err.contains(&KEYS.join(", ")),
+        "{err}"
+    );
+    // The default redeem window (one wait period) covers the refresh in both modes.
+    for mode in ["eligible", "fixed"] {
+        let err = warnings(serde_json::json!({"refresh_mode": mode}), &[]);
+        assert!(!err.contains("redeem_window"), "{mode}: {err}");
+    }
+    // A fresh heartbeat with a fallback percentage: nothing to say.
+    let err = warnings(
+        serde_json::json!({"controller_heartbeat": support_now(), "allow_percentage_fallback": "5"}),
+        &[],
+    );
+    assert!(err.contains("0 warning(s)"), "{err}");
+}
+
+fn support_now() -> String {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string()
+}
+
+#[test]
+fn signing_keys_are_checked_and_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let strong = "a-strong-secret-of-forty-bytes-or-so-123";
+    let keys = write(
+        dir.path(),
+        "k.json",
+        &serde_json::json!({"key1": strong, "old": "short-secret"}),
+    );
+    let config = write(dir.path(), "c.json", &store(serde_json::json!({})));
+    let (code, out, err) = config_check(&config, &["--keys", &keys]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        err.contains("warning: signing key \"old\" is 12 bytes"),
+        "{err}"
+    );
+    let missing = write(
+        dir.path(),
+        "c2.json",
+        &store(serde_json::json!({"active_key": "key9"})),
+    );
+    let (code, out, err) = config_check(&missing, &["--keys", &keys]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("active_key \"key9\" is not in the keys file"),
+        "{err}"
+    );
+    for text in [&out, &err] {
+        assert!(
+            !text.contains(strong) && !text.contains("short-secret"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_fastly_export_is_read_like_a_store_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = serde_json::json!([
+        {"store_id": "7Jx2abcDEF", "item_key": "enabled", "item_value": "true",
+         "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"},
+        {"store_id": "7Jx2abcDEF", "item_key": "allow_percentage", "item_value": "abc"},
+        {"store_id": "7Jx2abcDEF", "item_key": "wait_period_duration", "item_value": "20"},
+        {"store_id": "7Jx2abcDEF", "item_key": "cookie_lifetime", "item_value": "zz",
+         "deleted_at": "2026-01-02T00:00:00Z"},
+    ]);
+    let file = write(dir.path(), "export.json", &export);
+    let (code, out, err) = config_check(&file, &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("enabled = true  (set)"), "{out}");
+    assert!(out.contains("wait_period_duration = 20 s  (set)"), "{out}");
+    assert!(out.contains("config_fallback=allow_percentage\n"), "{out}");
+    assert!(out.contains("cookie_lifetime = 7200 s  (default)"), "{out}");
+}
+
+#[test]
+fn unreadable_files_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("a.json", "not json"),
+        ("b.json", "{\"allow_percentage\": 50}"),
+        ("c.json", "[{\"key\": \"enabled\"}]"),
+        ("d.json", "\"enabled\""),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let (code, _, err) = config_check(path.to_str().unwrap(), &[]);
+        assert_eq!(code, Some(2), "{name}: {err}");
+        assert!(err.contains(name), "{err}");
+    }
+    let (code, _, _) = config_check("/nonexistent/config.json", &[]);
+    assert_eq!(code, Some(2));
+}
