@@ -1,9 +1,15 @@
-//! `wrctl`, the waiting room's operator tool. `wrctl control` is the room's
-//! controller: it reads the room's log lines and writes `allow_percentage` and
-//! `controller_heartbeat` to the room's config store, holding a target of new
-//! sessions a minute. The decisions are the library's
-//! ([`waiting_room::control::Controller`]), and so is the log parser
-//! ([`waiting_room::log::Record`]); this crate only carries them out.
+//! `wrctl`, the waiting room's operator tool. Every subcommand carries out the room's
+//! own library code (settings, tokens, decisions, templates, the controller), never a
+//! second implementation:
+//!
+//! | subcommand | what it does |
+//! | --- | --- |
+//! | `wrctl control` | the room's controller: reads its log lines, writes `allow_percentage` and `controller_heartbeat` to hold a target of new sessions a minute ([`waiting_room::control::Controller`], [`waiting_room::log::Record`]) |
+//! | `wrctl keygen` | a strong random signing key, and the `fastly` commands that store it |
+//! | `wrctl token inspect` / `mint` | a cookie's fields, its signature, and what the room decides for it ([`waiting_room::decision::decide`]); a token for tests and support |
+//! | `wrctl rotate` / `revoke` | the key-rotation runbook on JSON stores or through the Fastly API; the emergency removal of a key |
+//! | `wrctl pages check` / `encode` / `preview` | a page's size, external loads and template variables; its base64 value; a preview with sample figures ([`waiting_room::view::Status::render`]) |
+//! | `wrctl config check` | the effective settings, every fallback as the room logs it, and surprising combinations |
 //!
 //! # `wrctl control`
 //!
@@ -23,6 +29,7 @@
 //! | `--max P` | `100` | highest percentage written |
 //! | `--tick SECONDS` | 10 | seconds between ticks; at most one write a tick |
 //! | `--heartbeat-every SECONDS` | 30 | heartbeat written at least this often; keep it well under the room's `controller_timeout` (default 120) |
+//! | `--log-silence SECONDS` | 300 | stop writing, heartbeat included, after this long without a log line (0: never) |
 //! | `--wait-period SECONDS` | 30 | the room's `wait_period_duration` |
 //! | `--redeem-window SECONDS` | one wait period | the room's `redeem_window` |
 //! | `--start P` | none | percentage written at the first tick |
