@@ -124,8 +124,9 @@ fn plan_admits_only_on_valid_tokens_and_never_logs_the_cookie() {
         "decision=anon rejected=bad-signature",
         "decision=anon transition=session-expired",
         "decision=wait",
-        "decision=allow",
-        "decision=allow transition=lottery-won",
+        "decision=allow session=kept",
+        "decision=allow session=renewed",
+        "decision=allow session=new transition=lottery-won",
         "decision=re-wait transition=lottery-lost",
         "ALERT=active-key-unusable",
     ] {
@@ -141,7 +142,7 @@ fn states(line: &str) -> Vec<String> {
         let end = value.find([' ', ':']).unwrap_or(value.len());
         Some(format!("{name}={}", &value[..end]))
     };
-    let decision: Vec<String> = ["decision", "rejected", "transition"]
+    let decision: Vec<String> = ["decision", "session", "rejected", "transition"]
         .into_iter()
         .filter_map(field)
         .collect();

@@ -200,10 +200,12 @@ impl<'a> Input<'a> {
     /// An expiry a little before, at, or a little after `now`, or anything.
     pub fn exp_near(&mut self, now: u64) -> u64 {
         let delta = self.below(200) as u64;
-        match self.below(5) {
+        match self.below(6) {
             0 => self.u64(),
             1 => now,
             2 => now.saturating_sub(delta),
+            // Up to two default sessions ahead: young and old allow tokens alike.
+            3 => now.saturating_add(self.below(7200) as u64),
             _ => now.saturating_add(delta),
         }
     }

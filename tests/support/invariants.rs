@@ -12,7 +12,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use waiting_room::config::{self, Settings};
 use waiting_room::cookie::{self, DELETE_COOKIE};
-use waiting_room::decision::Decision;
+use waiting_room::decision::{Decision, Session};
 use waiting_room::keys::SigningKey;
 use waiting_room::log::Record;
 use waiting_room::page::Page;
@@ -483,6 +483,9 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
     let dec = match decision {
         Decision::Wait => return assert_eq!(set_cookie, None),
         Decision::Deny => return assert_eq!(set_cookie, Some(DELETE_COOKIE)),
+        Decision::Allow if verdict.session == Some(Session::Kept) => {
+            return kept_token_is_young(visit, settings, set_cookie);
+        }
         Decision::Allow => TokenKind::Allow,
         Decision::Anon | Decision::ReWait => TokenKind::Wait,
     };
@@ -530,6 +533,30 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
             );
         }
     }
+}
+
+/// Lazy renewal: an admitted visitor keeps their token (no `Set-Cookie`) only when it
+/// is a valid allow token for them, signed by the active key, with at least half of
+/// `allow_period_timeout` left and not more than the whole of it.
+fn kept_token_is_young(visit: &Visit, settings: &Settings, set_cookie: Option<&str>) {
+    assert_eq!(set_cookie, None);
+    let presented = visit.cookie_header.and_then(cookie::find);
+    let token = presented
+        .and_then(|value| vouch(value, visit.uid))
+        .unwrap_or_else(|| panic!("kept {presented:?}"));
+    assert_eq!(
+        (token.dec, token.kid.as_str()),
+        (TokenKind::Allow, settings.active_key.as_str())
+    );
+    let left = token
+        .exp
+        .checked_sub(visit.now)
+        .expect("kept an expired token");
+    let timeout = settings.allow_period_timeout;
+    assert!(
+        left.saturating_mul(2) >= timeout && left <= timeout,
+        "kept a token with {left} s of {timeout} left"
+    );
 }
 
 /// The room never logs its cookie. Checked for values that could be a credential
