@@ -51,6 +51,11 @@
 //! 100 % while a flash crowd's first draws were still a period away, and that
 //! write landed in them when the propagation delay was longer than expected.)
 //!
+//! Until a write of its own shows in the log, the controller takes the propagation
+//! delay to be [`Options::expected_propagation`] (30 s unless told): assuming none
+//! aimed the first computed write at a period that had already begun by the time it
+//! landed.
+//!
 //! With `max_active`, `A` is also capped at the free places (`max_active` minus the
 //! addresses holding a live allow token).
 
@@ -79,6 +84,10 @@ pub const MAX_CLOCK_SKEW: u64 = 300;
 pub const MAX_BACKOFF: u64 = 300;
 /// Default of [`Options::log_silence`], seconds.
 pub const DEFAULT_LOG_SILENCE: u64 = 300;
+/// Default of [`Options::expected_propagation`], seconds: the middle of the 0-60 s
+/// a config-store write takes to reach the edge in the closed-loop runs, so that the
+/// first write aims at most 30 s off either way.
+pub const DEFAULT_EXPECTED_PROPAGATION: u64 = 30;
 /// Writes remembered until the log shows them in effect (to measure the delay).
 const PENDING_WRITES: usize = 64;
 
@@ -110,6 +119,9 @@ pub struct Options {
     /// fallback percentage and `ALERT=controller-stale`) instead of a percentage
     /// held up by a controller gone blind. `None`: never.
     pub log_silence: Option<u64>,
+    /// Seconds from a write to the edge using it, taken until the controller has
+    /// measured it (a write of its own showing in the log). `None`: none.
+    pub expected_propagation: Option<u64>,
 }
 
 impl Default for Options {
@@ -126,6 +138,7 @@ impl Default for Options {
             start: None,
             capacity: 10_000_000,
             log_silence: Some(DEFAULT_LOG_SILENCE),
+            expected_propagation: Some(DEFAULT_EXPECTED_PROPAGATION),
         }
     }
 }
@@ -584,9 +597,11 @@ impl Controller {
         }
     }
 
-    /// The propagation delay as last measured (none until then).
+    /// The propagation delay as last measured, or as expected until then.
     fn propagation_delay(&self) -> u64 {
-        self.propagation.unwrap_or(0)
+        self.propagation
+            .or(self.options.expected_propagation)
+            .unwrap_or(0)
     }
 
     /// Addresses holding (or having drawn with) a wait token ending in the slot

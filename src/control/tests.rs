@@ -39,9 +39,12 @@ fn draw(t: u64, uid: u32, won: bool, p: &str) -> Record {
     })
 }
 
+/// The options most tests run with: no propagation delay expected before one is
+/// measured (the tests that need one say so).
 fn options(target_per_minute: f64) -> Options {
     Options {
         target_per_minute,
+        expected_propagation: None,
         ..Options::default()
     }
 }
@@ -517,4 +520,29 @@ fn a_crowd_seen_arriving_from_nothing_may_raise_the_provisional_percentage() {
         c.observe(&waiting(t, uid, ALIGNED + 60, "20"), t);
     }
     assert_eq!(c.tick(ALIGNED + 10).unwrap().allow_percentage, None);
+}
+
+#[test]
+fn until_it_is_measured_the_propagation_delay_is_the_one_expected() {
+    let expecting = |expected_propagation| Options {
+        expected_propagation,
+        ..options(120.0)
+    };
+    for (expected, delay) in [(None, 0), (Some(30), 30), (Some(60), 60)] {
+        let mut c = Controller::new(expecting(expected)).unwrap();
+        c.observe(&waiting(ALIGNED, 1, ALIGNED + 60, "20"), ALIGNED);
+        c.tick(ALIGNED + 5);
+        // The log's lag (5 s), the delay, half a tick.
+        assert_eq!(c.landing(ALIGNED, 1.0).lands, ALIGNED + 5 + delay + 5);
+    }
+    assert_eq!(
+        Options::default().expected_propagation,
+        Some(DEFAULT_EXPECTED_PROPAGATION)
+    );
+    // Measured, the measure stands.
+    let mut c = Controller::new(expecting(Some(30))).unwrap();
+    c.propagation = Some(50);
+    c.observe(&waiting(ALIGNED, 1, ALIGNED + 60, "20"), ALIGNED);
+    c.tick(ALIGNED + 5);
+    assert_eq!(c.landing(ALIGNED, 1.0).lands, ALIGNED + 5 + 50 + 5);
 }
