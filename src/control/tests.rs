@@ -15,15 +15,6 @@ fn waiting(t: u64, uid: u32, exp: u64, p: &str) -> Record {
     ))
 }
 
-/// An address holding a wait token, not yet due to draw.
-fn holding(t: u64, uid: u32, exp: u64, p: &str) -> Record {
-    line(&format!(
-        "waitingroom t={t} decision=wait uid=10.0.{}.{} p={p} exp={exp} path=/events",
-        uid / 256,
-        uid % 256
-    ))
-}
-
 fn draw(t: u64, uid: u32, won: bool, p: &str) -> Record {
     let uid = format!("10.0.{}.{}", uid / 256, uid % 256);
     line(&if won {
@@ -125,9 +116,8 @@ fn options_that_make_no_sense_are_refused() {
 
 #[test]
 fn before_a_whole_draw_period_it_writes_only_the_heartbeat_or_its_start() {
-    // (Started while a crowd waits: its first line is of a token handed out before.)
     let mut c = Controller::new(options(600.0)).unwrap();
-    c.observe(&holding(T0, 1, T0 + 60, "50"), T0);
+    c.observe(&waiting(T0, 1, T0 + 60, "50"), T0);
     let write = c.tick(T0 + 1).unwrap();
     assert_eq!(write.items(), vec![(HEARTBEAT_KEY, (T0 + 1).to_string())]);
 
@@ -484,42 +474,6 @@ fn a_controller_that_hears_no_log_stops_writing_so_the_edge_falls_back() {
     .unwrap();
     always.tick(T0);
     assert!(always.tick(T0 + 100_000).is_some());
-}
-
-#[test]
-fn a_crowd_seen_arriving_from_nothing_may_raise_the_provisional_percentage() {
-    // 20 % static; 600 a minute wanted; 1,000 addresses arrive in the first 10 s,
-    // all seen arriving: 20 % would admit a fifth of what the target allows, so
-    // the provisional percentage raises it (no draw is due for a wait period).
-    let mut c = Controller::new(options(600.0)).unwrap();
-    for uid in 0..1_000 {
-        let t = ALIGNED + u64::from(uid) / 100;
-        c.observe(&waiting(t, uid, ALIGNED + 60, "20"), t);
-    }
-    let raised = c.tick(ALIGNED + 10).unwrap().allow_percentage;
-    assert!(
-        raised.is_some_and(|p| p > Percentage::whole(20)),
-        "{raised:?}"
-    );
-
-    // The same lines after one address was first seen holding a token handed out
-    // before the controller started: it may have seen only part of the crowd, and
-    // only ever lowers the percentage.
-    let mut c = Controller::new(options(600.0)).unwrap();
-    c.observe(&holding(ALIGNED, 5_000, ALIGNED + 30, "20"), ALIGNED);
-    for uid in 0..1_000 {
-        let t = ALIGNED + u64::from(uid) / 100;
-        c.observe(&waiting(t, uid, ALIGNED + 60, "20"), t);
-    }
-    assert_eq!(c.tick(ALIGNED + 10).unwrap().allow_percentage, None);
-    // A draw from an address never seen arriving says as much.
-    let mut c = Controller::new(options(600.0)).unwrap();
-    c.observe(&draw(ALIGNED, 5_000, false, "20"), ALIGNED);
-    for uid in 0..1_000 {
-        let t = ALIGNED + u64::from(uid) / 100;
-        c.observe(&waiting(t, uid, ALIGNED + 60, "20"), t);
-    }
-    assert_eq!(c.tick(ALIGNED + 10).unwrap().allow_percentage, None);
 }
 
 #[test]
