@@ -30,9 +30,12 @@ fn draw(t: u64, uid: u32, won: bool, p: &str) -> Record {
     })
 }
 
+/// The options most tests run with: no propagation delay expected before one is
+/// measured (the tests that need one say so).
 fn options(target_per_minute: f64) -> Options {
     Options {
         target_per_minute,
+        expected_propagation: None,
         ..Options::default()
     }
 }
@@ -471,4 +474,29 @@ fn a_controller_that_hears_no_log_stops_writing_so_the_edge_falls_back() {
     .unwrap();
     always.tick(T0);
     assert!(always.tick(T0 + 100_000).is_some());
+}
+
+#[test]
+fn until_it_is_measured_the_propagation_delay_is_the_one_expected() {
+    let expecting = |expected_propagation| Options {
+        expected_propagation,
+        ..options(120.0)
+    };
+    for (expected, delay) in [(None, 0), (Some(30), 30), (Some(60), 60)] {
+        let mut c = Controller::new(expecting(expected)).unwrap();
+        c.observe(&waiting(ALIGNED, 1, ALIGNED + 60, "20"), ALIGNED);
+        c.tick(ALIGNED + 5);
+        // The log's lag (5 s), the delay, half a tick.
+        assert_eq!(c.landing(ALIGNED, 1.0).lands, ALIGNED + 5 + delay + 5);
+    }
+    assert_eq!(
+        Options::default().expected_propagation,
+        Some(DEFAULT_EXPECTED_PROPAGATION)
+    );
+    // Measured, the measure stands.
+    let mut c = Controller::new(expecting(Some(30))).unwrap();
+    c.propagation = Some(50);
+    c.observe(&waiting(ALIGNED, 1, ALIGNED + 60, "20"), ALIGNED);
+    c.tick(ALIGNED + 5);
+    assert_eq!(c.landing(ALIGNED, 1.0).lands, ALIGNED + 5 + 50 + 5);
 }

@@ -39,6 +39,7 @@ static setting until its first write lands
   --tick S                  seconds between the controller's ticks (10)
   --max-active N            at most N live sessions
   --start P                 percentage written at the first tick, before one is computed
+  --expected-propagation S  propagation delay the controller assumes until it measures one (30)
   --min P, --max P          bounds of the percentages written (0.0001, 100)
 plan and cost default to plain visitors (no extra devices, NAT or attackers).";
 
@@ -242,6 +243,9 @@ impl Options {
         }
         control.max_active = self.number("max-active")?;
         control.start = self.percentage("start")?;
+        if let Some(v) = self.number("expected-propagation")? {
+            control.expected_propagation = Some(v);
+        }
         if let Some(v) = self.percentage("min")? {
             control.min = v;
         }
@@ -309,12 +313,13 @@ impl Options {
 }
 
 /// The options of the closed loop, besides `--target-per-minute`.
-const CONTROL_OPTIONS: [&str; 7] = [
+const CONTROL_OPTIONS: [&str; 8] = [
     "propagation-delay",
     "log-delay",
     "tick",
     "max-active",
     "start",
+    "expected-propagation",
     "min",
     "max",
 ];
@@ -325,8 +330,14 @@ fn check(s: &Scenario) -> Result<(), String> {
         waiting_room::control::Controller::new(control.options(&s.room))
             .map_err(|e| format!("the controller refuses its options: {e}"))?;
         let day = 24 * 3600;
-        if control.propagation_delay > day || control.log_delay > day {
-            return Err("--propagation-delay and --log-delay are at most a day".into());
+        if control.propagation_delay > day
+            || control.log_delay > day
+            || control.expected_propagation.is_some_and(|e| e > day)
+        {
+            return Err(
+                "--propagation-delay, --log-delay and --expected-propagation are at most a day"
+                    .into(),
+            );
         }
     }
     let shares = s.mix.multi_device_share + s.mix.nat_share + s.mix.attacker_share;
@@ -478,6 +489,12 @@ mod tests {
             (2000.0, 60, 5, 10)
         );
         assert_eq!(control.start, Some("0.5".parse().unwrap()));
+        assert_eq!(control.expected_propagation, Some(30));
+        let line = "run --target-per-minute 2000 --propagation-delay 60 --expected-propagation 45";
+        let Command::Run { scenario: s, .. } = parse(args(line)).unwrap() else {
+            panic!("not a run");
+        };
+        assert_eq!(s.control.unwrap().expected_propagation, Some(45));
         assert_eq!(
             (control.min, control.max),
             (Percentage::STEP, Percentage::whole(20))

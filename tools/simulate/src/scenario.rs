@@ -211,6 +211,8 @@ pub struct Control {
     /// Written at the first tick, before the controller has computed a percentage.
     #[serde(serialize_with = "optional_percent")]
     pub start: Option<Percentage>,
+    /// Propagation delay the controller assumes until it has measured one, seconds.
+    pub expected_propagation: Option<u64>,
     /// Lowest percentage the controller writes.
     #[serde(serialize_with = "percent")]
     pub min: Percentage,
@@ -230,6 +232,7 @@ impl Control {
             tick: defaults.tick,
             max_active: None,
             start: None,
+            expected_propagation: defaults.expected_propagation,
             min: defaults.min,
             max: defaults.max,
         }
@@ -245,6 +248,7 @@ impl Control {
             tick: self.tick,
             wait_period: room.wait_period,
             start: self.start,
+            expected_propagation: self.expected_propagation,
             ..waiting_room::control::Options::default()
         }
     }

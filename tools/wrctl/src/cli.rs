@@ -236,6 +236,19 @@ Example: --redeem-window 60"
     )]
     pub redeem_window: Option<u64>,
 
+    /// Seconds a write takes to reach the edge, until the controller has measured it.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = waiting_room::control::DEFAULT_EXPECTED_PROPAGATION,
+        value_parser = clap::value_parser!(u64).range(0..=MAX_DURATION),
+        long_help = "Seconds a write to the config store takes to reach the edge, taken \
+until the controller has measured it (from a write of its own to the first log line \
+showing it in effect): it aims its first computed writes at the draws they will meet. \
+0: none.\nExample: --expected-propagation 30"
+    )]
+    pub expected_propagation: u64,
+
     /// Percentage written at the first tick, before the log shows a crowd.
     #[arg(
         long,
@@ -380,6 +393,7 @@ impl ControlArgs {
             wait_period: self.wait_period,
             redeem_window: self.redeem_window,
             start: self.start,
+            expected_propagation: Some(self.expected_propagation),
             ..Options::default()
         };
         options.check().map_err(|e| e.to_string())?;

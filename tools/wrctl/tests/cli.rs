@@ -261,7 +261,7 @@ fn the_help_documents_every_option_with_an_example() {
             "{flag}"
         );
     }
-    assert_eq!(help.matches("Example:").count(), 18, "{help}");
+    assert_eq!(help.matches("Example:").count(), 19, "{help}");
     assert!(help.contains("FASTLY_API_TOKEN"));
 }
 
