@@ -574,7 +574,7 @@ fn assert_cookie_not_logged(line: &str, value: &str, visit: &Visit, settings: &S
     }
 }
 
-/// A token that an independent reading of DESIGN.md section 3 accepts.
+/// A token that an independent reading of the token format (README, "The token") accepts.
 #[derive(Debug)]
 struct Vouched {
     dec: TokenKind,

@@ -1,4 +1,4 @@
-//! The tests' own token minter, written from DESIGN.md section 3 and independent
+//! The tests' own token minter, written from the token format (README, "The token") and independent
 //! of the code under test (it shares only the HMAC and base64 libraries).
 #![allow(dead_code)] // each test crate uses a part of it
 

@@ -191,26 +191,11 @@ pub fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// `YYYY-MM-DD HH:MM:SS UTC`.
+/// `YYYY-MM-DD HH:MM:SS UTC`: the controller's clock text, for people.
 pub fn utc(t: u64) -> String {
-    let days = (t / 86_400) as i64;
-    let secs = t % 86_400;
-    // Days to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+    // `2023-11-14T22:13:20Z` → `2023-11-14 22:13:20 UTC`.
+    let iso = crate::control::clock(t);
+    format!("{} UTC", iso.trim_end_matches('Z').replacen('T', " ", 1))
 }
 
 /// A duration for people: `45 s`, `5 min`, `5 min 3 s`, `2 h 10 min`, `3 d 4 h`.
