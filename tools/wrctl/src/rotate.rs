@@ -97,16 +97,41 @@ pub struct RevokeArgs {
     #[arg(
         long,
         value_name = "FILE",
+        required_unless_present = "fastly_config_store",
         long_help = "The JSON key store the key is removed from (atomic replace).\nExample: --keys local/signingkeys.json"
     )]
-    pub keys: PathBuf,
+    pub keys: Option<PathBuf>,
     /// JSON config file (its active_key is never revoked).
     #[arg(
         long,
         value_name = "FILE",
+        required_unless_present = "fastly_config_store",
         long_help = "The room's JSON config store: the key its active_key names is never removed.\nExample: --config local/config.json"
     )]
-    pub config: PathBuf,
+    pub config: Option<PathBuf>,
+    /// The room's Fastly config store ID (through the Fastly API).
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "fastly_secret_store",
+        conflicts_with_all = ["keys", "config"],
+        long_help = "Revoke in Fastly instead of local files: active_key is read from the room's \
+config store (GET …/items) and never removed. Token from the environment variable \
+FASTLY_API_TOKEN only.\nExample: --fastly-config-store 5Wc3lJQbmiVjKvSnJmzkl2"
+    )]
+    pub fastly_config_store: Option<String>,
+    /// The Fastly secret store ID the key is deleted from (waitingroom_signingkeys).
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "fastly_config_store",
+        long_help = "The secret store the room reads its keys from: the key is deleted with \
+DELETE /resources/stores/secret/ID/secrets/KID.\nExample: --fastly-secret-store 7nTh0qTDzAyUQeyPVKWYBS"
+    )]
+    pub fastly_secret_store: Option<String>,
+    /// The Fastly API's address.
+    #[arg(long, value_name = "URL", default_value = FASTLY_API, long_help = "The Fastly API's address (for tests).\nExample: --fastly-api-url http://127.0.0.1:8081")]
+    pub fastly_api_url: String,
 }
 
 /// When a key replaced at `now` can be deleted: after every token it signed is
@@ -274,7 +299,39 @@ fn rotate_fastly(
         new,
         unix_now(),
         &settings,
-        &format!("fastly secret-store-entry delete --store-id={secret_store} --name={old}"),
+        &format!(
+            "wrctl revoke {old} --fastly-config-store {config_store} --fastly-secret-store {secret_store}"
+        ),
+    );
+    ExitCode::SUCCESS
+}
+
+/// `wrctl revoke` through the Fastly API: never the active key.
+fn revoke_fastly(api: &Api, config_store: &str, secret_store: &str, kid: &str) -> ExitCode {
+    // The id goes into a URL path: letters, digits, `-`, `_` and `.` only.
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if kid.is_empty() || !kid.chars().all(plain) || kid.starts_with('.') {
+        return fail(&format!(
+            "{kid:?} is not a key id this command sends to the Fastly API"
+        ));
+    }
+    let items = match api.config_items(config_store) {
+        Ok(items) => items,
+        Err(e) => return fail(&e),
+    };
+    let settings = Settings::from_lookup(|key| items.get(key).cloned());
+    if kid == settings.active_key {
+        return fail(&format!(
+            "{kid:?} is the active key: rotate first (wrctl rotate), then revoke it once its \
+             tokens are past use"
+        ));
+    }
+    if let Err(e) = api.delete_secret(secret_store, kid) {
+        return fail(&e);
+    }
+    println!(
+        "removed {kid} from secret store {secret_store}; active_key {}",
+        settings.active_key
     );
     ExitCode::SUCCESS
 }
@@ -344,6 +401,21 @@ impl Api {
         self.answer(response).map(drop)
     }
 
+    /// `DELETE /resources/stores/secret/ID/secrets/NAME`.
+    fn delete_secret(&self, store: &str, name: &str) -> Result<(), String> {
+        let url = format!(
+            "{}/resources/stores/secret/{store}/secrets/{name}",
+            self.base
+        );
+        let response = self
+            .agent
+            .delete(&url)
+            .header("Fastly-Key", &self.token)
+            .header("Accept", "application/json")
+            .call();
+        self.answer(response).map(drop)
+    }
+
     /// One upsert with `PATCH /resources/stores/config/ID/items`, as `wrctl control` writes.
     fn upsert_item(&self, store: &str, key: &str, value: &str) -> Result<(), String> {
         let url = format!("{}/resources/stores/config/{store}/items", self.base);
@@ -387,11 +459,27 @@ impl Api {
 
 /// `wrctl revoke`.
 pub fn revoke(args: RevokeArgs) -> ExitCode {
-    let mut keys = match read_store(&args.keys) {
+    if let (Some(config_store), Some(secret_store)) =
+        (&args.fastly_config_store, &args.fastly_secret_store)
+    {
+        let token = match std::env::var(TOKEN_VAR) {
+            Ok(t) if !t.trim().is_empty() => t,
+            _ => {
+                eprintln!("wrctl: revoke through the Fastly API needs the token in {TOKEN_VAR}");
+                return ExitCode::from(2);
+            }
+        };
+        let api = Api::new(&args.fastly_api_url, token);
+        return revoke_fastly(&api, config_store, secret_store, &args.kid);
+    }
+    let (Some(keys_path), Some(config_path)) = (&args.keys, &args.config) else {
+        return fail("--keys and --config, or --fastly-config-store and --fastly-secret-store");
+    };
+    let mut keys = match read_store(keys_path) {
         Ok(k) => k,
         Err(e) => return fail(&format!("--keys: {e}")),
     };
-    let settings = match settings(Some(&args.config)) {
+    let settings = match settings(Some(config_path)) {
         Ok(s) => s,
         Err(e) => return fail(&format!("--config: {e}")),
     };
@@ -406,18 +494,18 @@ pub fn revoke(args: RevokeArgs) -> ExitCode {
         return fail(&format!(
             "no key {:?} in {} (it holds {})",
             args.kid,
-            args.keys.display(),
+            keys_path.display(),
             keys.keys().cloned().collect::<Vec<_>>().join(", ")
         ));
     }
-    if let Err(e) = write_store(&args.keys, &keys) {
+    if let Err(e) = write_store(keys_path, &keys) {
         return fail(&e);
     }
     let left = store_strings(&keys);
     println!(
         "removed {} from {}; {} key(s) left, active_key {}",
         args.kid,
-        args.keys.display(),
+        keys_path.display(),
         left.len(),
         settings.active_key
     );

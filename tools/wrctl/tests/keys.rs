@@ -743,3 +743,55 @@ fn a_refused_secret_leaves_active_key_alone() {
     );
     assert_eq!(run.code, Some(2), "{}", run.err);
 }
+
+#[test]
+fn revoke_through_the_fastly_api_deletes_the_secret_but_never_the_active_key() {
+    let items = json!([{"item_key": "active_key", "item_value": "key2", "store_id": "CS"}]);
+    let token = "test-api-token-5678";
+    let args = |kid: &str, url: &str| {
+        vec![
+            "revoke".to_string(),
+            kid.to_string(),
+            "--fastly-config-store".into(),
+            "CS".into(),
+            "--fastly-secret-store".into(),
+            "SS".into(),
+            "--fastly-api-url".into(),
+            url.to_string(),
+        ]
+    };
+    let api = MockApi::start(&[200, 200], &items.to_string());
+    let argv = args("key1", &api.url());
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let run = wrctl(&argv, &[("FASTLY_API_TOKEN", token)]);
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert!(!run.all().contains(token));
+    let requests = api.requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(
+        (requests[1].method.as_str(), requests[1].path.as_str()),
+        ("DELETE", "/resources/stores/secret/SS/secrets/key1")
+    );
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.header("Fastly-Key") == Some(token))
+    );
+
+    // The active key: refused after reading the config, nothing deleted.
+    let api = MockApi::start(&[200], &items.to_string());
+    let argv = args("key2", &api.url());
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let run = wrctl(&argv, &[("FASTLY_API_TOKEN", token)]);
+    assert_eq!(run.code, Some(1), "{}", run.all());
+    assert!(run.all().contains("rotate first"), "{}", run.all());
+    assert_eq!(api.requests().len(), 1);
+
+    // An id that is no plain path segment is refused before any request.
+    let api = MockApi::start(&[200], &items.to_string());
+    let argv = args("../x", &api.url());
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let run = wrctl(&argv, &[("FASTLY_API_TOKEN", token)]);
+    assert_eq!(run.code, Some(1), "{}", run.all());
+    assert!(api.requests().is_empty());
+}
