@@ -145,7 +145,8 @@ impl ClaimsRef<'_> {
     pub fn string_to_sign(&self) -> String {
         let mut text = vec![0; self.signed_len()];
         self.write(&mut Writer::new(&mut text));
-        String::from_utf8(text).expect("the fields are text")
+        // Only the fields' text and ASCII were written: nothing is lossy.
+        String::from_utf8_lossy(&text).into_owned()
     }
 
     /// Signs the claims with `key` and returns the cookie value.

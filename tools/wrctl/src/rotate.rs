@@ -191,13 +191,7 @@ pub fn rotate(args: RotateArgs) -> ExitCode {
             let Some(kid) = args.kid.clone() else {
                 crate::cli::usage_error("--kid is required with --fastly-config-store");
             };
-            let token = match std::env::var(TOKEN_VAR) {
-                Ok(t) if !t.trim().is_empty() => t,
-                _ => crate::cli::usage_error(&format!(
-                    "the Fastly API token must be in the environment variable {TOKEN_VAR}"
-                )),
-            };
-            let api = Api::new(&args.fastly_api_url, token);
+            let api = Api::from_env(&args.fastly_api_url);
             rotate_fastly(&api, config_store, secret_store, &kid, args.bytes)
         }
         _ => rotate_files(&args),
@@ -345,6 +339,17 @@ struct Api {
 }
 
 impl Api {
+    /// A client of the API at `base` with the token from `FASTLY_API_TOKEN`; without
+    /// one, a usage error (exit 2).
+    fn from_env(base: &str) -> Api {
+        match std::env::var(TOKEN_VAR) {
+            Ok(token) if !token.trim().is_empty() => Api::new(base, token),
+            _ => crate::cli::usage_error(&format!(
+                "the Fastly API token must be in the environment variable {TOKEN_VAR}"
+            )),
+        }
+    }
+
     fn new(base: &str, token: String) -> Api {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(API_TIMEOUT))
@@ -462,14 +467,7 @@ pub fn revoke(args: RevokeArgs) -> ExitCode {
     if let (Some(config_store), Some(secret_store)) =
         (&args.fastly_config_store, &args.fastly_secret_store)
     {
-        let token = match std::env::var(TOKEN_VAR) {
-            Ok(t) if !t.trim().is_empty() => t,
-            _ => {
-                eprintln!("wrctl: revoke through the Fastly API needs the token in {TOKEN_VAR}");
-                return ExitCode::from(2);
-            }
-        };
-        let api = Api::new(&args.fastly_api_url, token);
+        let api = Api::from_env(&args.fastly_api_url);
         return revoke_fastly(&api, config_store, secret_store, &args.kid);
     }
     let (Some(keys_path), Some(config_path)) = (&args.keys, &args.config) else {
