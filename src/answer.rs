@@ -163,6 +163,8 @@ impl Plan {
                 self.refresh_after
             },
             estimate: self.estimate.filter(|_| !unavailable),
+            queueing_method: settings.queueing_method,
+            place: self.place.filter(|_| !unavailable),
         }
     }
 }

@@ -4,8 +4,10 @@
 //! A value that is missing or unusable never fails a request: it falls back, and
 //! the key's name is recorded in [`Settings::fallbacks`] so the log can say so.
 
+use crate::grid::DrawGrid;
 use crate::percentage::Percentage;
 use crate::refresh::RefreshMode;
+use crate::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
 
 /// Whether the room runs at all. Only the exact text `true` turns it on.
 pub const ENABLED: &str = "enabled";
@@ -45,6 +47,25 @@ pub const COOKIE_SAMESITE: &str = "cookie_samesite";
 /// `auto` (when the client connection is TLS), `always` or `never`: the cookie's `Secure` attribute.
 pub const COOKIE_SECURE: &str = "cookie_secure";
 
+/// `address` (each address draws on its own grid: the default) or `global` (the
+/// VCL's slot boundaries).
+pub const DRAW_GRID: &str = "draw_grid";
+/// Bits of an IPv6 client's address its token is bound to: 32–128 (128, the whole
+/// address, by default; 64 keeps a visitor's place across privacy-address changes).
+pub const UID_IPV6_PREFIX: &str = "uid_ipv6_prefix";
+/// `random` (the lottery: the default) or `fifo` (first in, first out).
+pub const QUEUEING_METHOD: &str = "queueing_method";
+/// FIFO: visitors who arrived at or before this Unix time in milliseconds are admitted.
+pub const FIFO_CUTOFF: &str = "fifo_cutoff";
+/// FIFO: how fast the cutoff moves, arrival milliseconds admitted per second
+/// (up to three decimals), for visitors' expected times of entry.
+pub const FIFO_RATE: &str = "fifo_rate";
+/// FIFO: seconds a waiting visitor's place is held after their last request.
+pub const FIFO_HOLD: &str = "fifo_hold";
+/// FIFO: Unix seconds the line opens; visitors who come before share its first
+/// second in an order drawn per address (the pre-queue).
+pub const QUEUE_OPENS_AT: &str = "queue_opens_at";
+
 /// Status codes a waiting page may use.
 pub const WAITING_STATUSES: [u16; 4] = [200, 202, 429, 503];
 
@@ -55,6 +76,74 @@ pub enum SessionMode {
     Sliding,
     /// The session ends `allow_period_timeout` after the first admission.
     Fixed,
+}
+
+/// How waiting visitors are admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueingMethod {
+    /// A lottery at each draw (the VCL; the default).
+    Random,
+    /// In order of arrival, up to `fifo_cutoff`.
+    Fifo,
+}
+
+/// `fifo_rate`: arrival milliseconds admitted per second, held in thousandths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FifoRate(u64);
+
+impl FifoRate {
+    /// From thousandths of a millisecond of arrivals per second.
+    pub fn from_thousandths(thousandths: u64) -> FifoRate {
+        FifoRate(thousandths)
+    }
+
+    /// Thousandths of a millisecond of arrivals per second.
+    pub fn thousandths(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds until a cutoff moving at this rate passes `ahead_ms` milliseconds
+    /// of arrivals, rounded up; `None` when the rate is 0.
+    pub fn seconds_for(self, ahead_ms: u64) -> Option<u64> {
+        (self.0 > 0).then(|| {
+            let thousandths = u128::from(ahead_ms) * 1000;
+            u64::try_from(thousandths.div_ceil(u128::from(self.0))).unwrap_or(u64::MAX)
+        })
+    }
+}
+
+impl std::str::FromStr for FifoRate {
+    type Err = ();
+
+    /// Digits, optionally `.` and up to three more (`12`, `1.625`); more
+    /// decimals are dropped.
+    fn from_str(raw: &str) -> Result<FifoRate, ()> {
+        let text = raw.trim();
+        let (whole, fraction) = text.split_once('.').unwrap_or((text, "0"));
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if !digits(whole) || !digits(fraction) || whole.len() > 15 {
+            return Err(());
+        }
+        let whole: u64 = whole.parse().map_err(|_| ())?;
+        let fraction = fraction
+            .bytes()
+            .chain(std::iter::repeat(b'0'))
+            .take(3)
+            .fold(0, |n, b| n * 10 + u64::from(b - b'0'));
+        Ok(FifoRate(whole * 1000 + fraction))
+    }
+}
+
+impl std::fmt::Display for FifoRate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (whole, fraction) = (self.0 / 1000, self.0 % 1000);
+        if fraction == 0 {
+            write!(f, "{whole}")
+        } else {
+            let text = format!("{fraction:03}");
+            write!(f, "{whole}.{}", text.trim_end_matches('0'))
+        }
+    }
 }
 
 /// The cookie's `SameSite` attribute.
@@ -91,6 +180,8 @@ pub const DEFAULT_ALLOW_PERIOD_TIMEOUT: u64 = 3600;
 pub const DEFAULT_WAIT_PERIOD_DURATION: u64 = 30;
 /// Default `cookie_lifetime`, seconds.
 pub const DEFAULT_COOKIE_LIFETIME: u64 = 7200;
+/// Default `fifo_hold`, seconds.
+pub const DEFAULT_FIFO_HOLD: u64 = 300;
 /// Default `active_key`.
 pub const DEFAULT_ACTIVE_KEY: &str = "key1";
 /// Longest accepted duration (one year): larger values fall back to the default,
@@ -140,6 +231,21 @@ pub struct Settings {
     pub cookie_samesite: SameSite,
     /// When the cookie is `Secure`.
     pub cookie_secure: SecureWhen,
+    /// Which grid new wait tokens expire on.
+    pub draw_grid: DrawGrid,
+    /// Bits of an IPv6 client's address that make its uid ([`crate::uid::uid_of`]).
+    pub uid_ipv6_prefix: u8,
+    /// Lottery or FIFO.
+    pub queueing_method: QueueingMethod,
+    /// FIFO: Unix milliseconds; waiting visitors who arrived at or before it are
+    /// admitted. `None`: nobody is admitted by FIFO.
+    pub fifo_cutoff: Option<u64>,
+    /// FIFO: how fast the cutoff moves, when known.
+    pub fifo_rate: Option<FifoRate>,
+    /// FIFO: seconds, 1..=[`MAX_DURATION`], a place is held after the last request.
+    pub fifo_hold: u64,
+    /// FIFO: Unix seconds the line opens (the pre-queue before it).
+    pub queue_opens_at: Option<u64>,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,
 }
@@ -244,6 +350,24 @@ impl Settings {
             ],
             SecureWhen::Auto,
         );
+        let draw_grid = read.word(
+            DRAW_GRID,
+            &[("address", DrawGrid::Address), ("global", DrawGrid::Global)],
+            DrawGrid::Address,
+        );
+        let uid_ipv6_prefix = read.value(UID_IPV6_PREFIX, parse_ipv6_prefix, FULL_IPV6_PREFIX);
+        let queueing_method = read.word(
+            QUEUEING_METHOD,
+            &[
+                ("random", QueueingMethod::Random),
+                ("fifo", QueueingMethod::Fifo),
+            ],
+            QueueingMethod::Random,
+        );
+        let fifo_cutoff = read.value(FIFO_CUTOFF, |raw| parse_whole(raw).map(Some), None);
+        let fifo_rate = read.value(FIFO_RATE, |raw| raw.parse().ok().map(Some), None);
+        let fifo_hold = read.value(FIFO_HOLD, parse_duration, DEFAULT_FIFO_HOLD);
+        let queue_opens_at = read.value(QUEUE_OPENS_AT, |raw| parse_whole(raw).map(Some), None);
 
         Settings {
             enabled,
@@ -264,6 +388,13 @@ impl Settings {
             cookie_httponly,
             cookie_samesite,
             cookie_secure,
+            draw_grid,
+            uid_ipv6_prefix,
+            queueing_method,
+            fifo_cutoff,
+            fifo_rate,
+            fifo_hold,
+            queue_opens_at,
             fallbacks: read.fallbacks,
         }
     }
@@ -384,6 +515,19 @@ fn parse_paths(raw: &str) -> Option<Vec<String>> {
 /// form); `None` for anything that is not a number.
 fn parse_percentage(raw: &str) -> Option<Percentage> {
     raw.parse().ok()
+}
+
+/// A whole number that fits in 64 bits (Unix seconds or milliseconds).
+fn parse_whole(raw: &str) -> Option<u64> {
+    raw.trim().parse().ok()
+}
+
+/// A prefix length in [`MIN_IPV6_PREFIX`]..=[`FULL_IPV6_PREFIX`].
+fn parse_ipv6_prefix(raw: &str) -> Option<u8> {
+    let bits: u8 = raw.trim().trim_start_matches('/').parse().ok()?;
+    (MIN_IPV6_PREFIX..=FULL_IPV6_PREFIX)
+        .contains(&bits)
+        .then_some(bits)
 }
 
 /// Whole seconds in 1..=[`MAX_DURATION`]; `None` otherwise.

@@ -4,7 +4,10 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::config::{SessionMode, Settings};
+use hmac::Mac as _;
+
+use crate::config::{QueueingMethod, SessionMode, Settings};
+use crate::grid;
 use crate::keys::{KeyStore, SigningKey};
 use crate::lottery;
 use crate::token::{self, ClaimsRef, Malformed, TokenKind, TokenRef};
@@ -63,6 +66,9 @@ impl Transition {
             Transition::LotteryWon => "lottery-won",
             Transition::LotteryLost => "lottery-lost",
             Transition::RedeemWindowPassed => "redeem-window-passed",
+            Transition::CutoffReached => "cutoff-reached",
+            Transition::HoldExpired => "hold-expired",
+            Transition::JoinedLine => "joined-line",
         }
     }
 }
@@ -77,10 +83,18 @@ impl FromStr for Transition {
     type Err = UnknownWord;
     fn from_str(word: &str) -> Result<Transition, UnknownWord> {
         use Transition::*;
-        [SessionExpired, LotteryWon, LotteryLost, RedeemWindowPassed]
-            .into_iter()
-            .find(|t| t.to_string() == word)
-            .ok_or(UnknownWord)
+        [
+            SessionExpired,
+            LotteryWon,
+            LotteryLost,
+            RedeemWindowPassed,
+            CutoffReached,
+            HoldExpired,
+            JoinedLine,
+        ]
+        .into_iter()
+        .find(|t| t.to_string() == word)
+        .ok_or(UnknownWord)
     }
 }
 
@@ -126,7 +140,14 @@ pub enum Transition {
     LotteryLost,
     /// A wait token presented after its redeem window: it re-waits without a draw,
     /// so a copy of a winning token cannot be replayed for new sessions forever.
+    /// (In FIFO mode the visitor arrives anew.)
     RedeemWindowPassed,
+    /// FIFO: a waiting visitor whose arrival is at or before `fifo_cutoff`: admitted.
+    CutoffReached,
+    /// FIFO: a place whose hold ended: the visitor arrives anew.
+    HoldExpired,
+    /// FIFO: a lottery wait token joined the line (at `exp - 2d`).
+    JoinedLine,
 }
 
 /// What an admitted request does to the visitor's session.
@@ -205,8 +226,12 @@ pub struct Verdict {
     /// True when a token was due but `active_key` names no usable key, so none was issued.
     pub signing_key_missing: bool,
     /// For a waiting visitor (`anon`, `wait`, `re-wait`): when their wait token
-    /// expires, so their next draw comes at `wait_exp + 1`.
+    /// expires: in random mode their next draw comes at `wait_exp + 1`; in FIFO
+    /// mode it is the end of their place's hold.
     pub wait_exp: Option<u64>,
+    /// FIFO: the visitor's place, Unix milliseconds of arrival: the one held after
+    /// this response, or the one just admitted.
+    pub arr: Option<u64>,
     /// For an admitted visitor: whether this request starts, renews or keeps a session.
     pub session: Option<Session>,
     /// The expiry of the token the visitor holds after this response (the one set,
@@ -218,7 +243,8 @@ pub struct Verdict {
 }
 
 /// Decides for a request at `now` (Unix seconds) from client `uid`, carrying the
-/// waiting-room cookie value `cookie` (if any).
+/// waiting-room cookie value `cookie` (if any): [`decide_at`] at the second's
+/// first millisecond.
 pub fn decide(
     now: u64,
     uid: &str,
@@ -226,6 +252,20 @@ pub fn decide(
     settings: &Settings,
     keys: &impl KeyStore,
 ) -> Verdict {
+    decide_at(now.saturating_mul(1000), uid, cookie, settings, keys)
+}
+
+/// Decides for a request at `now_ms` (Unix milliseconds: FIFO places are kept to
+/// the millisecond; everything else reads whole seconds) from client `uid`,
+/// carrying the waiting-room cookie value `cookie` (if any).
+pub fn decide_at(
+    now_ms: u64,
+    uid: &str,
+    cookie: Option<&str>,
+    settings: &Settings,
+    keys: &impl KeyStore,
+) -> Verdict {
+    let now = now_ms / 1000;
     // The cookie is decoded into this buffer and read there; the keys borrow the
     // token's key id from it.
     let mut decoded = [0u8; token::DECODE_BUF_LEN];
@@ -242,6 +282,7 @@ pub fn decide(
         },
     };
 
+    let fifo = settings.queueing_method == QueueingMethod::Fifo;
     let (decision, transition) = if percentage.is_hundred() {
         (Decision::Allow, None)
     } else if percentage.is_zero() {
@@ -249,21 +290,54 @@ pub fn decide(
     } else {
         match &token {
             None => (Decision::Anon, None),
+            Some(token) if fifo => classify_fifo(now, token, settings),
             Some(token) => classify(now, token, settings),
         }
     };
 
-    let new_wait_exp = wait_expiry(now, settings.wait_period_duration);
-    let wait_exp = match decision {
-        Decision::Wait => token.as_ref().map(|t| t.claims.exp),
-        Decision::Anon | Decision::ReWait => Some(new_wait_exp),
-        Decision::Allow | Decision::Deny => None,
+    // FIFO: the place the visitor keeps or joins at (a new one is drawn below).
+    let kept_place = token
+        .as_ref()
+        .filter(|_| fifo)
+        .and_then(|t| place(now, t, settings));
+    let (wait_exp, due) = if fifo {
+        let hold_end = fifo_hold_end(now, settings);
+        match decision {
+            Decision::Wait => {
+                let held = token.as_ref().map(|t| t.claims);
+                let reissue = held.is_some_and(|c| {
+                    c.arr.is_none()
+                        || c.exp.saturating_sub(now).saturating_mul(2) < settings.fifo_hold
+                });
+                match (reissue, kept_place) {
+                    (true, Some(arr)) => (Some(hold_end), Some(Due::place(hold_end, arr))),
+                    _ => (held.map(|c| c.exp), None),
+                }
+            }
+            Decision::Anon | Decision::ReWait => {
+                let arr = arrival(now_ms, uid, settings, keys);
+                (Some(hold_end), Some(Due::place(hold_end, arr)))
+            }
+            Decision::Allow => (None, allow_token(now, token.as_ref(), settings)),
+            Decision::Deny => (None, None),
+        }
+    } else {
+        let new_wait_exp =
+            grid::wait_expiry(settings.draw_grid, now, uid, settings.wait_period_duration);
+        match decision {
+            Decision::Wait => (token.as_ref().map(|t| t.claims.exp), None),
+            Decision::Anon | Decision::ReWait => {
+                (Some(new_wait_exp), Some(Due::wait(new_wait_exp)))
+            }
+            Decision::Allow => (None, allow_token(now, token.as_ref(), settings)),
+            Decision::Deny => (None, None),
+        }
     };
-    let due = match decision {
-        Decision::Wait => None,
-        Decision::Deny => None,
-        Decision::Anon | Decision::ReWait => Some(Due::wait(new_wait_exp)),
-        Decision::Allow => allow_token(now, token.as_ref(), settings),
+    let arr = match (decision, due) {
+        (Decision::Allow, _) if transition == Some(Transition::CutoffReached) => kept_place,
+        (Decision::Allow | Decision::Deny, _) => None,
+        (_, Some(due)) => due.arr,
+        (_, None) => kept_place,
     };
     let held_session = token
         .as_ref()
@@ -297,6 +371,7 @@ pub fn decide(
                     uid,
                     kid: &settings.active_key,
                     adm: due.adm,
+                    arr: due.arr,
                 };
                 (CookieAction::Set(claims.mint(key)), false)
             }
@@ -309,6 +384,7 @@ pub fn decide(
         transition,
         signing_key_missing,
         wait_exp,
+        arr,
         session,
         exp,
         weak_key: keys.weak.map(str::to_string),
@@ -370,6 +446,80 @@ fn classify(now: u64, token: &TokenRef<'_>, settings: &Settings) -> (Decision, O
     }
 }
 
+/// FIFO: an allow token as in random mode; a place at or before the cutoff is
+/// admitted, a place whose hold ended arrives anew, any other waits. A lottery
+/// wait token (five fields) joins the line within its redeem window.
+fn classify_fifo(
+    now: u64,
+    token: &TokenRef<'_>,
+    settings: &Settings,
+) -> (Decision, Option<Transition>) {
+    let claims = &token.claims;
+    if claims.dec == TokenKind::Allow {
+        return classify(now, token, settings);
+    }
+    let place = place(now, token, settings);
+    let admitted =
+        matches!((place, settings.fifo_cutoff), (Some(arr), Some(cutoff)) if arr <= cutoff);
+    match claims.arr {
+        Some(_) if now > claims.exp => (Decision::Anon, Some(Transition::HoldExpired)),
+        Some(_) if admitted => (Decision::Allow, Some(Transition::CutoffReached)),
+        Some(_) => (Decision::Wait, None),
+        None if place.is_none() => (Decision::Anon, Some(Transition::RedeemWindowPassed)),
+        None if admitted => (Decision::Allow, Some(Transition::CutoffReached)),
+        None => (Decision::Wait, Some(Transition::JoinedLine)),
+    }
+}
+
+/// FIFO: a wait token's place in the line: its `arr`, or for a lottery wait token
+/// within its redeem window, `(exp - 2d) · 1000` (when it was handed out, on the
+/// VCL's grid). `None` for allow tokens and for lottery tokens past the window.
+fn place(now: u64, token: &TokenRef<'_>, settings: &Settings) -> Option<u64> {
+    let claims = &token.claims;
+    match (claims.dec, claims.arr) {
+        (TokenKind::Allow, _) => None,
+        (TokenKind::Wait, Some(arr)) => Some(arr),
+        (TokenKind::Wait, None) if now > claims.exp.saturating_add(settings.redeem_window()) => {
+            None
+        }
+        (TokenKind::Wait, None) => {
+            let handed_out = claims
+                .exp
+                .saturating_sub(settings.wait_period_duration.saturating_mul(2));
+            Some(handed_out.saturating_mul(1000))
+        }
+    }
+}
+
+/// FIFO: when a place held at `now` lapses: `fifo_hold` seconds after now, or
+/// after the line opens for a visitor in the pre-queue.
+fn fifo_hold_end(now: u64, settings: &Settings) -> u64 {
+    now.max(settings.queue_opens_at.unwrap_or(0))
+        .saturating_add(settings.fifo_hold)
+}
+
+/// FIFO: the place of a visitor arriving at `now_ms`: that time, or in the
+/// pre-queue (before `queue_opens_at`), the line's opening second plus an offset
+/// of 0–999 ms keyed by the active signing key, the uid and the opening time. The
+/// same address gets the same place however often it clears its cookies, and
+/// nobody can choose theirs. A key rotation during the pre-queue draws new
+/// offsets for addresses that come back without their token.
+fn arrival<'k, K: KeyStore>(
+    now_ms: u64,
+    uid: &str,
+    settings: &'k Settings,
+    keys: &mut RequestKeys<'_, 'k, K>,
+) -> u64 {
+    let Some(opens) = settings.queue_opens_at else {
+        return now_ms;
+    };
+    let opens_ms = opens.saturating_mul(1000);
+    if now_ms >= opens_ms {
+        return now_ms;
+    }
+    opens_ms.saturating_add(keys.prequeue_offset(&settings.active_key, uid, opens))
+}
+
 /// A token the response must carry: its kind, expiry and, for fixed sessions,
 /// admission time (the visitor's uid and the active key complete it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -377,6 +527,7 @@ struct Due {
     kind: TokenKind,
     exp: u64,
     adm: Option<u64>,
+    arr: Option<u64>,
 }
 
 impl Due {
@@ -385,6 +536,16 @@ impl Due {
             kind: TokenKind::Wait,
             exp,
             adm: None,
+            arr: None,
+        }
+    }
+
+    fn place(exp: u64, arr: u64) -> Due {
+        Due {
+            kind: TokenKind::Wait,
+            exp,
+            adm: None,
+            arr: Some(arr),
         }
     }
 
@@ -393,6 +554,7 @@ impl Due {
             kind: TokenKind::Allow,
             exp,
             adm,
+            arr: None,
         }
     }
 }
@@ -472,12 +634,28 @@ impl<'s, 'k, K: KeyStore> RequestKeys<'s, 'k, K> {
         }
         Some(key)
     }
+
+    /// The pre-queue offset of `uid` for a line opening at `opens`: 0–999 ms from
+    /// the HMAC of `prequeue&uid=…&opens=…` under the key `kid` (0 when it names
+    /// no usable key: then no token is issued anyway).
+    fn prequeue_offset(&mut self, kid: &'k str, uid: &str, opens: u64) -> u64 {
+        let Some(key) = self.key(kid) else {
+            return 0;
+        };
+        let mut mac = key.mac();
+        mac.update(b"prequeue&uid=");
+        mac.update(uid.as_bytes());
+        mac.update(b"&opens=");
+        mac.update(crate::decimal::Decimal::new(opens).as_bytes());
+        let digest = mac.finalize().into_bytes();
+        u64::from(u32::from_be_bytes([
+            digest[0], digest[1], digest[2], digest[3],
+        ])) % 1000
+    }
 }
 
-/// Wait expiry on a slot boundary: `floor(now / d) * d + 2d`, so every request
-/// from one client within one slot gets the same token (and the same draw).
-/// `d` is at least 1 (see [`Settings`]); a 0 is treated as 1 all the same.
+/// Wait expiry on the VCL's slot boundary: `floor(now / d) * d + 2d` (see
+/// [`grid::global_expiry`]).
 pub fn wait_expiry(now: u64, d: u64) -> u64 {
-    let d = d.max(1);
-    (now / d * d).saturating_add(d.saturating_mul(2))
+    grid::global_expiry(now, d)
 }

@@ -13,6 +13,7 @@ use waiting_room::config::Settings;
 use waiting_room::keys::{KeyStore, SigningKey};
 use waiting_room::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{BACKEND, CONFIG_STORE, KEY_STORE, PAGE_STORE};
+use waiting_room::uid::uid_of;
 use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 
 /// Handles one request. Never fails: every error becomes a clean page.
@@ -22,10 +23,12 @@ pub fn handle(mut req: Request) -> Response {
     let settings = Settings::from_lookup(|key| lookup(&config, key));
     let keys = SigningKeys::open();
 
-    // Identity is the connection's address, never a request header.
-    let uid = req
-        .get_client_ip_addr()
-        .map_or_else(|| "unknown".to_string(), |ip| ip.to_string());
+    // Identity is the connection's address (an IPv6 client's network, when
+    // `uid_ipv6_prefix` says so), never a request header.
+    let uid = req.get_client_ip_addr().map_or_else(
+        || "unknown".to_string(),
+        |ip| uid_of(ip, settings.uid_ipv6_prefix),
+    );
     // Browsers send one Cookie header; HTTP/2 may split it, so join them all.
     let cookie_header = req.get_header_all_str_lossy(COOKIE).join("; ");
     let path = req.get_path().to_string();
@@ -38,8 +41,10 @@ pub fn handle(mut req: Request) -> Response {
     let accept_language = req
         .get_header_str_lossy(ACCEPT_LANGUAGE)
         .map(|v| v.into_owned());
+    let (now, millis) = unix_now();
     let visit = Visit {
-        now: unix_now(),
+        now,
+        millis,
         uid: &uid,
         path: &path,
         path_and_query: &path_and_query,
@@ -179,10 +184,13 @@ fn lookup(store: &Option<ConfigStore>, key: &str) -> Option<String> {
     store.as_ref()?.try_get(key).ok().flatten()
 }
 
-fn unix_now() -> u64 {
+/// Unix seconds, and the milliseconds past them.
+fn unix_now() -> (u64, u16) {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
+        .map_or((0, 0), |elapsed| {
+            (elapsed.as_secs(), elapsed.subsec_millis() as u16)
+        })
 }
 
 /// Writes the line in one call (each write is one log line). Without a usable

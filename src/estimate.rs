@@ -9,6 +9,7 @@
 //! = `2d` later (`d = wait_period_duration`). The time to admission after `k` draws is
 //! therefore `first + (k − 1) · 2d`.
 
+use crate::config::FifoRate;
 use crate::percentage::Percentage;
 
 /// Wait estimates for one waiting visitor, in seconds from now.
@@ -26,6 +27,30 @@ pub struct Estimate {
     pub p75: u64,
     /// The expected time to admission.
     pub mean: u64,
+}
+
+/// FIFO: a waiting visitor's place in the line and when they can expect to enter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// Unix milliseconds of their arrival: their place.
+    pub arrived_at: u64,
+    /// Seconds until the cutoff passes their place, `(arr - cutoff) / fifo_rate`
+    /// (0 when it has); `None` when unknown: no cutoff yet, or no rate.
+    pub entry_in: Option<u64>,
+}
+
+/// The place of a visitor who arrived at `arr` (Unix ms), with the cutoff and
+/// rate in effect.
+pub fn place(arr: u64, cutoff: Option<u64>, rate: Option<FifoRate>) -> Place {
+    let entry_in = match cutoff {
+        None => None,
+        Some(cutoff) if arr <= cutoff => Some(0),
+        Some(cutoff) => rate.and_then(|rate| rate.seconds_for(arr - cutoff)),
+    };
+    Place {
+        arrived_at: arr,
+        entry_in,
+    }
 }
 
 /// Seconds between two draws of a visitor who loses and refreshes promptly.
@@ -119,6 +144,29 @@ pub fn estimate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fifo_entry_is_the_distance_to_the_cutoff_over_its_speed() {
+        let rate = |text: &str| Some(text.parse::<FifoRate>().unwrap());
+        // 60 s of arrivals ahead, the cutoff moving 2 s of arrivals a second: 30 s.
+        assert_eq!(
+            place(1_060_000, Some(1_000_000), rate("2000")).entry_in,
+            Some(30)
+        );
+        // Fractional rates: 1.5 ms a second over 3 ms is 2 s; rounded up.
+        assert_eq!(place(1_003, Some(1_000), rate("1.5")).entry_in, Some(2));
+        assert_eq!(place(1_004, Some(1_000), rate("1.5")).entry_in, Some(3));
+        // Passed: 0. Unknown without a cutoff, or a rate, or with a zero rate.
+        assert_eq!(place(999, Some(1_000), None).entry_in, Some(0));
+        assert_eq!(place(1_001, None, rate("5")).entry_in, None);
+        assert_eq!(place(1_001, Some(1_000), None).entry_in, None);
+        assert_eq!(place(1_001, Some(1_000), rate("0")).entry_in, None);
+        assert_eq!(
+            place(u64::MAX, Some(0), rate("0.001")).entry_in,
+            Some(u64::MAX)
+        );
+        assert_eq!(place(7, None, None).arrived_at, 7);
+    }
 
     #[test]
     fn quantiles_of_the_geometric_distribution() {

@@ -14,6 +14,7 @@
 //! let keys = HashMap::from([("key1".to_string(), "a long random secret of 32 bytes or more".to_string())]);
 //! let visit = Visit {
 //!     now: 1_700_000_023,
+//!     millis: 0,
 //!     uid: "192.0.2.10",
 //!     path: "/events",
 //!     path_and_query: "/events",
@@ -27,7 +28,7 @@
 //! assert!(plan.set_cookie.unwrap().starts_with("waiting_room="));
 //! assert_eq!(
 //!     plan.log_line,
-//!     "waitingroom t=1700000023 decision=anon uid=192.0.2.10 p=50 exp=1700000070 path=/events"
+//!     "waitingroom t=1700000023 decision=anon uid=192.0.2.10 p=50 exp=1700000096 path=/events"
 //! );
 //! ```
 
@@ -40,6 +41,7 @@ pub mod cookie;
 mod decimal;
 pub mod decision;
 pub mod estimate;
+pub mod grid;
 pub mod keys;
 pub mod log;
 pub mod lottery;
@@ -47,11 +49,12 @@ pub mod page;
 pub mod percentage;
 pub mod refresh;
 pub mod token;
+pub mod uid;
 pub mod view;
 
 use config::Settings;
 use decision::{CookieAction, Decision, Verdict};
-use estimate::Estimate;
+use estimate::{Estimate, Place};
 use keys::KeyStore;
 use page::Page;
 
@@ -72,6 +75,8 @@ pub mod resources {
 pub struct Visit<'a> {
     /// Unix seconds.
     pub now: u64,
+    /// Milliseconds past `now` (0–999): FIFO places are kept to the millisecond.
+    pub millis: u16,
     /// The connection's client IP, as text (IPv6 compressed): the visitor's identity.
     pub uid: &'a str,
     /// URL path, without the query.
@@ -111,8 +116,10 @@ pub struct Plan {
     /// For a waiting visitor: seconds until the page should come back (`Refresh`,
     /// `Retry-After`). `None` for pages that do not refresh, and outside the room.
     pub refresh_after: Option<u64>,
-    /// For a waiting visitor: when they can expect to be admitted.
+    /// For a waiting visitor in random mode: when they can expect to be admitted.
     pub estimate: Option<Estimate>,
+    /// For a waiting visitor in FIFO mode: their place and expected time of entry.
+    pub place: Option<Place>,
     /// The room's verdict; `None` when the room did not apply.
     pub verdict: Option<Verdict>,
 }
@@ -172,11 +179,16 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
             log_line: log::bypass_line(visit.now, visit.uid, visit.path, scope, settings),
             refresh_after: None,
             estimate: None,
+            place: None,
             verdict: None,
         };
     }
 
-    let verdict = decision::decide(visit.now, visit.uid, room_cookie, settings, keys);
+    let now_ms = visit
+        .now
+        .saturating_mul(1000)
+        .saturating_add(visit.millis.min(999).into());
+    let verdict = decision::decide_at(now_ms, visit.uid, room_cookie, settings, keys);
     let action = match verdict.decision {
         Decision::Allow => Action::Forward,
         Decision::Anon => Action::Serve(Page::StartWaiting),
@@ -193,7 +205,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     };
     let outlook = verdict
         .wait_exp
-        .map(|exp| outlook(visit.now, exp, visit.uid, settings));
+        .map(|exp| outlook(visit.now, exp, verdict.arr, visit.uid, settings));
     Plan {
         action,
         origin_cookie,
@@ -201,6 +213,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         log_line: log::decision_line(visit.now, visit.uid, visit.path, &verdict, settings),
         refresh_after: outlook.map(|o| o.refresh_after),
         estimate: outlook.and_then(|o| o.estimate),
+        place: outlook.and_then(|o| o.place),
         verdict: Some(verdict),
     }
 }
@@ -210,17 +223,46 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
 pub struct Outlook {
     /// Seconds until their page comes back by itself.
     pub refresh_after: u64,
-    /// When they can expect to be admitted; `None` when nobody is.
+    /// Random mode: when they can expect to be admitted; `None` when nobody is.
     pub estimate: Option<Estimate>,
+    /// FIFO mode: their place and when they can expect to enter.
+    pub place: Option<Place>,
 }
 
 /// The outlook at `now` of visitor `uid` holding a wait token that expires at
-/// `wait_exp`. The first draw comes when the visitor returns: when the page comes
-/// back in the default refresh mode; on the VCL's grid, from the moment the token
-/// is eligible.
-pub fn outlook(now: u64, wait_exp: u64, uid: &str, settings: &Settings) -> Outlook {
+/// `wait_exp`, with the FIFO place `arr` if they hold one.
+///
+/// In random mode the first draw comes when the visitor returns: when the page
+/// comes back in the default refresh mode; in `fixed` refresh mode, from the
+/// moment the token is eligible. In FIFO mode the page comes back at the
+/// visitor's steady pace, and the estimate is the cutoff's distance over its speed.
+pub fn outlook(
+    now: u64,
+    wait_exp: u64,
+    arr: Option<u64>,
+    uid: &str,
+    settings: &Settings,
+) -> Outlook {
     let d = settings.wait_period_duration;
-    let refresh_after = refresh::refresh_after(settings.refresh_mode, now, wait_exp, uid, d);
+    if let Some(arr) = arr.filter(|_| settings.queueing_method == config::QueueingMethod::Fifo) {
+        return Outlook {
+            refresh_after: refresh::fifo_refresh_after(now, uid, d, settings.fifo_hold),
+            estimate: None,
+            place: Some(estimate::place(
+                arr,
+                settings.fifo_cutoff,
+                settings.fifo_rate,
+            )),
+        };
+    }
+    let refresh_after = refresh::refresh_after(
+        settings.refresh_mode,
+        settings.draw_grid,
+        now,
+        wait_exp,
+        uid,
+        d,
+    );
     let first_draw_in = match settings.refresh_mode {
         refresh::RefreshMode::Eligible => refresh_after,
         refresh::RefreshMode::Fixed => wait_exp.saturating_add(1).saturating_sub(now),
@@ -228,5 +270,6 @@ pub fn outlook(now: u64, wait_exp: u64, uid: &str, settings: &Settings) -> Outlo
     Outlook {
         refresh_after,
         estimate: estimate::estimate(first_draw_in, settings.percentage_at(now), d),
+        place: None,
     }
 }

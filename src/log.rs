@@ -4,18 +4,24 @@
 //! ```text
 //! waitingroom t=1700000023 decision=allow uid=192.0.2.10 p=12.5 session=new transition=lottery-won exp=1700003623 path=/events
 //! waitingroom t=1700000023 decision=bypass scope=unprotected-path uid=192.0.2.10 path=/about
+//! waitingroom t=1700000023 decision=wait uid=192.0.2.10 p=50 exp=1700000300 arr=1700000000123 cutoff=1699999990000 path=/events
 //! ```
+//!
+//! In FIFO mode (`queueing_method = fifo`) a decided line also carries the visitor's
+//! place (`arr`, Unix ms: the one held after the response, or the one admitted)
+//! and the cutoff in effect (`cutoff`, Unix ms, or `none` with
+//! `ALERT=fifo-no-cutoff`: nobody is admitted by FIFO).
 //!
 //! Fields are `key=value` pairs separated by single spaces; no value contains a
 //! space (the path's spaces are written `%20`), so a reader splits on spaces and
 //! takes the first occurrence of each key. The fields a reader counts on (`t`,
-//! `decision`, `uid`, `p`, `session`, `transition`, `exp`) come before anything a
-//! visitor can influence (the path, a rejected token's key id).
+//! `decision`, `uid`, `p`, `session`, `transition`, `exp`, `arr`, `cutoff`) come
+//! before anything a visitor can influence (the path, a rejected token's key id).
 
 use std::fmt::{self, Write as _};
 use std::str::FromStr;
 
-use crate::config::Settings;
+use crate::config::{QueueingMethod, Settings};
 use crate::decimal::Decimal;
 use crate::decision::{Decision, Session, Transition, Verdict};
 use crate::percentage::{MICROS_PER_PERCENT, Percentage};
@@ -28,6 +34,8 @@ const MAX_LOGGED_PATH: usize = 200;
 pub const RELEASE_FIELD: &str = " release=origin";
 /// Appended to every line while the controller's heartbeat is stale.
 pub const STALE_FIELD: &str = " ALERT=controller-stale";
+/// Appended to decided lines in FIFO mode while no `fifo_cutoff` is set.
+pub const NO_CUTOFF_FIELD: &str = " ALERT=fifo-no-cutoff";
 
 /// The line for a request the room did not apply to (`scope`: why).
 pub fn bypass_line(now: u64, uid: &str, path: &str, scope: &str, settings: &Settings) -> String {
@@ -84,6 +92,18 @@ pub fn decision_line(
         line.push_str(" exp=");
         push_number(&mut line, exp);
     }
+    let fifo = settings.queueing_method == QueueingMethod::Fifo;
+    if let Some(arr) = verdict.arr {
+        line.push_str(" arr=");
+        push_number(&mut line, arr);
+    }
+    if fifo {
+        line.push_str(" cutoff=");
+        match settings.fifo_cutoff {
+            Some(cutoff) => push_number(&mut line, cutoff),
+            None => line.push_str("none"),
+        }
+    }
     line.push_str(" path=");
     push_clipped(&mut line, path);
     if let Some(rejection) = &verdict.rejection {
@@ -95,6 +115,9 @@ pub fn decision_line(
     }
     if settings.controller_stale(now) {
         line.push_str(STALE_FIELD);
+    }
+    if fifo && settings.fifo_cutoff.is_none() {
+        line.push_str(NO_CUTOFF_FIELD);
     }
     if let Some(kid) = &verdict.weak_key {
         line.push_str(" WARN=weak-key kid=");
@@ -168,6 +191,12 @@ pub struct Record {
     pub transition: Option<Transition>,
     /// Expiry of the token the visitor holds after the response.
     pub exp: Option<u64>,
+    /// FIFO: the visitor's place (Unix ms): held after the response, or admitted.
+    pub arr: Option<u64>,
+    /// FIFO: the cutoff in effect (Unix ms); `None` outside FIFO mode or when unset.
+    pub cutoff: Option<u64>,
+    /// Whether the line was written in FIFO mode (it carries `cutoff`).
+    pub fifo: bool,
     /// The origin ended the visitor's session on this response.
     pub released: bool,
     /// The edge saw the controller's heartbeat as stale.
@@ -242,6 +271,9 @@ impl FromStr for Record {
             session: parse_field("session", fields.session)?,
             transition: parse_field("transition", fields.transition)?,
             exp: parse_field("exp", fields.exp)?,
+            arr: parse_field("arr", fields.arr)?,
+            cutoff: parse_field("cutoff", fields.cutoff.filter(|c| *c != "none"))?,
+            fifo: fields.cutoff.is_some(),
             released: fields.release == Some("origin"),
             controller_stale: fields.alerts.contains(&"controller-stale"),
         })
@@ -258,6 +290,8 @@ struct Fields<'a> {
     session: Option<&'a str>,
     transition: Option<&'a str>,
     exp: Option<&'a str>,
+    arr: Option<&'a str>,
+    cutoff: Option<&'a str>,
     release: Option<&'a str>,
     alerts: Vec<&'a str>,
 }
@@ -272,6 +306,8 @@ impl<'a> Fields<'a> {
             "session" => &mut self.session,
             "transition" => &mut self.transition,
             "exp" => &mut self.exp,
+            "arr" => &mut self.arr,
+            "cutoff" => &mut self.cutoff,
             "release" => &mut self.release,
             "ALERT" => return self.alerts.push(value),
             _ => return,
@@ -305,11 +341,37 @@ mod tests {
                 session: Some(Session::New),
                 transition: Some(Transition::LotteryWon),
                 exp: Some(1_700_003_623),
+                arr: None,
+                cutoff: None,
+                fifo: false,
                 released: true,
                 controller_stale: true,
             }
         );
         assert!(record.is_draw() && !record.is_arrival());
+    }
+
+    #[test]
+    fn reads_a_fifo_place_and_cutoff() {
+        let line = "waitingroom t=1700000023 decision=wait uid=192.0.2.10 p=50 \
+                    exp=1700000300 arr=1700000000123 cutoff=1699999990000 path=/events";
+        let record: Record = line.parse().unwrap();
+        assert_eq!(record.arr, Some(1_700_000_000_123));
+        assert_eq!(record.cutoff, Some(1_699_999_990_000));
+        assert!(record.fifo);
+        let unset: Record = "waitingroom t=1 decision=anon uid=192.0.2.10 p=50 arr=1000 \
+                             cutoff=none path=/events ALERT=fifo-no-cutoff"
+            .parse()
+            .unwrap();
+        assert_eq!((unset.cutoff, unset.fifo), (None, true));
+        assert_eq!(
+            "waitingroom t=1 decision=wait uid=a p=5 arr=soon".parse::<Record>(),
+            Err(BadLine::Unreadable("arr"))
+        );
+        assert_eq!(
+            "waitingroom t=1 decision=wait uid=a p=5 cutoff=-3".parse::<Record>(),
+            Err(BadLine::Unreadable("cutoff"))
+        );
     }
 
     #[test]
@@ -388,6 +450,7 @@ mod tests {
             transition: None,
             signing_key_missing: false,
             wait_exp: Some(60),
+            arr: None,
             session: None,
             exp: Some(60),
             weak_key: None,

@@ -6,9 +6,14 @@
 //! cookie value   = standard_base64_with_padding(string_to_sign + "&sig=" + sig)
 //! ```
 //!
-//! With fixed sessions (`session_mode = fixed`), an allow token also carries the time
-//! of first admission, signed, as a sixth field before the signature:
-//! `string_to_sign + "&adm=" + adm`. VCL-format tokens (without it) verify as before.
+//! Two kinds of token carry a sixth field, signed, before the signature:
+//! - with fixed sessions (`session_mode = fixed`), an allow token carries the time
+//!   of first admission: `string_to_sign + "&adm=" + adm` (Unix seconds);
+//! - in FIFO mode (`queueing_method = fifo`), a wait token carries the visitor's
+//!   place in the line, the time of first arrival: `string_to_sign + "&arr=" + arr`
+//!   (Unix milliseconds).
+//!
+//! VCL-format tokens (five fields) verify as before.
 //!
 //! Decoding accepts exactly those canonical forms and nothing looser; everything
 //! that came from the network is bounds-checked before use and never panics.
@@ -33,7 +38,8 @@ pub const MAX_KID_LEN: usize = 255;
 pub const MAX_UID_LEN: usize = 45;
 
 /// Longest signed text a canonical token can hold: every field at its longest
-/// (`exp` and `adm` have at most the 20 digits of a `u64`).
+/// (`exp`, `adm` and `arr` have at most the 20 digits of a `u64`; a token
+/// carries at most one of `adm` and `arr`).
 const MAX_SIGNED_LEN: usize = "dec=allow".len()
     + "&exp=".len()
     + 20
@@ -88,6 +94,8 @@ pub struct Claims {
     pub kid: String,
     /// Unix seconds of first admission, on allow tokens of fixed sessions only.
     pub adm: Option<u64>,
+    /// Unix milliseconds of first arrival, on FIFO wait tokens only.
+    pub arr: Option<u64>,
 }
 
 impl Claims {
@@ -99,6 +107,7 @@ impl Claims {
             uid: &self.uid,
             kid: &self.kid,
             adm: self.adm,
+            arr: self.arr,
         }
     }
 
@@ -127,6 +136,8 @@ pub struct ClaimsRef<'a> {
     pub kid: &'a str,
     /// Unix seconds of first admission, on allow tokens of fixed sessions only.
     pub adm: Option<u64>,
+    /// Unix milliseconds of first arrival, on FIFO wait tokens only.
+    pub arr: Option<u64>,
 }
 
 impl ClaimsRef<'_> {
@@ -138,6 +149,7 @@ impl ClaimsRef<'_> {
             uid: self.uid.to_string(),
             kid: self.kid.to_string(),
             adm: self.adm,
+            arr: self.arr,
         }
     }
 
@@ -184,9 +196,10 @@ impl ClaimsRef<'_> {
             + "&kid=".len()
             + self.kid.len()
             + self.adm.map_or(0, |adm| "&adm=".len() + decimal_len(adm))
+            + self.arr.map_or(0, |arr| "&arr=".len() + decimal_len(arr))
     }
 
-    /// `dec=…&exp=…&uid=…&kid=…[&adm=…]`, the signed text.
+    /// `dec=…&exp=…&uid=…&kid=…[&adm=…][&arr=…]`, the signed text.
     fn write(&self, text: &mut Writer<'_>) {
         text.push(b"dec=");
         text.push(self.dec.as_text().as_bytes());
@@ -199,6 +212,10 @@ impl ClaimsRef<'_> {
         if let Some(adm) = self.adm {
             text.push(b"&adm=");
             text.push_decimal(adm);
+        }
+        if let Some(arr) = self.arr {
+            text.push(b"&arr=");
+            text.push_decimal(arr);
         }
     }
 }
@@ -324,7 +341,7 @@ pub enum Malformed {
     NotBase64,
     /// Decodes to bytes that are not UTF-8.
     NotUtf8,
-    /// Not exactly the fields `dec`, `exp`, `uid`, `kid`, [`adm`,] `sig`, in that order.
+    /// Not exactly the fields `dec`, `exp`, `uid`, `kid`, [`adm` or `arr`,] `sig`, in that order.
     Fields,
     /// `dec` is neither `wait` nor `allow`.
     TokenKind,
@@ -338,6 +355,8 @@ pub enum Malformed {
     Sig,
     /// `adm` is not a canonical unsigned decimal, or is on a wait token.
     Adm,
+    /// `arr` is not a canonical unsigned decimal, or is on an allow token.
+    Arr,
 }
 
 impl fmt::Display for Malformed {
@@ -354,6 +373,7 @@ impl fmt::Display for Malformed {
             Malformed::Kid => "kid",
             Malformed::Sig => "sig",
             Malformed::Adm => "adm",
+            Malformed::Arr => "arr",
         })
     }
 }
@@ -399,9 +419,11 @@ pub fn decode_in<'a>(
     const VCL_FIELDS: [&[u8; 4]; 5] = [b"dec=", b"exp=", b"uid=", b"kid=", b"sig="];
     const FIXED_SESSION_FIELDS: [&[u8; 4]; 6] =
         [b"dec=", b"exp=", b"uid=", b"kid=", b"adm=", b"sig="];
-    let names: &[&[u8; 4]] = match count {
-        5 => &VCL_FIELDS,
-        6 => &FIXED_SESSION_FIELDS,
+    const FIFO_FIELDS: [&[u8; 4]; 6] = [b"dec=", b"exp=", b"uid=", b"kid=", b"arr=", b"sig="];
+    let (names, fifo): (&[&[u8; 4]], bool) = match count {
+        5 => (&VCL_FIELDS, false),
+        6 if parts[4].starts_with("arr=") => (&FIFO_FIELDS, true),
+        6 => (&FIXED_SESSION_FIELDS, false),
         _ => return Err(Malformed::Fields),
     };
     let mut values = [""; 6];
@@ -416,22 +438,31 @@ pub fn decode_in<'a>(
         }
         *value = &part[4..];
     }
-    let (adm, sig) = match count {
+    let (sixth, sig) = match count {
         5 => (None, values[4]),
         _ => (Some(values[4]), values[5]),
     };
 
     let dec = parse_dec(values[0]).ok_or(Malformed::TokenKind)?;
+    // `adm` only on allow tokens, `arr` only on wait tokens.
+    let (adm, arr) = match (sixth, fifo, dec) {
+        (None, _, _) => (None, None),
+        (Some(raw), false, TokenKind::Allow) => {
+            (Some(parse_decimal(raw).ok_or(Malformed::Adm)?), None)
+        }
+        (Some(_), false, TokenKind::Wait) => return Err(Malformed::Adm),
+        (Some(raw), true, TokenKind::Wait) => {
+            (None, Some(parse_decimal(raw).ok_or(Malformed::Arr)?))
+        }
+        (Some(_), true, TokenKind::Allow) => return Err(Malformed::Arr),
+    };
     let claims = ClaimsRef {
         dec,
         exp: parse_decimal(values[1]).ok_or(Malformed::Exp)?,
         uid: valid_uid(values[2]).ok_or(Malformed::Uid)?,
         kid: valid_kid(values[3]).ok_or(Malformed::Kid)?,
-        adm: match adm {
-            None => None,
-            Some(raw) if dec == TokenKind::Allow => Some(parse_decimal(raw).ok_or(Malformed::Adm)?),
-            Some(_) => return Err(Malformed::Adm),
-        },
+        adm,
+        arr,
     };
     let sig = parse_sig(sig).ok_or(Malformed::Sig)?;
     // The signed text is everything before `&sig=0x…`: the fields just checked,
@@ -460,12 +491,12 @@ fn parse_decimal(raw: &str) -> Option<u64> {
     if canonical { raw.parse().ok() } else { None }
 }
 
-/// IPv4 or IPv6 address characters only.
+/// IPv4 or IPv6 address characters only, and `/` (an IPv6 prefix's length).
 fn valid_uid(raw: &str) -> Option<&str> {
     let ok = (1..=MAX_UID_LEN).contains(&raw.len())
         && raw
             .bytes()
-            .all(|b| b.is_ascii_hexdigit() || b == b'.' || b == b':');
+            .all(|b| b.is_ascii_hexdigit() || b == b'.' || b == b':' || b == b'/');
     ok.then_some(raw)
 }
 
@@ -531,6 +562,7 @@ mod tests {
             uid: "192.0.2.10".into(),
             kid: "key1".into(),
             adm: None,
+            arr: None,
         }
     }
 
@@ -673,6 +705,7 @@ mod tests {
         let c = Claims {
             dec: TokenKind::Allow,
             adm: Some(1_700_000_000),
+            arr: None,
             ..claims()
         };
         assert_eq!(
@@ -685,6 +718,7 @@ mod tests {
         // Dropping the field breaks the signature; VCL tokens are unaffected.
         let vcl = Claims {
             adm: None,
+            arr: None,
             ..c.clone()
         };
         let stripped = format!("{}&sig=0x{}", vcl.string_to_sign(), hex::encode(token.sig));
@@ -702,6 +736,7 @@ mod tests {
             Claims {
                 dec: TokenKind::Allow,
                 adm: Some(0),
+                arr: None,
                 exp: u64::MAX,
                 uid: "f".repeat(MAX_UID_LEN),
                 kid: "k".repeat(MAX_KID_LEN),
@@ -739,6 +774,7 @@ mod tests {
             uid: "u".repeat(300),
             kid: "k".repeat(2_000),
             adm: Some(u64::MAX),
+            arr: None,
         };
         for c in [
             claims(),
@@ -746,6 +782,7 @@ mod tests {
             Claims {
                 dec: TokenKind::Allow,
                 adm: Some(9),
+                arr: None,
                 ..claims()
             },
             long,
@@ -799,9 +836,11 @@ mod tests {
         let text = String::from_utf8(bytes).map_err(|_| Malformed::NotUtf8)?;
         const VCL_FIELDS: [&str; 5] = ["dec", "exp", "uid", "kid", "sig"];
         const FIXED_SESSION_FIELDS: [&str; 6] = ["dec", "exp", "uid", "kid", "adm", "sig"];
+        const FIFO_FIELDS: [&str; 6] = ["dec", "exp", "uid", "kid", "arr", "sig"];
         let parts: Vec<&str> = text.split('&').collect();
         let names: &[&str] = match parts.len() {
             5 => &VCL_FIELDS,
+            6 if parts[4].starts_with("arr=") => &FIFO_FIELDS,
             6 => &FIXED_SESSION_FIELDS,
             _ => return Err(Malformed::Fields),
         };
@@ -811,12 +850,15 @@ mod tests {
             .map(|(part, name)| part.strip_prefix(name)?.strip_prefix('='))
             .collect::<Option<_>>()
             .ok_or(Malformed::Fields)?;
-        let (adm, sig) = match values[..] {
+        let (sixth, sig) = match values[..] {
             [_, _, _, _, sig] => (None, sig),
-            [_, _, _, _, adm, sig] => (Some(adm), sig),
+            [_, _, _, _, sixth, sig] => (Some(sixth), sig),
             _ => return Err(Malformed::Fields),
         };
         let dec = parse_dec(values[0]).ok_or(Malformed::TokenKind)?;
+        let fifo = names[4] == "arr";
+        let adm = sixth.filter(|_| !fifo);
+        let arr = sixth.filter(|_| fifo);
         let claims = Claims {
             dec,
             exp: parse_decimal(values[1]).ok_or(Malformed::Exp)?,
@@ -828,6 +870,13 @@ mod tests {
                     Some(parse_decimal(raw).ok_or(Malformed::Adm)?)
                 }
                 Some(_) => return Err(Malformed::Adm),
+            },
+            arr: match arr {
+                None => None,
+                Some(raw) if dec == TokenKind::Wait => {
+                    Some(parse_decimal(raw).ok_or(Malformed::Arr)?)
+                }
+                Some(_) => return Err(Malformed::Arr),
             },
         };
         let hex_digits = sig.strip_prefix("0x").ok_or(Malformed::Sig)?;
@@ -850,6 +899,7 @@ mod tests {
         let fixed = Claims {
             dec: TokenKind::Allow,
             adm: Some(1_700_000_000),
+            arr: None,
             ..claims()
         };
         for text in [claims(), fixed]

@@ -7,8 +7,9 @@
 
 use std::fmt::Write as _;
 
+use crate::config::QueueingMethod;
 use crate::decision::Decision;
-use crate::estimate::Estimate;
+use crate::estimate::{Estimate, Place};
 use crate::page::Page;
 use crate::percentage::Percentage;
 
@@ -29,10 +30,14 @@ pub struct Status {
     pub refresh_after: Option<u64>,
     /// Wait estimates; `None` when nobody is being admitted or the visitor is not waiting.
     pub estimate: Option<Estimate>,
+    /// Lottery or FIFO.
+    pub queueing_method: QueueingMethod,
+    /// FIFO: the waiting visitor's place and expected time of entry.
+    pub place: Option<Place>,
 }
 
 /// The template variables, in the order the README lists them.
-pub const VARIABLES: [&str; 12] = [
+pub const VARIABLES: [&str; 14] = [
     "wait_p25",
     "wait_p50",
     "wait_p75",
@@ -45,6 +50,8 @@ pub const VARIABLES: [&str; 12] = [
     "refresh_after",
     "allow_percentage",
     "wait_period_duration",
+    "entry_in",
+    "entry_in_seconds",
 ];
 
 /// Shown for a number the room does not have (e.g. estimates while closed).
@@ -73,8 +80,17 @@ impl Status {
                 .map_or(UNKNOWN.to_string(), |s| s.to_string()),
             "allow_percentage" => self.allow_percentage.to_string(),
             "wait_period_duration" => self.wait_period_duration.to_string(),
+            "entry_in" => self.entry_in().map_or(UNKNOWN.to_string(), human_duration),
+            "entry_in_seconds" => self
+                .entry_in()
+                .map_or(UNKNOWN.to_string(), |s| s.to_string()),
             _ => return None,
         })
+    }
+
+    /// FIFO: seconds until the visitor's expected entry, when known.
+    fn entry_in(&self) -> Option<u64> {
+        self.place.and_then(|p| p.entry_in)
     }
 
     /// `template` with every known `{{variable}}` replaced by its HTML-escaped value.
@@ -122,7 +138,8 @@ impl Status {
         });
         let optional = |n: Option<u64>| n.map_or(Json::Null, Json::number);
         let mut out = String::with_capacity(256);
-        Json::Object(vec![
+        let fifo = self.queueing_method == QueueingMethod::Fifo;
+        let mut fields = vec![
             // The text form of a percentage is always a valid JSON number (`50`, `12.5`).
             (
                 "allow_percentage",
@@ -138,7 +155,10 @@ impl Status {
                 "next_draw_in",
                 optional(self.estimate.map(|e| e.next_draw_in)),
             ),
-            ("queueing_method", Json::Str("random")),
+            (
+                "queueing_method",
+                Json::Str(if fifo { "fifo" } else { "random" }),
+            ),
             ("refresh_after", optional(self.refresh_after)),
             ("status", Json::Str(status)),
             ("timestamp", Json::number(self.now)),
@@ -146,8 +166,16 @@ impl Status {
                 "wait_period_duration",
                 Json::number(self.wait_period_duration),
             ),
-        ])
-        .write(&mut out);
+        ];
+        if fifo {
+            // Kept in alphabetical order with the others.
+            let place = self.place;
+            fields.push(("arrived_at", optional(place.map(|p| p.arrived_at))));
+            fields.push(("entry_in", optional(self.entry_in())));
+            fields.push(("entry_in_known", Json::Bool(self.entry_in().is_some())));
+            fields.sort_by_key(|(key, _)| *key);
+        }
+        Json::Object(fields).write(&mut out);
         out
     }
 }
@@ -156,6 +184,7 @@ impl Status {
 /// about 17 KB for this one object (docs/wasm-size-deps.md).
 enum Json<'a> {
     Null,
+    Bool(bool),
     Str(&'a str),
     /// A string made for the occasion.
     Text(String),
@@ -173,6 +202,7 @@ impl Json<'_> {
     fn write(&self, out: &mut String) {
         match self {
             Json::Null => out.push_str("null"),
+            Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Json::Str(text) => write_json_string(out, text),
             Json::Text(text) => write_json_string(out, text),
             Json::Number(text) => out.push_str(text),
@@ -282,16 +312,69 @@ mod tests {
             wait_period_duration: 30,
             refresh_after: Some(33),
             estimate: estimate(21, Percentage::whole(50), 30),
+            queueing_method: QueueingMethod::Random,
+            place: None,
+        }
+    }
+
+    fn in_line() -> Status {
+        Status {
+            queueing_method: QueueingMethod::Fifo,
+            estimate: None,
+            place: Some(Place {
+                arrived_at: 1_000_500,
+                entry_in: Some(95),
+            }),
+            ..waiting()
         }
     }
 
     #[test]
     fn every_documented_variable_has_a_value() {
+        let fifo_only = ["entry_in", "entry_in_seconds"];
         for name in VARIABLES {
-            let value = waiting().variable(name).unwrap();
+            let status = if fifo_only.contains(&name) {
+                in_line()
+            } else {
+                waiting()
+            };
+            let value = status.variable(name).unwrap();
             assert!(!value.is_empty() && value != UNKNOWN, "{name}");
+            // The other mode's numbers are unknown, never made up.
+            let other = if fifo_only.contains(&name) {
+                waiting()
+            } else {
+                in_line()
+            };
+            if name.starts_with("wait_p")
+                || name.starts_with("wait_mean")
+                || name.starts_with("entry")
+                || name == "next_draw_in"
+            {
+                assert_eq!(other.variable(name).unwrap(), UNKNOWN, "{name}");
+            }
         }
+        assert_eq!(in_line().variable("entry_in").unwrap(), "1 min 35 s");
         assert_eq!(waiting().variable("nope"), None);
+    }
+
+    #[test]
+    fn fifo_json_says_the_method_the_place_and_whether_entry_is_known() {
+        assert_eq!(
+            in_line().json(),
+            r#"{"allow_percentage":50,"arrived_at":1000500,"decision":"wait","entry_in":95,"entry_in_known":true,"estimate":null,"next_draw_in":null,"queueing_method":"fifo","refresh_after":33,"status":"waiting","timestamp":1000,"wait_period_duration":30}"#
+        );
+        let unknown = Status {
+            place: Some(Place {
+                arrived_at: 7,
+                entry_in: None,
+            }),
+            ..in_line()
+        };
+        let v: serde_json::Value = serde_json::from_str(&unknown.json()).unwrap();
+        assert_eq!(v["entry_in"], serde_json::Value::Null);
+        assert_eq!(v["entry_in_known"], false);
+        assert_eq!(v["arrived_at"], 7);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use waiting_room::config::Settings;
 use waiting_room::decision::{
     CookieAction, Decision, Rejection, Session, Transition, Verdict, decide,
 };
+use waiting_room::grid::DrawGrid;
 use waiting_room::lottery;
 use waiting_room::percentage::Percentage;
 use waiting_room::token::Malformed;
@@ -38,9 +39,10 @@ fn run(percentage: u8, cookie: Option<&str>) -> Verdict {
     decide(NOW, UID, cookie, &settings(percentage), &keys())
 }
 
-/// The wait token the room must issue at `now` (slot-aligned, 30 s slots, key1).
+/// The wait token the room must issue at `now` (on the address's draw grid, 30 s
+/// periods, key1).
 fn expected_wait_token(now: u64, uid: &str) -> String {
-    let exp = now / 30 * 30 + 60;
+    let exp = mint::address_exp(now, uid, 30);
     mint::mint(K1, "wait", exp, uid, "key1")
 }
 
@@ -107,12 +109,27 @@ fn zero_percentage_denies_everyone_and_deletes_the_cookie() {
 }
 
 #[test]
-fn no_cookie_is_anon_with_a_slot_aligned_wait_token() {
+fn no_cookie_is_anon_with_a_wait_token_on_its_address_grid() {
     let v = run(50, None);
     assert_eq!(v.decision, Decision::Anon);
     assert_eq!(v.rejection, None);
     assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, UID)));
-    assert!(mint::open(&expected_wait_token(NOW, UID)).contains("exp=1700000070&"));
+    // 192.0.2.10 draws at second 56 of every minute (FNV-1a-64 mod 60): the first
+    // such second at least 30 s after 1700000023 (second 43 of its minute).
+    assert!(mint::open(&expected_wait_token(NOW, UID)).contains("exp=1700000096&"));
+    assert_eq!(v.wait_exp, Some(1_700_000_096));
+}
+
+#[test]
+fn no_cookie_is_anon_with_a_slot_aligned_wait_token_on_the_global_grid() {
+    let s = Settings {
+        draw_grid: DrawGrid::Global,
+        ..settings(50)
+    };
+    let v = decide(NOW, UID, None, &s, &keys());
+    assert_eq!(v.decision, Decision::Anon);
+    let token = mint::mint(K1, "wait", 1_700_000_070, UID, "key1");
+    assert_eq!(v.cookie, CookieAction::Set(token));
     assert_eq!(v.wait_exp, Some(1_700_000_070));
 }
 
@@ -155,7 +172,7 @@ fn expired_wait_token_enters_the_lottery_seeded_by_its_signature() {
             assert_eq!(v.decision, Decision::ReWait);
             assert_eq!(v.transition, Some(Transition::LotteryLost));
             assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, &uid)));
-            assert_eq!(v.wait_exp, Some(NOW / 30 * 30 + 60));
+            assert_eq!(v.wait_exp, Some(mint::address_exp(NOW, &uid, 30)));
         }
         // Presenting the same token again never re-rolls it.
         let again = decide(NOW, &uid, Some(&token), &settings(30), &keys());
@@ -202,6 +219,7 @@ fn a_winning_wait_token_cannot_be_replayed_after_its_redeem_window() {
 
 #[test]
 fn an_honest_visitor_refreshing_on_schedule_always_gets_a_draw() {
+    use waiting_room::grid::DrawGrid;
     use waiting_room::refresh::{RefreshMode, refresh_after};
     // However the page schedules the visit, it lands inside the redeem window.
     for arrival in NOW..NOW + 30 {
@@ -211,11 +229,16 @@ fn an_honest_visitor_refreshing_on_schedule_always_gets_a_draw() {
             let CookieAction::Set(token) = first.cookie else {
                 panic!("no token")
             };
-            for mode in [RefreshMode::Eligible, RefreshMode::Fixed] {
+            for (mode, grid) in [
+                (RefreshMode::Eligible, DrawGrid::Address),
+                (RefreshMode::Eligible, DrawGrid::Global),
+                (RefreshMode::Fixed, DrawGrid::Address),
+                (RefreshMode::Fixed, DrawGrid::Global),
+            ] {
                 // Follow the page's refreshes until the token is eligible.
                 let mut now = arrival;
                 loop {
-                    now += refresh_after(mode, now, exp, uid, 30);
+                    now += refresh_after(mode, grid, now, exp, uid, 30);
                     let v = decide(now, uid, Some(&token), &settings(50), &keys());
                     if v.decision != Decision::Wait {
                         assert_ne!(v.transition, Some(Transition::RedeemWindowPassed));
@@ -249,7 +272,50 @@ fn expired_allow_token_starts_waiting_again() {
 }
 
 #[test]
-fn same_client_in_one_slot_gets_one_token_and_other_clients_differ() {
+fn one_address_holds_one_token_per_point_of_its_grid_whenever_its_devices_arrive() {
+    let exp = mint::address_exp(NOW, UID, 30);
+    // Every arrival up to `d` before the point gets the token for that point.
+    let first = decide(exp - 89, UID, None, &settings(50), &keys()).cookie;
+    for arrival in exp - 89..=exp - 30 {
+        assert_eq!(
+            decide(arrival, UID, None, &settings(50), &keys()).cookie,
+            first
+        );
+    }
+    // A later device gets the next point's token, which the first device gets by
+    // losing at this point: the same token, the same draw.
+    let later = decide(exp - 29, UID, None, &settings(50), &keys());
+    assert_eq!(later.wait_exp, Some(exp + 60));
+    let token = mint::mint(K1, "wait", exp, UID, "key1");
+    assert!(!wins(exp, UID, 1), "pick a token that loses at 1 %");
+    for back in 1..=30 {
+        let loser = decide(exp + back, UID, Some(&token), &settings(1), &keys());
+        assert_eq!(loser.transition, Some(Transition::LotteryLost));
+        assert_eq!(loser.cookie, later.cookie);
+    }
+    let other = decide(exp - 89, "192.0.2.11", None, &settings(50), &keys()).cookie;
+    assert_ne!(first, other);
+}
+
+#[test]
+fn a_loser_draws_again_exactly_two_periods_later() {
+    for i in 0..100u64 {
+        let uid = format!("198.51.100.{i}");
+        let exp = mint::address_exp(NOW, &uid, 30);
+        let token = mint::mint(K1, "wait", exp, &uid, "key1");
+        let v = decide(exp + 1, &uid, Some(&token), &settings(10), &keys());
+        if v.decision == Decision::ReWait {
+            assert_eq!(v.wait_exp, Some(exp + 60), "{uid}");
+        }
+    }
+}
+
+#[test]
+fn same_client_in_one_slot_gets_one_token_and_other_clients_differ_on_the_global_grid() {
+    let settings = |p| Settings {
+        draw_grid: DrawGrid::Global,
+        ..settings(p)
+    };
     let slot_start = NOW / 30 * 30;
     let a = decide(slot_start, UID, None, &settings(50), &keys()).cookie;
     let b = decide(slot_start + 29, UID, None, &settings(50), &keys()).cookie;
@@ -361,7 +427,7 @@ fn rotation_accepts_every_key_still_in_the_store_and_signs_with_the_active_one()
     let mut s = settings(50);
     s.active_key = "key2".into();
     let v = decide(NOW, UID, None, &s, &keys());
-    let exp = NOW / 30 * 30 + 60;
+    let exp = mint::address_exp(NOW, UID, 30);
     assert_eq!(
         v.cookie,
         CookieAction::Set(mint::mint(K2, "wait", exp, UID, "key2"))

@@ -22,6 +22,7 @@ fn run_visitor(uid: &str, settings: &Settings, keys: &HashMap<String, String>) -
         let header = cookie.as_ref().map(|token| format!("waiting_room={token}"));
         let visit = Visit {
             now,
+            millis: 0,
             uid,
             path: "/events",
             path_and_query: "/events",

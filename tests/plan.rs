@@ -32,6 +32,7 @@ fn settings(pairs: &[(&str, &str)]) -> Settings {
 fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {
     Visit {
         now: NOW,
+        millis: 0,
         uid: "192.0.2.10",
         path,
         path_and_query: path,
@@ -93,7 +94,13 @@ fn set_cookie_carries_the_token_path_and_lifetime() {
         &settings(&[("cookie_lifetime", "99")]),
         &keys(),
     );
-    let expected = mint::mint(K1, "wait", NOW / 30 * 30 + 60, "192.0.2.10", "key1");
+    let expected = mint::mint(
+        K1,
+        "wait",
+        mint::address_exp(NOW, "192.0.2.10", 30),
+        "192.0.2.10",
+        "key1",
+    );
     assert_eq!(
         p.set_cookie.as_deref(),
         Some(

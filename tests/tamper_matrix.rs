@@ -170,6 +170,7 @@ fn every_tampering_gets_its_documented_outcome_and_reason() {
     for (what, header, want, reason) in matrix() {
         let visit = Visit {
             now: NOW,
+            millis: 0,
             uid: UID,
             path: "/events",
             path_and_query: "/events",

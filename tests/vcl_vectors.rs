@@ -29,6 +29,7 @@ fn claims(case: &Value) -> Claims {
         uid: case["uid"].as_str().unwrap().to_string(),
         kid: case["key_id"].as_str().unwrap().to_string(),
         adm: None,
+        arr: None,
     }
 }
 

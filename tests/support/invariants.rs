@@ -66,21 +66,24 @@ fn minted_token_round_trips(input: &mut Input, uid: String) {
         exp: input.u64(),
         uid,
         kid: input.kid(),
-        // Fixed sessions' allow tokens carry their admission time.
+        // Fixed sessions' allow tokens carry their admission time, FIFO wait
+        // tokens their arrival.
         adm: (dec == TokenKind::Allow && input.below(2) == 0).then(|| input.u64()),
+        arr: (dec == TokenKind::Wait && input.below(2) == 0).then(|| input.u64()),
     };
     let secret = format!("s{}", input.text(40));
     let key = SigningKey::new(secret.as_str()).expect("non-empty");
     let value = claims.mint(&key);
-    let independent = match claims.adm {
-        None => mint::mint(
+    let independent = match (claims.adm, claims.arr) {
+        (Some(adm), _) => mint::mint_fixed(&secret, claims.exp, &claims.uid, &claims.kid, adm),
+        (_, Some(arr)) => mint::mint_fifo(&secret, claims.exp, &claims.uid, &claims.kid, arr),
+        (None, None) => mint::mint(
             &secret,
             &claims.dec.to_string(),
             claims.exp,
             &claims.uid,
             &claims.kid,
         ),
-        Some(adm) => mint::mint_fixed(&secret, claims.exp, &claims.uid, &claims.kid, adm),
     };
     assert_eq!(value, independent, "the room mints unlike the VCL");
     if !token::is_valid_kid(&claims.kid) {
@@ -283,6 +286,7 @@ pub fn plan(data: &[u8]) -> Plan {
     let settings = Settings::from_lookup(|key| store.get(key).cloned());
     let visit = Visit {
         now,
+        millis: 0,
         uid: &uid,
         path: &path,
         path_and_query: &path_and_query,

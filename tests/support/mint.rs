@@ -42,3 +42,28 @@ pub fn mint_fixed(key: &str, exp: u64, uid: &str, kid: &str, adm: u64) -> String
     let sig = vcl_sig(key, &text);
     STANDARD.encode(format!("{text}&sig={sig}"))
 }
+
+/// A FIFO wait token: the VCL fields plus `&arr=<first arrival, Unix ms>`.
+pub fn mint_fifo(key: &str, exp: u64, uid: &str, kid: &str, arr: u64) -> String {
+    let text = format!("dec=wait&exp={exp}&uid={uid}&kid={kid}&arr={arr}");
+    let sig = vcl_sig(key, &text);
+    STANDARD.encode(format!("{text}&sig={sig}"))
+}
+
+/// The address draw grid's expiry for a wait token handed to `uid` at `now`
+/// (README, "The draw grid"), written from the rule: the first second at or after
+/// `now + d` that is `FNV-1a-64(uid) mod 2d` modulo `2d`.
+pub fn address_exp(now: u64, uid: &str, d: u64) -> u64 {
+    let hash = uid.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    });
+    let offset = hash % (2 * d);
+    (now + d..now + 3 * d)
+        .find(|t| t % (2 * d) == offset)
+        .unwrap()
+}
+
+/// The VCL's (global grid) expiry for a wait token handed out at `now`.
+pub fn global_exp(now: u64, d: u64) -> u64 {
+    now / d * d + 2 * d
+}

@@ -141,6 +141,7 @@ mod parts {
             waiting_room::outlook(
                 black_box(path_bench::cases::NOW),
                 path_bench::cases::NOW + 47,
+                None,
                 path_bench::cases::UID,
                 case.settings(),
             )

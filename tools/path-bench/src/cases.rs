@@ -55,6 +55,7 @@ impl Case {
     pub fn plan(&self) -> Plan {
         let visit = Visit {
             now: self.now,
+            millis: 0,
             uid: UID,
             path: PATH,
             path_and_query: PATH,
@@ -206,6 +207,7 @@ fn mint(secret: &str, dec: TokenKind, exp: u64) -> String {
         uid: UID.to_string(),
         kid: KID.to_string(),
         adm: None,
+        arr: None,
     }
     .mint(&key)
 }

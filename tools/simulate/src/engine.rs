@@ -191,7 +191,7 @@ impl Simulation<'_> {
             }
             Decision::Anon | Decision::Wait | Decision::ReWait => {
                 let exp = verdict.wait_exp?;
-                let outlook = outlook(now, exp, uid, &self.room.settings);
+                let outlook = outlook(now, exp, verdict.arr, uid, &self.room.settings);
                 self.record.first_page(person, t, outlook.estimate);
                 if kind == Kind::Attacker && verdict.transition == Some(Transition::LotteryLost) {
                     self.reroll(device, uid, now, presented);

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use waiting_room::config::{self, Heartbeat, Settings};
 use waiting_room::estimate::draw_interval;
+use waiting_room::grid::DrawGrid;
 use waiting_room::keys::{MIN_STRONG_KEY_LEN, SigningKey};
 use waiting_room::refresh::{self, RefreshMode};
 use waiting_room::token::is_valid_kid;
@@ -179,18 +180,25 @@ fn effective(s: &Settings, key: &str) -> String {
 }
 
 /// The longest `refresh_after` a waiting page gets, and how long after its wait
-/// token's expiry that visitor comes back, by the room's refresh rule: a token is
-/// issued at the start of a slot (expiring two slots later, `decision::wait_expiry`),
-/// and in `eligible` mode the visitor's phase is at most `d − 2`.
-pub fn longest_refresh(mode: RefreshMode, d: u64) -> (u64, u64) {
+/// token's expiry that visitor comes back, by the room's refresh rule. On the
+/// global grid a token is issued at the start of a slot (expiring two slots
+/// later, `grid::global_expiry`), and in `eligible` mode the visitor's phase is at
+/// most `d − 2`; on the address grid a token expires at most `3d − 1` ahead and
+/// the page comes back one second after it.
+pub fn longest_refresh(mode: RefreshMode, grid: DrawGrid, d: u64) -> (u64, u64) {
     let now = d.saturating_mul(1000);
-    let exp = waiting_room::decision::wait_expiry(now, d);
     let uid = "192.0.2.1";
+    let exp = match grid {
+        DrawGrid::Global => waiting_room::grid::global_expiry(now, d),
+        DrawGrid::Address => now.saturating_add(d.saturating_mul(3)).saturating_sub(1),
+    };
     match mode {
         RefreshMode::Eligible => {
-            let worst_phase = d.saturating_sub(2);
-            let longest = refresh::refresh_after(mode, now, exp, uid, d)
-                .saturating_sub(refresh::phase(uid, d))
+            let worst_phase = match grid {
+                DrawGrid::Global => d.saturating_sub(2),
+                DrawGrid::Address => 0,
+            };
+            let longest = refresh::refresh_after(mode, DrawGrid::Address, now, exp, uid, d)
                 .saturating_add(worst_phase);
             (longest, (now + longest).saturating_sub(exp))
         }
@@ -199,7 +207,7 @@ pub fn longest_refresh(mode: RefreshMode, d: u64) -> (u64, u64) {
             let mut at = now;
             let mut longest = 0;
             while at <= exp {
-                let after = refresh::refresh_after(mode, at, exp, uid, d).max(1);
+                let after = refresh::refresh_after(mode, grid, at, exp, uid, d).max(1);
                 longest = longest.max(after);
                 at = at.saturating_add(after);
             }
@@ -231,7 +239,7 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
         );
     }
     let d = s.wait_period_duration;
-    let (longest, late) = longest_refresh(s.refresh_mode, d);
+    let (longest, late) = longest_refresh(s.refresh_mode, s.draw_grid, d);
     if s.redeem_window() < late {
         w.push(format!(
             "redeem_window {} s is shorter than the refresh: with wait_period_duration {d} s \

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use waiting_room::decision::{Decision, wait_expiry};
+use waiting_room::config::QueueingMethod;
+use waiting_room::decision::Decision;
+use waiting_room::grid::{self, DrawGrid};
 use waiting_room::page::Page;
 use waiting_room::percentage::Percentage;
 use waiting_room::refresh::{self, RefreshMode};
@@ -230,8 +232,9 @@ pub fn sample_status(page: Page, percentage: Percentage, d: u64, now: u64) -> St
     let uid = "192.0.2.1";
     match page {
         Page::StartWaiting | Page::KeepWaiting => {
-            let exp = wait_expiry(now, d);
-            let refresh_after = refresh::refresh_after(RefreshMode::Eligible, now, exp, uid, d);
+            let exp = grid::address_expiry(now, uid, d);
+            let refresh_after =
+                refresh::refresh_after(RefreshMode::Eligible, DrawGrid::Address, now, exp, uid, d);
             Status {
                 page,
                 decision: Some(if page == Page::StartWaiting {
@@ -244,6 +247,8 @@ pub fn sample_status(page: Page, percentage: Percentage, d: u64, now: u64) -> St
                 wait_period_duration: d,
                 refresh_after: Some(refresh_after),
                 estimate: waiting_room::estimate::estimate(refresh_after, percentage, d),
+                queueing_method: QueueingMethod::Random,
+                place: None,
             }
         }
         Page::Deny | Page::OriginUnavailable => Status {
@@ -254,6 +259,8 @@ pub fn sample_status(page: Page, percentage: Percentage, d: u64, now: u64) -> St
             wait_period_duration: d,
             refresh_after: None,
             estimate: None,
+            queueing_method: QueueingMethod::Random,
+            place: None,
         },
     }
 }

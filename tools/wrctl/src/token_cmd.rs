@@ -150,6 +150,15 @@ Example: --keys local/signingkeys.json"
 (session_mode = fixed) only.\nExample: --adm 1763830000"
     )]
     pub adm: Option<u64>,
+    /// Arrival time, Unix milliseconds (FIFO wait tokens).
+    #[arg(
+        long,
+        value_name = "UNIX_MS",
+        conflicts_with = "adm",
+        long_help = "The place in a FIFO line: the time of first arrival, Unix milliseconds \
+(wait tokens in queueing_method = fifo) only.\nExample: --arr 1763830000123"
+    )]
+    pub arr: Option<u64>,
     /// Sign with a key under 32 bytes (for tests only).
     #[arg(long)]
     pub allow_weak: bool,
@@ -363,6 +372,7 @@ fn mint(args: MintArgs) -> ExitCode {
         uid: args.uid,
         kid: args.kid,
         adm: args.adm,
+        arr: args.arr,
     };
     let value = claims.mint(&key);
     // The room would read back only what decodes to these claims.

@@ -122,7 +122,7 @@ fn a_sound_store_has_no_warning() {
 fn each_surprising_combination_is_warned_about() {
     for (changes, expected) in [
         (
-            serde_json::json!({"redeem_window": "10"}),
+            serde_json::json!({"draw_grid": "global", "redeem_window": "10"}),
             "redeem_window 10 s is shorter than the refresh",
         ),
         (

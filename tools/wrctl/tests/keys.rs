@@ -72,6 +72,7 @@ fn mint(secret: &str, kid: &str, dec: TokenKind, exp: u64, uid: &str) -> String 
         uid: uid.into(),
         kid: kid.into(),
         adm: None,
+        arr: None,
     }
     .mint(&SigningKey::new(secret).unwrap())
 }

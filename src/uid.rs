@@ -1,0 +1,74 @@
+//! The visitor's identity: the connection's address as text, or for IPv6 its
+//! network prefix.
+//!
+//! IPv6 clients often change their address within their network (privacy
+//! addresses rotate daily or per connection), which would void their token and
+//! their place. `uid_ipv6_prefix = 64` binds a token to the /64 instead: the uid
+//! is the prefix, compressed, with its length (`2001:db8:1:2::/64`). IPv4 addresses
+//! are always whole. The default, 128, is the VCL's behaviour: the whole address.
+
+use std::net::{IpAddr, Ipv6Addr};
+
+/// Shortest accepted `uid_ipv6_prefix`: a /32 is a whole provider's allocation,
+/// and anything shorter would put unrelated people in one place.
+pub const MIN_IPV6_PREFIX: u8 = 32;
+/// The whole address (the default).
+pub const FULL_IPV6_PREFIX: u8 = 128;
+
+/// The uid of a client at `ip`, binding IPv6 clients to their `ipv6_prefix`-bit
+/// network (`128`: the whole address, the VCL's text).
+pub fn uid_of(ip: IpAddr, ipv6_prefix: u8) -> String {
+    match ip {
+        IpAddr::V6(v6) if ipv6_prefix < FULL_IPV6_PREFIX && v6.to_ipv4_mapped().is_none() => {
+            let bits = u128::from(v6);
+            let mask = u128::MAX << (128 - u32::from(ipv6_prefix.max(1)));
+            format!("{}/{ipv6_prefix}", Ipv6Addr::from(bits & mask))
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uid(text: &str, prefix: u8) -> String {
+        uid_of(text.parse().unwrap(), prefix)
+    }
+
+    #[test]
+    fn the_default_is_the_whole_address_as_the_vcl_writes_it() {
+        assert_eq!(uid("192.0.2.10", 128), "192.0.2.10");
+        assert_eq!(uid("2001:db8::1", 128), "2001:db8::1");
+        assert_eq!(
+            uid("2001:0db8:0000:0000:0000:0000:0000:0001", 128),
+            "2001:db8::1"
+        );
+    }
+
+    #[test]
+    fn a_prefix_binds_ipv6_to_its_network_and_names_the_length() {
+        assert_eq!(
+            uid("2001:db8:1:2:aaaa:bbbb:cccc:dddd", 64),
+            "2001:db8:1:2::/64"
+        );
+        assert_eq!(uid("2001:db8:1:2::9", 64), "2001:db8:1:2::/64");
+        assert_eq!(uid("2001:db8:1:3::9", 64), "2001:db8:1:3::/64");
+        assert_eq!(uid("2001:db8:1:2ff::9", 56), "2001:db8:1:200::/56");
+        assert_eq!(uid("2001:db8:ffff::1", 48), "2001:db8:ffff::/48");
+        assert_eq!(uid("2001:db8::1", 32), "2001:db8::/32");
+    }
+
+    #[test]
+    fn ipv4_and_mapped_ipv4_stay_whole() {
+        assert_eq!(uid("192.0.2.10", 64), "192.0.2.10");
+        assert_eq!(uid("::ffff:192.0.2.10", 64), "::ffff:192.0.2.10");
+    }
+
+    #[test]
+    fn the_longest_prefix_uid_fits_a_token() {
+        let longest = uid("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 127);
+        assert_eq!(longest, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127");
+        assert!(longest.len() <= crate::token::MAX_UID_LEN);
+    }
+}
