@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use waiting_room::config::MAX_DURATION;
+use waiting_room::grid::DrawGrid;
 use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 
@@ -13,7 +14,8 @@ use crate::scenario::{Arrivals, Control, Mix, Scenario, Session};
 /// Usage text.
 pub const USAGE: &str = "\
 usage:
-  simulate run  [scenario options] [--refresh eligible|fixed|both] [--out DIR] [--quiet]
+  simulate run  [scenario options] [--refresh eligible|fixed|both] [--draw-grid address|global|both]
+                [--out DIR] [--no-plots] [--quiet]
   simulate plan [scenario options, with lists for the room] [--sample N] [--out FILE]
   simulate cost [scenario options, with a list for --visitors]
 
@@ -26,9 +28,13 @@ scenario options (defaults for `run`):
   --allow-timeout SECONDS   allow_period_timeout (3600)      plan: a list
   --session N:SECONDS       requests after admission, and their spacing (5:60)
   --multi-device SHARE:DEVICES:SPREAD   people on several devices behind one address (0.1:3:10)
+  --device-spread SECONDS   seconds over which a multi-device person's devices join
+                            (10; overrides the SPREAD of --multi-device)
   --nat SHARE:SIZE          people behind shared addresses, and how many per address (0.02:20)
   --attackers SHARE         people who keep and replay their tokens (0.001)
   --seed N                  seed of every random choice (1)
+  --draw-grid GRID          draw_grid: address (each address's own grid, the room's
+                            default) or global (the VCL's slots); run: also both
 
 closed loop (run only): the room's own controller holds a target, reading the log
 late and writing settings that reach the edge late; --allow-percentage is the
@@ -46,14 +52,19 @@ plan and cost default to plain visitors (no extra devices, NAT or attackers).";
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// Simulate one scenario in one or both refresh modes and write the report.
+    /// Simulate one scenario on one or both draw grids, in one or both refresh
+    /// modes, and write the report.
     Run {
-        /// The scenario.
+        /// The scenario (its room's grid is replaced by each of `grids`).
         scenario: Scenario,
+        /// Draw grids to run it on.
+        grids: Vec<DrawGrid>,
         /// Refresh modes to run it in.
         modes: Vec<RefreshMode>,
         /// Where the JSON report and SVG plots go.
         out: PathBuf,
+        /// The JSON report only, no plots.
+        no_plots: bool,
         /// No progress lines.
         quiet: bool,
     },
@@ -90,16 +101,24 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     let mut options = Options::read(args)?;
     let parsed = match command.as_str() {
         "run" => {
+            let grids = match options.take("draw-grid").as_deref() {
+                None => vec![Scenario::default().room.draw_grid],
+                Some("both") => vec![DrawGrid::Address, DrawGrid::Global],
+                Some(one) => vec![grid(one)?],
+            };
             let mut scenario = options.scenario(Scenario::default())?;
+            scenario.room.draw_grid = grids[0];
             scenario.control = options.control()?;
             check(&scenario)?;
             Command::Run {
                 scenario,
+                grids,
                 modes: match options.take("refresh").as_deref() {
                     None | Some("both") => vec![RefreshMode::Eligible, RefreshMode::Fixed],
                     Some(one) => vec![mode(one)?],
                 },
                 out: PathBuf::from(options.take("out").unwrap_or_else(|| "simulation".into())),
+                no_plots: options.flag("no-plots"),
                 quiet: options.flag("quiet"),
             }
         }
@@ -113,7 +132,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             let wait_periods = options.list("wait-period", defaults.room.wait_period)?;
             let allow_timeouts = options.list("allow-timeout", defaults.room.allow_timeout)?;
             let scenario = options.scenario(defaults)?;
-            for room in Question::rooms(&percentages, &wait_periods, &allow_timeouts) {
+            let rooms = Question::rooms(
+                &percentages,
+                &wait_periods,
+                &allow_timeouts,
+                scenario.room.draw_grid,
+            );
+            for room in rooms {
                 check(&Scenario { room, ..scenario })?;
             }
             Command::Plan {
@@ -147,6 +172,16 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     };
     options.finish()?;
     Ok(parsed)
+}
+
+fn grid(name: &str) -> Result<DrawGrid, String> {
+    match name {
+        "address" => Ok(DrawGrid::Address),
+        "global" => Ok(DrawGrid::Global),
+        other => Err(format!(
+            "--draw-grid {other:?}: expected address or global (run: or both)"
+        )),
+    }
 }
 
 fn mode(name: &str) -> Result<RefreshMode, String> {
@@ -289,6 +324,12 @@ impl Options {
             s.mix.devices = number("multi-device", devices)?;
             s.mix.device_spread = number("multi-device", spread)?;
         }
+        if let Some(v) = self.number("device-spread")? {
+            s.mix.device_spread = v;
+        }
+        if let Some(name) = self.take("draw-grid") {
+            s.room.draw_grid = grid(&name)?;
+        }
         if let Some(spec) = self.take("nat") {
             let [share, size] = parts::<2>("nat", &spec)?;
             s.mix.nat_share = fraction("nat", share)?;
@@ -358,6 +399,10 @@ fn check(s: &Scenario) -> Result<(), String> {
         ),
         (s.mix.devices == 0, "--multi-device needs at least 1 device"),
         (
+            s.mix.device_spread > 24 * 3600,
+            "--device-spread is at most a day",
+        ),
+        (
             s.mix.nat_size == 0,
             "--nat needs at least 1 person per address",
         ),
@@ -422,26 +467,35 @@ mod tests {
     fn run_defaults_to_both_modes() {
         let Command::Run {
             scenario,
+            grids,
             modes,
             out,
+            no_plots,
             quiet,
         } = parse(args("run")).unwrap()
         else {
             panic!("not a run");
         };
         assert_eq!(scenario, Scenario::default());
+        assert_eq!(grids, [DrawGrid::Address]);
         assert_eq!(modes, [RefreshMode::Eligible, RefreshMode::Fixed]);
-        assert_eq!((out, quiet), (PathBuf::from("simulation"), false));
+        assert_eq!(
+            (out, no_plots, quiet),
+            (PathBuf::from("simulation"), false, false)
+        );
     }
 
     #[test]
     fn run_reads_every_scenario_option() {
         let line = "run --visitors 1_000 --arrivals flash:5 --duration 600 --allow-percentage 30 \
                     --wait-period 20 --allow-timeout 900 --session 2:30 --multi-device 0.2:4:5 \
-                    --nat 0.1:50 --attackers 0.01 --seed 9 --refresh fixed --out x --quiet";
+                    --nat 0.1:50 --attackers 0.01 --seed 9 --refresh fixed --out x --quiet \
+                    --draw-grid global --no-plots";
         let Command::Run {
             scenario: s,
+            grids,
             modes,
+            no_plots,
             quiet,
             ..
         } = parse(args(line)).unwrap()
@@ -469,7 +523,33 @@ mod tests {
             (0.1, 50, 0.01)
         );
         assert_eq!(modes, [RefreshMode::Fixed]);
-        assert!(quiet);
+        assert_eq!(
+            (grids, s.room.draw_grid),
+            (vec![DrawGrid::Global], DrawGrid::Global)
+        );
+        assert!(quiet && no_plots);
+    }
+
+    #[test]
+    fn run_takes_both_grids_and_a_device_spread() {
+        let line = "run --draw-grid both --multi-device 0.2:4:5 --device-spread 120";
+        let Command::Run {
+            scenario, grids, ..
+        } = parse(args(line)).unwrap()
+        else {
+            panic!("not a run");
+        };
+        assert_eq!(grids, [DrawGrid::Address, DrawGrid::Global]);
+        assert_eq!((scenario.mix.devices, scenario.mix.device_spread), (4, 120));
+        let Command::Plan { scenario, .. } =
+            parse(args("plan --draw-grid global --device-spread 40")).unwrap()
+        else {
+            panic!("not a plan");
+        };
+        assert_eq!(
+            (scenario.room.draw_grid, scenario.mix.device_spread),
+            (DrawGrid::Global, 40)
+        );
     }
 
     #[test]
@@ -558,6 +638,10 @@ mod tests {
             "plan --target-per-minute 100 --propagation-delay 0",
             "cost --visitors 10,,20",
             "run --multi-device 0.6:2:1 --nat 0.6:2",
+            "run --draw-grid vcl",
+            "plan --draw-grid both",
+            "run --device-spread -1",
+            "run --device-spread 100000",
         ] {
             assert!(parse(args(line)).is_err(), "{line:?}");
         }

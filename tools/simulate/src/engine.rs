@@ -54,8 +54,6 @@ struct DeviceState {
     wait_exp: u64,
     admitted: bool,
     session_left: u32,
-    /// Whether this device has had its first draw.
-    drew: bool,
 }
 
 /// Runs `scenario` in `mode` over `population` and records what happened.
@@ -105,6 +103,35 @@ pub fn run(
     sim.record.control = sim.closed_loop.take().map(ClosedLoop::finish);
     sim.record.wall_seconds = started.elapsed().as_secs_f64();
     sim.record
+}
+
+/// When `device` would have been admitted had it been its person's only device
+/// (seconds from the start; `None`: not by `end`), in `room` at its static
+/// percentage: the very requests the run made for it until another of its
+/// person's devices got in, continued alone.
+pub fn alone(room: &Room, population: &Population, device: usize, end: u64) -> Option<u64> {
+    let seen = population.devices.get(device)?;
+    let uid = address_text(seen.address);
+    let mut cookie: Option<String> = None;
+    let mut t = seen.arrival;
+    while t < end {
+        let now = START + t;
+        let verdict = room.decide(now, &uid, cookie.as_deref());
+        match &verdict.cookie {
+            CookieAction::Keep => {}
+            CookieAction::Set(value) => cookie = Some(value.clone()),
+            CookieAction::Delete => cookie = None,
+        }
+        match verdict.decision {
+            Decision::Allow => return Some(t),
+            Decision::Anon | Decision::Wait | Decision::ReWait => {
+                let exp = verdict.wait_exp?;
+                t += outlook(now, exp, verdict.arr, &uid, &room.settings).refresh_after;
+            }
+            Decision::Deny => return None,
+        }
+    }
+    None
 }
 
 struct Simulation<'a> {
@@ -160,10 +187,6 @@ impl Simulation<'_> {
         {
             let p = self.room.settings.percentage_at(now).fraction();
             self.record.draw(seen.address, presented_exp, now, won, p);
-            if !self.devices[index].drew {
-                self.devices[index].drew = true;
-                self.record.first_draw(person, won);
-            }
         }
         self.apply_cookie(index, &verdict);
 

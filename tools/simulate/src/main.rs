@@ -8,6 +8,7 @@ use simulate::planning::{self, Question};
 use simulate::population::Population;
 use simulate::report;
 use simulate::scenario::Scenario;
+use waiting_room::grid::DrawGrid;
 use waiting_room::refresh::RefreshMode;
 
 fn main() -> ExitCode {
@@ -19,10 +20,12 @@ fn main() -> ExitCode {
     let outcome = cli::parse(args).and_then(|command| match command {
         Command::Run {
             scenario,
+            grids,
             modes,
             out,
+            no_plots,
             quiet,
-        } => run(&scenario, &modes, &out, !quiet),
+        } => run(&scenario, &grids, &modes, &out, !no_plots, !quiet),
         Command::Plan {
             scenario,
             percentages,
@@ -34,7 +37,12 @@ fn main() -> ExitCode {
         } => {
             let question = Question {
                 scenario,
-                candidates: Question::rooms(&percentages, &wait_periods, &allow_timeouts),
+                candidates: Question::rooms(
+                    &percentages,
+                    &wait_periods,
+                    &allow_timeouts,
+                    scenario.room.draw_grid,
+                ),
                 mode,
                 sample,
             };
@@ -61,26 +69,45 @@ fn main() -> ExitCode {
 
 fn run(
     scenario: &Scenario,
+    grids: &[DrawGrid],
     modes: &[RefreshMode],
     out: &std::path::Path,
+    plots: bool,
     verbose: bool,
 ) -> Result<(), String> {
     let population = Population::draw(scenario);
-    let runs = report::run_modes(scenario, &population, modes, verbose);
-    report::write(out, scenario, &population, &runs)?;
+    let runs = report::run_grids(scenario, &population, grids, modes, verbose);
+    report::write(out, scenario, &population, &runs, plots)?;
     for run in &runs {
         let r = &run.report;
+        let g = &r.groups;
+        let within: Vec<String> = g
+            .periods
+            .iter()
+            .zip(&g.multi_device_within)
+            .map(|(k, w)| format!("{k}: {:.3}±{:.3}", w.value, w.interval))
+            .collect();
+        let alone = g.multi_device_alone.map_or("-".to_string(), |a| {
+            format!("{}/{} sooner, {:.4}", a.sooner, a.people, a.advantage)
+        });
         println!(
-            "{:8}  new sessions/s after 1 min: mean {:.1}, peak {} (peak/mean {:.2}, peak/minute-mean {:.2}); \
-             slots in 99% band {:.3}; multi-device advantage {:.3}; wait p50 {:?} s (shown {:?} s); \
+            "{:7} {:8}  new sessions/s after 1 min: mean {:.1}, peak {} (peak/mean {:.2}, peak/minute-mean {:.2}); \
+             dispersion index {:.2}; slots in 99% band {:.3}; multi-device advantage {:.3}±{:.3} \
+             (within k draw periods {}; against their first device alone: {}); \
+             wait p50 {:?} s (shown {:?} s); \
              re-rolls won {}/{}; {:.0} ns/decision, {} decisions in {:.1} s",
+            r.draw_grid,
             r.refresh_mode,
             r.admissions.per_second.mean,
             r.admissions.per_second.peak,
             r.admissions.per_second.peak_to_mean,
             r.admissions.per_second.peak_to_minute_mean,
+            r.admissions.dispersion.index,
             r.fairness.share_inside_band,
-            r.groups.multi_device_advantage,
+            g.multi_device_advantage.value,
+            g.multi_device_advantage.interval,
+            within.join(", "),
+            alone,
             r.waits.realised.p50,
             r.waits.displayed.p50,
             r.attack.reroll_successes,

@@ -5,6 +5,7 @@
 use serde::Serialize;
 use waiting_room::refresh::RefreshMode;
 
+use waiting_room::grid::DrawGrid;
 use waiting_room::percentage::Percentage;
 
 use crate::engine;
@@ -32,6 +33,7 @@ impl Question {
         percentages: &[Percentage],
         wait_periods: &[u64],
         allow_timeouts: &[u64],
+        draw_grid: DrawGrid,
     ) -> Vec<Room> {
         let mut rooms = Vec::new();
         for &allow_percentage in percentages {
@@ -41,6 +43,7 @@ impl Question {
                         allow_percentage,
                         wait_period,
                         allow_timeout,
+                        draw_grid,
                     });
                 }
             }
@@ -173,7 +176,7 @@ mod tests {
                 duration: 900,
                 ..Scenario::default()
             },
-            candidates: Question::rooms(&[Percentage::whole(50)], &[10], &[600]),
+            candidates: Question::rooms(&[Percentage::whole(50)], &[10], &[600], DrawGrid::Address),
             mode: RefreshMode::Eligible,
             sample: 2_000,
         };

@@ -1,5 +1,5 @@
-//! What a run records as it goes: per-second counts, draws per slot, each
-//! person's first estimate and admission, the attackers' tally, the cost.
+//! What a run records as it goes: per-second counts (admissions, draws), draws per
+//! slot, each person's first estimate and admission, the attackers' tally, the cost.
 
 use std::collections::HashSet;
 
@@ -35,6 +35,8 @@ pub struct Record {
     pub new_sessions: Vec<u64>,
     /// Requests forwarded to the origin per second.
     pub origin_requests: Vec<u64>,
+    /// Distinct wait tokens drawn per second (attackers' replays left out).
+    pub draws: Vec<u64>,
     /// The percentage in effect at the edge each second, in millionths.
     pub percentage: Vec<u32>,
     /// What the controller did, when one ran.
@@ -47,9 +49,6 @@ pub struct Record {
     pub slots: Vec<SlotDraws>,
     /// Each person's admission second (`u32::MAX`: not admitted).
     admitted_at: Vec<u32>,
-    /// Each person's first round of draws (the first draw of each of their devices):
-    /// 0 not yet, 1 lost, 2 won.
-    first_round: Vec<u8>,
     /// Each person's first waiting page: when, and the estimate it showed.
     pub first_estimate: Vec<Option<(u64, Estimate)>>,
     /// The attackers' tally.
@@ -75,13 +74,13 @@ impl Record {
         Record {
             new_sessions: vec![0; seconds],
             origin_requests: vec![0; seconds],
+            draws: vec![0; seconds],
             percentage: vec![0; seconds],
             control: None,
             browsing_delta: vec![0; seconds + 1],
             holding_delta: vec![0; seconds + 1],
             slots: Vec::new(),
             admitted_at: vec![NEVER; population.people.len()],
-            first_round: vec![0; population.people.len()],
             first_estimate: vec![None; population.people.len()],
             attack: AttackTally::default(),
             decisions: 0,
@@ -114,6 +113,7 @@ impl Record {
         if !self.drawn.insert((address, exp)) {
             return;
         }
+        bump(&mut self.draws, now.saturating_sub(crate::engine::START), 1);
         if self.drawn.len() > self.prune_at {
             // Every draw of a token comes within a slot of its expiry.
             let horizon = now.saturating_sub(2 * self.wait_period);
@@ -136,22 +136,6 @@ impl Record {
     pub fn percentage_at(&mut self, t: u64, p: Percentage) {
         if let Some(slot) = self.percentage.get_mut(t as usize) {
             *slot = p.micros();
-        }
-    }
-
-    /// The first draw of one of `person`'s devices.
-    pub fn first_draw(&mut self, person: usize, won: bool) {
-        if let Some(round) = self.first_round.get_mut(person) {
-            *round = (*round).max(if won { 2 } else { 1 });
-        }
-    }
-
-    /// Whether one of `person`'s devices won its first draw; `None` before any drew.
-    pub fn won_first_round(&self, person: usize) -> Option<bool> {
-        match self.first_round.get(person) {
-            Some(1) => Some(false),
-            Some(2) => Some(true),
-            _ => None,
         }
     }
 

@@ -4,6 +4,7 @@ use std::fs;
 use std::path::Path;
 
 use serde::Serialize;
+use waiting_room::grid::DrawGrid;
 use waiting_room::refresh::RefreshMode;
 
 use crate::engine;
@@ -31,8 +32,27 @@ pub struct Report<'a> {
     pub devices: usize,
     /// Distinct addresses.
     pub addresses: u32,
-    /// One entry per refresh mode.
+    /// One entry per draw grid and refresh mode.
     pub runs: Vec<&'a RunReport>,
+}
+
+/// Runs `scenario` over the same population on each of `grids` (its room's own
+/// grid replaced), in each of `modes`.
+pub fn run_grids(
+    scenario: &Scenario,
+    population: &Population,
+    grids: &[DrawGrid],
+    modes: &[RefreshMode],
+    verbose: bool,
+) -> Vec<Run> {
+    grids
+        .iter()
+        .flat_map(|&draw_grid| {
+            let mut scenario = *scenario;
+            scenario.room.draw_grid = draw_grid;
+            run_modes(&scenario, population, modes, verbose)
+        })
+        .collect()
 }
 
 /// Runs `scenario` over the same population in each of `modes`.
@@ -45,8 +65,8 @@ pub fn run_modes(
     modes
         .iter()
         .map(|&mode| {
-            let name = summary::mode_name(mode);
-            let mut progress = Progress::new(name, verbose);
+            let name = format!("{}/{}", scenario.room.draw_grid, summary::mode_name(mode));
+            let mut progress = Progress::new(&name, verbose);
             let record = engine::run(scenario, population, mode, &mut progress);
             let report = summary::summarise(scenario, population, mode, &record);
             Run { report, record }
@@ -54,13 +74,17 @@ pub fn run_modes(
         .collect()
 }
 
-/// Writes `report.json`, `admissions.svg` and one `waits-<mode>.svg` per mode into
-/// `dir`; with a controller, `report.json` and one `closed-loop-<mode>.svg` per mode.
+/// Writes `report.json` into `dir`, and with `plots`: `admissions.svg` (one panel
+/// per run) and one `waits-<mode>.svg` per run (`waits-global-<mode>.svg` on the
+/// global grid); with both grids, one `grids-<mode>.svg` per mode (admissions on
+/// the address grid over those on the global grid); with a controller, one
+/// `closed-loop-<mode>.svg` per run (`closed-loop-global-<mode>.svg`).
 pub fn write(
     dir: &Path,
     scenario: &Scenario,
     population: &Population,
     runs: &[Run],
+    plots: bool,
 ) -> Result<(), String> {
     fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let report = Report {
@@ -72,20 +96,24 @@ pub fn write(
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     let json_path = dir.join("report.json");
     fs::write(&json_path, json + "\n").map_err(|e| format!("{}: {e}", json_path.display()))?;
+    if !plots {
+        return Ok(());
+    }
     if let Some(control) = &scenario.control {
         for run in runs {
             let Some(report) = &run.report.closed_loop else {
                 continue;
             };
             let title = format!(
-                "{} visitors, {}, d = {} s: controller, propagation {} s, log {} s",
+                "{} visitors, {}, d = {} s, {} grid: controller, propagation {} s, log {} s",
                 scenario.visitors,
                 describe(scenario),
                 scenario.room.wait_period,
+                run.report.draw_grid,
                 control.propagation_delay,
                 control.log_delay,
             );
-            let path = dir.join(format!("closed-loop-{}.svg", run.report.refresh_mode));
+            let path = dir.join(format!("closed-loop-{}.svg", file_stem(&run.report)));
             plot::closed_loop(
                 &path,
                 &title,
@@ -105,20 +133,31 @@ pub fn write(
         scenario.room.allow_percentage,
         scenario.room.wait_period
     );
+    let names: Vec<String> = runs.iter().map(|r| label(&r.report)).collect();
     let series: Vec<(&str, &[u64])> = runs
         .iter()
-        .map(|r| {
-            (
-                label(r.report.refresh_mode),
-                r.record.new_sessions.as_slice(),
-            )
-        })
+        .zip(&names)
+        .map(|(r, name)| (name.as_str(), r.record.new_sessions.as_slice()))
         .collect();
     plot::admissions(&dir.join("admissions.svg"), &title, &series)?;
+    for mode in ["eligible", "fixed"] {
+        let pair: Vec<(&str, &[u64])> = ["address", "global"]
+            .iter()
+            .filter_map(|grid| {
+                let i = runs
+                    .iter()
+                    .position(|r| r.report.draw_grid == *grid && r.report.refresh_mode == mode)?;
+                Some((names[i].as_str(), runs[i].record.new_sessions.as_slice()))
+            })
+            .collect();
+        if pair.len() == 2 {
+            plot::admissions(&dir.join(format!("grids-{mode}.svg")), &title, &pair)?;
+        }
+    }
     for run in runs {
         let points = summary::arrival_and_wait(population, &run.record);
-        let path = dir.join(format!("waits-{}.svg", run.report.refresh_mode));
-        let title = format!("Wait against arrival: {}", label(run.report.refresh_mode));
+        let path = dir.join(format!("waits-{}.svg", file_stem(&run.report)));
+        let title = format!("Wait against arrival: {}", label(&run.report));
         let subtitle = format!(
             "{} visitors, {}, allow_percentage {}, wait_period_duration {} s",
             scenario.visitors,
@@ -131,11 +170,25 @@ pub fn write(
     Ok(())
 }
 
-fn label(mode: &str) -> &'static str {
-    match mode {
-        "fixed" => "fixed Refresh (VCL)",
-        _ => "eligible + phase (this program)",
+/// `<mode>` on the address grid (the room's default), `global-<mode>` on the global one.
+fn file_stem(report: &RunReport) -> String {
+    match report.draw_grid.as_str() {
+        "address" => report.refresh_mode.to_string(),
+        grid => format!("{grid}-{}", report.refresh_mode),
     }
+}
+
+fn label(report: &RunReport) -> String {
+    let grid = match report.draw_grid.as_str() {
+        "global" => "global grid (VCL)",
+        _ => "address grid (this program)",
+    };
+    let refresh = match (report.refresh_mode, report.draw_grid.as_str()) {
+        ("fixed", _) => "fixed Refresh (VCL)",
+        (_, "global") => "eligible refresh + phase",
+        _ => "eligible refresh (this program)",
+    };
+    format!("{grid}, {refresh}")
 }
 
 fn describe(scenario: &Scenario) -> String {

@@ -3,6 +3,7 @@
 
 use serde::{Serialize, Serializer};
 use waiting_room::config::Settings;
+use waiting_room::grid::DrawGrid;
 use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 
@@ -84,7 +85,8 @@ pub struct Mix {
     pub multi_device_share: f64,
     /// Devices each of them uses.
     pub devices: u32,
-    /// Their devices arrive within this many seconds of each other.
+    /// Seconds over which their devices join: each device after the first
+    /// arrives uniformly within this many seconds of the person's first arrival.
     pub device_spread: u64,
     /// Share of people behind a shared (NAT) address.
     pub nat_share: f64,
@@ -129,6 +131,10 @@ pub struct Room {
     pub wait_period: u64,
     /// `allow_period_timeout`, seconds.
     pub allow_timeout: u64,
+    /// `draw_grid`: where new wait tokens expire (`address`, the room's default, or
+    /// `global`, the VCL's slot boundaries).
+    #[serde(serialize_with = "grid")]
+    pub draw_grid: DrawGrid,
 }
 
 impl Default for Room {
@@ -137,6 +143,7 @@ impl Default for Room {
             allow_percentage: Percentage::whole(20),
             wait_period: 30,
             allow_timeout: 3600,
+            draw_grid: Settings::default().draw_grid,
         }
     }
 }
@@ -150,9 +157,15 @@ impl Room {
             wait_period_duration: self.wait_period,
             allow_period_timeout: self.allow_timeout,
             refresh_mode: mode,
+            draw_grid: self.draw_grid,
             ..Settings::default()
         }
     }
+}
+
+/// A draw grid as the config store spells it (`address`, `global`).
+pub fn grid<S: Serializer>(grid: &DrawGrid, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(grid)
 }
 
 /// A percentage as a JSON number of percent (`12.5`), exact to its four decimals.
@@ -325,5 +338,14 @@ mod tests {
         );
         assert_eq!(s.refresh_mode, RefreshMode::Fixed);
         assert_eq!(s.active_key, Settings::default().active_key);
+        assert_eq!(s.draw_grid, DrawGrid::Address);
+        let global = Room {
+            draw_grid: DrawGrid::Global,
+            ..Room::default()
+        };
+        assert_eq!(
+            global.settings(RefreshMode::Eligible).draw_grid,
+            DrawGrid::Global
+        );
     }
 }

@@ -5,6 +5,7 @@ use waiting_room::estimate::{draw_interval, draws_for_quantile};
 use waiting_room::refresh::RefreshMode;
 
 use crate::attacker::AttackTally;
+use crate::engine;
 use crate::population::{Kind, Population};
 use crate::record::{Record, SlotDraws};
 use crate::scenario::Scenario;
@@ -15,9 +16,16 @@ pub const WARM_UP: usize = 60;
 /// Slots with fewer distinct draws than this are not checked against the band.
 pub const MIN_DRAWS_PER_SLOT: u64 = 30;
 
+/// Seconds skipped before the dispersion index (the first two minutes).
+pub const DISPERSION_WARM_UP: usize = 120;
+/// Draw periods (`2d`) within which admissions are counted from a person's first arrival.
+pub const PERIODS: [u64; 4] = [1, 2, 4, 8];
+
 /// Every figure of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
+    /// `address` (the room's default) or `global` (the VCL's slots).
+    pub draw_grid: String,
     /// `eligible` (this program) or `fixed` (the VCL).
     pub refresh_mode: &'static str,
     /// What the decisions cost.
@@ -128,6 +136,30 @@ pub struct Admissions {
     pub per_second: SeriesStats,
     /// Per clock minute.
     pub per_minute: Vec<u64>,
+    /// How far each second strays from its neighbourhood: the index of dispersion
+    /// around a centred moving average of one draw period.
+    pub dispersion: Dispersion,
+}
+
+/// The index of dispersion of admissions per second around their centred moving
+/// average over one draw period: for each second `t` after the first two minutes
+/// that carries load (admissions or draws), `r_t = a_t - mean(a[t-d ..= t+d])`
+/// (the window cut at the run's ends); the index is `variance(r) / mean(a)` over
+/// those seconds. About 1 for admissions as even as independent arrivals (a
+/// Poisson stream), whatever its slow trend; far above 1 when draws come in
+/// bursts. Seconds with neither draws nor admissions are left out (a room with
+/// nobody waiting is not uneven), so seconds left empty between bursts count
+/// only through their neighbours' averages.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Dispersion {
+    /// `variance(r) / mean(a)`.
+    pub index: f64,
+    /// Seconds counted.
+    pub seconds: u64,
+    /// Mean admissions per second over them.
+    pub mean: f64,
+    /// Half the window, seconds (`d`: the window is `2d + 1` seconds).
+    pub half_window: u64,
 }
 
 /// Sessions at once.
@@ -161,31 +193,76 @@ pub struct Fairness {
     pub wins: u64,
 }
 
-/// Probability of admission in a person's first round of draws (the first draw of
-/// each of their devices), by kind of visitor.
-#[derive(Debug, Clone, Copy, Serialize)]
+/// How soon each kind of visitor gets in, counted from their first arrival (their
+/// first device's first request), for people who arrived before
+/// `arrivals_before` (99 % of them are admitted within the run; those who are not
+/// count as waiting until its end).
+///
+/// A multi-device person's later devices draw with the tokens their address holds,
+/// so their first draw is no fresh chance: what counts is how soon the person got
+/// in against one person on one device, not each device's first draw.
+#[derive(Debug, Clone, Serialize)]
 pub struct Groups {
+    /// Only people arriving before this second count.
+    pub arrivals_before: u64,
+    /// The horizons `k`, in draw periods (`2d`).
+    pub periods: [u64; 4],
     /// One person, one device, own address.
-    pub single: Share,
+    pub single: GroupWaits,
     /// One person with several devices behind their address.
-    pub multi_device: Share,
-    /// `multi_device / single`: what extra devices buy.
-    pub multi_device_advantage: f64,
+    pub multi_device: GroupWaits,
     /// People behind a shared address.
-    pub nat: Share,
-    /// `nat / single`.
-    pub nat_ratio: f64,
+    pub nat: GroupWaits,
+    /// For each `k`: the share of multi-device people admitted within `k` draw
+    /// periods of their first arrival over the share of single-device people.
+    pub multi_device_within: [Ratio; 4],
+    /// The multi-device advantage: the mean wait of single-device people over
+    /// that of multi-device people (1: extra devices get nobody in sooner; 1.2:
+    /// they cut the mean wait by a sixth).
+    pub multi_device_advantage: Ratio,
+    /// The same for people behind a shared address.
+    pub nat_ratio: Ratio,
+    /// Multi-device people against their own first device alone (static
+    /// percentage only: `None` with a controller).
+    pub multi_device_alone: Option<Alone>,
 }
 
-/// A probability and what it was measured on.
+/// Waits of one kind of visitor from first arrival to admission.
 #[derive(Debug, Clone, Copy, Serialize, Default)]
-pub struct Share {
+pub struct GroupWaits {
     /// People counted.
     pub people: u64,
-    /// Of those, admitted in their first round.
-    pub admitted: u64,
-    /// `admitted / people`.
-    pub probability: f64,
+    /// Share admitted within each horizon of [`Groups::periods`].
+    pub admitted_within: [f64; 4],
+    /// Mean wait, seconds.
+    pub mean_wait: f64,
+    /// Standard deviation of the wait, seconds.
+    pub sd_wait: f64,
+}
+
+/// A ratio of two groups' figures and the half-width of its 95 % interval
+/// (sampling error of both groups, by the delta method).
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq)]
+pub struct Ratio {
+    /// The ratio (NaN when a group is empty).
+    pub value: f64,
+    /// Half-width of its 95 % interval.
+    pub interval: f64,
+}
+
+/// Multi-device people against the same person on their first device alone (that
+/// device's requests replayed through the room without the others): a paired
+/// comparison, free of the sampling error between people.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct Alone {
+    /// People counted (those of [`Groups::multi_device`]).
+    pub people: u64,
+    /// Of those, admitted sooner than their first device alone would have been.
+    pub sooner: u64,
+    /// Mean seconds gained over everyone counted.
+    pub mean_seconds_gained: f64,
+    /// Mean wait alone over the mean wait with every device.
+    pub advantage: f64,
 }
 
 /// Realised waits of single visitors against the estimate their first page showed.
@@ -230,7 +307,9 @@ pub fn summarise(
     record: &Record,
 ) -> RunReport {
     let waiting_peak = waiting_peak(scenario, population, record);
+    let cutoff = observed_cutoff(scenario, record);
     RunReport {
+        draw_grid: scenario.room.draw_grid.to_string(),
         refresh_mode: mode_name(mode),
         cost: Cost {
             decisions: record.decisions,
@@ -247,12 +326,18 @@ pub fn summarise(
                 .chunks(60)
                 .map(|m| m.iter().sum())
                 .collect(),
+            dispersion: dispersion(
+                &record.new_sessions,
+                &record.draws,
+                DISPERSION_WARM_UP,
+                scenario.room.wait_period,
+            ),
         },
         origin_requests: stats::series_stats(&record.origin_requests, WARM_UP),
         concurrency: concurrency(record),
         fairness: fairness(record),
-        groups: groups(scenario, population, record),
-        waits: waits(population, record, observed_cutoff(scenario, record)),
+        groups: groups(scenario, population, mode, record, cutoff),
+        waits: waits(population, record, cutoff),
         attack: record.attack,
         closed_loop: closed_loop(scenario, population, record),
     }
@@ -443,44 +528,177 @@ fn fairness(record: &Record) -> Fairness {
     }
 }
 
-/// Each device's first draw comes within `3d` of its arrival; a person counts
-/// when every device of theirs has had time for it.
-fn admission_window(scenario: &Scenario) -> u64 {
-    3 * scenario.room.wait_period + scenario.mix.device_spread
+/// The index of dispersion of `admissions` per second (see [`Dispersion`]), over
+/// the seconds from `skip` on that carry admissions or `draws`, around a centred
+/// moving average of `2 * half + 1` seconds.
+pub fn dispersion(admissions: &[u64], draws: &[u64], skip: usize, half: u64) -> Dispersion {
+    let n = admissions.len();
+    let half = half as usize;
+    let mut prefix = Vec::with_capacity(n + 1);
+    prefix.push(0u64);
+    for &a in admissions {
+        prefix.push(prefix[prefix.len() - 1] + a);
+    }
+    let loaded: Vec<usize> = (skip..n)
+        .filter(|&t| admissions[t] > 0 || draws.get(t).is_some_and(|&d| d > 0))
+        .collect();
+    let residuals: Vec<f64> = loaded
+        .iter()
+        .map(|&t| {
+            let (lo, hi) = (t.saturating_sub(half), (t + half).min(n - 1));
+            let mean = (prefix[hi + 1] - prefix[lo]) as f64 / (hi + 1 - lo) as f64;
+            admissions[t] as f64 - mean
+        })
+        .collect();
+    let count = loaded.len().max(1) as f64;
+    let mean = loaded.iter().map(|&t| admissions[t]).sum::<u64>() as f64 / count;
+    let centre = residuals.iter().sum::<f64>() / count;
+    let variance = residuals.iter().map(|r| (r - centre).powi(2)).sum::<f64>() / count;
+    Dispersion {
+        index: if mean > 0.0 { variance / mean } else { 0.0 },
+        seconds: loaded.len() as u64,
+        mean,
+        half_window: half as u64,
+    }
 }
 
-fn groups(scenario: &Scenario, population: &Population, record: &Record) -> Groups {
-    let window = admission_window(scenario);
-    let share = |kind: Kind| {
-        let mut share = Share::default();
+fn groups(
+    scenario: &Scenario,
+    population: &Population,
+    mode: RefreshMode,
+    record: &Record,
+    before: u64,
+) -> Groups {
+    let period = 2 * scenario.room.wait_period;
+    let counted = |i: usize| population.people[i].arrival < before;
+    let wait = |i: usize, admitted: Option<u64>| {
+        let arrival = population.people[i].arrival;
+        admitted
+            .unwrap_or(scenario.duration)
+            .saturating_sub(arrival)
+    };
+    let of_kind = |kind: Kind| -> Vec<u64> {
+        (0..population.people.len())
+            .filter(|&i| population.people[i].kind == kind && counted(i))
+            .map(|i| wait(i, record.admitted_at(i)))
+            .collect()
+    };
+    let (single, multi, nat) = (
+        of_kind(Kind::Single),
+        of_kind(Kind::MultiDevice),
+        of_kind(Kind::Nat),
+    );
+    let (s, m, n) = (
+        group_waits(&single, period),
+        group_waits(&multi, period),
+        group_waits(&nat, period),
+    );
+    let within = std::array::from_fn(|k| {
+        share_ratio(
+            m.admitted_within[k],
+            m.people,
+            s.admitted_within[k],
+            s.people,
+        )
+    });
+    let alone = scenario.control.is_none().then(|| {
+        let room = engine::Room::new(scenario, mode);
+        let mut first_device = vec![usize::MAX; population.people.len()];
+        for (index, device) in population.devices.iter().enumerate().rev() {
+            first_device[device.person as usize] = index;
+        }
+        let mut alone = Alone::default();
+        let (mut with_all, mut by_itself) = (0u64, 0u64);
         for (i, person) in population.people.iter().enumerate() {
-            if person.kind != kind || person.arrival + window >= scenario.duration {
+            if person.kind != Kind::MultiDevice || !counted(i) {
                 continue;
             }
-            if let Some(won) = record.won_first_round(i) {
-                share.people += 1;
-                share.admitted += u64::from(won);
-            }
+            let actual = wait(i, record.admitted_at(i));
+            let solo = wait(
+                i,
+                engine::alone(&room, population, first_device[i], scenario.duration),
+            );
+            alone.people += 1;
+            alone.sooner += u64::from(actual < solo);
+            with_all += actual;
+            by_itself += solo;
         }
-        share.probability = share.admitted as f64 / share.people.max(1) as f64;
-        share
-    };
-    let single = share(Kind::Single);
-    let multi_device = share(Kind::MultiDevice);
-    let nat = share(Kind::Nat);
-    let ratio = |share: Share| {
-        if single.probability > 0.0 && share.people > 0 {
-            share.probability / single.probability
-        } else {
-            f64::NAN
-        }
-    };
+        let people = alone.people.max(1) as f64;
+        alone.mean_seconds_gained = by_itself.saturating_sub(with_all) as f64 / people;
+        alone.advantage = by_itself as f64 / with_all.max(1) as f64;
+        alone
+    });
     Groups {
-        single,
-        multi_device,
-        multi_device_advantage: ratio(multi_device),
-        nat,
-        nat_ratio: ratio(nat),
+        arrivals_before: before,
+        periods: PERIODS,
+        multi_device_within: within,
+        multi_device_advantage: mean_ratio(&s, &m),
+        nat_ratio: mean_ratio(&s, &n),
+        single: s,
+        multi_device: m,
+        nat: n,
+        multi_device_alone: alone,
+    }
+}
+
+/// Shares admitted within each of [`PERIODS`] draw periods (`period` seconds),
+/// and the mean and spread of `waits`.
+fn group_waits(waits: &[u64], period: u64) -> GroupWaits {
+    let people = waits.len() as u64;
+    let count = people.max(1) as f64;
+    let mean = waits.iter().sum::<u64>() as f64 / count;
+    let variance = waits
+        .iter()
+        .map(|&w| (w as f64 - mean).powi(2))
+        .sum::<f64>()
+        / count;
+    GroupWaits {
+        people,
+        admitted_within: PERIODS
+            .map(|k| waits.iter().filter(|&&w| w <= k * period).count() as f64 / count),
+        mean_wait: mean,
+        sd_wait: variance.sqrt(),
+    }
+}
+
+/// z of a two-sided 95 % normal interval.
+const Z95: f64 = 1.959_963_985;
+
+/// `p1 / p2` for shares of `n1` and `n2` people, with its 95 % interval.
+fn share_ratio(p1: f64, n1: u64, p2: f64, n2: u64) -> Ratio {
+    if n1 == 0 || n2 == 0 || p2 <= 0.0 {
+        return Ratio {
+            value: f64::NAN,
+            interval: f64::NAN,
+        };
+    }
+    let value = p1 / p2;
+    let relative = |p: f64, n: u64| {
+        if p > 0.0 {
+            (1.0 - p) / (p * n as f64)
+        } else {
+            0.0
+        }
+    };
+    Ratio {
+        value,
+        interval: Z95 * value * (relative(p1, n1) + relative(p2, n2)).sqrt(),
+    }
+}
+
+/// `reference.mean_wait / other.mean_wait`, with its 95 % interval.
+fn mean_ratio(reference: &GroupWaits, other: &GroupWaits) -> Ratio {
+    if reference.people == 0 || other.people == 0 || other.mean_wait <= 0.0 {
+        return Ratio {
+            value: f64::NAN,
+            interval: f64::NAN,
+        };
+    }
+    let value = reference.mean_wait / other.mean_wait;
+    let cv2 = |g: &GroupWaits| (g.sd_wait / g.mean_wait.max(1e-9)).powi(2) / g.people as f64;
+    Ratio {
+        value,
+        interval: Z95 * value * (cv2(reference) + cv2(other)).sqrt(),
     }
 }
 
@@ -589,4 +807,53 @@ fn waiting_peak(scenario: &Scenario, population: &Population, record: &Record) -
         peak = peak.max(level);
     }
     peak.max(0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_even_stream_has_no_dispersion_and_bursts_or_gaps_show() {
+        // Flat: every second at its moving average.
+        let flat = vec![10u64; 600];
+        let d = dispersion(&flat, &[], 120, 30);
+        assert_eq!((d.index, d.seconds, d.mean), (0.0, 480, 10.0));
+        // A steady decline is no dispersion either (the average is centred).
+        let falling: Vec<u64> = (0..600).map(|t| 1000 - t).collect();
+        assert!(dispersion(&falling, &[], 120, 30).index < 0.01);
+        // Draws every second, admissions bunched in one second of every ten:
+        // residuals of about 90 and -10, variance about 900, index about 90.
+        let bunched: Vec<u64> = (0..600)
+            .map(|t| if t % 10 == 0 { 100 } else { 0 })
+            .collect();
+        let d = dispersion(&bunched, &[1; 600], 120, 30);
+        assert_eq!((d.seconds, d.mean), (480, 10.0));
+        assert!((d.index - 90.0).abs() < 5.0, "{d:?}");
+        // Seconds with neither draws nor admissions are not counted.
+        let d = dispersion(&bunched, &bunched, 120, 30);
+        assert_eq!((d.seconds, d.mean), (48, 100.0));
+    }
+
+    #[test]
+    fn ratios_carry_their_sampling_error() {
+        let r = share_ratio(0.2, 10_000, 0.2, 100_000);
+        assert_eq!(r.value, 1.0);
+        // sqrt(0.8 / 2000 + 0.8 / 20000) = 0.0210 relative: 95 % at 1.96 x that.
+        assert!((r.interval - 1.96 * 0.0210).abs() < 0.001, "{r:?}");
+        assert!(share_ratio(0.2, 0, 0.2, 10).value.is_nan());
+        let a = GroupWaits {
+            people: 100,
+            mean_wait: 300.0,
+            sd_wait: 300.0,
+            ..GroupWaits::default()
+        };
+        let b = GroupWaits {
+            mean_wait: 250.0,
+            ..a
+        };
+        let r = mean_ratio(&a, &b);
+        assert!((r.value - 1.2).abs() < 1e-12, "{r:?}");
+        assert!(r.interval > 0.2 && r.interval < 0.4, "{r:?}");
+    }
 }

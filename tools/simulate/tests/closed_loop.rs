@@ -7,12 +7,13 @@ use simulate::population::Population;
 use simulate::report::run_modes;
 use simulate::scenario::{Arrivals, Control, Mix, Room, Scenario, Session};
 use simulate::summary::RunReport;
+use waiting_room::grid::DrawGrid;
 use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 
 const TARGET: f64 = 300.0;
 
-fn flash(control: Option<Control>) -> Scenario {
+fn flash(control: Option<Control>, draw_grid: DrawGrid) -> Scenario {
     Scenario {
         visitors: 6_000,
         arrivals: Arrivals::Flash { seconds: 10 },
@@ -21,6 +22,7 @@ fn flash(control: Option<Control>) -> Scenario {
             allow_percentage: Percentage::whole(20),
             wait_period: 30,
             allow_timeout: 3600,
+            draw_grid,
         },
         session: Session {
             requests: 1,
@@ -40,15 +42,21 @@ fn run(scenario: &Scenario) -> RunReport {
 
 #[test]
 fn the_controller_holds_the_target_from_the_third_minute_until_the_crowd_is_drained() {
+    for grid in [DrawGrid::Address, DrawGrid::Global] {
+        holds_the_target(grid);
+    }
+}
+
+fn holds_the_target(grid: DrawGrid) {
     let control = Control {
         propagation_delay: 30,
         ..Control::new(TARGET)
     };
-    let report = run(&flash(Some(control)));
+    let report = run(&flash(Some(control), grid));
     let c = report.closed_loop.expect("a closed-loop report");
     let minutes = &report.admissions.per_minute;
-    assert!(c.minutes_checked >= 15, "{minutes:?}");
-    assert!(c.all_within_10_percent, "{minutes:?} {c:?}");
+    assert!(c.minutes_checked >= 15, "{grid}: {minutes:?}");
+    assert!(c.all_within_10_percent, "{grid}: {minutes:?} {c:?}");
     assert_eq!(c.minutes_above_115_percent, 0, "{minutes:?}");
     // Everyone in within 10 % of the 20 minutes the target implies.
     let ratio = c.admit_time_ratio.expect("everyone admitted");
@@ -58,7 +66,7 @@ fn the_controller_holds_the_target_from_the_third_minute_until_the_crowd_is_drai
     assert_eq!(c.log_lines, report.cost.decisions);
 
     // The static 20 % alone admits far above the target in the same minutes.
-    let alone = run(&flash(None)).admissions.per_minute;
+    let alone = run(&flash(None, grid)).admissions.per_minute;
     assert!(
         alone[2..6].iter().all(|&n| n as f64 > 1.5 * TARGET),
         "{alone:?}"
