@@ -256,6 +256,9 @@ pub struct Controller {
     /// Wait tokens that were drawn or replaced, by the second they end (so that a
     /// slot's addresses count after they drew in it).
     moved: BTreeMap<u64, u64>,
+    /// Log time of the newest wait token seen ending off the slot boundaries (not
+    /// a multiple of `d`): the room runs the address draw grid.
+    off_slot: Option<u64>,
     /// Lines read, and what became of them.
     pub counters: Counters,
 }
@@ -280,6 +283,7 @@ impl Controller {
             pending: VecDeque::new(),
             propagation: None,
             moved: BTreeMap::new(),
+            off_slot: None,
             counters: Counters::default(),
         })
     }
@@ -323,7 +327,12 @@ impl Controller {
                     self.active.leave(uid);
                 }
                 match record.exp {
-                    Some(exp) => self.waiting.hold(uid, exp.saturating_add(redeem)),
+                    Some(exp) => {
+                        if !exp.is_multiple_of(self.options.wait_period.max(1)) {
+                            self.off_slot = Some(record.t);
+                        }
+                        self.waiting.hold(uid, exp.saturating_add(redeem));
+                    }
                     None => self.waiting.leave(uid),
                 }
             }
@@ -501,7 +510,14 @@ impl Controller {
                 .map_or(in_effect, |(p, _)| p.fraction())
         };
         let (mut before, mut after) = (0.0, 0.0);
-        let window = d.saturating_sub(1).max(1);
+        // On the address grid a token ending at `e` draws at `e + 1`: a slot's
+        // draws spread over its `d` seconds after its start. On the global grid
+        // they spread over the visitors' phases, `d - 1` seconds.
+        let window = if self.address_grid(newest) {
+            d
+        } else {
+            d.saturating_sub(1).max(1)
+        };
         for (k, addresses) in landing.addresses.iter().enumerate() {
             let x = landing.first + k as u64 * d;
             let per_second = addresses * per_address / window as f64;
@@ -561,6 +577,7 @@ impl Controller {
             d,
             stay: per_address.min(1.0) * (1.0 - in_effect),
             pace: arrivals / tick as f64,
+            address_grid: self.address_grid(newest),
         };
         Landing {
             first,
@@ -572,6 +589,14 @@ impl Controller {
         }
     }
 
+    /// Whether the room runs the address draw grid: a wait token ending off the
+    /// slot boundaries showed in the last two draw periods of log (on the global
+    /// grid every token ends on one; on the address grid all but one in `d`).
+    fn address_grid(&self, newest: u64) -> bool {
+        self.off_slot
+            .is_some_and(|t| t.saturating_add(2 * self.options.draw_period()) >= newest)
+    }
+
     /// The propagation delay as last measured, or as expected until then.
     fn propagation_delay(&self) -> u64 {
         self.propagation
@@ -580,8 +605,10 @@ impl Controller {
     }
 
     /// Addresses holding (or having drawn with) a wait token ending in the slot
-    /// starting at `x` (the room's tokens end at its start), predicted while such
-    /// tokens are still being handed out.
+    /// starting at `x` (within its `d` seconds: on the global grid at its start,
+    /// on the address grid on any of them), predicted while such tokens are still
+    /// being handed out: to the losers of the draws of the slot two before
+    /// (until `x - d`), and to arrivals (see [`Ahead::arrival_share`]).
     fn tokens_ending_at(&self, x: u64, ahead: &Ahead, depth: u32) -> f64 {
         let (redeem, d) = (self.options.redeem_window(), ahead.d);
         let live = |x: u64| self.waiting.ending_within(x + redeem, x + d + redeem) as f64;
@@ -592,18 +619,20 @@ impl Controller {
             .sum();
         let known = live(x) + moved as f64;
         let newest = ahead.newest;
-        // Tokens ending at `x` are handed out in the slot starting at `x - 2d`.
-        let handed_until = x.saturating_sub(d);
-        if newest + 1 >= handed_until || depth == 0 {
+        if depth == 0 {
             return known;
         }
+        // Losers of the slot two before: tokens ending at `x` go to those who
+        // drew in the slot starting at `x - 2d`.
         let source = x.saturating_sub(2 * d);
-        let (to_draw, from) = if newest >= source {
-            (live(source), newest + 1)
+        let losers = if newest + 1 >= x.saturating_sub(d) {
+            0.0
+        } else if newest >= source {
+            live(source) * ahead.stay
         } else {
-            (self.tokens_ending_at(source, ahead, depth - 1), source)
+            self.tokens_ending_at(source, ahead, depth - 1) * ahead.stay
         };
-        known + to_draw * ahead.stay + ahead.pace * handed_until.saturating_sub(from) as f64
+        known + losers + ahead.pace * ahead.arrival_share(newest + 1, x)
     }
 
     /// A line showing a percentage written earlier measures the propagation
@@ -727,6 +756,40 @@ struct Ahead {
     stay: f64,
     /// Arrivals per second.
     pace: f64,
+    /// Whether new tokens end on each address's own grid (else on the slot
+    /// boundaries).
+    address_grid: bool,
+}
+
+impl Ahead {
+    /// How many of the visitors arriving each second from `from` on get a first
+    /// wait token ending in the slot starting at `x`. On the global grid: those
+    /// arriving in the slot starting at `x - 2d`. On the address grid an arrival
+    /// at `a` gets a token ending anywhere in `a + d .. a + 3d` (its address's
+    /// first point at least `d` ahead, the offsets spread evenly), so arrivals
+    /// from `x - 3d` until `x` feed the slot: a share `u / 2d` of those arriving
+    /// `u` seconds before `x` for `u` up to `d`, half of them from `d` to `2d`,
+    /// then `(3d - u) / 2d` (together `d` seconds' worth, as on the global grid).
+    fn arrival_share(&self, from: u64, x: u64) -> f64 {
+        let d = self.d as f64;
+        if !self.address_grid {
+            let (start, end) = (x.saturating_sub(2 * self.d), x.saturating_sub(self.d));
+            return end.saturating_sub(from.max(start)) as f64;
+        }
+        // The share of arrivals within `u` seconds before `x`, integrated.
+        let within = |u: f64| {
+            if u <= d {
+                u * u / (4.0 * d)
+            } else if u <= 2.0 * d {
+                d / 4.0 + (u - d) / 2.0
+            } else if u <= 3.0 * d {
+                0.75 * d - (3.0 * d - u).powi(2) / (4.0 * d)
+            } else {
+                d
+            }
+        };
+        within(x.saturating_sub(from) as f64)
+    }
 }
 
 /// Adds one record to its second's counts.
