@@ -53,6 +53,11 @@ impl Crowd {
         self.expiries.get(uid).copied()
     }
 
+    /// The places that end before `now`, counted by the second they end.
+    pub fn ends_before(&self, now: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ends.range(..now).map(|(&until, &n)| (until, n))
+    }
+
     /// Forgets every place that ended before `now`; returns how many.
     pub fn expire(&mut self, now: u64) -> u64 {
         let ended: u64 = self.ends.range(..now).map(|(_, n)| n).sum();
@@ -110,6 +115,7 @@ mod tests {
             ),
             (1, 2, Some(160))
         );
+        assert_eq!(c.ends_before(95).collect::<Vec<_>>(), [(90, 1)]);
         assert_eq!(c.expire(95), 1);
         assert_eq!(c.expire(160), 0);
         c.leave("a");

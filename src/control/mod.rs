@@ -259,6 +259,11 @@ pub struct Controller {
     /// Log time of the newest wait token seen ending off the slot boundaries (not
     /// a multiple of `d`): the room runs the address draw grid.
     off_slot: Option<u64>,
+    /// Addresses that started waiting (a first wait token, none held), by second.
+    newcomers: BTreeMap<u64, u64>,
+    /// Wait tokens that ended without being drawn (their holders gave up), by the
+    /// second they stopped counting (as [`Controller::moved`]).
+    expired: BTreeMap<u64, u64>,
     /// Lines read, and what became of them.
     pub counters: Counters,
 }
@@ -284,6 +289,8 @@ impl Controller {
             propagation: None,
             moved: BTreeMap::new(),
             off_slot: None,
+            newcomers: BTreeMap::new(),
+            expired: BTreeMap::new(),
             counters: Counters::default(),
         })
     }
@@ -330,6 +337,9 @@ impl Controller {
                     Some(exp) => {
                         if !exp.is_multiple_of(self.options.wait_period.max(1)) {
                             self.off_slot = Some(record.t);
+                        }
+                        if held.is_none() && record.is_arrival() {
+                            *self.newcomers.entry(record.t).or_default() += 1;
                         }
                         self.waiting.hold(uid, exp.saturating_add(redeem));
                     }
@@ -452,9 +462,26 @@ impl Controller {
             .range(look_back, since - 1)
             .rev()
             .find_map(|(_, s)| s.waiting);
-        let per_address = match waiting_then {
-            Some(w) if w > 0 => (draws / w as f64).clamp(0.1, 2.0),
-            _ => 1.0,
+        let per_address = if self.address_grid(newest) {
+            // Each address draws at its token's end: the draws the period owed
+            // are the tokens that ended in it, drawn or not (a wave's first
+            // draws, a wait period after it arrives, are its own).
+            let redeem = self.options.redeem_window();
+            let (from, to) = (since + redeem, newest + 1 + redeem);
+            let due = self.waiting.ending_within(from, to)
+                + [&self.moved, &self.expired]
+                    .iter()
+                    .map(|ended| ended.range(from..to).map(|(_, n)| n).sum::<u64>())
+                    .sum::<u64>();
+            match due {
+                0 => 1.0,
+                due => (draws / due as f64).clamp(0.1, 2.0),
+            }
+        } else {
+            match waiting_then {
+                Some(w) if w > 0 => (draws / w as f64).clamp(0.1, 2.0),
+                _ => 1.0,
+            }
         };
         let landing = self.landing(newest, per_address);
         let mut expected = (landing.addresses[0] + landing.addresses[1]) * per_address;
@@ -567,16 +594,18 @@ impl Controller {
         let first = (slot - slot % 2) * d;
         let in_effect = self.in_effect(newest);
         let tick = self.options.tick.clamp(1, self.options.draw_period());
-        let arrivals = self
-            .series
-            .sum(newest + 1 - tick.min(newest + 1), newest + 1, |s| {
-                s.arrivals
-            }) as f64;
+        // Addresses that started waiting (a device joining an address that
+        // already waits adds no draw).
+        let arrivals: u64 = self
+            .newcomers
+            .range(newest + 1 - tick.min(newest + 1)..=newest)
+            .map(|(_, n)| n)
+            .sum();
         let ahead = Ahead {
             newest,
             d,
             stay: per_address.min(1.0) * (1.0 - in_effect),
-            pace: arrivals / tick as f64,
+            pace: arrivals as f64 / tick as f64,
             address_grid: self.address_grid(newest),
         };
         Landing {
@@ -697,10 +726,15 @@ impl Controller {
         let Some(newest) = self.series.newest() else {
             return;
         };
+        for (until, n) in self.waiting.ends_before(newest) {
+            *self.expired.entry(until).or_default() += n;
+        }
         self.waiting.expire(newest);
         self.active.expire(newest);
         let keep_from = newest.saturating_sub(2 * self.options.draw_period());
         self.moved = self.moved.split_off(&keep_from);
+        self.newcomers = self.newcomers.split_off(&keep_from);
+        self.expired = self.expired.split_off(&keep_from);
         self.note_crowd();
     }
 
@@ -783,7 +817,7 @@ impl Ahead {
             } else if u <= 2.0 * d {
                 d / 4.0 + (u - d) / 2.0
             } else if u <= 3.0 * d {
-                0.75 * d - (3.0 * d - u).powi(2) / (4.0 * d)
+                d - (3.0 * d - u).powi(2) / (4.0 * d)
             } else {
                 d
             }

@@ -500,3 +500,91 @@ fn until_it_is_measured_the_propagation_delay_is_the_one_expected() {
     c.tick(ALIGNED + 5);
     assert_eq!(c.landing(ALIGNED, 1.0).lands, ALIGNED + 5 + 50 + 5);
 }
+
+/// The address draw grid: `crowd` addresses waiting from the start, address `u`
+/// drawing at the seconds `u mod 60` (its own point every `2d`, d = 30); from
+/// `wave_at`, `wave` more addresses arrive over 10 s, each given a token ending
+/// on its own point `30..90` s ahead, then drawing there and every `2d` after.
+/// Nobody wins. The controller reads every line at once and ticks every 10 s;
+/// returns the percentage it computed at each tick from `wave_at` on.
+fn address_grid_wave(c: &mut Controller, crowd: u32, wave: u32, wave_at: u64, until: u64) -> Vec<(u64, Percentage)> {
+    let point = |uid: u32| u64::from(uid) % 60;
+    // Newcomer `i` arrives at `wave_at + i % 10`; its first point is `exp`.
+    let first_exp = |i: u32| {
+        let arrival = wave_at + u64::from(i % 10);
+        let earliest = arrival + 30;
+        earliest + (point(i) + 60 - earliest % 60) % 60
+    };
+    let mut computed = Vec::new();
+    for t in ALIGNED..until {
+        for uid in 0..crowd {
+            if point(uid) == t % 60 {
+                c.observe(&draw(t, uid, false, "1"), t);
+            }
+        }
+        for i in 0..wave {
+            let uid = crowd + i;
+            if t == wave_at + u64::from(i % 10) {
+                c.observe(&waiting(t, uid, first_exp(i), "1"), t);
+            } else if t > first_exp(i) && (t - first_exp(i)) % 60 == 1 {
+                c.observe(&draw(t, uid, false, "1"), t);
+            }
+        }
+        if t % 10 == 0 {
+            if let Some(write) = c.tick(t) {
+                c.written(&write, t);
+            }
+            if t >= wave_at && let Some(p) = c.percentage() {
+                computed.push((t, p));
+            }
+        }
+    }
+    computed
+}
+
+#[test]
+fn on_the_address_grid_a_wave_s_first_draws_are_not_taken_for_draws_per_address() {
+    // 6,000 addresses waiting, then 3,000 more arrive: each of the 9,000 draws once
+    // in any 2d, so 120 a minute wanted makes 120 / 9,000 = 1.33 % once the
+    // newcomers are all in the calendar. On the address grid their first draws
+    // come from a wait period after they arrive, inside the period the
+    // controller measures draws per address over: those are newcomers drawing,
+    // not the waiting addresses drawing more often.
+    let mut c = Controller::new(options(120.0)).unwrap();
+    let wave_at = ALIGNED + 300;
+    let computed = address_grid_wave(&mut c, 6_000, 3_000, wave_at, wave_at + 150);
+    assert!(c.address_grid(wave_at + 149));
+    let ideal = 120.0 / 9_000.0;
+    // From the first period that all 9,000 draw in (a write computed at +60 s
+    // lands in the period starting then).
+    assert!(computed.len() > 8);
+    for &(t, p) in computed.iter().filter(|(t, _)| *t >= wave_at + 60) {
+        let off = p.fraction() / ideal - 1.0;
+        assert!(off.abs() < 0.05, "at +{} s: {p} against {ideal:.4}", t - wave_at);
+    }
+}
+
+#[test]
+fn on_the_address_grid_arrivals_feed_the_slots_up_to_three_wait_periods_ahead() {
+    let ahead = |address_grid| Ahead {
+        newest: 10_000,
+        d: 30,
+        stay: 0.0,
+        pace: 1.0,
+        address_grid,
+    };
+    // Arrivals from now until the slot starting at `x` begins: on the global
+    // grid those of the slot two before feed it (30 s worth); on the address
+    // grid a growing share of everyone arriving within 3d before it, d = 30 s'
+    // worth in all.
+    let (global, address) = (ahead(false), ahead(true));
+    assert_eq!(global.arrival_share(9_910, 10_000), 30.0);
+    assert_eq!(global.arrival_share(9_950, 10_000), 20.0);
+    assert_eq!(global.arrival_share(9_980, 10_000), 0.0);
+    assert_eq!(address.arrival_share(9_800, 10_000), 30.0);
+    assert_eq!(address.arrival_share(9_910, 10_000), 30.0);
+    assert_eq!(address.arrival_share(9_940, 10_000), 22.5);
+    assert_eq!(address.arrival_share(9_970, 10_000), 7.5);
+    assert!((address.arrival_share(9_990, 10_000) - 100.0 / 120.0).abs() < 1e-12);
+    assert_eq!(address.arrival_share(10_000, 10_000), 0.0);
+}
