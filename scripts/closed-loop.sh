@@ -9,6 +9,8 @@
 # the same count. Then the first two minutes of the flash crowd with the
 # operator's levers (--start, a low static percentage), and the fixed
 # percentages of the planning table for comparison.
+# On the room's default address draw grid; `scripts/closed-loop.sh global` runs
+# the same on the VCL's global grid (under docs/sim/closed-loop-global/).
 # Writes report.json and closed-loop-eligible.svg per run under
 # docs/sim/closed-loop/, prints each run's figures, and writes them all as a
 # Markdown table (table.md). About 16 minutes on 2 cores shared with other work
@@ -16,11 +18,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+grid=${1:-address}
 cargo build --release -p simulate
 simulate=target/release/simulate
-out=docs/sim/closed-loop
+case $grid in
+  address) out=docs/sim/closed-loop ;;
+  global) out=docs/sim/closed-loop-global ;;
+  *) echo "usage: $0 [address|global]" >&2; exit 2 ;;
+esac
 mkdir -p "$out"
-plain=(--multi-device 0:1:0 --nat 0:1 --attackers 0 --refresh eligible --quiet)
+plain=(--multi-device 0:1:0 --nat 0:1 --attackers 0 --refresh eligible --draw-grid "$grid" --quiet)
 flash=(--visitors 200000 --arrivals flash:10 --duration 7200)
 steady=(--visitors 200000 --arrivals steady:3000 --duration 7200)
 waves=(--visitors 300000 --arrivals waves:3:1200:60 --duration 7200)
@@ -52,7 +59,7 @@ plan() { # name args...
   local name=$1
   shift
   echo "== $name, fixed percentages"
-  "$simulate" plan --sample 20000 --out "$out/$name-fixed.json" "$@" | tee "$out/$name-fixed.md"
+  "$simulate" plan --sample 20000 --draw-grid "$grid" --out "$out/$name-fixed.json" "$@" | tee "$out/$name-fixed.md"
 }
 plan flash "${flash[@]}" --allow-percentage 0.5,1,1.15,2,5
 plan steady "${steady[@]}" --allow-percentage 1,2,3,5,10

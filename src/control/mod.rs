@@ -11,15 +11,24 @@
 //! `wait_period_duration`), and each draw admits with probability `p`. So if `E`
 //! draws are expected in the next period and the target allows `A` new sessions in
 //! a period, the percentage is `p = A / E`. `E` is the addresses due to draw in the
-//! period times the draws each address made over the last period (`r`, measured
-//! against the addresses waiting at its start: below 1 when visitors give up,
-//! above when several devices share an address). When the room is open (100 %),
+//! period times the draws each address made over the last period (`r`: below 1
+//! when visitors give up, above when several devices share an address), measured
+//! against the addresses waiting at its start on the global grid, and against the
+//! tokens that ended in it on the address grid (where a wave's first draws come
+//! within the period it arrived in, and are its own, not more draws per address). When the room is open (100 %),
 //! nobody waits, and `E` is the new sessions of the last period instead.
 //!
-//! The addresses due to draw come from a calendar: every wait token ends on a slot
-//! boundary (its `exp`, a multiple of `d`), the addresses drawing in a slot are
-//! those whose tokens end at its start, and those tokens were handed out two slots
-//! before (to the losers of that slot's draws, and to its arrivals). A write lands
+//! The addresses due to draw come from a calendar of the wait tokens' ends (their
+//! `exp`): the addresses drawing in a slot (`d` seconds) are those whose tokens end
+//! in it, and those tokens were handed out two slots before (to the losers of that
+//! slot's draws) and to arrivals. On the VCL's global grid every token ends on a
+//! slot boundary (a multiple of `d`) and an arrival's first token ends at the
+//! boundary after next. On the address grid (the room's default, [`crate::grid`])
+//! tokens end on any second, each address at its own points `2d` apart, so each
+//! waiting address draws exactly once in any `2d`; an arrival's first token ends
+//! anywhere from `d` to `3d` ahead. The controller tells the grids apart by the
+//! tokens themselves: a token ending off the slot boundaries in the last two draw
+//! periods means the address grid. A write lands
 //! after the log's lag, the propagation delay (measured: from a write to the first
 //! log line showing it in effect) and half a tick, in a draw period of two slots;
 //! each slot counts the addresses holding tokens that end at its start plus those
@@ -511,7 +520,8 @@ impl Controller {
     /// far and those expected of its draws before the write lands (at the
     /// percentages written to land by then, or the one in effect), over the draws
     /// after (spread evenly over each slot's seconds, as the visitors' phases
-    /// spread them). A write that lands in the middle of a period cannot undo
+    /// spread them on the global grid and the addresses' offsets on the address
+    /// grid). A write that lands in the middle of a period cannot undo
     /// what the draws before it admitted: a wave that drew at the percentage
     /// left by a draining crowd, before the write that saw it landed, used part
     /// of the period's allowance. `None` when the write lands at the period's
@@ -573,19 +583,21 @@ impl Controller {
     /// The draw period a write made now lands in, and the addresses expected to
     /// draw in each of its slots.
     ///
-    /// Every wait token ends on a slot boundary (a multiple of `d`); the addresses
-    /// drawing in a slot are those whose tokens end at its start, and those tokens
-    /// were handed out two slots before, to the losers of that slot's draws and to
-    /// its arrivals. The tokens' `exp` is thus a calendar of the draws to come. The
+    /// The addresses drawing in a slot are those whose tokens end in it (on the
+    /// global grid at its start), and those tokens were handed out two slots
+    /// before, to the losers of that slot's draws, and to arrivals (on the global
+    /// grid those of the slot two before; on the address grid those of the `3d`
+    /// before it). The tokens' `exp` is thus a calendar of the draws to come. The
     /// write lands after the log's lag (the clock against the newest line), the
     /// propagation delay (as last measured) and half a tick (a write holds until
     /// the next one lands), in a draw period of two slots (periods start on
     /// multiples of `2d`). Each of its slots counts the addresses holding tokens
-    /// that end at its start, and those that drew with one already (a slot's
+    /// that end in it, and those that drew with one already (a slot's
     /// winners drew in it too: a percentage that rose as they left would admit
     /// the rest at a higher rate). Tokens still to be handed out are predicted:
     /// the slot's draws still to come, losing at the percentage in effect (and
-    /// showing up at the rate measured), and arrivals at the last tick's pace.
+    /// showing up at the rate measured), and arrivals (addresses that start
+    /// waiting) at the last tick's pace.
     fn landing(&self, newest: u64, per_address: f64) -> Landing {
         let d = self.options.wait_period.max(1);
         let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));

@@ -507,7 +507,13 @@ fn until_it_is_measured_the_propagation_delay_is_the_one_expected() {
 /// on its own point `30..90` s ahead, then drawing there and every `2d` after.
 /// Nobody wins. The controller reads every line at once and ticks every 10 s;
 /// returns the percentage it computed at each tick from `wave_at` on.
-fn address_grid_wave(c: &mut Controller, crowd: u32, wave: u32, wave_at: u64, until: u64) -> Vec<(u64, Percentage)> {
+fn address_grid_wave(
+    c: &mut Controller,
+    crowd: u32,
+    wave: u32,
+    wave_at: u64,
+    until: u64,
+) -> Vec<(u64, Percentage)> {
     let point = |uid: u32| u64::from(uid) % 60;
     // Newcomer `i` arrives at `wave_at + i % 10`; its first point is `exp`.
     let first_exp = |i: u32| {
@@ -534,7 +540,9 @@ fn address_grid_wave(c: &mut Controller, crowd: u32, wave: u32, wave_at: u64, un
             if let Some(write) = c.tick(t) {
                 c.written(&write, t);
             }
-            if t >= wave_at && let Some(p) = c.percentage() {
+            if t >= wave_at
+                && let Some(p) = c.percentage()
+            {
                 computed.push((t, p));
             }
         }
@@ -560,7 +568,11 @@ fn on_the_address_grid_a_wave_s_first_draws_are_not_taken_for_draws_per_address(
     assert!(computed.len() > 8);
     for &(t, p) in computed.iter().filter(|(t, _)| *t >= wave_at + 60) {
         let off = p.fraction() / ideal - 1.0;
-        assert!(off.abs() < 0.05, "at +{} s: {p} against {ideal:.4}", t - wave_at);
+        assert!(
+            off.abs() < 0.05,
+            "at +{} s: {p} against {ideal:.4}",
+            t - wave_at
+        );
     }
 }
 
