@@ -693,9 +693,11 @@ impl Controller {
         }
     }
 
-    /// Before two draw periods: the target over the addresses seen waiting, when
-    /// that is below the percentage the newest lines show in effect and the one
-    /// last written (an operator's `start` stands until then).
+    /// Before two draw periods: the target over the addresses seen waiting (on
+    /// the address grid, less those the percentage in effect is expected to admit
+    /// before the write lands), when that is below the percentage the newest
+    /// lines show in effect and the one last written (an operator's `start`
+    /// stands until then).
     fn provisional(&self) -> Option<Percentage> {
         let newest = self.series.newest()?;
         let in_effect = self
@@ -707,7 +709,20 @@ impl Controller {
         if self.waiting.is_empty() {
             return None;
         }
-        let p = self.bounded(self.allowed(), self.waiting.len() as f64);
+        let mut crowd = self.waiting.len() as f64;
+        if self.address_grid(newest) {
+            // A first token ends from `d` after its arrival: the tokens ending
+            // before the write lands draw at the percentage in effect, and those
+            // they admit are not there when it lands (on the global grid a crowd's
+            // first tokens end together, two slots on, and draw over the slot
+            // after).
+            let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));
+            let lands = newest + lag + self.propagation_delay() + self.options.tick / 2;
+            let redeem = self.options.redeem_window();
+            let drawing = self.waiting.ending_within(0, lands.saturating_add(redeem)) as f64;
+            crowd -= drawing * in_effect.fraction();
+        }
+        let p = self.bounded(self.allowed(), crowd);
         let lowest = self.written.map_or(in_effect, |w| w.min(in_effect));
         (p < lowest).then_some(p)
     }

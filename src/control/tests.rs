@@ -600,3 +600,26 @@ fn on_the_address_grid_arrivals_feed_the_slots_up_to_three_wait_periods_ahead() 
     assert!((address.arrival_share(9_990, 10_000) - 100.0 / 120.0).abs() < 1e-12);
     assert_eq!(address.arrival_share(10_000, 10_000), 0.0);
 }
+
+#[test]
+fn on_the_address_grid_the_provisional_percentage_leaves_out_whom_the_old_one_admits_first() {
+    // 6,000 addresses arrive at once under the static 20 %, each given a token
+    // ending on its own point 30..90 s ahead. A write made now lands 75 s on (10 s
+    // of log lag, 60 s of propagation, half a tick): by then the 4,500 tokens
+    // ending before it have drawn at 20 %, and 900 of their holders are in. The
+    // first write aims at the 5,100 left.
+    let slow = Options {
+        expected_propagation: Some(60),
+        ..options(120.0)
+    };
+    let mut c = Controller::new(slow).unwrap();
+    for uid in 0..6_000 {
+        let exp = ALIGNED + 30 + u64::from(uid % 60);
+        c.observe(&waiting(ALIGNED, uid, exp, "20"), ALIGNED + 5);
+    }
+    let write = c.tick(ALIGNED + 10).unwrap();
+    assert_eq!(
+        write.allow_percentage,
+        Some(Percentage::from_fraction(120.0 / 5_100.0))
+    );
+}
