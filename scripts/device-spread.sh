@@ -25,4 +25,8 @@ for spread in 10 40 120; do
     --out "$out/waves-spread-$spread" | cut -c1-160
 done
 
-python3 scripts/sim-table.py "$out"/*/report.json | tee "$out/table.md"
+reports=()
+for crowd in flash steady waves; do
+  for spread in 10 40 120; do reports+=("$out/$crowd-spread-$spread/report.json"); done
+done
+python3 scripts/sim-table.py "${reports[@]}" | tee "$out/table.md"
