@@ -252,20 +252,24 @@ pub fn decide(
     settings: &Settings,
     keys: &impl KeyStore,
 ) -> Verdict {
-    decide_at(now.saturating_mul(1000), uid, cookie, settings, keys)
+    decide_at(now, 0, uid, cookie, settings, keys)
 }
 
-/// Decides for a request at `now_ms` (Unix milliseconds: FIFO places are kept to
-/// the millisecond; everything else reads whole seconds) from client `uid`,
-/// carrying the waiting-room cookie value `cookie` (if any).
+/// Decides for a request at `now` Unix seconds and `millis` milliseconds past
+/// them (FIFO places are kept to the millisecond; everything else reads whole
+/// seconds) from client `uid`, carrying the waiting-room cookie value `cookie`
+/// (if any).
 pub fn decide_at(
-    now_ms: u64,
+    now: u64,
+    millis: u16,
     uid: &str,
     cookie: Option<&str>,
     settings: &Settings,
     keys: &impl KeyStore,
 ) -> Verdict {
-    let now = now_ms / 1000;
+    let now_ms = now
+        .saturating_mul(1000)
+        .saturating_add(u64::from(millis.min(999)));
     // The cookie is decoded into this buffer and read there; the keys borrow the
     // token's key id from it.
     let mut decoded = [0u8; token::DECODE_BUF_LEN];
