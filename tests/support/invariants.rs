@@ -211,6 +211,7 @@ pub fn settings(data: &[u8]) {
             s.cookie_lifetime,
             config::DEFAULT_COOKIE_LIFETIME,
         ),
+        (config::FIFO_HOLD, s.fifo_hold, config::DEFAULT_FIFO_HOLD),
     ] {
         let parsed = raw(key).and_then(|v| v.trim().parse::<u64>().ok());
         let usable = parsed.filter(|d| (1..=config::MAX_DURATION).contains(d));
@@ -221,6 +222,34 @@ pub fn settings(data: &[u8]) {
             fell_back,
             "{key}={:?}",
             raw(key)
+        );
+    }
+    // Words: the documented one, any case, surrounding spaces ignored; else the default.
+    let word =
+        |key: &str, want: &str| raw(key).is_some_and(|v| v.trim().eq_ignore_ascii_case(want));
+    assert_eq!(
+        s.draw_grid == DrawGrid::Global,
+        word(config::DRAW_GRID, "global")
+    );
+    assert_eq!(
+        s.queueing_method == QueueingMethod::Fifo,
+        word(config::QUEUEING_METHOD, "fifo")
+    );
+    // The IPv6 prefix: 32–128 (a leading `/` allowed), else the whole address.
+    let prefix = raw(config::UID_IPV6_PREFIX)
+        .and_then(|v| v.trim().trim_start_matches('/').parse::<u8>().ok())
+        .filter(|bits| (32..=128).contains(bits));
+    assert_eq!(s.uid_ipv6_prefix, prefix.unwrap_or(128));
+    // Unix times: whole numbers only, else none (and said).
+    for (key, value) in [
+        (config::FIFO_CUTOFF, s.fifo_cutoff),
+        (config::QUEUE_OPENS_AT, s.queue_opens_at),
+    ] {
+        let parsed = raw(key).and_then(|v| v.trim().parse::<u64>().ok());
+        assert_eq!(value, parsed, "{key}={:?}", raw(key));
+        assert_eq!(
+            s.fallbacks.contains(&key),
+            raw(key).is_some() && parsed.is_none()
         );
     }
     match raw(config::ACTIVE_KEY) {
