@@ -305,37 +305,17 @@ pub fn decide_at(
         .filter(|_| fifo)
         .and_then(|t| place(now, t, settings));
     let (wait_exp, due) = if fifo {
-        let hold_end = fifo_hold_end(now, settings);
-        match decision {
-            Decision::Wait => {
-                let held = token.as_ref().map(|t| t.claims);
-                let reissue = held.is_some_and(|c| {
-                    c.arr.is_none()
-                        || c.exp.saturating_sub(now).saturating_mul(2) < settings.fifo_hold
-                });
-                match (reissue, kept_place) {
-                    (true, Some(arr)) => (Some(hold_end), Some(Due::place(hold_end, arr))),
-                    _ => (held.map(|c| c.exp), None),
-                }
-            }
-            Decision::Anon | Decision::ReWait => {
-                let arr = arrival(now_ms, uid, settings, keys);
-                (Some(hold_end), Some(Due::place(hold_end, arr)))
-            }
-            Decision::Allow => (None, allow_token(now, token.as_ref(), settings)),
-            Decision::Deny => (None, None),
-        }
+        fifo_due(
+            (now, now_ms),
+            uid,
+            decision,
+            token.as_ref(),
+            kept_place,
+            settings,
+            keys,
+        )
     } else {
-        let new_wait_exp =
-            grid::wait_expiry(settings.draw_grid, now, uid, settings.wait_period_duration);
-        match decision {
-            Decision::Wait => (token.as_ref().map(|t| t.claims.exp), None),
-            Decision::Anon | Decision::ReWait => {
-                (Some(new_wait_exp), Some(Due::wait(new_wait_exp)))
-            }
-            Decision::Allow => (None, allow_token(now, token.as_ref(), settings)),
-            Decision::Deny => (None, None),
-        }
+        lottery_due(now, uid, decision, token.as_ref(), settings)
     };
     let arr = match (decision, due) {
         (Decision::Allow, _) if transition == Some(Transition::CutoffReached) => kept_place,
@@ -447,6 +427,61 @@ fn classify(now: u64, token: &TokenRef<'_>, settings: &Settings) -> (Decision, O
             (Decision::Allow, Some(Transition::LotteryWon))
         }
         TokenKind::Wait => (Decision::ReWait, Some(Transition::LotteryLost)),
+    }
+}
+
+/// Random mode: when the visitor's wait token expires (`None` unless they wait)
+/// and the token the response must carry (`None`: keep the cookie as it is).
+fn lottery_due(
+    now: u64,
+    uid: &str,
+    decision: Decision,
+    held: Option<&TokenRef<'_>>,
+    settings: &Settings,
+) -> (Option<u64>, Option<Due>) {
+    match decision {
+        Decision::Wait => (held.map(|t| t.claims.exp), None),
+        Decision::Anon | Decision::ReWait => {
+            let exp =
+                grid::wait_expiry(settings.draw_grid, now, uid, settings.wait_period_duration);
+            (Some(exp), Some(Due::wait(exp)))
+        }
+        Decision::Allow => (None, allow_token(now, held, settings)),
+        Decision::Deny => (None, None),
+    }
+}
+
+/// FIFO mode: when the visitor's place lapses and the token the response must
+/// carry. A newcomer gets a place at their arrival; a held place is re-issued
+/// (same `arr`, a new hold) only when less than half its hold remains, or when a
+/// lottery token joins the line.
+fn fifo_due<'k, K: KeyStore>(
+    (now, now_ms): (u64, u64),
+    uid: &str,
+    decision: Decision,
+    held: Option<&TokenRef<'_>>,
+    kept_place: Option<u64>,
+    settings: &'k Settings,
+    keys: &mut RequestKeys<'_, 'k, K>,
+) -> (Option<u64>, Option<Due>) {
+    let hold_end = fifo_hold_end(now, settings);
+    match decision {
+        Decision::Wait => {
+            let held = held.map(|t| t.claims);
+            let reissue = held.is_some_and(|c| {
+                c.arr.is_none() || c.exp.saturating_sub(now).saturating_mul(2) < settings.fifo_hold
+            });
+            match (reissue, kept_place) {
+                (true, Some(arr)) => (Some(hold_end), Some(Due::place(hold_end, arr))),
+                _ => (held.map(|c| c.exp), None),
+            }
+        }
+        Decision::Anon | Decision::ReWait => {
+            let arr = arrival(now_ms, uid, settings, keys);
+            (Some(hold_end), Some(Due::place(hold_end, arr)))
+        }
+        Decision::Allow => (None, allow_token(now, held, settings)),
+        Decision::Deny => (None, None),
     }
 }
 
