@@ -19,14 +19,14 @@ use crate::state::{Info, SERIES_SECONDS, View};
 #[derive(Debug, Clone)]
 pub enum Rule {
     /// `allow_percentage` (the lottery; `--queueing random`, the default).
-    Percentage(Controller),
+    Percentage(Box<Controller>),
     /// `fifo_cutoff` and `fifo_rate` (`--queueing fifo`).
     Fifo(Box<FifoController>),
 }
 
 impl From<Controller> for Rule {
     fn from(controller: Controller) -> Rule {
-        Rule::Percentage(controller)
+        Rule::Percentage(Box::new(controller))
     }
 }
 
