@@ -23,6 +23,12 @@ fn main() -> ExitCode {
             out,
             quiet,
         } => run(&scenario, &modes, &out, !quiet),
+        Command::Fifo {
+            scenario,
+            spec,
+            out,
+            quiet,
+        } => simulate::fifo::run_and_report(&scenario, &spec, &out, !quiet),
         Command::Plan {
             scenario,
             percentages,
