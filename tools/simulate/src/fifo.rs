@@ -303,7 +303,14 @@ pub fn run(
             continue;
         }
         let uid = uids[d.uid as usize].as_str();
-        let verdict = decision::decide_at(ms, uid, d.cookie.as_deref(), &settings, &keys);
+        let verdict = decision::decide_at(
+            ms / 1000,
+            (ms % 1000) as u16,
+            uid,
+            d.cookie.as_deref(),
+            &settings,
+            &keys,
+        );
         decisions += 1;
         let now = ms / 1000;
         let line = log::decision_line(now, uid, PATH, &verdict, &settings);

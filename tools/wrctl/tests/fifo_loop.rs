@@ -115,7 +115,14 @@ fn the_controller_moves_the_fifo_cutoff_of_a_live_room() {
             if v.admitted_ms.is_some() || v.next_ms > now {
                 continue;
             }
-            let verdict = decision::decide_at(now, &v.uid, v.cookie.as_deref(), &settings, &keys);
+            let verdict = decision::decide_at(
+                now / 1000,
+                (now % 1000) as u16,
+                &v.uid,
+                v.cookie.as_deref(),
+                &settings,
+                &keys,
+            );
             lines.push(log::decision_line(
                 now / 1000,
                 &v.uid,
