@@ -66,6 +66,35 @@ pub const FIFO_HOLD: &str = "fifo_hold";
 /// second in an order drawn per address (the pre-queue).
 pub const QUEUE_OPENS_AT: &str = "queue_opens_at";
 
+/// Every key the room reads from `waitingroom_config`.
+pub const KEYS: [&str; 25] = [
+    ENABLED,
+    PROTECTED_PATHS,
+    ALLOW_PERCENTAGE,
+    CONTROLLER_HEARTBEAT,
+    CONTROLLER_TIMEOUT,
+    ALLOW_PERCENTAGE_FALLBACK,
+    WAIT_PERIOD_DURATION,
+    ALLOW_PERIOD_TIMEOUT,
+    COOKIE_LIFETIME,
+    ACTIVE_KEY,
+    REDEEM_WINDOW,
+    WAITING_STATUS,
+    SESSION_MODE,
+    COOKIE_HTTPONLY,
+    COOKIE_SAMESITE,
+    COOKIE_SECURE,
+    REFRESH_MODE,
+    LOGGER_NAME,
+    DRAW_GRID,
+    UID_IPV6_PREFIX,
+    QUEUEING_METHOD,
+    FIFO_CUTOFF,
+    FIFO_RATE,
+    FIFO_HOLD,
+    QUEUE_OPENS_AT,
+];
+
 /// Status codes a waiting page may use.
 pub const WAITING_STATUSES: [u16; 4] = [200, 202, 429, 503];
 

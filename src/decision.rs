@@ -252,20 +252,24 @@ pub fn decide(
     settings: &Settings,
     keys: &impl KeyStore,
 ) -> Verdict {
-    decide_at(now.saturating_mul(1000), uid, cookie, settings, keys)
+    decide_at(now, 0, uid, cookie, settings, keys)
 }
 
-/// Decides for a request at `now_ms` (Unix milliseconds: FIFO places are kept to
-/// the millisecond; everything else reads whole seconds) from client `uid`,
-/// carrying the waiting-room cookie value `cookie` (if any).
+/// Decides for a request at `now` Unix seconds and `millis` milliseconds past
+/// them (FIFO places are kept to the millisecond; everything else reads whole
+/// seconds) from client `uid`, carrying the waiting-room cookie value `cookie`
+/// (if any).
 pub fn decide_at(
-    now_ms: u64,
+    now: u64,
+    millis: u16,
     uid: &str,
     cookie: Option<&str>,
     settings: &Settings,
     keys: &impl KeyStore,
 ) -> Verdict {
-    let now = now_ms / 1000;
+    let now_ms = now
+        .saturating_mul(1000)
+        .saturating_add(u64::from(millis.min(999)));
     // The cookie is decoded into this buffer and read there; the keys borrow the
     // token's key id from it.
     let mut decoded = [0u8; token::DECODE_BUF_LEN];
@@ -301,37 +305,17 @@ pub fn decide_at(
         .filter(|_| fifo)
         .and_then(|t| place(now, t, settings));
     let (wait_exp, due) = if fifo {
-        let hold_end = fifo_hold_end(now, settings);
-        match decision {
-            Decision::Wait => {
-                let held = token.as_ref().map(|t| t.claims);
-                let reissue = held.is_some_and(|c| {
-                    c.arr.is_none()
-                        || c.exp.saturating_sub(now).saturating_mul(2) < settings.fifo_hold
-                });
-                match (reissue, kept_place) {
-                    (true, Some(arr)) => (Some(hold_end), Some(Due::place(hold_end, arr))),
-                    _ => (held.map(|c| c.exp), None),
-                }
-            }
-            Decision::Anon | Decision::ReWait => {
-                let arr = arrival(now_ms, uid, settings, keys);
-                (Some(hold_end), Some(Due::place(hold_end, arr)))
-            }
-            Decision::Allow => (None, allow_token(now, token.as_ref(), settings)),
-            Decision::Deny => (None, None),
-        }
+        fifo_due(
+            (now, now_ms),
+            uid,
+            decision,
+            token.as_ref(),
+            kept_place,
+            settings,
+            keys,
+        )
     } else {
-        let new_wait_exp =
-            grid::wait_expiry(settings.draw_grid, now, uid, settings.wait_period_duration);
-        match decision {
-            Decision::Wait => (token.as_ref().map(|t| t.claims.exp), None),
-            Decision::Anon | Decision::ReWait => {
-                (Some(new_wait_exp), Some(Due::wait(new_wait_exp)))
-            }
-            Decision::Allow => (None, allow_token(now, token.as_ref(), settings)),
-            Decision::Deny => (None, None),
-        }
+        lottery_due(now, uid, decision, token.as_ref(), settings)
     };
     let arr = match (decision, due) {
         (Decision::Allow, _) if transition == Some(Transition::CutoffReached) => kept_place,
@@ -443,6 +427,61 @@ fn classify(now: u64, token: &TokenRef<'_>, settings: &Settings) -> (Decision, O
             (Decision::Allow, Some(Transition::LotteryWon))
         }
         TokenKind::Wait => (Decision::ReWait, Some(Transition::LotteryLost)),
+    }
+}
+
+/// Random mode: when the visitor's wait token expires (`None` unless they wait)
+/// and the token the response must carry (`None`: keep the cookie as it is).
+fn lottery_due(
+    now: u64,
+    uid: &str,
+    decision: Decision,
+    held: Option<&TokenRef<'_>>,
+    settings: &Settings,
+) -> (Option<u64>, Option<Due>) {
+    match decision {
+        Decision::Wait => (held.map(|t| t.claims.exp), None),
+        Decision::Anon | Decision::ReWait => {
+            let exp =
+                grid::wait_expiry(settings.draw_grid, now, uid, settings.wait_period_duration);
+            (Some(exp), Some(Due::wait(exp)))
+        }
+        Decision::Allow => (None, allow_token(now, held, settings)),
+        Decision::Deny => (None, None),
+    }
+}
+
+/// FIFO mode: when the visitor's place lapses and the token the response must
+/// carry. A newcomer gets a place at their arrival; a held place is re-issued
+/// (same `arr`, a new hold) only when less than half its hold remains, or when a
+/// lottery token joins the line.
+fn fifo_due<'k, K: KeyStore>(
+    (now, now_ms): (u64, u64),
+    uid: &str,
+    decision: Decision,
+    held: Option<&TokenRef<'_>>,
+    kept_place: Option<u64>,
+    settings: &'k Settings,
+    keys: &mut RequestKeys<'_, 'k, K>,
+) -> (Option<u64>, Option<Due>) {
+    let hold_end = fifo_hold_end(now, settings);
+    match decision {
+        Decision::Wait => {
+            let held = held.map(|t| t.claims);
+            let reissue = held.is_some_and(|c| {
+                c.arr.is_none() || c.exp.saturating_sub(now).saturating_mul(2) < settings.fifo_hold
+            });
+            match (reissue, kept_place) {
+                (true, Some(arr)) => (Some(hold_end), Some(Due::place(hold_end, arr))),
+                _ => (held.map(|c| c.exp), None),
+            }
+        }
+        Decision::Anon | Decision::ReWait => {
+            let arr = arrival(now_ms, uid, settings, keys);
+            (Some(hold_end), Some(Due::place(hold_end, arr)))
+        }
+        Decision::Allow => (None, allow_token(now, held, settings)),
+        Decision::Deny => (None, None),
     }
 }
 

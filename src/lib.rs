@@ -184,11 +184,14 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         };
     }
 
-    let now_ms = visit
-        .now
-        .saturating_mul(1000)
-        .saturating_add(visit.millis.min(999).into());
-    let verdict = decision::decide_at(now_ms, visit.uid, room_cookie, settings, keys);
+    let verdict = decision::decide_at(
+        visit.now,
+        visit.millis,
+        visit.uid,
+        room_cookie,
+        settings,
+        keys,
+    );
     let action = match verdict.decision {
         Decision::Allow => Action::Forward,
         Decision::Anon => Action::Serve(Page::StartWaiting),

@@ -26,7 +26,8 @@ fn origin_saw_cookie(body: &str) -> Option<String> {
         .map(|(_, v)| v.trim().to_string())
 }
 
-/// Checks `value` is a wait token for `uid`, signed by key1, slot-aligned; returns its exp.
+/// Checks `value` is a wait token for `uid`, signed by key1, on the address's draw
+/// grid (the first point of `FNV-1a(uid) mod 2d` at least `d` ahead); returns its exp.
 fn assert_wait_token(value: &str, uid: &str, wait: u64) -> u64 {
     let text = mint::open(value);
     let (signed, sig) = text.split_once("&sig=").unwrap();
@@ -41,28 +42,30 @@ fn assert_wait_token(value: &str, uid: &str, wait: u64) -> u64 {
         signed.ends_with(&format!("&uid={uid}&kid=key1")),
         "{signed}"
     );
-    assert_eq!(exp % wait, 0, "exp {exp} not on a slot boundary");
     let t = now();
+    // The request was made within the last few seconds: one of those seconds' point.
+    let points: Vec<u64> = (t.saturating_sub(3)..=t)
+        .map(|at| mint::address_exp(at, uid, wait))
+        .collect();
     assert!(
-        exp > t + wait - 3 && exp <= t + 2 * wait + 1,
-        "exp {exp} now {t}"
+        points.contains(&exp),
+        "exp {exp} now {t}: expected one of {points:?}"
     );
     exp
 }
 
-/// Checks the page refreshes to `url` when the token `exp` becomes eligible, plus
-/// the visitor's phase, with `Retry-After` alike; `before` is a clock reading taken
-/// before the request.
-fn assert_refresh_at_eligibility(r: &Response, url: &str, exp: u64, uid: &str, before: u64) {
+/// Checks the page refreshes to `url` when the token `exp` becomes eligible (on the
+/// address grid the point itself spreads visitors: no extra phase), with
+/// `Retry-After` alike; `before` is a clock reading taken before the request.
+fn assert_refresh_at_eligibility(r: &Response, url: &str, exp: u64, before: u64) {
     let refresh = r.header("refresh").unwrap();
     let (secs, target) = refresh.split_once("; url=").unwrap();
     assert_eq!(target, url);
     let secs: u64 = secs.parse().unwrap();
-    let phase = waiting_room::refresh::phase(uid, 30);
-    let latest = exp + 1 - before + phase;
+    let latest = exp + 1 - before;
     assert!(
         (latest.saturating_sub(2)..=latest).contains(&secs),
-        "Refresh {secs}, expected about {latest} (exp {exp}, phase {phase})"
+        "Refresh {secs}, expected about {latest} (exp {exp})"
     );
     assert_eq!(r.header("retry-after"), Some(secs.to_string().as_str()));
 }
@@ -84,7 +87,7 @@ fn new_visitor_gets_the_start_page_and_a_wait_cookie() {
         set[0]
     );
     let exp = assert_wait_token(&r.room_cookie().unwrap(), "127.0.0.2", 30);
-    assert_refresh_at_eligibility(&r, "/events/launch?id=7", exp, "127.0.0.2", before);
+    assert_refresh_at_eligibility(&r, "/events/launch?id=7", exp, before);
     assert!(room.last_log_line().contains("decision=anon uid=127.0.0.2"));
 }
 
@@ -108,7 +111,7 @@ fn a_crowd_arriving_together_comes_back_spread_over_the_slot() {
     refresh.sort_unstable();
     refresh.dedup();
     // 40 visitors in (nearly) the same second: the VCL sends them all back at once;
-    // per-visitor phases spread them over the slot's 29 possible seconds.
+    // their addresses' draw grids spread them over the 60 s draw period.
     assert!(
         refresh.len() >= 12,
         "only {} distinct refresh times: {refresh:?}",
@@ -118,8 +121,9 @@ fn a_crowd_arriving_together_comes_back_spread_over_the_slot() {
 
 #[test]
 fn one_client_gets_one_token_per_slot_and_clients_get_different_tokens() {
-    // Hour-long slots, and never within 3 s of a slot's end, so both requests share a slot.
-    let room = Room::start(&[("wait_period_duration", "3600")]);
+    // The VCL's grid. Hour-long slots, and never within 3 s of a slot's end, so
+    // both requests share a slot.
+    let room = Room::start(&[("wait_period_duration", "3600"), ("draw_grid", "global")]);
     while now() % 3600 > 3596 {
         std::thread::sleep(std::time::Duration::from_millis(500));
     }
@@ -130,8 +134,40 @@ fn one_client_gets_one_token_per_slot_and_clients_get_different_tokens() {
     assert_eq!(first, again);
     assert_ne!(first, third);
     assert_ne!(third, fourth);
-    assert_wait_token(&third, "127.0.0.3", 3600);
-    assert_wait_token(&fourth, "127.0.0.4", 3600);
+    for (value, uid) in [(&third, "127.0.0.3"), (&fourth, "127.0.0.4")] {
+        let text = mint::open(value);
+        let exp: u64 = text
+            .split("&exp=")
+            .nth(1)
+            .unwrap()
+            .split('&')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(exp, mint::global_exp(now(), 3600), "{uid}: {text}");
+    }
+}
+
+#[test]
+fn every_device_behind_an_address_holds_its_one_token_per_draw() {
+    // Devices joining over the draw period before a point all get that point's
+    // token (hour-long periods; never within 3 s of the moment the next point
+    // takes over, `point - d`).
+    let room = Room::start(&[("wait_period_duration", "3600")]);
+    let uid = "127.0.0.2";
+    while mint::address_exp(now() + 3, uid, 3600) != mint::address_exp(now(), uid, 3600) {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let phone = room.get(2, "/events", &[]).room_cookie().unwrap();
+    let laptop = room
+        .get(2, "/checkout", &[("User-Agent", "laptop")])
+        .room_cookie()
+        .unwrap();
+    assert_eq!(phone, laptop);
+    assert_wait_token(&phone, uid, 3600);
+    let neighbour = room.get(3, "/events", &[]).room_cookie().unwrap();
+    assert_ne!(phone, neighbour);
 }
 
 #[test]
@@ -144,7 +180,7 @@ fn unexpired_wait_token_keeps_waiting_without_set_cookie() {
     assert_eq!(r.status, 200);
     assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
     assert!(r.all("set-cookie").is_empty());
-    assert_refresh_at_eligibility(&r, "/events", exp, "127.0.0.2", before);
+    assert_refresh_at_eligibility(&r, "/events", exp, before);
     assert_eq!(r.header("cache-control"), Some("no-store, private"));
     assert!(room.last_log_line().contains("decision=wait"));
 }

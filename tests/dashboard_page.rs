@@ -108,6 +108,61 @@ fn the_dashboard_shows_a_snapshot_of_nulls_and_empty_series_without_errors() {
     );
 }
 
+#[test]
+fn in_fifo_mode_the_dashboard_shows_the_cutoff_and_its_rate_and_passes_axe() {
+    // The same crowd, held by the FIFO rule: the cutoff in effect trails the log's
+    // clock by a wait that grows as the crowd waits, then shrinks.
+    let mut status = flash_crowd();
+    let t: Vec<u64> = status["series"]["t"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let cutoff: Vec<Option<u64>> = t
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            let behind = if i < 120 {
+                20
+            } else {
+                20 + (i as u64 - 120) / 4
+            };
+            (i >= 10).then_some((t - behind) * 1000 + 250)
+        })
+        .collect();
+    let last = cutoff.last().copied().flatten().unwrap();
+    status["queueing"] = json!("fifo");
+    status["allow_percentage"] = Value::Null;
+    status["series"]["percentage"] = json!(vec![Value::Null; WINDOW]);
+    status["series"]["cutoff"] = json!(cutoff);
+    status["fifo"] = json!({
+        "cutoff": last + 4_000,
+        "cutoff_wanted": last + 4_000,
+        "cutoff_in_effect": last,
+        "rate": "1.625",
+        "rate_wanted": "1.625",
+        "show_up": 0.982,
+        "show_up_stale": 0.1,
+        "propagation_seconds": 30,
+        "ahead": 15000,
+        "not_fifo_lines": 0,
+    });
+    let texts = [
+        "FIFO cutoff written".to_string(),
+        "rate 1.625 ms/s".into(),
+        "show-up 0.98".into(),
+        format!("target {}", with_commas(TARGET_PER_MINUTE)),
+        "15,234".into(),
+    ];
+    let charts = [
+        "New sessions per second, last 600 s: new sessions latest",
+        "FIFO cutoff in effect, behind the log's clock, last 600 s: cutoff behind latest 138.75",
+    ];
+    let absent = ["Allow percentage", "NaN", "undefined", "Connection lost"];
+    run_dashboard("dashboard-fifo", "/", status, &texts, &charts, &absent);
+}
+
 /// Serves the page under `prefix` with `status`, runs the script on it (the page must
 /// show `texts`, its charts' text alternatives `charts`, and none of `absent`) and
 /// checks its screenshots; the artifacts go to `artifacts/<name>/`.

@@ -128,7 +128,11 @@ fn plan_admits_only_on_valid_tokens_and_never_logs_the_cookie() {
         "decision=allow session=renewed",
         "decision=allow session=new transition=lottery-won",
         "decision=re-wait transition=lottery-lost",
+        "decision=allow session=new transition=cutoff-reached",
+        "decision=anon transition=hold-expired",
+        "decision=wait transition=joined-line",
         "ALERT=active-key-unusable",
+        "ALERT=fifo-no-cutoff",
     ] {
         assert!(reached.contains_key(state), "never reached {state}");
     }

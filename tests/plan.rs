@@ -109,12 +109,12 @@ fn set_cookie_carries_the_token_path_and_lifetime() {
     );
     assert_eq!(
         p.log_line,
-        "waitingroom t=1700000023 decision=anon uid=192.0.2.10 p=50 exp=1700000070 path=/events"
+        "waitingroom t=1700000023 decision=anon uid=192.0.2.10 p=50 exp=1700000096 path=/events"
     );
     let record: Record = p.log_line.parse().unwrap();
     assert_eq!(
         (record.t, record.decision, record.exp),
-        (NOW, Some(Decision::Anon), Some(1_700_000_070))
+        (NOW, Some(Decision::Anon), Some(1_700_000_096))
     );
 }
 

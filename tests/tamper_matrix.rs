@@ -198,3 +198,101 @@ fn every_tampering_gets_its_documented_outcome_and_reason() {
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
+
+/// A FIFO wait token's place (`arr`, Unix ms), held until `EXP`.
+const ARR: u64 = NOW * 1000 - 5_000;
+/// The cutoff the FIFO matrix runs with: the untampered place is admitted.
+const CUTOFF: u64 = ARR + 1;
+/// An IPv6 visitor bound to their /64 (`uid_ipv6_prefix = 64`).
+const UID_64: &str = "2001:db8:1:2::/64";
+
+/// The FIFO matrix: a valid FIFO wait token (admitted: its place is before the
+/// cutoff), and its sixth field changed in every way that matters. Moving one's
+/// place up the line is the attack FIFO invites.
+#[rustfmt::skip]
+fn fifo_matrix() -> Vec<(&'static str, &'static str, String, Decision, Option<&'static str>)> {
+    use Decision::{Allow, Anon, Wait};
+    let signed = |text: &str| mint::encode(&format!("{text}&sig={}", mint::vcl_sig(K1, text)));
+    let forged = |text: &str, signed_text: &str| mint::encode(&format!("{text}&sig={}", mint::vcl_sig(K1, signed_text)));
+    let base = format!("dec=wait&exp={EXP}&uid={UID}&kid=key1");
+    let text = format!("{base}&arr={ARR}");
+    let other_64 = format!("dec=wait&exp={EXP}&uid=2001:db8:1:3::/64&kid=key1&arr={ARR}");
+    let own_64 = format!("dec=wait&exp={EXP}&uid={UID_64}&kid=key1&arr={ARR}");
+    vec![
+        ("nothing", UID, signed(&text), Allow, None),
+        ("place behind the cutoff", UID, signed(&format!("{base}&arr={}", CUTOFF + 1)), Wait, None),
+        ("arr moved up the line", UID, forged(&format!("{base}&arr={}", ARR - 60_000), &text), Anon, Some("bad-signature")),
+        ("arr moved by 1 ms", UID, forged(&format!("{base}&arr={}", ARR - 1), &text), Anon, Some("bad-signature")),
+        ("arr dropped", UID, forged(&base, &text), Anon, Some("bad-signature")),
+        ("arr with a leading zero", UID, forged(&format!("{base}&arr=0{ARR}"), &text), Anon, Some("malformed:arr")),
+        ("arr negative", UID, forged(&format!("{base}&arr=-{ARR}"), &text), Anon, Some("malformed:arr")),
+        ("arr empty", UID, forged(&format!("{base}&arr="), &text), Anon, Some("malformed:arr")),
+        ("arr huge", UID, forged(&format!("{base}&arr=99999999999999999999"), &text), Anon, Some("malformed:arr")),
+        ("arr twice", UID, forged(&format!("{text}&arr={ARR}"), &text), Anon, Some("malformed:fields")),
+        ("arr before kid", UID, forged(&format!("dec=wait&exp={EXP}&uid={UID}&arr={ARR}&kid=key1"), &text), Anon, Some("malformed:fields")),
+        ("arr on an allow token", UID, signed(&format!("dec=allow&exp={EXP}&uid={UID}&kid=key1&arr={ARR}")), Anon, Some("malformed:arr")),
+        ("adm on a wait token", UID, signed(&format!("{base}&adm={ARR}")), Anon, Some("malformed:adm")),
+        ("hold extended", UID, forged(&format!("dec=wait&exp={}&uid={UID}&kid=key1&arr={ARR}", EXP + 3600), &text), Anon, Some("bad-signature")),
+        ("token of the visitor's own /64", UID_64, signed(&own_64), Allow, None),
+        ("token from another /64", UID_64, signed(&other_64), Anon, Some("uid-mismatch token_uid=2001:db8:1:3::/64")),
+        ("token of a whole address in the /64", UID_64, signed(&format!("dec=wait&exp={EXP}&uid=2001:db8:1:2::9&kid=key1&arr={ARR}")), Anon, Some("uid-mismatch token_uid=2001:db8:1:2::9")),
+    ]
+}
+
+#[test]
+fn every_fifo_tampering_gets_its_documented_outcome_and_reason() {
+    let keys = HashMap::from([("key1".to_string(), K1.to_string())]);
+    let store = HashMap::from([
+        ("enabled", "true".to_string()),
+        ("allow_percentage", "50".to_string()),
+        ("queueing_method", "fifo".to_string()),
+        ("fifo_cutoff", CUTOFF.to_string()),
+    ]);
+    let settings = Settings::from_lookup(|key| store.get(key).cloned());
+    let mut failures = Vec::new();
+    for (what, uid, value, want, reason) in fifo_matrix() {
+        let header = format!("waiting_room={value}");
+        let visit = Visit {
+            now: NOW,
+            millis: 0,
+            uid,
+            path: "/events",
+            path_and_query: "/events",
+            cookie_header: Some(&header),
+            tls: false,
+            accept: None,
+            accept_language: None,
+        };
+        let p = plan(&visit, &settings, &keys);
+        let got = p.verdict.as_ref().unwrap().decision;
+        let logged = p.log_line.split_once(" rejected=").map(|(_, r)| r);
+        if got != want || logged != reason {
+            failures.push(format!("{what}: got {got:?}, log `{}`", p.log_line));
+        }
+        // A tampered token never keeps its claimed place: a newcomer's place is now.
+        if reason.is_some() {
+            let arr = p.verdict.as_ref().unwrap().arr;
+            assert_eq!(arr, Some(NOW * 1000), "{what}");
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// The /64 binding end to end: the edge's uid for two addresses in one /64 is one
+/// uid, so a token minted for one is honoured from the other; a neighbouring /64
+/// is another visitor.
+#[test]
+fn a_privacy_address_change_keeps_the_place_and_another_network_does_not() {
+    use waiting_room::uid::uid_of;
+    let first = uid_of("2001:db8:1:2:aaaa::1".parse().unwrap(), 64);
+    let rotated = uid_of("2001:db8:1:2:bbbb:cccc:dddd:eeee".parse().unwrap(), 64);
+    let neighbour = uid_of("2001:db8:1:3:aaaa::1".parse().unwrap(), 64);
+    assert_eq!(first, UID_64);
+    assert_eq!(rotated, first);
+    assert_ne!(neighbour, first);
+    // With the default (128), a rotated address is another visitor.
+    assert_ne!(
+        uid_of("2001:db8:1:2:aaaa::1".parse().unwrap(), 128),
+        uid_of("2001:db8:1:2:bbbb:cccc:dddd:eeee".parse().unwrap(), 128)
+    );
+}

@@ -63,6 +63,7 @@
 //! addresses holding a live allow token).
 
 pub mod crowd;
+pub mod fifo;
 pub mod series;
 
 use std::collections::{BTreeMap, VecDeque};

@@ -100,6 +100,36 @@ const SETTINGS: &[(&str, &[&str])] = &[
     (config::COOKIE_HTTPONLY, &["true", "false", "FALSE", "yes"]),
     (config::COOKIE_SAMESITE, &["Lax", "strict", "None", "loose"]),
     (config::COOKIE_SECURE, &["auto", "always", "never", "maybe"]),
+    (
+        config::DRAW_GRID,
+        &["address", "global", " Global ", "slot"],
+    ),
+    (
+        config::UID_IPV6_PREFIX,
+        &["128", "64", "/64", "48", "32", "31", "129", "x"],
+    ),
+    (
+        config::QUEUEING_METHOD,
+        &["fifo", "random", " FIFO ", "lifo"],
+    ),
+    (
+        config::FIFO_CUTOFF,
+        &[
+            "1700000000000",
+            "1700030000000",
+            "1700070000000",
+            "0",
+            "18446744073709551615",
+            "-1",
+            "soon",
+        ],
+    ),
+    (config::FIFO_RATE, &["1000", "1.5", "0", "0.001", "x", "-2"]),
+    (config::FIFO_HOLD, DURATIONS),
+    (
+        config::QUEUE_OPENS_AT,
+        &["1700000000", "1700040000", "0", "18446744073709551615", "x"],
+    ),
 ];
 
 const DURATIONS: &[&str] = &[
@@ -200,12 +230,16 @@ impl<'a> Input<'a> {
     /// An expiry a little before, at, or a little after `now`, or anything.
     pub fn exp_near(&mut self, now: u64) -> u64 {
         let delta = self.below(200) as u64;
-        match self.below(6) {
+        match self.below(8) {
             0 => self.u64(),
             1 => now,
             2 => now.saturating_sub(delta),
             // Up to two default sessions ahead: young and old allow tokens alike.
             3 => now.saturating_add(self.below(7200) as u64),
+            // Young for the default session (kept without renewal).
+            4 => now.saturating_add(1800 + self.below(1800) as u64),
+            // Just expired: inside a default redeem window (a draw).
+            5 => now.saturating_sub(1 + self.below(30) as u64),
             _ => now.saturating_add(delta),
         }
     }
@@ -251,9 +285,10 @@ impl<'a> Input<'a> {
         }
     }
 
-    /// A token minted by the tests' minter: mostly for `uid` and a store key.
+    /// A token minted by the tests' minter: mostly for `uid` and a store key;
+    /// some wait tokens are FIFO tokens (with an arrival time).
     fn signed_token(&mut self, uid: &str, now: u64) -> String {
-        let dec = self.pick(&["wait", "allow", "wait", "allow", "deny"]);
+        let dec = self.pick(&["wait", "allow", "wait", "allow", "deny", "fifo"]);
         let exp = self.exp_near(now);
         let token_uid = match self.below(4) {
             0 => self.ip(),
@@ -264,6 +299,13 @@ impl<'a> Input<'a> {
             0 => FORGER_KEY,
             _ => key_secret(&kid).unwrap_or(FORGER_KEY),
         };
+        if dec == "fifo" {
+            let arr = match self.below(4) {
+                0 => self.u64(),
+                _ => EPOCH * 1000 + self.below(1 << 16) as u64 * 1000 + self.below(1000) as u64,
+            };
+            return mint::mint_fifo(secret, exp, &token_uid, &kid, arr);
+        }
         mint::mint(secret, dec, exp, &token_uid, &kid)
     }
 

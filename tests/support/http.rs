@@ -107,10 +107,35 @@ fn head(to: SocketAddr, path: &str) -> Vec<u8> {
     format!("GET {path} HTTP/1.1\r\nHost: {to}\r\nConnection: close\r\n").into_bytes()
 }
 
+/// Sends `GET path` to `to` (an IPv6 address) from the IPv6 loopback `::1`.
+pub fn get_v6(to: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Response {
+    let mut request = head(to, path);
+    for (name, value) in headers {
+        request.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    let source = SocketAddr::new(std::net::Ipv6Addr::LOCALHOST.into(), 0);
+    send_from(to, source, request)
+        .unwrap_or_else(|failure| panic!("GET {path} from ::1: {failure}"))
+}
+
 /// Sends the request head (adding the blank line) and reads the whole response.
-fn send(to: SocketAddr, from: u8, mut request: Vec<u8>) -> Result<Response, Failure> {
+fn send(to: SocketAddr, from: u8, request: Vec<u8>) -> Result<Response, Failure> {
     let source = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, from), 0));
-    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).map_err(Failure::Connect)?;
+    send_from(to, source, request)
+}
+
+/// [`send`] from any source address.
+fn send_from(
+    to: SocketAddr,
+    source: SocketAddr,
+    mut request: Vec<u8>,
+) -> Result<Response, Failure> {
+    let domain = if source.is_ipv6() {
+        Domain::IPV6
+    } else {
+        Domain::IPV4
+    };
+    let socket = Socket::new(domain, Type::STREAM, None).map_err(Failure::Connect)?;
     socket.bind(&source.into()).map_err(Failure::Connect)?;
     socket
         .connect_timeout(&to.into(), Duration::from_secs(5))

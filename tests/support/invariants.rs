@@ -10,9 +10,10 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use waiting_room::config::{self, Settings};
+use waiting_room::config::{self, QueueingMethod, Settings};
 use waiting_room::cookie::{self, DELETE_COOKIE};
-use waiting_room::decision::{Decision, Session};
+use waiting_room::decision::{Decision, Session, Verdict};
+use waiting_room::grid::DrawGrid;
 use waiting_room::keys::SigningKey;
 use waiting_room::log::Record;
 use waiting_room::page::Page;
@@ -210,6 +211,7 @@ pub fn settings(data: &[u8]) {
             s.cookie_lifetime,
             config::DEFAULT_COOKIE_LIFETIME,
         ),
+        (config::FIFO_HOLD, s.fifo_hold, config::DEFAULT_FIFO_HOLD),
     ] {
         let parsed = raw(key).and_then(|v| v.trim().parse::<u64>().ok());
         let usable = parsed.filter(|d| (1..=config::MAX_DURATION).contains(d));
@@ -220,6 +222,34 @@ pub fn settings(data: &[u8]) {
             fell_back,
             "{key}={:?}",
             raw(key)
+        );
+    }
+    // Words: the documented one, any case, surrounding spaces ignored; else the default.
+    let word =
+        |key: &str, want: &str| raw(key).is_some_and(|v| v.trim().eq_ignore_ascii_case(want));
+    assert_eq!(
+        s.draw_grid == DrawGrid::Global,
+        word(config::DRAW_GRID, "global")
+    );
+    assert_eq!(
+        s.queueing_method == QueueingMethod::Fifo,
+        word(config::QUEUEING_METHOD, "fifo")
+    );
+    // The IPv6 prefix: 32–128 (a leading `/` allowed), else the whole address.
+    let prefix = raw(config::UID_IPV6_PREFIX)
+        .and_then(|v| v.trim().trim_start_matches('/').parse::<u8>().ok())
+        .filter(|bits| (32..=128).contains(bits));
+    assert_eq!(s.uid_ipv6_prefix, prefix.unwrap_or(128));
+    // Unix times: whole numbers only, else none (and said).
+    for (key, value) in [
+        (config::FIFO_CUTOFF, s.fifo_cutoff),
+        (config::QUEUE_OPENS_AT, s.queue_opens_at),
+    ] {
+        let parsed = raw(key).and_then(|v| v.trim().parse::<u64>().ok());
+        assert_eq!(value, parsed, "{key}={:?}", raw(key));
+        assert_eq!(
+            s.fallbacks.contains(&key),
+            raw(key).is_some() && parsed.is_none()
         );
     }
     match raw(config::ACTIVE_KEY) {
@@ -286,7 +316,7 @@ pub fn plan(data: &[u8]) -> Plan {
     let settings = Settings::from_lookup(|key| store.get(key).cloned());
     let visit = Visit {
         now,
-        millis: 0,
+        millis: input.below(1000) as u16,
         uid: &uid,
         path: &path,
         path_and_query: &path_and_query,
@@ -327,6 +357,14 @@ fn log_line_reads_back(visit: &Visit, settings: &Settings, plan: &Plan) {
             assert_eq!(
                 (record.session, record.transition, record.exp),
                 (v.session, v.transition, v.exp),
+                "{line}"
+            );
+            let fifo = settings.queueing_method == QueueingMethod::Fifo;
+            assert_eq!(record.arr, v.arr, "{line}");
+            assert_eq!(record.fifo, fifo, "{line}");
+            assert_eq!(
+                record.cutoff,
+                settings.fifo_cutoff.filter(|_| fifo),
                 "{line}"
             );
         }
@@ -424,14 +462,16 @@ fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
         && !p.is_zero()
         && !p.is_hundred()
     {
-        let expected = expected_decision(&token, visit.now, p, settings.redeem_window());
+        let expected = expected_decision(&token, visit.now, p, settings);
         assert_eq!(verdict.decision, expected, "{:?}", mint::open(value));
         assert_eq!(verdict.rejection, None);
     }
 }
 
 /// A cookie is honoured (admits, or keeps a visitor waiting) only when it is a
-/// validly signed, unexpired-as-needed token for this very visitor.
+/// validly signed, unexpired-as-needed token for this very visitor: in random
+/// mode a wait token admits only once expired; in FIFO mode only when its place
+/// is at or before the cutoff.
 fn honoured_only_if_vouched(
     visit: &Visit,
     settings: &Settings,
@@ -439,37 +479,75 @@ fn honoured_only_if_vouched(
     presented: Option<&str>,
 ) {
     let vouched = || presented.and_then(|value| vouch(value, visit.uid));
+    let fifo = settings.queueing_method == QueueingMethod::Fifo;
     match decision {
         Decision::Allow if !settings.percentage_at(visit.now).is_hundred() => {
             let token = vouched().unwrap_or_else(|| panic!("admitted on {presented:?}"));
             let admits = match token.dec {
                 TokenKind::Allow => visit.now <= token.exp,
+                TokenKind::Wait if fifo => fifo_place(&token, visit.now, settings)
+                    .zip(settings.fifo_cutoff)
+                    .is_some_and(|(arr, cutoff)| arr <= cutoff),
                 TokenKind::Wait => visit.now > token.exp,
             };
             assert!(admits, "admitted on {token:?} at {}", visit.now);
         }
         Decision::Wait => {
             let token = vouched().unwrap_or_else(|| panic!("held on {presented:?}"));
-            assert_eq!((token.dec, visit.now <= token.exp), (TokenKind::Wait, true));
+            assert_eq!(token.dec, TokenKind::Wait);
+            if fifo {
+                assert!(
+                    fifo_place(&token, visit.now, settings).is_some(),
+                    "{token:?}"
+                );
+            } else {
+                assert!(visit.now <= token.exp, "{token:?}");
+            }
         }
         _ => {}
     }
 }
 
-/// What the decision table says for a valid token at a percentage in 1..=99.
+/// FIFO: the place a valid wait token holds at `now`: its `arr` while its hold
+/// lasts; a lottery token's `(exp - 2d) · 1000` within its redeem window.
+fn fifo_place(token: &Vouched, now: u64, settings: &Settings) -> Option<u64> {
+    match token.arr {
+        Some(arr) => (now <= token.exp).then_some(arr),
+        None => (now <= token.exp.saturating_add(settings.redeem_window())).then(|| {
+            token
+                .exp
+                .saturating_sub(2 * settings.wait_period_duration)
+                .saturating_mul(1000)
+        }),
+    }
+}
+
+/// What the decision table says for a valid token at a percentage strictly
+/// between 0 and 100.
 fn expected_decision(
     token: &Vouched,
     now: u64,
     percentage: Percentage,
-    redeem_window: u64,
+    settings: &Settings,
 ) -> Decision {
     let expired = now > token.exp;
+    if settings.queueing_method == QueueingMethod::Fifo {
+        return match (token.dec, fifo_place(token, now, settings)) {
+            (TokenKind::Allow, _) if expired => Decision::Anon,
+            (TokenKind::Allow, _) => Decision::Allow,
+            (TokenKind::Wait, None) => Decision::Anon,
+            (TokenKind::Wait, Some(arr)) if settings.fifo_cutoff.is_some_and(|c| arr <= c) => {
+                Decision::Allow
+            }
+            (TokenKind::Wait, Some(_)) => Decision::Wait,
+        };
+    }
     match (token.dec, expired) {
         (TokenKind::Wait, false) => Decision::Wait,
         (TokenKind::Allow, false) => Decision::Allow,
         (TokenKind::Allow, true) => Decision::Anon,
         // A kept copy presented after its redeem window gets no draw.
-        (TokenKind::Wait, true) if now > token.exp.saturating_add(redeem_window) => {
+        (TokenKind::Wait, true) if now > token.exp.saturating_add(settings.redeem_window()) => {
             Decision::ReWait
         }
         (TokenKind::Wait, true) if waiting_room::lottery::wins(token.seed, percentage) => {
@@ -484,7 +562,12 @@ fn expected_decision(
 fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision, plan: &Plan) {
     let verdict = plan.verdict.as_ref().expect("decided");
     let set_cookie = plan.set_cookie.as_deref();
+    let fifo = settings.queueing_method == QueueingMethod::Fifo
+        && !settings.percentage_at(visit.now).is_zero()
+        && !settings.percentage_at(visit.now).is_hundred();
     let dec = match decision {
+        // In FIFO mode a held place is re-issued when half its hold has passed.
+        Decision::Wait if fifo && set_cookie.is_some() => TokenKind::Wait,
         Decision::Wait => return assert_eq!(set_cookie, None),
         Decision::Deny => return assert_eq!(set_cookie, Some(DELETE_COOKIE)),
         Decision::Allow if verdict.session == Some(Session::Kept) => {
@@ -521,22 +604,76 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
         TokenKind::Allow => {
             assert_eq!(token.exp, now.saturating_add(settings.allow_period_timeout))
         }
+        TokenKind::Wait if fifo => fifo_token_is_sound(visit, settings, verdict, &token),
         TokenKind::Wait => {
+            assert_eq!(token.arr, None, "{token:?}");
             let d = settings.wait_period_duration;
             assert!(
                 token.exp > now || token.exp == u64::MAX,
                 "{token:?} at {now}"
             );
-            assert!(
-                token.exp.is_multiple_of(d) || token.exp == u64::MAX,
-                "{token:?}"
-            );
-            assert!(
-                token.exp - now.min(token.exp) <= 2 * d,
-                "{token:?} at {now}"
-            );
+            if token.exp == u64::MAX {
+                return;
+            }
+            match settings.draw_grid {
+                DrawGrid::Global => {
+                    assert!(token.exp.is_multiple_of(d), "{token:?}");
+                    assert!(token.exp - now <= 2 * d, "{token:?} at {now}");
+                }
+                // The first point of the address's grid at least `d` ahead.
+                DrawGrid::Address => {
+                    let offset = fnv1a(visit.uid) % (2 * d);
+                    assert_eq!(token.exp % (2 * d), offset, "{token:?} of {}", visit.uid);
+                    let (now, d, exp) = (u128::from(now), u128::from(d), u128::from(token.exp));
+                    assert!((now + d..now + 3 * d).contains(&exp), "{token:?} at {now}");
+                }
+            }
         }
     }
+}
+
+/// A FIFO wait token keeps the place the visitor held (or joined at), or for a
+/// newcomer is their arrival (in the pre-queue: the opening second plus an
+/// offset under a second); it is held `fifo_hold` after now, or after the line
+/// opens.
+fn fifo_token_is_sound(visit: &Visit, settings: &Settings, verdict: &Verdict, token: &Vouched) {
+    let arr = token.arr.unwrap_or_else(|| panic!("no arr in {token:?}"));
+    assert_eq!(verdict.arr, Some(arr));
+    let now = visit.now;
+    let opens = settings.queue_opens_at.unwrap_or(0);
+    assert_eq!(
+        token.exp,
+        now.max(opens).saturating_add(settings.fifo_hold),
+        "{token:?} at {now}"
+    );
+    let now_ms = now
+        .saturating_mul(1000)
+        .saturating_add(u64::from(visit.millis));
+    let presented = visit
+        .cookie_header
+        .and_then(cookie::find)
+        .and_then(|value| vouch(value, visit.uid));
+    match (verdict.decision, presented) {
+        (Decision::Wait, Some(held)) => {
+            assert_eq!(Some(arr), fifo_place(&held, now, settings), "{held:?}")
+        }
+        (Decision::Wait, None) => panic!("a place re-issued from nothing"),
+        _ if now_ms < opens.saturating_mul(1000) => {
+            let first = opens.saturating_mul(1000);
+            assert!(
+                (first..=first.saturating_add(999)).contains(&arr),
+                "{arr} opens {opens}"
+            )
+        }
+        _ => assert_eq!(arr, now_ms),
+    }
+}
+
+/// FNV-1a, 64-bit, written here from its definition.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Lazy renewal: an admitted visitor keeps their token (no `Set-Cookie`) only when it
@@ -585,6 +722,8 @@ struct Vouched {
     exp: u64,
     kid: String,
     seed: u32,
+    /// A FIFO wait token's arrival.
+    arr: Option<u64>,
 }
 
 /// `value` read independently of `token::decode`: canonical base64 of
@@ -598,6 +737,14 @@ fn vouch(value: &str, uid: &str) -> Option<Vouched> {
     let (dec, rest) = signed.strip_prefix("dec=")?.split_once("&exp=")?;
     let (exp, rest) = rest.split_once("&uid=")?;
     let (token_uid, kid) = rest.split_once("&kid=")?;
+    // A FIFO wait token's sixth field.
+    let (kid, arr) = match kid.split_once("&arr=") {
+        Some((kid, arr)) => {
+            let value: u64 = arr.parse().ok()?;
+            (value.to_string() == arr && dec == "wait").then_some((kid, Some(value)))?
+        }
+        None => (kid, None),
+    };
     let secret = fuzz_input::key_secret(kid).filter(|s| !s.is_empty())?;
     if kid.contains('&') {
         return None; // five `&`-separated fields, no more
@@ -614,6 +761,7 @@ fn vouch(value: &str, uid: &str) -> Option<Vouched> {
         exp: exp_value,
         kid: kid.to_string(),
         seed: mint::seed(sig),
+        arr,
     })
 }
 

@@ -44,6 +44,9 @@ pub struct RoomSpec<'a> {
     /// Viceroy's standard output (the log lines) goes to a pipe the test takes with
     /// [`Room::take_stdout`], instead of the log file.
     pub pipe_stdout: bool,
+    /// Viceroy listens on the IPv6 loopback (`[::1]`) instead of 127.0.0.1; reach
+    /// it with [`Room::get_v6`].
+    pub ipv6: bool,
 }
 
 /// A room under test. Dropping it stops Viceroy and removes its files.
@@ -149,7 +152,11 @@ file = "{dir}/pages.json"
         )
         .unwrap();
 
-        let addr = free_addr();
+        let addr = if spec.ipv6 {
+            free_addr_v6()
+        } else {
+            free_addr()
+        };
         let log = fs::File::create(dir.join("viceroy.log")).unwrap();
         let stdout = if spec.pipe_stdout {
             Stdio::piped()
@@ -204,6 +211,11 @@ file = "{dir}/pages.json"
     /// `GET path` from visitor 127.0.0.`from`.
     pub fn get(&self, from: u8, path: &str, headers: &[(&str, &str)]) -> http::Response {
         http::get(self.addr, from, path, headers)
+    }
+
+    /// `GET path` from the IPv6 loopback `::1` (a room launched with `ipv6`).
+    pub fn get_v6(&self, path: &str, headers: &[(&str, &str)]) -> http::Response {
+        http::get_v6(self.addr, path, headers)
     }
 
     /// `GET path` from visitor 127.0.0.`from` presenting `cookie_header`.
@@ -276,6 +288,13 @@ fn write_json(path: &Path, store: &Store) {
 fn free_addr() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+fn free_addr_v6() -> SocketAddr {
+    TcpListener::bind("[::1]:0")
+        .expect("the IPv6 loopback ::1 is needed for the IPv6 tests")
         .local_addr()
         .unwrap()
 }

@@ -47,6 +47,10 @@ static setting until its first write lands
   --start P                 percentage written at the first tick, before one is computed
   --expected-propagation S  propagation delay the controller assumes until it measures one (30)
   --min P, --max P          bounds of the percentages written (0.0001, 100)
+FIFO mode (run only, with the closed loop: the FIFO rule moves fifo_cutoff)
+  --queueing fifo           the room in FIFO mode (queueing_method = fifo)
+  --fifo-hold SECONDS       fifo_hold (300)
+  --abandon SHARE:SECONDS   that share of people give up after up to SECONDS (0:600)
 plan and cost default to plain visitors (no extra devices, NAT or attackers).";
 
 /// What to do.
@@ -85,6 +89,17 @@ pub enum Command {
         /// Where to write the JSON table, if anywhere.
         out: Option<PathBuf>,
     },
+    /// Simulate one scenario with the room in FIFO mode (see [`crate::fifo`]).
+    Fifo {
+        /// The scenario (its closed loop runs the FIFO rule).
+        scenario: Scenario,
+        /// What FIFO mode adds.
+        spec: crate::fifo::FifoSpec,
+        /// Where the JSON report and the plot go.
+        out: PathBuf,
+        /// No progress lines.
+        quiet: bool,
+    },
     /// Cost per decision as the crowd grows.
     Cost {
         /// The scenario (its `visitors` is replaced by each size).
@@ -100,6 +115,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     let command = args.next().ok_or("no command given")?;
     let mut options = Options::read(args)?;
     let parsed = match command.as_str() {
+        "run" if options.0.contains_key("queueing") => fifo_run(&mut options)?,
         "run" => {
             let grids = match options.take("draw-grid").as_deref() {
                 None => vec![Scenario::default().room.draw_grid],
@@ -182,6 +198,50 @@ fn grid(name: &str) -> Result<DrawGrid, String> {
             "--draw-grid {other:?}: expected address or global (run: or both)"
         )),
     }
+}
+
+/// `run --queueing fifo …`: plain visitors by default (as `plan` and `cost`).
+fn fifo_run(options: &mut Options) -> Result<Command, String> {
+    match options.take("queueing").as_deref() {
+        Some("fifo") => {}
+        other => {
+            return Err(format!(
+                "--queueing {other:?}: expected fifo (random is the default)"
+            ));
+        }
+    }
+    let mut spec = crate::fifo::FifoSpec::default();
+    if let Some(v) = options.number("fifo-hold")? {
+        spec.fifo_hold = v;
+    }
+    if let Some(raw) = options.take("abandon") {
+        let [share, seconds] = parts::<2>("abandon", &raw)?;
+        spec.abandon_share = fraction("abandon", share)?;
+        spec.patience = number("abandon", seconds)?;
+    }
+    let defaults = Scenario {
+        mix: Mix::plain(),
+        ..Scenario::default()
+    };
+    let mut scenario = options.scenario(defaults)?;
+    scenario.control = options.control()?;
+    check(&scenario)?;
+    let control = scenario
+        .control
+        .ok_or("--queueing fifo needs --target-per-minute and --propagation-delay")?;
+    if !(1..=MAX_DURATION).contains(&spec.fifo_hold) || spec.patience == 0 {
+        return Err("--fifo-hold and --abandon's SECONDS must be 1 s to a year".into());
+    }
+    waiting_room::control::fifo::FifoController::new(crate::fifo::options(
+        &control, &scenario, &spec,
+    ))
+    .map_err(|e| format!("the FIFO rule refuses its options: {e}"))?;
+    Ok(Command::Fifo {
+        scenario,
+        spec,
+        out: PathBuf::from(options.take("out").unwrap_or_else(|| "simulation".into())),
+        quiet: options.flag("quiet"),
+    })
 }
 
 fn mode(name: &str) -> Result<RefreshMode, String> {

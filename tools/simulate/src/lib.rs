@@ -16,6 +16,7 @@ pub mod attacker;
 pub mod cli;
 pub mod closed_loop;
 pub mod engine;
+pub mod fifo;
 pub mod planning;
 pub mod plot;
 pub mod population;

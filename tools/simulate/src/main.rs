@@ -26,6 +26,12 @@ fn main() -> ExitCode {
             no_plots,
             quiet,
         } => run(&scenario, &grids, &modes, &out, !no_plots, !quiet),
+        Command::Fifo {
+            scenario,
+            spec,
+            out,
+            quiet,
+        } => simulate::fifo::run_and_report(&scenario, &spec, &out, !quiet),
         Command::Plan {
             scenario,
             percentages,

@@ -9,6 +9,7 @@ use waiting_room::config::{
     DEFAULT_CONTROLLER_TIMEOUT, DEFAULT_WAIT_PERIOD_DURATION, MAX_DURATION,
 };
 use waiting_room::control::Options;
+use waiting_room::control::fifo::FifoOptions;
 use waiting_room::percentage::Percentage;
 
 use crate::sink::{FASTLY_API, TOKEN_VAR};
@@ -35,8 +36,12 @@ the controller heartbeat to the room's config store: a Viceroy JSON file (--conf
 a Fastly config store through the Fastly API (--fastly-store-id, token in the environment \
 variable FASTLY_API_TOKEN), or nowhere (--dry-run).
 
-At most one write each --tick seconds: when the percentage changes, or when the heartbeat \
-is due (--heartbeat-every). A failed write is retried after one tick, then after twice as \
+With --queueing fifo (a room whose queueing_method is fifo) it writes fifo_cutoff, \
+fifo_rate and the heartbeat instead, in one batch: each tick the cutoff passes as many \
+waiting places as the target allows for the next tick.
+
+At most one write each --tick seconds: when the percentage (or the cutoff) changes, or \
+when the heartbeat is due (--heartbeat-every). A failed write is retried after one tick, then after twice as \
 long each time, up to 300 s. Each write prints one line on stderr unless --quiet.
 
 When stdin ends without --listen, the controller ticks (and maybe writes) once more and \
@@ -56,7 +61,11 @@ exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
     --listen 0.0.0.0:8080 --service-id SERVICE < /dev/null
 
   # Watch what it would do:
-  wrctl control --target-per-minute 600 --dry-run --listen 127.0.0.1:8080 < recorded.log"
+  wrctl control --target-per-minute 600 --dry-run --listen 127.0.0.1:8080 < recorded.log
+
+  # A FIFO room (queueing_method = fifo): move fifo_cutoff instead of the percentage:
+  viceroy serve -C fastly.toml bin/main.wasm | \
+    wrctl control --queueing fifo --target-per-minute 600 --config-file config.json"
     )]
     Control(ControlArgs),
     /// Print a new random signing key on stdout, and how to store it in Fastly on stderr.
@@ -142,6 +151,32 @@ pub struct ControlArgs {
 Example: --target-per-minute 600"
     )]
     pub target_per_minute: f64,
+
+    /// The room's queueing_method: which key the controller holds the target with.
+    #[arg(
+        long,
+        value_name = "MODE",
+        default_value = "random",
+        value_parser = ["random", "fifo"],
+        long_help = "The room's queueing_method, and so what the controller writes: random \
+(the lottery: allow_percentage) or fifo (first in, first out: fifo_cutoff and fifo_rate, \
+with the heartbeat in the same batch). Chosen here, never guessed from the log: the keys \
+written are the operator's call; a line of the other mode is warned about once on stderr.\n\
+Example: --queueing fifo"
+    )]
+    pub queueing: String,
+
+    /// The room's fifo_hold, seconds (FIFO mode).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = waiting_room::config::DEFAULT_FIFO_HOLD,
+        value_parser = clap::value_parser!(u64).range(1..=MAX_DURATION),
+        long_help = "The room's fifo_hold in seconds (FIFO mode): a waiting page comes back \
+every min(--wait-period, fifo_hold / 3) seconds, which the controller waits for before it \
+counts a passed place as abandoned.\nExample: --fifo-hold 300"
+    )]
+    pub fifo_hold: u64,
 
     /// At most this many live sessions (addresses with a live allow token).
     #[arg(
@@ -395,6 +430,44 @@ impl ControlArgs {
             start: self.start,
             expected_propagation: Some(self.expected_propagation),
             ..Options::default()
+        };
+        options.check().map_err(|e| e.to_string())?;
+        Ok(options)
+    }
+
+    /// Whether the controller runs the FIFO rule (`--queueing fifo`).
+    pub fn fifo(&self) -> bool {
+        self.queueing == "fifo"
+    }
+
+    /// The FIFO rule's options, checked; the error names the flags. The
+    /// percentage flags (`--min`, `--max`, `--start`, `--redeem-window`) do not
+    /// apply: `--start` and `--redeem-window` are refused, `--min` and `--max`
+    /// left at their defaults.
+    pub fn fifo_options(&self) -> Result<FifoOptions, String> {
+        if self.start.is_some() {
+            return Err("--start is a percentage: it does not apply with --queueing fifo".into());
+        }
+        if self.redeem_window.is_some() {
+            return Err("--redeem-window does not apply with --queueing fifo".into());
+        }
+        if self.min != Percentage::STEP || self.max != Percentage::HUNDRED {
+            return Err(
+                "--min and --max bound the percentage: they do not apply with \
+                        --queueing fifo"
+                    .into(),
+            );
+        }
+        let options = FifoOptions {
+            target_per_minute: self.target_per_minute,
+            max_active: self.max_active,
+            tick: self.tick,
+            heartbeat_every: self.heartbeat_every,
+            wait_period: self.wait_period,
+            fifo_hold: self.fifo_hold,
+            log_silence: (self.log_silence > 0).then_some(self.log_silence),
+            expected_propagation: Some(self.expected_propagation),
+            ..FifoOptions::default()
         };
         options.check().map_err(|e| e.to_string())?;
         Ok(options)

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use waiting_room::config::{self, Heartbeat, Settings};
+use waiting_room::config::{self, Heartbeat, QueueingMethod, Settings};
 use waiting_room::estimate::draw_interval;
 use waiting_room::grid::DrawGrid;
 use waiting_room::keys::{MIN_STRONG_KEY_LEN, SigningKey};
@@ -14,26 +14,7 @@ use waiting_room::refresh::{self, RefreshMode};
 use waiting_room::token::is_valid_kid;
 
 /// Every key the room reads from `waitingroom_config`, in the README's order.
-pub const KEYS: [&str; 18] = [
-    config::ENABLED,
-    config::PROTECTED_PATHS,
-    config::ALLOW_PERCENTAGE,
-    config::CONTROLLER_HEARTBEAT,
-    config::CONTROLLER_TIMEOUT,
-    config::ALLOW_PERCENTAGE_FALLBACK,
-    config::WAIT_PERIOD_DURATION,
-    config::ALLOW_PERIOD_TIMEOUT,
-    config::COOKIE_LIFETIME,
-    config::ACTIVE_KEY,
-    config::REDEEM_WINDOW,
-    config::WAITING_STATUS,
-    config::SESSION_MODE,
-    config::COOKIE_HTTPONLY,
-    config::COOKIE_SAMESITE,
-    config::COOKIE_SECURE,
-    config::REFRESH_MODE,
-    config::LOGGER_NAME,
-];
+pub use waiting_room::config::KEYS;
 
 /// A `wait_period_duration` above this many seconds gets a warning: a new
 /// visitor's first draw can be up to three slots away.
@@ -175,34 +156,50 @@ fn effective(s: &Settings, key: &str) -> String {
             .logger_name
             .clone()
             .unwrap_or_else(|| "none (standard error)".into()),
+        config::DRAW_GRID => s.draw_grid.to_string(),
+        config::UID_IPV6_PREFIX => format!("/{}", s.uid_ipv6_prefix),
+        config::QUEUEING_METHOD => format!("{:?}", s.queueing_method).to_ascii_lowercase(),
+        config::FIFO_CUTOFF => s
+            .fifo_cutoff
+            .map_or("none (nobody admitted by FIFO)".into(), |c| {
+                format!("{c} ms")
+            }),
+        config::FIFO_RATE => s
+            .fifo_rate
+            .map_or("none (entry time unknown)".into(), |r| format!("{r} ms/s")),
+        config::FIFO_HOLD => seconds(s.fifo_hold),
+        config::QUEUE_OPENS_AT => s
+            .queue_opens_at
+            .map_or("none (no pre-queue)".into(), |t| t.to_string()),
         _ => String::new(),
     }
 }
 
 /// The longest `refresh_after` a waiting page gets, and how long after its wait
-/// token's expiry that visitor comes back, by the room's refresh rule. On the
-/// global grid a token is issued at the start of a slot (expiring two slots
-/// later, `grid::global_expiry`), and in `eligible` mode the visitor's phase is at
-/// most `d − 2`; on the address grid a token expires at most `3d − 1` ahead and
-/// the page comes back one second after it.
+/// token's expiry that visitor comes back, by the room's refresh rule. In
+/// `eligible` mode the page comes back one second after the expiry, plus on the
+/// global grid the visitor's phase (at most `d − 2`); on the address grid a token
+/// expires up to `3d − 1` ahead. In `fixed` mode the page comes back every `d`
+/// seconds, so on either grid the worst case is a token expiring on a multiple of
+/// `d` after the request (`grid::global_expiry`): one whole period late.
 pub fn longest_refresh(mode: RefreshMode, grid: DrawGrid, d: u64) -> (u64, u64) {
     let now = d.saturating_mul(1000);
     let uid = "192.0.2.1";
-    let exp = match grid {
-        DrawGrid::Global => waiting_room::grid::global_expiry(now, d),
-        DrawGrid::Address => now.saturating_add(d.saturating_mul(3)).saturating_sub(1),
-    };
     match mode {
         RefreshMode::Eligible => {
-            let worst_phase = match grid {
-                DrawGrid::Global => d.saturating_sub(2),
-                DrawGrid::Address => 0,
+            let (exp, worst_phase) = match grid {
+                DrawGrid::Global => (
+                    waiting_room::grid::global_expiry(now, d),
+                    d.saturating_sub(2),
+                ),
+                DrawGrid::Address => (now.saturating_add(d.saturating_mul(3)).saturating_sub(1), 0),
             };
             let longest = refresh::refresh_after(mode, DrawGrid::Address, now, exp, uid, d)
                 .saturating_add(worst_phase);
             (longest, (now + longest).saturating_sub(exp))
         }
         RefreshMode::Fixed => {
+            let exp = waiting_room::grid::global_expiry(now, d);
             // Comes back every `refresh_after` until past the expiry.
             let mut at = now;
             let mut longest = 0;
@@ -254,6 +251,32 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
             "cookie_lifetime {} s is shorter than allow_period_timeout {} s: a session \
              outlives its cookie, and the visitor waits again when the cookie goes",
             s.cookie_lifetime, s.allow_period_timeout
+        ));
+    }
+    let fifo = s.queueing_method == QueueingMethod::Fifo;
+    if fifo && s.fifo_cutoff.is_none() {
+        w.push(
+            "queueing_method is fifo without a usable fifo_cutoff: nobody is admitted until \
+             a cutoff is written (by `wrctl control` or by hand)"
+                .into(),
+        );
+    }
+    let fifo_only = [
+        config::FIFO_CUTOFF,
+        config::FIFO_RATE,
+        config::FIFO_HOLD,
+        config::QUEUE_OPENS_AT,
+    ];
+    if !fifo && let Some(key) = fifo_only.iter().find(|key| store.contains_key(**key)) {
+        w.push(format!(
+            "{key} is set but queueing_method is random: it has no effect"
+        ));
+    }
+    if s.uid_ipv6_prefix < 64 {
+        w.push(format!(
+            "uid_ipv6_prefix /{} is shorter than a /64: everyone in that network shares one \
+             place, as behind a NAT",
+            s.uid_ipv6_prefix
         ));
     }
     match s.controller_heartbeat {

@@ -24,6 +24,8 @@
 //! | option | default | meaning |
 //! | --- | --- | --- |
 //! | `--target-per-minute N` | required | new sessions a minute to hold |
+//! | `--queueing MODE` | `random` | `random`: write `allow_percentage`; `fifo`: write `fifo_cutoff` and `fifo_rate` ([`waiting_room::control::fifo`]) |
+//! | `--fifo-hold SECONDS` | 300 | the room's `fifo_hold` (FIFO mode) |
 //! | `--max-active N` | none | at most this many live sessions |
 //! | `--min P` | `0.0001` | lowest percentage written |
 //! | `--max P` | `100` | highest percentage written |
@@ -42,7 +44,9 @@
 //! | `--max-body-bytes BYTES` | 104857600 | largest POST body (413 above) |
 //! | `--quiet` | | no line per write |
 //!
-//! Exactly one of `--config-file`, `--fastly-store-id` and `--dry-run`. Bad usage
+//! Exactly one of `--config-file`, `--fastly-store-id` and `--dry-run`. With
+//! `--queueing fifo`, `--start`, `--redeem-window`, `--min` and `--max` (the
+//! percentage's) are refused. Bad usage
 //! exits 2 with a message naming the flag; a failure to start (an unreadable
 //! config file, an address that cannot be bound) exits 1.
 //!

@@ -7,8 +7,9 @@ use std::thread;
 
 use clap::Parser;
 use waiting_room::control::Controller;
+use waiting_room::control::fifo::FifoController;
 use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice, usage_error};
-use wrctl::control::Control;
+use wrctl::control::{Control, Rule};
 use wrctl::sink::{ConfigFile, DryRun, FastlyApi, Sink, TOKEN_VAR};
 use wrctl::state::Info;
 use wrctl::{ingest, server};
@@ -30,7 +31,17 @@ fn main() -> ExitCode {
 }
 
 fn control(args: ControlArgs) -> ExitCode {
-    let options = args.options().unwrap_or_else(|e| usage_error(&e));
+    let rule: Rule = if args.fifo() {
+        let options = args.fifo_options().unwrap_or_else(|e| usage_error(&e));
+        FifoController::new(options)
+            .unwrap_or_else(|e| usage_error(&e.to_string()))
+            .into()
+    } else {
+        let options = args.options().unwrap_or_else(|e| usage_error(&e));
+        Controller::new(options)
+            .unwrap_or_else(|e| usage_error(&e.to_string()))
+            .into()
+    };
     let choice = args
         .sink(std::env::var(TOKEN_VAR).ok())
         .unwrap_or_else(|e| usage_error(&e));
@@ -56,14 +67,13 @@ fn control(args: ControlArgs) -> ExitCode {
         SinkChoice::DryRun => Box::new(DryRun),
     };
     let info = Info {
-        target_per_minute: options.target_per_minute,
-        max_active: options.max_active,
-        min: options.min,
-        max: options.max,
+        target_per_minute: args.target_per_minute,
+        max_active: args.max_active,
+        min: args.min,
+        max: args.max,
         dry_run: sink.is_dry_run(),
         sink: sink.describe(),
     };
-    let controller = Controller::new(options).unwrap_or_else(|e| usage_error(&e.to_string()));
     let (tx, rx) = sync_channel(CHANNEL);
 
     if let Some(addr) = args.listen {
@@ -88,7 +98,12 @@ fn control(args: ControlArgs) -> ExitCode {
         }
     }
     eprintln!(
-        "wrctl: writing to {}; reading log lines from stdin",
+        "wrctl: writing {} to {}; reading log lines from stdin",
+        if args.fifo() {
+            "fifo_cutoff and fifo_rate"
+        } else {
+            "allow_percentage"
+        },
         info.sink
     );
     let stdin = thread::Builder::new().name("stdin".into()).spawn(move || {
@@ -100,7 +115,7 @@ fn control(args: ControlArgs) -> ExitCode {
         eprintln!("wrctl: cannot start the stdin reader: {e}");
         return ExitCode::FAILURE;
     }
-    Control::new(controller, sink, info, args.quiet).run(rx);
+    Control::new(rule, sink, info, args.quiet).run(rx);
     ExitCode::SUCCESS
 }
 
@@ -130,6 +145,25 @@ fn check_config_file(file: &ConfigFile, args: &ControlArgs) {
         eprintln!(
             "wrctl: warning: --wait-period {} but the file's wait_period_duration is {d}",
             args.wait_period
+        );
+    }
+    let method = settings
+        .get(waiting_room::config::QUEUEING_METHOD)
+        .and_then(|v| v.as_str())
+        .map_or("random".to_string(), |v| v.trim().to_ascii_lowercase());
+    if (method == "fifo") != args.fifo() {
+        eprintln!(
+            "wrctl: warning: --queueing {} but the file's queueing_method is {method}",
+            args.queueing
+        );
+    }
+    if let Some(hold) = number(waiting_room::config::FIFO_HOLD)
+        && args.fifo()
+        && hold != args.fifo_hold
+    {
+        eprintln!(
+            "wrctl: warning: --fifo-hold {} but the file's fifo_hold is {hold}",
+            args.fifo_hold
         );
     }
 }

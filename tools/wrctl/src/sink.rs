@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use waiting_room::control::Write;
+use waiting_room::control::{Write, fifo};
 
 /// The environment variable the Fastly API token is read from (never a flag or a file).
 pub const TOKEN_VAR: &str = "FASTLY_API_TOKEN";
@@ -16,10 +16,28 @@ pub const FASTLY_API: &str = "https://api.fastly.com";
 /// How long one write to the Fastly API may take, connection included.
 pub const API_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// One write of either rule: the config-store items it sets, in order.
+pub trait Items {
+    /// Key and value of each item.
+    fn items(&self) -> Vec<(&'static str, String)>;
+}
+
+impl Items for Write {
+    fn items(&self) -> Vec<(&'static str, String)> {
+        Write::items(self)
+    }
+}
+
+impl Items for fifo::Write {
+    fn items(&self) -> Vec<(&'static str, String)> {
+        fifo::Write::items(self)
+    }
+}
+
 /// A place the controller writes its items to.
 pub trait Sink: Send {
     /// Writes the items of `write` (all of them, or reports a failure).
-    fn write(&mut self, write: &Write) -> Result<(), String>;
+    fn write(&mut self, write: &dyn Items) -> Result<(), String>;
     /// Where writes go, as `status.json` shows it.
     fn describe(&self) -> String;
     /// Whether writes go nowhere.
@@ -32,7 +50,7 @@ pub trait Sink: Send {
 pub struct DryRun;
 
 impl Sink for DryRun {
-    fn write(&mut self, _: &Write) -> Result<(), String> {
+    fn write(&mut self, _: &dyn Items) -> Result<(), String> {
         Ok(())
     }
 
@@ -84,7 +102,7 @@ fn read_object(path: &Path) -> Result<Map<String, Value>, String> {
 }
 
 impl Sink for ConfigFile {
-    fn write(&mut self, write: &Write) -> Result<(), String> {
+    fn write(&mut self, write: &dyn Items) -> Result<(), String> {
         let mut settings = read_object(&self.path)?;
         for (key, value) in write.items() {
             settings.insert(key.to_string(), Value::String(value));
@@ -124,7 +142,8 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
 }
 
 /// `--fastly-store-id ID`: one `PATCH /resources/stores/config/ID/items` a write,
-/// with both items as upserts.
+/// with every item as an upsert (in FIFO mode the cutoff, the rate and the
+/// heartbeat in one batch, so the edge never sees a cutoff without its rate).
 pub struct FastlyApi {
     agent: ureq::Agent,
     url: String,
@@ -159,7 +178,7 @@ impl FastlyApi {
 }
 
 /// The request body of a write: `{"items":[{"op":"upsert","item_key":…,"item_value":…},…]}`.
-pub fn batch_body(write: &Write) -> String {
+pub fn batch_body(write: &dyn Items) -> String {
     let items: Vec<Value> = write
         .items()
         .into_iter()
@@ -169,7 +188,7 @@ pub fn batch_body(write: &Write) -> String {
 }
 
 impl Sink for FastlyApi {
-    fn write(&mut self, write: &Write) -> Result<(), String> {
+    fn write(&mut self, write: &dyn Items) -> Result<(), String> {
         let response = self
             .agent
             .patch(&self.url)
@@ -227,6 +246,19 @@ mod tests {
         assert_eq!(
             batch_body(&write),
             r#"{"items":[{"item_key":"allow_percentage","item_value":"12.5","op":"upsert"},{"item_key":"controller_heartbeat","item_value":"1700000000","op":"upsert"}]}"#
+        );
+    }
+
+    #[test]
+    fn the_fifo_body_upserts_cutoff_rate_and_heartbeat_in_that_order() {
+        let write = fifo::Write {
+            fifo_cutoff: Some(1_700_000_000_123),
+            fifo_rate: Some("1.625".parse().unwrap()),
+            heartbeat: 1_700_000_010,
+        };
+        assert_eq!(
+            batch_body(&write),
+            r#"{"items":[{"item_key":"fifo_cutoff","item_value":"1700000000123","op":"upsert"},{"item_key":"fifo_rate","item_value":"1.625","op":"upsert"},{"item_key":"controller_heartbeat","item_value":"1700000010","op":"upsert"}]}"#
         );
     }
 }

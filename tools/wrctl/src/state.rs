@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use waiting_room::control::Snapshot;
+use waiting_room::control::fifo::FifoStatus;
 use waiting_room::percentage::Percentage;
 
 use crate::ingest::BadCounts;
@@ -39,6 +40,13 @@ pub struct View {
     pub bad: BadCounts,
     /// The options.
     pub info: Arc<Info>,
+    /// In FIFO mode (`--queueing fifo`), the FIFO rule's own figures.
+    pub fifo: Option<FifoStatus>,
+}
+
+/// A share to three decimals.
+fn rounded(share: f64) -> f64 {
+    (share * 1000.0).round() / 1000.0
 }
 
 /// `600` rather than `600.0` for a whole number.
@@ -75,8 +83,37 @@ impl View {
             })
     }
 
-    /// The `status.json` document the dashboard reads.
+    /// The `status.json` document the dashboard reads. `queueing` says the
+    /// mode; in FIFO mode `fifo` holds the cutoff written (`cutoff`, Unix ms, and
+    /// `cutoff_wanted`), the highest the lines showed in effect
+    /// (`cutoff_in_effect`), `rate` (`fifo_rate` written, ms a second, as text)
+    /// and `rate_wanted`, the show-up shares (`show_up`, `show_up_stale`), the
+    /// propagation delay measured (`propagation_seconds`), the places held beyond
+    /// the cutoff in effect (`ahead`) and the lines not written in FIFO mode
+    /// (`not_fifo_lines`); `series.cutoff` is the cutoff in effect each second
+    /// (Unix ms, or null where no line said).
     pub fn status_json(&self) -> Value {
+        let mut status = self.percentage_status_json();
+        if let Some(f) = &self.fifo {
+            status["queueing"] = json!("fifo");
+            status["fifo"] = json!({
+                "cutoff": f.cutoff,
+                "cutoff_wanted": f.wanted_cutoff,
+                "cutoff_in_effect": f.cutoff_in_effect,
+                "rate": f.rate.map(|r| r.to_string()),
+                "rate_wanted": f.wanted_rate.map(|r| r.to_string()),
+                "show_up": rounded(f.show_up),
+                "show_up_stale": rounded(f.show_up_stale),
+                "propagation_seconds": f.propagation,
+                "ahead": f.ahead,
+                "not_fifo_lines": f.not_fifo_lines,
+            });
+            status["series"]["cutoff"] = json!(f.cutoffs);
+        }
+        status
+    }
+
+    fn percentage_status_json(&self) -> Value {
         let s = &self.snapshot;
         let series = &s.series;
         let column = |f: fn(&waiting_room::control::series::Second) -> u64| -> Vec<u64> {
@@ -97,6 +134,7 @@ impl View {
         let seen = s.now.is_some();
         json!({
             "now": s.now,
+            "queueing": "random",
             "target_per_minute": whole_or_not(self.info.target_per_minute),
             "max_active": self.info.max_active,
             "min_percentage": self.info.min.to_string(),
@@ -246,6 +284,55 @@ impl View {
             "Visitors who started waiting in the last 60 s of log time.",
             &[("", n(minute.arrivals))],
         );
+        if let Some(f) = &self.fifo {
+            let ms = |v: Option<u64>| v.map(|v| v as f64);
+            metric(
+                "wrctl_fifo_cutoff_milliseconds",
+                "gauge",
+                "fifo_cutoff last written, Unix milliseconds; absent before the first.",
+                &[("", ms(f.cutoff))],
+            );
+            metric(
+                "wrctl_fifo_cutoff_in_effect_milliseconds",
+                "gauge",
+                "The highest fifo_cutoff the room's lines showed in effect, Unix milliseconds.",
+                &[("", ms(f.cutoff_in_effect))],
+            );
+            metric(
+                "wrctl_fifo_rate",
+                "gauge",
+                "fifo_rate last written: arrival milliseconds the cutoff passes a second.",
+                &[("", f.rate.map(|r| r.thousandths() as f64 / 1000.0))],
+            );
+            metric(
+                "wrctl_fifo_show_up_ratio",
+                "gauge",
+                "Share of places passed by the cutoff whose holder came back and was admitted, \
+                 by whether the holder was still polling when passed.",
+                &[
+                    ("{holder=\"live\"}", Some(rounded(f.show_up))),
+                    ("{holder=\"stale\"}", Some(rounded(f.show_up_stale))),
+                ],
+            );
+            metric(
+                "wrctl_fifo_places_ahead",
+                "gauge",
+                "Places held beyond the cutoff in effect.",
+                &[("", seen.then_some(f.ahead as f64))],
+            );
+            metric(
+                "wrctl_propagation_delay_seconds",
+                "gauge",
+                "Seconds from a write to the first log line showing it in effect, as last measured.",
+                &[("", f.propagation.map(|p| p as f64))],
+            );
+            metric(
+                "wrctl_not_fifo_log_lines_total",
+                "counter",
+                "Decided lines without cutoff= (the room is not in FIFO mode).",
+                &[("", n(f.not_fifo_lines))],
+            );
+        }
         metric(
             "wrctl_last_write_timestamp_seconds",
             "gauge",

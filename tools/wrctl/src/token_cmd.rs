@@ -22,7 +22,7 @@ pub enum TokenCommand {
     #[command(
         long_about = "Decode a waiting-room token (a cookie value, or a whole Cookie header with \
 or without its `Cookie:` name) and print its fields: dec, exp (with its UTC time and how far \
-it is from --at or now), uid, kid, adm if any, and the signature abbreviated. With --keys, \
+it is from --at or now), uid, kid, adm or arr if any, and the signature abbreviated. With --keys, \
 check the signature in constant time with the room's code: valid, bad-signature or \
 unknown-key (no key is ever printed). With --uid (the visitor's IP) and --keys, say what the \
 room would decide for that visitor at --at, with the same words as the room's log \
@@ -318,6 +318,15 @@ fn print_fields(token: &SignedToken, value: &str, now: u64) {
     println!("kid        {}", c.kid);
     if let Some(adm) = c.adm {
         println!("adm        {adm} ({}, {})", utc(adm), relative(adm, now));
+    }
+    if let Some(arr) = c.arr {
+        let secs = arr / 1000;
+        println!(
+            "arr        {arr} ({}.{:03}, {})",
+            utc(secs),
+            arr % 1000,
+            relative(secs, now)
+        );
     }
     println!("sig        {}", sig_abbreviated(value));
 }

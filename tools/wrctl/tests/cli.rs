@@ -238,6 +238,8 @@ fn the_help_documents_every_option_with_an_example() {
     let help = String::from_utf8(out.stdout).unwrap();
     for flag in [
         "--target-per-minute",
+        "--queueing",
+        "--fifo-hold",
         "--max-active",
         "--min",
         "--max",
@@ -261,7 +263,7 @@ fn the_help_documents_every_option_with_an_example() {
             "{flag}"
         );
     }
-    assert_eq!(help.matches("Example:").count(), 19, "{help}");
+    assert_eq!(help.matches("Example:").count(), 21, "{help}");
     assert!(help.contains("FASTLY_API_TOKEN"));
 }
 

@@ -154,6 +154,18 @@ fn each_surprising_combination_is_warned_about() {
             "wait_period_duration 900 s is long",
         ),
         (
+            serde_json::json!({"queueing_method": "fifo"}),
+            "queueing_method is fifo without a usable fifo_cutoff",
+        ),
+        (
+            serde_json::json!({"fifo_cutoff": "1700000000000"}),
+            "fifo_cutoff is set but queueing_method is random: it has no effect",
+        ),
+        (
+            serde_json::json!({"uid_ipv6_prefix": "48"}),
+            "uid_ipv6_prefix /48 is shorter than a /64",
+        ),
+        (
             serde_json::json!({"alow_percentage": "5"}),
             "unknown key \"alow_percentage\" (did you mean allow_percentage?)",
         ),

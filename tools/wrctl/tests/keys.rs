@@ -502,6 +502,24 @@ fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
     let run = with(&["key1", "--adm", "5"]);
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("malformed:adm"), "{}", run.err);
+    // A FIFO place on a wait token does; on an allow token it would not.
+    let run = with(&["key1", "--arr", "1800000000123"]);
+    assert_eq!(run.code, Some(0), "{}", run.err);
+    let token = token::decode(run.out.trim()).unwrap();
+    assert_eq!(token.claims.arr, Some(1_800_000_000_123));
+    let inspect = wrctl(&["token", "inspect", run.out.trim(), "--keys", keys], &[]);
+    assert!(
+        inspect.out.contains("arr        1800000000123 (")
+            && inspect.out.contains("signature  valid"),
+        "{}",
+        inspect.out
+    );
+    let mut allow = base.to_vec();
+    allow[5] = "allow";
+    allow.extend_from_slice(&["key1", "--arr", "5"]);
+    let run = wrctl(&allow, &[]);
+    assert_eq!(run.code, Some(1));
+    assert!(run.err.contains("malformed:arr"), "{}", run.err);
     assert_eq!(with(&["key1", "--exp", "soon"]).code, Some(2));
 }
 

@@ -201,3 +201,99 @@ fn a_failed_write_is_retried_after_the_backoff() {
     assert_eq!(status["allow_percentage"], "25");
     assert_eq!(status["last_write"], 1010);
 }
+
+#[test]
+fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
+    use waiting_room::control::fifo::{FifoController, FifoOptions};
+    use waiting_room::log::Record;
+
+    let api = MockApi::start(&[200, 500, 200], "{}");
+    let options = FifoOptions {
+        target_per_minute: 60.0,
+        tick: 10,
+        expected_propagation: None,
+        ..FifoOptions::default()
+    };
+    let info = Info {
+        target_per_minute: 60.0,
+        max_active: None,
+        min: waiting_room::percentage::Percentage::STEP,
+        max: waiting_room::percentage::Percentage::HUNDRED,
+        dry_run: false,
+        sink: "fastly config store STORE".into(),
+    };
+    let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
+    let mut control = Control::new(
+        FifoController::new(options).unwrap(),
+        Box::new(sink),
+        info,
+        true,
+    );
+    // Fifty arrivals, 2 ms apart, at the controller's clock.
+    let now = wrctl::control::unix_now();
+    let records: Vec<Record> = (0..50u64)
+        .map(|i| {
+            format!(
+                "waitingroom t={now} decision=anon uid=10.0.0.{i} p=50 exp={} arr={} \
+                 path=/events cutoff=none ALERT=fifo-no-cutoff",
+                now + 300,
+                now * 1000 + 2 * i
+            )
+            .parse()
+            .unwrap()
+        })
+        .collect();
+    control.handle(wrctl::ingest::Msg::Batch(wrctl::ingest::Batch {
+        records,
+        bad: Default::default(),
+    }));
+    control.tick(now + 1);
+    // Ten places (60 a minute, 10 s a tick): the tenth arrived 18 ms after the
+    // first, passed in a tick of 10 s: 1.9 ms a second.
+    let cutoff = (now * 1000 + 18).to_string();
+    let heartbeat = (now + 1).to_string();
+    check_request(
+        &api.requests()[0],
+        "STORE",
+        "tok",
+        json!([
+            {"op":"upsert","item_key":"fifo_cutoff","item_value":cutoff},
+            {"op":"upsert","item_key":"fifo_rate","item_value":"1.9"},
+            {"op":"upsert","item_key":"controller_heartbeat","item_value":heartbeat},
+        ]),
+    );
+    // The next tick fails; the one after retries from the cutoff last written.
+    control.tick(now + 11);
+    control.tick(now + 21);
+    let requests = api.requests();
+    assert_eq!(requests.len(), 3);
+    let cutoff = (now * 1000 + 38).to_string();
+    for (request, heartbeat) in requests[1..].iter().zip([now + 11, now + 21]) {
+        let body: Value = serde_json::from_str(&request.body).unwrap();
+        assert_eq!(body["items"][0]["item_value"], cutoff.as_str(), "{body}");
+        assert_eq!(body["items"][0]["item_key"], "fifo_cutoff");
+        assert_eq!(body["items"][1]["item_key"], "fifo_rate");
+        assert_eq!(
+            body["items"][2],
+            json!({"op":"upsert","item_key":"controller_heartbeat","item_value":heartbeat.to_string()})
+        );
+    }
+    let status = control.view().status_json();
+    assert_eq!(status["queueing"], "fifo");
+    assert_eq!(status["fifo"]["cutoff"], now * 1000 + 38);
+    assert_eq!(status["writes_total"], 2);
+    assert_eq!(status["write_failures_total"], 1);
+    let metrics = control.view().metrics();
+    assert!(
+        metrics.contains(&format!(
+            "wrctl_fifo_cutoff_milliseconds {}",
+            now * 1000 + 38
+        )),
+        "{metrics}"
+    );
+    assert!(metrics.contains("wrctl_fifo_rate "), "{metrics}");
+    assert!(
+        metrics.contains("wrctl_fifo_show_up_ratio{holder=\"live\"} 1"),
+        "{metrics}"
+    );
+}

@@ -1,0 +1,924 @@
+//! The FIFO rule: from the room's log records to the `fifo_cutoff` (and
+//! `fifo_rate`) that hold a target of new sessions a minute, when the room runs
+//! with `queueing_method = fifo`.
+//!
+//! Like the percentage rule ([`super::Controller`]) it is a pure state machine
+//! with the clock passed in: `wrctl control --queueing fifo`, the simulator's
+//! FIFO loop and the tests run this very code.
+//!
+//! # The line it keeps
+//!
+//! In FIFO mode every waiting line carries the visitor's place (`arr`, Unix ms of
+//! first arrival) and the end of its hold (`exp`): anonymous arrivals, visitors
+//! polling, lottery tokens that joined the line (`transition=joined-line`). The
+//! rule keeps one place per address (the newest line's), ordered by `arr`, and
+//! drops it when its hold ends (`exp` passes in the log: the visitor stopped
+//! polling) or when the address is admitted (`decision=allow`) or denied. Those
+//! are the people a move of the cutoff can let in.
+//!
+//! # How it moves the cutoff
+//!
+//! A cutoff admits a waiting visitor at their next poll once it reaches their
+//! place. So the only quantity the rule controls is *how many held places the
+//! cutoff passes*: each tick it passes, from where it stands, places until the
+//! admissions they are expected to bring reach what the target allows for the
+//! next tick (`target × tick / 60`). The new cutoff is the place of the last of
+//! them. What is passed beyond or short of the allowance (visitors sharing a
+//! millisecond pass together, places are whole) carries over to the next tick,
+//! so ties and rounding do not add up to a bias.
+//!
+//! Why places and not milliseconds: arrivals are bursty (200,000 people in 10 s
+//! are twenty a millisecond; a quiet evening is one a minute), so a speed in
+//! milliseconds per second that is right for one moment is wildly wrong for the
+//! next; the count of places between two cutoffs is the admissions it causes,
+//! whatever their spacing. Gaps with nobody in them are jumped at once.
+//!
+//! Why a place is worth less than one admission: a visitor who gave up keeps
+//! their place until its hold ends (`fifo_hold`, 300 s, after their last
+//! request). A place passed while its holder is gone admits nobody, and a rule
+//! counting it as an admission would fall short of the target by the share of
+//! the crowd that abandons. Two things tell the rule who is gone:
+//!
+//! - *Polling.* A waiting page comes back every polling period (below), so a
+//!   place with no line for one and a half periods is *stale*: its holder has
+//!   most likely left (or their browser is throttled).
+//! - *Outcomes.* Each place the cutoff *in effect* (the `cutoff=` field of the
+//!   lines) passes is watched: its holder's `transition=cutoff-reached` line
+//!   within a polling period and a tick counts as a show, its absence as a
+//!   no-show. The share of shows over the last [`SHOW_UP_WINDOW`] seconds is
+//!   measured apart for live and for stale places, each with a prior of five
+//!   shows (so the first few no-shows cannot swing it), and never below
+//!   [`MIN_SHOW_UP`].
+//!
+//! A place is worth its kind's share of an admission. Live places show almost
+//! always (their share stays near 1, below it only by those who left within the
+//! last period and a half), stale ones almost never, so a crowd that abandons is
+//! passed at the target's pace of those still there. Stale places are not simply
+//! skipped: a log pipeline that loses one POP's lines makes its visitors look
+//! stale, and they would all be let in at once; weighed at their measured share
+//! (at least a tenth), at most ten places are passed per admission wanted.
+
+//! # The delays
+//!
+//! *Propagation.* A written cutoff reaches the edge some tens of seconds later.
+//! The rule moves on from the higher of the cutoff it last wrote and the highest
+//! the lines show in effect, so the places between them (passed, not yet seen
+//! passed) are not passed twice; it times the show-up watch from the lines, so a
+//! slow store does not read as abandonment; and it measures the delay (from a
+//! write to the first line showing that cutoff or a later one, as `p=` measures
+//! it for the percentage). When the written cutoff runs ahead of the one in
+//! effect by more places than the target sends through the delay, the log's lag
+//! and two ticks (a store that does not take the writes, an edge that does not
+//! log), it holds instead of moving on: writes that were not yet taken would
+//! otherwise land all at once and let in minutes of allowance in one go.
+//!
+//! *Polling.* A FIFO page comes back every `min(d, fifo_hold / 3)` seconds
+//! ([`crate::refresh::fifo_period`]), each visitor at their own phase. So (a) a
+//! passed place's admission comes up to one polling period after the cutoff
+//! reaches it: the show-up watch waits that long (plus a tick); (b) a controller
+//! that starts (or restarts) while a crowd waits sees each waiting visitor only
+//! when they next poll: until one polling period has passed, the places that
+//! arrived before its first line are a sample of the crowd (`c`, the share of
+//! the period seen so far, is also the share of them seen), and each counts as
+//! `1 / c` places. Arrivals after its first line are all seen (each has its own
+//! `decision=anon` line).
+//!
+//! # Bounds
+//!
+//! The cutoff never moves backwards (it starts from the highest cutoff the lines
+//! show in effect, so a restart does not undo admissions). One tick never passes
+//! more than `target × tick / 60 / MIN_SHOW_UP` places (ties aside), nor a place later than the
+//! newest second of log (a pre-queue place, `queue_opens_at` plus an offset, is
+//! passed only once the log's clock has reached the opening), nor any place while
+//! the cutoff in effect lags the written one as above. A bound in milliseconds
+//! was not taken: a line with a long gap in it (a quiet night, then a crowd)
+//! must be crossed at once, and a time bound would hold the whole line behind
+//! the gap.
+//!
+//! With `max_active`, the places passed are also capped at the free places:
+//! `max_active` less the live sessions and less the places already passed that
+//! are expected to show.
+//!
+//! # `fifo_rate`
+//!
+//! The written cutoff's recent speed, arrival milliseconds passed per second of
+//! clock over the last [`RATE_WINDOW`] seconds (three decimals): what the room
+//! shows a waiting visitor as `(arr - cutoff) / fifo_rate`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+
+use super::crowd::Crowd;
+use super::series::{Second, Series};
+use super::{
+    BadOptions, Counters, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, HEARTBEAT_KEY,
+    MAX_BACKOFF, MAX_CLOCK_SKEW, Snapshot, WINDOW,
+};
+use crate::config::FifoRate;
+use crate::decision::{Decision, Session, Transition};
+use crate::log::Record;
+
+/// Config-store key the rule writes the cutoff to.
+pub const CUTOFF_KEY: &str = crate::config::FIFO_CUTOFF;
+/// Config-store key the rule writes the cutoff's speed to.
+pub const RATE_KEY: &str = crate::config::FIFO_RATE;
+/// Lowest show-up share assumed: at most ten places are passed per admission wanted.
+pub const MIN_SHOW_UP: f64 = 0.1;
+/// Seconds of clock `fifo_rate` is measured over.
+pub const RATE_WINDOW: u64 = 60;
+/// Seconds of log time the show-up share is measured over.
+pub const SHOW_UP_WINDOW: u64 = 600;
+/// Shows assumed before any is seen (the share starts at 1 and moves as outcomes come).
+const SHOW_UP_PRIOR: f64 = 5.0;
+/// Writes remembered until the log shows them in effect (to measure the delay).
+const PENDING_WRITES: usize = 64;
+
+/// What the operator asks of the FIFO rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FifoOptions {
+    /// New sessions a minute to hold.
+    pub target_per_minute: f64,
+    /// At most this many live sessions (addresses with a live allow token).
+    pub max_active: Option<u64>,
+    /// Seconds between two ticks (one write at most each).
+    pub tick: u64,
+    /// Seconds after which the heartbeat is written even if nothing changed.
+    pub heartbeat_every: u64,
+    /// The room's `wait_period_duration`, seconds.
+    pub wait_period: u64,
+    /// The room's `fifo_hold`, seconds.
+    pub fifo_hold: u64,
+    /// Most places (and most live sessions) tracked.
+    pub capacity: usize,
+    /// Seconds without a single log record after which nothing is written,
+    /// heartbeat included (see [`super::Options::log_silence`]). `None`: never.
+    pub log_silence: Option<u64>,
+    /// Seconds from a write to the edge using it, taken until measured. `None`: none.
+    pub expected_propagation: Option<u64>,
+}
+
+impl Default for FifoOptions {
+    fn default() -> FifoOptions {
+        FifoOptions {
+            target_per_minute: 60.0,
+            max_active: None,
+            tick: 10,
+            heartbeat_every: 30,
+            wait_period: crate::config::DEFAULT_WAIT_PERIOD_DURATION,
+            fifo_hold: crate::config::DEFAULT_FIFO_HOLD,
+            capacity: 10_000_000,
+            log_silence: Some(DEFAULT_LOG_SILENCE),
+            expected_propagation: Some(DEFAULT_EXPECTED_PROPAGATION),
+        }
+    }
+}
+
+impl FifoOptions {
+    /// Checks the options make sense together.
+    pub fn check(&self) -> Result<(), BadOptions> {
+        let bad = |why: &str| Err(BadOptions(why.to_string()));
+        if !(self.target_per_minute.is_finite() && self.target_per_minute > 0.0) {
+            return bad("the target must be a positive number of new sessions a minute");
+        }
+        if self.tick == 0 || self.heartbeat_every == 0 {
+            return bad("the tick and the heartbeat interval must be at least 1 s");
+        }
+        if self.log_silence == Some(0) {
+            return bad("the log silence must be at least 1 s");
+        }
+        if !(1..=crate::config::MAX_DURATION).contains(&self.wait_period) {
+            return bad("the wait period must be 1 s to a year");
+        }
+        if !(1..=crate::config::MAX_DURATION).contains(&self.fifo_hold) {
+            return bad("the FIFO hold must be 1 s to a year");
+        }
+        Ok(())
+    }
+
+    /// How often a waiting visitor's page comes back: `min(d, fifo_hold / 3)`.
+    pub fn poll_period(&self) -> u64 {
+        crate::refresh::fifo_period(self.wait_period, self.fifo_hold)
+    }
+
+    /// Seconds without a line after which a place's holder counts as gone
+    /// (stale): one and a half polling periods, and two seconds of slack.
+    pub fn stale_after(&self) -> u64 {
+        self.poll_period() + self.poll_period() / 2 + 2
+    }
+
+    /// Seconds after the cutoff in effect passes a place by which its holder,
+    /// if still there, has been admitted: a polling period and a tick.
+    fn show_up_deadline(&self) -> u64 {
+        self.poll_period() + self.tick + 1
+    }
+}
+
+/// One write to the config store: the heartbeat, and the cutoff and its speed
+/// when they changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Write {
+    /// The new `fifo_cutoff` (Unix ms), when it changed.
+    pub fifo_cutoff: Option<u64>,
+    /// The new `fifo_rate`, when it changed.
+    pub fifo_rate: Option<FifoRate>,
+    /// `controller_heartbeat`: Unix seconds of this write.
+    pub heartbeat: u64,
+}
+
+impl Write {
+    /// The config-store items to write, key and value: the cutoff, the rate, the heartbeat.
+    pub fn items(&self) -> Vec<(&'static str, String)> {
+        let mut items = Vec::with_capacity(3);
+        if let Some(cutoff) = self.fifo_cutoff {
+            items.push((CUTOFF_KEY, cutoff.to_string()));
+        }
+        if let Some(rate) = self.fifo_rate {
+            items.push((RATE_KEY, rate.to_string()));
+        }
+        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
+        items
+    }
+}
+
+/// A held place, as the newest line of its address shows it.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    arr: u64,
+    exp: u64,
+    /// Log time of the line it was last updated from.
+    seen: u64,
+    /// The cutoff in effect has passed it (its holder is watched for), and
+    /// whether its holder had stopped polling then.
+    passed: Option<Kind>,
+}
+
+/// Whether a place's holder is still polling, as its last line tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Seen within the last [`FifoOptions::stale_after`] seconds of log.
+    Live = 0,
+    /// Not seen since: probably gone, perhaps only late.
+    Stale = 1,
+}
+
+/// The FIFO rule's state.
+#[derive(Debug, Clone)]
+pub struct FifoController {
+    options: FifoOptions,
+    series: Series,
+    places: HashMap<Arc<str>, Place>,
+    /// The places by `arr` (the line).
+    line: BTreeSet<(u64, Arc<str>)>,
+    /// The places by the end of their hold.
+    ends: BTreeSet<(u64, Arc<str>)>,
+    /// Places passed by the cutoff in effect: when their holder is due by.
+    due: VecDeque<(u64, Arc<str>, u64)>,
+    active: Crowd,
+    overflow: u64,
+    /// The empty uid (the least key of a given `arr`).
+    empty: Arc<str>,
+    first_record: Option<u64>,
+    /// The highest cutoff the lines showed in effect.
+    effective: Option<u64>,
+    /// The highest cutoff in effect each second, as the lines show it.
+    cutoffs: BTreeMap<u64, u64>,
+    written: Option<u64>,
+    written_rate: Option<FifoRate>,
+    wanted: Option<u64>,
+    wanted_rate: Option<FifoRate>,
+    /// Places of allowance carried over (a fraction, or the overshoot of ties).
+    carry: f64,
+    /// The carry the last decision leaves, taken when its write is confirmed.
+    planned_carry: Option<f64>,
+    /// The cutoffs decided, by clock time (for the rate).
+    history: VecDeque<(u64, u64)>,
+    last_write: Option<u64>,
+    failures_in_a_row: u32,
+    next_attempt: u64,
+    clock: Option<u64>,
+    last_heard: Option<u64>,
+    /// Cutoffs written and when, not yet seen in effect in the log.
+    pending: VecDeque<(u64, u64)>,
+    propagation: Option<u64>,
+    /// Shows and no-shows of passed places, live and stale, by the second
+    /// they were settled: `[kind][0]` shows, `[kind][1]` no-shows.
+    outcomes: BTreeMap<u64, [[u64; 2]; 2]>,
+    /// Lines read, and what became of them.
+    pub counters: Counters,
+    /// Decided lines that were not written in FIFO mode (no `cutoff=`).
+    pub not_fifo_lines: u64,
+}
+
+impl FifoController {
+    /// A rule with checked options.
+    pub fn new(options: FifoOptions) -> Result<FifoController, BadOptions> {
+        options.check()?;
+        Ok(FifoController {
+            series: Series::new(WINDOW as usize),
+            places: HashMap::new(),
+            line: BTreeSet::new(),
+            ends: BTreeSet::new(),
+            due: VecDeque::new(),
+            active: Crowd::new(options.capacity),
+            overflow: 0,
+            empty: Arc::from(""),
+            options,
+            first_record: None,
+            effective: None,
+            cutoffs: BTreeMap::new(),
+            written: None,
+            written_rate: None,
+            wanted: None,
+            wanted_rate: None,
+            carry: 0.0,
+            planned_carry: None,
+            history: VecDeque::new(),
+            last_write: None,
+            failures_in_a_row: 0,
+            next_attempt: 0,
+            clock: None,
+            last_heard: None,
+            pending: VecDeque::new(),
+            propagation: None,
+            outcomes: BTreeMap::new(),
+            counters: Counters::default(),
+            not_fifo_lines: 0,
+        })
+    }
+
+    /// The options it runs with.
+    pub fn options(&self) -> &FifoOptions {
+        &self.options
+    }
+
+    /// Counts one line that was not a readable room log line.
+    pub fn bad_line(&mut self) {
+        self.counters.bad_lines += 1;
+    }
+
+    /// Takes in one log record; `now` is the controller's clock (Unix seconds).
+    pub fn observe(&mut self, record: &Record, now: u64) {
+        self.last_heard = Some(self.last_heard.map_or(now, |heard| heard.max(now)));
+        if record.t > now.saturating_add(MAX_CLOCK_SKEW) {
+            self.counters.future_lines += 1;
+            return;
+        }
+        if self.series.newest().is_some_and(|newest| record.t > newest) {
+            self.note_crowd();
+        }
+        let Some(second) = self.series.at_mut(record.t) else {
+            self.counters.late_lines += 1;
+            return;
+        };
+        self.counters.lines += 1;
+        count(second, record);
+        self.first_record.get_or_insert(record.t);
+        if record.decision.is_some() && !record.fifo {
+            self.not_fifo_lines += 1;
+        }
+        if let Some(cutoff) = record.cutoff {
+            self.see_cutoff(record.t, cutoff);
+        }
+        let uid = record.uid.as_str();
+        match record.decision {
+            Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
+                if record.transition == Some(Transition::SessionExpired) {
+                    self.active.leave(uid);
+                }
+                match (record.arr, record.exp) {
+                    (Some(arr), Some(exp)) => self.hold(uid, arr, exp, record.t),
+                    _ => self.leave(uid, None),
+                }
+            }
+            Some(Decision::Allow) => {
+                let admitted = record.transition == Some(Transition::CutoffReached);
+                self.leave(uid, admitted.then_some(record.t));
+                match record.exp {
+                    _ if record.released => self.active.leave(uid),
+                    Some(exp) => self.active.hold(uid, exp),
+                    None => {}
+                }
+            }
+            Some(Decision::Deny) => {
+                self.leave(uid, None);
+                self.active.leave(uid);
+            }
+            None => {}
+        }
+    }
+
+    /// A line showed `cutoff` in effect at log time `t`: it measures the
+    /// propagation delay, and the places it passes are watched for their holders.
+    fn see_cutoff(&mut self, t: u64, cutoff: u64) {
+        let slot = self.cutoffs.entry(t).or_insert(cutoff);
+        *slot = (*slot).max(cutoff);
+        if let Some(i) = self
+            .pending
+            .iter()
+            .rposition(|&(written, at)| written <= cutoff && at <= t)
+        {
+            self.propagation = Some(t - self.pending[i].1);
+            self.pending.drain(..=i);
+        }
+        if self.effective.is_some_and(|e| cutoff <= e) {
+            return;
+        }
+        let from = self.effective.map_or(0, |e| e.saturating_add(1));
+        self.effective = Some(cutoff);
+        let deadline = t.saturating_add(self.options.show_up_deadline());
+        let passed: Vec<Arc<str>> = self
+            .line
+            .range((from, Arc::clone(&self.empty))..)
+            .take_while(|(arr, _)| *arr <= cutoff)
+            .map(|(_, uid)| Arc::clone(uid))
+            .collect();
+        let stale_after = self.options.stale_after();
+        for uid in passed {
+            if let Some(place) = self.places.get_mut(&uid)
+                && place.passed.is_none()
+            {
+                place.passed = Some(kind(place.seen, t, stale_after));
+                self.due.push_back((deadline, uid, place.arr));
+            }
+        }
+    }
+
+    /// `uid` holds the place `arr` until `exp`, as a line at log time `t` says.
+    fn hold(&mut self, uid: &str, arr: u64, exp: u64, t: u64) {
+        let deadline = t.saturating_add(self.options.show_up_deadline());
+        let behind = self.effective.is_some_and(|e| arr <= e);
+        if let Some((key, place)) = self.places.get_key_value(uid) {
+            let (key, old) = (Arc::clone(key), *place);
+            if t < old.seen {
+                return; // an older line than the one the place was taken from
+            }
+            if old.arr != arr {
+                self.line.remove(&(old.arr, Arc::clone(&key)));
+                self.line.insert((arr, Arc::clone(&key)));
+            }
+            if old.exp != exp {
+                self.ends.remove(&(old.exp, Arc::clone(&key)));
+                self.ends.insert((exp, Arc::clone(&key)));
+            }
+            let mut passed = if old.arr == arr { old.passed } else { None };
+            if behind && passed.is_none() {
+                passed = Some(Kind::Live);
+                self.due.push_back((deadline, Arc::clone(&key), arr));
+            }
+            self.places.insert(
+                key,
+                Place {
+                    arr,
+                    exp,
+                    seen: t,
+                    passed,
+                },
+            );
+            return;
+        }
+        if self.places.len() >= self.options.capacity {
+            self.overflow += 1;
+            return;
+        }
+        let key: Arc<str> = Arc::from(uid);
+        self.line.insert((arr, Arc::clone(&key)));
+        self.ends.insert((exp, Arc::clone(&key)));
+        if behind {
+            self.due.push_back((deadline, Arc::clone(&key), arr));
+        }
+        self.places.insert(
+            key,
+            Place {
+                arr,
+                exp,
+                seen: t,
+                passed: behind.then_some(Kind::Live),
+            },
+        );
+    }
+
+    /// `uid` no longer holds a place; `admitted_at`: it was admitted by the
+    /// cutoff at that log time (a show, when its place was watched).
+    fn leave(&mut self, uid: &str, admitted_at: Option<u64>) {
+        let Some((key, place)) = self.places.remove_entry(uid) else {
+            return;
+        };
+        self.line.remove(&(place.arr, Arc::clone(&key)));
+        self.ends.remove(&(place.exp, key));
+        if let Some(t) = admitted_at
+            && let Some(kind) = place.passed
+        {
+            self.outcomes.entry(t).or_default()[kind as usize][0] += 1;
+        }
+    }
+
+    /// Decides at clock time `now` whether to write, and what. At most one write
+    /// per call; none when nothing changed and the heartbeat is not yet due, none
+    /// while backing off after failed writes, none after `log_silence` seconds
+    /// without a record. Report the outcome with [`FifoController::written`] or
+    /// [`FifoController::failed`].
+    pub fn tick(&mut self, now: u64) -> Option<Write> {
+        self.clock = Some(now);
+        let heard = *self.last_heard.get_or_insert(now);
+        self.close_second();
+        let (cutoff, carry) = self.cutoff(now);
+        self.planned_carry = carry;
+        if let Some(cutoff) = cutoff {
+            self.wanted = Some(cutoff);
+            self.wanted_rate = Some(self.speed(now, cutoff));
+        }
+        if now < self.next_attempt || self.is_deaf(now, heard) {
+            return None;
+        }
+        let cutoff = self.wanted.filter(|&c| Some(c) != self.written);
+        let rate = self.wanted_rate.filter(|&r| Some(r) != self.written_rate);
+        let heartbeat_due = self
+            .last_write
+            .is_none_or(|last| now >= last.saturating_add(self.options.heartbeat_every));
+        (cutoff.is_some() || rate.is_some() || heartbeat_due).then_some(Write {
+            fifo_cutoff: cutoff,
+            fifo_rate: rate,
+            heartbeat: now,
+        })
+    }
+
+    fn is_deaf(&self, now: u64, heard: u64) -> bool {
+        self.options
+            .log_silence
+            .is_some_and(|silence| now.saturating_sub(heard) > silence)
+    }
+
+    /// Whether it has stopped writing for want of log records (at clock time `now`).
+    pub fn deaf(&self, now: u64) -> bool {
+        self.last_heard
+            .is_some_and(|heard| self.is_deaf(now, heard))
+    }
+
+    /// The write was carried out (at clock time `now`).
+    pub fn written(&mut self, write: &Write, now: u64) {
+        if let Some(cutoff) = write.fifo_cutoff {
+            self.written = Some(cutoff);
+            if self.pending.len() == PENDING_WRITES {
+                self.pending.pop_front();
+            }
+            self.pending.push_back((cutoff, now));
+        }
+        if let Some(rate) = write.fifo_rate {
+            self.written_rate = Some(rate);
+        }
+        if let Some(carry) = self.planned_carry.take() {
+            self.carry = carry;
+        }
+        self.last_write = Some(now);
+        self.failures_in_a_row = 0;
+        self.next_attempt = 0;
+        self.counters.writes += 1;
+    }
+
+    /// The write failed: the next attempt waits one tick, doubling with each
+    /// failure in a row up to [`MAX_BACKOFF`] seconds. The cutoff does not run
+    /// on meanwhile: each tick moves from the cutoff last written.
+    pub fn failed(&mut self, now: u64) {
+        self.planned_carry = None;
+        self.counters.write_failures += 1;
+        self.failures_in_a_row = self.failures_in_a_row.saturating_add(1);
+        let doublings = (self.failures_in_a_row - 1).min(16);
+        let wait = self
+            .options
+            .tick
+            .saturating_mul(1 << doublings)
+            .min(MAX_BACKOFF);
+        self.next_attempt = now.saturating_add(wait);
+    }
+
+    /// The cutoff from which this tick moves: the higher of the one last written
+    /// and the highest the lines show in effect.
+    fn base(&self) -> Option<u64> {
+        self.written.max(self.effective)
+    }
+
+    /// The share of passed places whose holder came back and was admitted, for
+    /// places whose holder was still polling when passed, and for the others.
+    pub fn show_up(&self) -> [f64; 2] {
+        [Kind::Live, Kind::Stale].map(|kind| {
+            let (shows, no_shows) = self.outcomes.values().fold((0, 0), |(s, n), o| {
+                (s + o[kind as usize][0], n + o[kind as usize][1])
+            });
+            let share =
+                (shows as f64 + SHOW_UP_PRIOR) / ((shows + no_shows) as f64 + SHOW_UP_PRIOR);
+            share.clamp(MIN_SHOW_UP, 1.0)
+        })
+    }
+
+    /// Admissions a place is expected to bring (the show-up share of its kind),
+    /// counted `sample` times when it arrived before `start_ms` (see [`Self::coverage`]).
+    fn worth(&self, uid: &str, arr: u64, at: &Worth) -> f64 {
+        let kind = self
+            .places
+            .get(uid)
+            .map_or(Kind::Live, |p| kind(p.seen, at.newest, at.stale_after));
+        let sample = if arr < at.start_ms { at.sample } else { 1.0 };
+        at.shares[kind as usize] * sample
+    }
+
+    /// What [`Self::worth`] weighs places with at the newest second of log.
+    fn worth_now(&self, newest: u64) -> Worth {
+        Worth {
+            newest,
+            stale_after: self.options.stale_after(),
+            shares: self.show_up(),
+            start_ms: self.first_record.unwrap_or(newest).saturating_mul(1000),
+            sample: 1.0 / self.coverage(newest),
+        }
+    }
+
+    /// Admissions expected of the places held in `arr` range `from..=to`.
+    fn expected(&self, from: u64, to: u64, at: &Worth) -> f64 {
+        if from > to {
+            return 0.0;
+        }
+        self.line
+            .range((from, Arc::clone(&self.empty))..)
+            .take_while(|(arr, _)| *arr <= to)
+            .map(|(arr, uid)| self.worth(uid, *arr, at))
+            .sum()
+    }
+
+    /// The share of the crowd that was already waiting when the first record came
+    /// that the controller has seen poll since (1 after a whole polling period).
+    fn coverage(&self, newest: u64) -> f64 {
+        let first = self.first_record.unwrap_or(newest);
+        let seen = newest.saturating_sub(first) + 1;
+        (seen as f64 / self.options.poll_period() as f64).min(1.0)
+    }
+
+    /// Admissions allowed in one tick: the target's, capped under `max_active`
+    /// by the free places (less the places passed and expected to show).
+    fn allowance(&self, base: Option<u64>, at: &Worth) -> f64 {
+        let mut allowed = self.options.target_per_minute * self.options.tick as f64 / 60.0;
+        if let Some(max_active) = self.options.max_active {
+            let passed = base.map_or(0.0, |b| self.expected(0, b, at));
+            let free = max_active as f64 - self.active.len() as f64 - passed;
+            allowed = allowed.min(free.max(0.0));
+        }
+        allowed
+    }
+
+    /// Held places at or before `cutoff`.
+    fn places_up_to(&self, cutoff: u64) -> u64 {
+        self.line
+            .range(..(cutoff.saturating_add(1), Arc::clone(&self.empty)))
+            .count() as u64
+    }
+
+    /// The cutoff this tick wants, and the carry it leaves (`None`: keep the
+    /// carry as it is); `None` before any record, or when there is neither a
+    /// cutoff nor a place to pass.
+    fn cutoff(&self, now: u64) -> (Option<u64>, Option<f64>) {
+        let base = self.base();
+        let Some(newest) = self.series.newest() else {
+            return (base, None);
+        };
+        let at = self.worth_now(newest);
+        let per_tick = self.options.target_per_minute * self.options.tick as f64 / 60.0;
+        let need = self.allowance(base, &at) + self.carry;
+        if need <= 0.0 {
+            return (base, Some(need.max(-per_tick)));
+        }
+        // Writes not yet in effect: hold rather than pile them up.
+        if let Some(base) = base {
+            let unconfirmed = self.expected(self.effective.map_or(0, |e| e + 1), base, &at);
+            let lag = now.saturating_sub(newest);
+            let delay = self.propagation_delay() + lag + 2 * self.options.tick;
+            let per_second = per_tick / self.options.tick as f64;
+            if unconfirmed > per_second * delay as f64 + per_tick {
+                return (Some(base), None);
+            }
+        }
+        // Never a place later than the log's clock, nor more places than ten a
+        // wanted admission.
+        let bound = newest.saturating_mul(1000).saturating_add(999);
+        let most = (per_tick / MIN_SHOW_UP).ceil() as usize;
+        let from = base.map_or(0, |b| b.saturating_add(1));
+        let (mut expected, mut places, mut last) = (0.0, 0, None);
+        for (arr, uid) in self.line.range((from, Arc::clone(&self.empty))..) {
+            // Places sharing a millisecond pass together: a tie is counted whole.
+            let more = last != Some(*arr);
+            if *arr > bound || (more && (expected >= need || places >= most)) {
+                break;
+            }
+            expected += self.worth(uid, *arr, &at);
+            places += 1;
+            last = Some(*arr);
+        }
+        // A line that ran out leaves no credit: a later crowd gets the target, not more.
+        let carry = if expected >= need {
+            need - expected
+        } else {
+            0.0
+        };
+        (base.max(last), Some(carry.max(-per_tick)))
+    }
+
+    /// The cutoff's speed at clock time `now`, deciding `cutoff`: arrival
+    /// milliseconds per second over the last [`RATE_WINDOW`] seconds.
+    fn speed(&mut self, now: u64, cutoff: u64) -> FifoRate {
+        if self.history.is_empty() {
+            // The first decision: from the first place (or the cutoff in effect) a tick ago.
+            let from = self.base().unwrap_or_else(|| {
+                self.line
+                    .first()
+                    .map_or(cutoff, |(arr, _)| arr.saturating_sub(1).min(cutoff))
+            });
+            self.history
+                .push_back((now.saturating_sub(self.options.tick), from.min(cutoff)));
+        }
+        while self.history.len() > 1 && self.history[1].0.saturating_add(RATE_WINDOW) <= now {
+            self.history.pop_front();
+        }
+        let (then, from) = self.history[0];
+        if self.history.back().is_none_or(|&(t, _)| t < now) {
+            self.history.push_back((now, cutoff));
+        }
+        let seconds = now.saturating_sub(then).max(1);
+        let thousandths = (cutoff.saturating_sub(from) as f64 * 1000.0 / seconds as f64).round();
+        FifoRate::from_thousandths(thousandths as u64)
+    }
+
+    /// The propagation delay as last measured, or as expected until then.
+    fn propagation_delay(&self) -> u64 {
+        self.propagation
+            .or(self.options.expected_propagation)
+            .unwrap_or(0)
+    }
+
+    /// Ends places whose hold ended, settles passed places whose holder did not
+    /// come back in time (no-shows), and notes the crowd in the newest second.
+    fn close_second(&mut self) {
+        let Some(newest) = self.series.newest() else {
+            return;
+        };
+        while let Some((exp, _)) = self.ends.first()
+            && *exp < newest
+        {
+            let Some((exp, uid)) = self.ends.pop_first() else {
+                break;
+            };
+            if let Some(place) = self.places.remove(&uid) {
+                self.line.remove(&(place.arr, uid));
+                debug_assert_eq!(place.exp, exp);
+            }
+        }
+        self.active.expire(newest);
+        while self
+            .due
+            .front()
+            .is_some_and(|(deadline, _, _)| *deadline < newest)
+        {
+            let Some((_, uid, arr)) = self.due.pop_front() else {
+                break;
+            };
+            let kind = self
+                .places
+                .get(&uid)
+                .filter(|p| p.arr == arr)
+                .and_then(|p| p.passed);
+            if let Some(kind) = kind {
+                self.leave(&uid, None);
+                self.outcomes.entry(newest).or_default()[kind as usize][1] += 1;
+            }
+        }
+        let keep_from = newest.saturating_sub(SHOW_UP_WINDOW);
+        self.outcomes = self.outcomes.split_off(&keep_from);
+        self.cutoffs = self.cutoffs.split_off(&newest.saturating_sub(WINDOW));
+        self.note_crowd();
+    }
+
+    fn note_crowd(&mut self) {
+        let (waiting, active) = (self.places.len() as u64, self.active.len());
+        if let Some(newest) = self.series.newest()
+            && let Some(second) = self.series.at_mut(newest)
+        {
+            second.waiting = Some(waiting);
+            second.active = Some(active);
+        }
+    }
+
+    /// The state as the percentage controller's [`Snapshot`] shows it (its
+    /// percentages are `None`): counts, crowd and series.
+    pub fn snapshot(&self, seconds: u64) -> Snapshot {
+        let newest = self.series.newest();
+        let series = newest.map_or_else(Vec::new, |n| {
+            let from = n.saturating_sub(seconds.saturating_sub(1));
+            self.series.range(from, n).map(|(t, s)| (t, *s)).collect()
+        });
+        Snapshot {
+            now: newest,
+            written: None,
+            wanted: None,
+            last_write: self.last_write,
+            waiting: self.places.len() as u64,
+            active: self.active.len(),
+            overflow: self.overflow + self.active.overflow,
+            counters: self.counters,
+            series,
+        }
+    }
+
+    /// What the FIFO rule alone shows, with the cutoff in effect for each of the
+    /// last `seconds` seconds of log (`None` where no line said).
+    pub fn status(&self, seconds: u64) -> FifoStatus {
+        let newest = self.series.newest();
+        let cutoffs = newest.map_or_else(Vec::new, |n| {
+            let from = n.saturating_sub(seconds.saturating_sub(1));
+            (from..=n)
+                .filter(|&t| self.series.get(t).is_some())
+                .map(|t| self.cutoffs.get(&t).copied())
+                .collect()
+        });
+        let ahead = self.effective.map_or(self.places.len() as u64, |e| {
+            self.places.len() as u64 - self.places_up_to(e)
+        });
+        FifoStatus {
+            cutoff: self.written,
+            wanted_cutoff: self.wanted,
+            cutoff_in_effect: self.effective,
+            rate: self.written_rate,
+            wanted_rate: self.wanted_rate,
+            show_up: self.show_up()[0],
+            show_up_stale: self.show_up()[1],
+            propagation: self.propagation,
+            ahead,
+            not_fifo_lines: self.not_fifo_lines,
+            cutoffs,
+        }
+    }
+}
+
+/// The FIFO rule's own figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FifoStatus {
+    /// `fifo_cutoff` last written (Unix ms).
+    pub cutoff: Option<u64>,
+    /// The cutoff the last tick decided.
+    pub wanted_cutoff: Option<u64>,
+    /// The highest cutoff the lines showed in effect.
+    pub cutoff_in_effect: Option<u64>,
+    /// `fifo_rate` last written.
+    pub rate: Option<FifoRate>,
+    /// The rate the last tick decided.
+    pub wanted_rate: Option<FifoRate>,
+    /// Share of passed places whose holder showed up, of those still polling
+    /// when passed (see the module doc).
+    pub show_up: f64,
+    /// The same, of the places whose holder had stopped polling.
+    pub show_up_stale: f64,
+    /// Seconds from a write to the first line showing it, as last measured.
+    pub propagation: Option<u64>,
+    /// Places held beyond the cutoff in effect.
+    pub ahead: u64,
+    /// Decided lines without `cutoff=` (the room is not in FIFO mode).
+    pub not_fifo_lines: u64,
+    /// The cutoff in effect each second of the snapshot's series, oldest first.
+    pub cutoffs: Vec<Option<u64>>,
+}
+
+/// What a place's worth is judged by at one moment.
+struct Worth {
+    newest: u64,
+    stale_after: u64,
+    shares: [f64; 2],
+    start_ms: u64,
+    sample: f64,
+}
+
+/// Whether a place last seen at `seen` is live at log time `t`.
+fn kind(seen: u64, t: u64, stale_after: u64) -> Kind {
+    if seen.saturating_add(stale_after) < t {
+        Kind::Stale
+    } else {
+        Kind::Live
+    }
+}
+
+/// Adds one record to its second's counts.
+fn count(second: &mut Second, record: &Record) {
+    second.requests += 1;
+    if let Some(p) = record.percentage {
+        second.percentage_micros = Some(p.micros());
+    }
+    if record.is_arrival() {
+        second.arrivals += 1;
+    }
+    match record.session {
+        Some(Session::New) => second.admissions += 1,
+        Some(Session::Renewed | Session::Kept) => second.renewals += 1,
+        None => {}
+    }
+    if record.released {
+        second.releases += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests;
