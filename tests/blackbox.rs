@@ -136,15 +136,7 @@ fn one_client_gets_one_token_per_slot_and_clients_get_different_tokens() {
     assert_ne!(third, fourth);
     for (value, uid) in [(&third, "127.0.0.3"), (&fourth, "127.0.0.4")] {
         let text = mint::open(value);
-        let exp: u64 = text
-            .split("&exp=")
-            .nth(1)
-            .unwrap()
-            .split('&')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let exp = mint::number(&text, "exp");
         assert_eq!(exp, mint::global_exp(now(), 3600), "{uid}: {text}");
     }
 }

@@ -19,17 +19,7 @@ fn fifo_token(r: &Response, uid: &str) -> (String, u64, u64) {
     let text = mint::open(&value);
     let (signed, sig) = text.split_once("&sig=").unwrap();
     assert_eq!(sig, mint::vcl_sig(KEY1, signed), "{text}");
-    let field = |name: &str| -> u64 {
-        signed
-            .split(&format!("&{name}="))
-            .nth(1)
-            .unwrap()
-            .split('&')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
+    let field = |name: &str| mint::number(signed, name);
     assert!(
         signed.starts_with("dec=wait&exp=")
             && signed.contains(&format!("&uid={uid}&kid=key1&arr=")),

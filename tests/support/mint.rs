@@ -26,6 +26,14 @@ pub fn open(cookie_value: &str) -> String {
     String::from_utf8(STANDARD.decode(cookie_value).unwrap()).unwrap()
 }
 
+/// The number in field `name` (`exp`, `arr`, …) of a token's plain text.
+pub fn number(text: &str, name: &str) -> u64 {
+    text.split('&')
+        .find_map(|field| field.strip_prefix(name)?.strip_prefix('='))
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("no number {name} in {text}"))
+}
+
 /// Base64 of arbitrary text, for hand-made (tampered) tokens.
 pub fn encode(text: &str) -> String {
     STANDARD.encode(text)
