@@ -109,10 +109,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use super::crowd::Crowd;
+use super::schedule::{Schedule, Timing};
 use super::series::{Second, Series};
 use super::{
     BadOptions, Counters, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, HEARTBEAT_KEY,
-    MAX_BACKOFF, MAX_CLOCK_SKEW, Snapshot, WINDOW,
+    MAX_CLOCK_SKEW, Snapshot, WINDOW,
 };
 use crate::config::FifoRate;
 use crate::decision::{Decision, Session, Transition};
@@ -130,8 +131,6 @@ pub const RATE_WINDOW: u64 = 60;
 pub const SHOW_UP_WINDOW: u64 = 600;
 /// Shows assumed before any is seen (the share starts at 1 and moves as outcomes come).
 const SHOW_UP_PRIOR: f64 = 5.0;
-/// Writes remembered until the log shows them in effect (to measure the delay).
-const PENDING_WRITES: usize = 64;
 
 /// What the operator asks of the FIFO rule.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,6 +210,15 @@ impl FifoOptions {
     fn show_up_deadline(&self) -> u64 {
         self.poll_period() + self.tick + 1
     }
+
+    fn timing(&self) -> Timing {
+        Timing {
+            tick: self.tick,
+            heartbeat_every: self.heartbeat_every,
+            log_silence: self.log_silence,
+            expected_propagation: self.expected_propagation,
+        }
+    }
 }
 
 /// One write to the config store: the heartbeat, and the cutoff and its speed
@@ -282,7 +290,8 @@ pub struct FifoController {
     effective: Option<u64>,
     /// The highest cutoff in effect each second, as the lines show it.
     cutoffs: BTreeMap<u64, u64>,
-    written: Option<u64>,
+    /// When to write, the cutoff last written, and the propagation delay.
+    schedule: Schedule<u64>,
     written_rate: Option<FifoRate>,
     wanted: Option<u64>,
     wanted_rate: Option<FifoRate>,
@@ -292,14 +301,6 @@ pub struct FifoController {
     planned_carry: Option<f64>,
     /// The cutoffs decided, by clock time (for the rate).
     history: VecDeque<(u64, u64)>,
-    last_write: Option<u64>,
-    failures_in_a_row: u32,
-    next_attempt: u64,
-    clock: Option<u64>,
-    last_heard: Option<u64>,
-    /// Cutoffs written and when, not yet seen in effect in the log.
-    pending: VecDeque<(u64, u64)>,
-    propagation: Option<u64>,
     /// Shows and no-shows of passed places, live and stale, by the second
     /// they were settled: `[kind][0]` shows, `[kind][1]` no-shows.
     outcomes: BTreeMap<u64, [[u64; 2]; 2]>,
@@ -322,24 +323,17 @@ impl FifoController {
             active: Crowd::new(options.capacity),
             overflow: 0,
             empty: Arc::from(""),
+            schedule: Schedule::new(options.timing()),
             options,
             first_record: None,
             effective: None,
             cutoffs: BTreeMap::new(),
-            written: None,
             written_rate: None,
             wanted: None,
             wanted_rate: None,
             carry: 0.0,
             planned_carry: None,
             history: VecDeque::new(),
-            last_write: None,
-            failures_in_a_row: 0,
-            next_attempt: 0,
-            clock: None,
-            last_heard: None,
-            pending: VecDeque::new(),
-            propagation: None,
             outcomes: BTreeMap::new(),
             counters: Counters::default(),
             not_fifo_lines: 0,
@@ -358,7 +352,7 @@ impl FifoController {
 
     /// Takes in one log record; `now` is the controller's clock (Unix seconds).
     pub fn observe(&mut self, record: &Record, now: u64) {
-        self.last_heard = Some(self.last_heard.map_or(now, |heard| heard.max(now)));
+        self.schedule.heard(now);
         if record.t > now.saturating_add(MAX_CLOCK_SKEW) {
             self.counters.future_lines += 1;
             return;
@@ -412,14 +406,9 @@ impl FifoController {
     fn see_cutoff(&mut self, t: u64, cutoff: u64) {
         let slot = self.cutoffs.entry(t).or_insert(cutoff);
         *slot = (*slot).max(cutoff);
-        if let Some(i) = self
-            .pending
-            .iter()
-            .rposition(|&(written, at)| written <= cutoff && at <= t)
-        {
-            self.propagation = Some(t - self.pending[i].1);
-            self.pending.drain(..=i);
-        }
+        // A cutoff in effect shows every write of it or of an earlier one.
+        self.schedule
+            .measure_propagation(t, |written| written <= cutoff);
         if self.effective.is_some_and(|e| cutoff <= e) {
             return;
         }
@@ -518,8 +507,6 @@ impl FifoController {
     /// without a record. Report the outcome with [`FifoController::written`] or
     /// [`FifoController::failed`].
     pub fn tick(&mut self, now: u64) -> Option<Write> {
-        self.clock = Some(now);
-        let heard = *self.last_heard.get_or_insert(now);
         self.close_second();
         let (cutoff, carry) = self.cutoff(now);
         self.planned_carry = carry;
@@ -527,14 +514,12 @@ impl FifoController {
             self.wanted = Some(cutoff);
             self.wanted_rate = Some(self.speed(now, cutoff));
         }
-        if now < self.next_attempt || self.is_deaf(now, heard) {
+        if !self.schedule.may_write(now) {
             return None;
         }
-        let cutoff = self.wanted.filter(|&c| Some(c) != self.written);
+        let cutoff = self.schedule.changed(self.wanted);
         let rate = self.wanted_rate.filter(|&r| Some(r) != self.written_rate);
-        let heartbeat_due = self
-            .last_write
-            .is_none_or(|last| now >= last.saturating_add(self.options.heartbeat_every));
+        let heartbeat_due = self.schedule.heartbeat_due(now);
         (cutoff.is_some() || rate.is_some() || heartbeat_due).then_some(Write {
             fifo_cutoff: cutoff,
             fifo_rate: rate,
@@ -542,59 +527,36 @@ impl FifoController {
         })
     }
 
-    fn is_deaf(&self, now: u64, heard: u64) -> bool {
-        self.options
-            .log_silence
-            .is_some_and(|silence| now.saturating_sub(heard) > silence)
-    }
-
     /// Whether it has stopped writing for want of log records (at clock time `now`).
     pub fn deaf(&self, now: u64) -> bool {
-        self.last_heard
-            .is_some_and(|heard| self.is_deaf(now, heard))
+        self.schedule.deaf(now)
     }
 
     /// The write was carried out (at clock time `now`).
     pub fn written(&mut self, write: &Write, now: u64) {
-        if let Some(cutoff) = write.fifo_cutoff {
-            self.written = Some(cutoff);
-            if self.pending.len() == PENDING_WRITES {
-                self.pending.pop_front();
-            }
-            self.pending.push_back((cutoff, now));
-        }
+        self.schedule.succeeded(write.fifo_cutoff, now);
         if let Some(rate) = write.fifo_rate {
             self.written_rate = Some(rate);
         }
         if let Some(carry) = self.planned_carry.take() {
             self.carry = carry;
         }
-        self.last_write = Some(now);
-        self.failures_in_a_row = 0;
-        self.next_attempt = 0;
         self.counters.writes += 1;
     }
 
     /// The write failed: the next attempt waits one tick, doubling with each
-    /// failure in a row up to [`MAX_BACKOFF`] seconds. The cutoff does not run
-    /// on meanwhile: each tick moves from the cutoff last written.
+    /// failure in a row up to [`super::MAX_BACKOFF`] seconds. The cutoff does not
+    /// run on meanwhile: each tick moves from the cutoff last written.
     pub fn failed(&mut self, now: u64) {
         self.planned_carry = None;
+        self.schedule.failed(now);
         self.counters.write_failures += 1;
-        self.failures_in_a_row = self.failures_in_a_row.saturating_add(1);
-        let doublings = (self.failures_in_a_row - 1).min(16);
-        let wait = self
-            .options
-            .tick
-            .saturating_mul(1 << doublings)
-            .min(MAX_BACKOFF);
-        self.next_attempt = now.saturating_add(wait);
     }
 
     /// The cutoff from which this tick moves: the higher of the one last written
     /// and the highest the lines show in effect.
     fn base(&self) -> Option<u64> {
-        self.written.max(self.effective)
+        self.schedule.written().max(self.effective)
     }
 
     /// The share of passed places whose holder came back and was admitted, for
@@ -689,7 +651,7 @@ impl FifoController {
         if let Some(base) = base {
             let unconfirmed = self.expected(self.effective.map_or(0, |e| e + 1), base, &at);
             let lag = now.saturating_sub(newest);
-            let delay = self.propagation_delay() + lag + 2 * self.options.tick;
+            let delay = self.schedule.propagation_delay() + lag + 2 * self.options.tick;
             let per_second = per_tick / self.options.tick as f64;
             if unconfirmed > per_second * delay as f64 + per_tick {
                 return (Some(base), None);
@@ -743,13 +705,6 @@ impl FifoController {
         let seconds = now.saturating_sub(then).max(1);
         let thousandths = (cutoff.saturating_sub(from) as f64 * 1000.0 / seconds as f64).round();
         FifoRate::from_thousandths(thousandths as u64)
-    }
-
-    /// The propagation delay as last measured, or as expected until then.
-    fn propagation_delay(&self) -> u64 {
-        self.propagation
-            .or(self.options.expected_propagation)
-            .unwrap_or(0)
     }
 
     /// Ends places whose hold ended, settles passed places whose holder did not
@@ -816,7 +771,7 @@ impl FifoController {
             now: newest,
             written: None,
             wanted: None,
-            last_write: self.last_write,
+            last_write: self.schedule.last_write(),
             waiting: self.places.len() as u64,
             active: self.active.len(),
             overflow: self.overflow + self.active.overflow,
@@ -840,14 +795,14 @@ impl FifoController {
             self.places.len() as u64 - self.places_up_to(e)
         });
         FifoStatus {
-            cutoff: self.written,
+            cutoff: self.schedule.written(),
             wanted_cutoff: self.wanted,
             cutoff_in_effect: self.effective,
             rate: self.written_rate,
             wanted_rate: self.wanted_rate,
             show_up: self.show_up()[0],
             show_up_stale: self.show_up()[1],
-            propagation: self.propagation,
+            propagation: self.schedule.propagation(),
             ahead,
             not_fifo_lines: self.not_fifo_lines,
             cutoffs,

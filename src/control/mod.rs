@@ -64,15 +64,17 @@
 
 pub mod crowd;
 pub mod fifo;
+mod schedule;
 pub mod series;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::decision::{Decision, Session, Transition};
 use crate::log::Record;
 use crate::percentage::Percentage;
 use crowd::Crowd;
+use schedule::{Schedule, Timing};
 use series::{Second, Series};
 
 /// Config-store key the controller writes its percentage to.
@@ -92,8 +94,6 @@ pub const DEFAULT_LOG_SILENCE: u64 = 300;
 /// a config-store write takes to reach the edge in the closed-loop runs, so that the
 /// first write aims at most 30 s off either way.
 pub const DEFAULT_EXPECTED_PROPAGATION: u64 = 30;
-/// Writes remembered until the log shows them in effect (to measure the delay).
-const PENDING_WRITES: usize = 64;
 
 /// What the operator asks of the controller.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,6 +197,15 @@ impl Options {
     fn redeem_window(&self) -> u64 {
         self.redeem_window.unwrap_or(self.wait_period)
     }
+
+    fn timing(&self) -> Timing {
+        Timing {
+            tick: self.tick,
+            heartbeat_every: self.heartbeat_every,
+            log_silence: self.log_silence,
+            expected_propagation: self.expected_propagation,
+        }
+    }
 }
 
 /// Lines read, and what became of them.
@@ -246,23 +255,12 @@ pub struct Controller {
     active: Crowd,
     /// Log time of the first record since the controller started.
     first_record: Option<u64>,
-    /// The percentage last written (confirmed).
-    written: Option<Percentage>,
     /// The percentage the last decision asked for.
     wanted: Option<Percentage>,
-    /// Clock time of the last confirmed write.
-    last_write: Option<u64>,
-    /// Failed writes in a row, and when the next attempt may be made.
-    failures_in_a_row: u32,
-    next_attempt: u64,
+    /// When to write, the percentage last written, and the propagation delay.
+    schedule: Schedule<Percentage>,
     /// The clock at the last tick.
     clock: Option<u64>,
-    /// The clock when the controller last heard anything: a record, or its own start.
-    last_heard: Option<u64>,
-    /// Percentages written and when, not yet seen in effect in the log.
-    pending: VecDeque<(Percentage, u64)>,
-    /// Seconds from a write to the first line showing it in effect, as last measured.
-    propagation: Option<u64>,
     /// Wait tokens that were drawn or replaced, by the second they end (so that a
     /// slot's addresses count after they drew in it).
     moved: BTreeMap<u64, u64>,
@@ -286,17 +284,11 @@ impl Controller {
             series: Series::new(WINDOW as usize),
             waiting: Crowd::new(options.capacity),
             active: Crowd::new(options.capacity),
+            schedule: Schedule::new(options.timing()),
             options,
             first_record: None,
-            written: None,
             wanted: None,
-            last_write: None,
-            failures_in_a_row: 0,
-            next_attempt: 0,
             clock: None,
-            last_heard: None,
-            pending: VecDeque::new(),
-            propagation: None,
             moved: BTreeMap::new(),
             off_slot: None,
             newcomers: BTreeMap::new(),
@@ -317,7 +309,7 @@ impl Controller {
 
     /// Takes in one log record; `now` is the controller's clock (Unix seconds).
     pub fn observe(&mut self, record: &Record, now: u64) {
-        self.last_heard = Some(self.last_heard.map_or(now, |heard| heard.max(now)));
+        self.schedule.heard(now);
         if record.t > now.saturating_add(MAX_CLOCK_SKEW) {
             self.counters.future_lines += 1;
             return;
@@ -384,63 +376,35 @@ impl Controller {
     /// outcome with [`Controller::written`] or [`Controller::failed`].
     pub fn tick(&mut self, now: u64) -> Option<Write> {
         self.clock = Some(now);
-        let heard = *self.last_heard.get_or_insert(now);
         self.close_second();
         self.wanted = self.percentage().or(self.options.start).or(self.wanted);
-        if now < self.next_attempt || self.is_deaf(now, heard) {
+        if !self.schedule.may_write(now) {
             return None;
         }
-        let changed = self.wanted.filter(|&p| Some(p) != self.written);
-        let heartbeat_due = self
-            .last_write
-            .is_none_or(|last| now >= last.saturating_add(self.options.heartbeat_every));
-        (changed.is_some() || heartbeat_due).then_some(Write {
+        let changed = self.schedule.changed(self.wanted);
+        (changed.is_some() || self.schedule.heartbeat_due(now)).then_some(Write {
             allow_percentage: changed,
             heartbeat: now,
         })
     }
 
-    /// Whether no log record has come for longer than [`Options::log_silence`].
-    fn is_deaf(&self, now: u64, heard: u64) -> bool {
-        self.options
-            .log_silence
-            .is_some_and(|silence| now.saturating_sub(heard) > silence)
-    }
-
     /// Whether the controller has stopped writing because no log record has come
     /// for longer than [`Options::log_silence`] (at clock time `now`).
     pub fn deaf(&self, now: u64) -> bool {
-        self.last_heard
-            .is_some_and(|heard| self.is_deaf(now, heard))
+        self.schedule.deaf(now)
     }
 
     /// The write was carried out.
     pub fn written(&mut self, write: &Write, now: u64) {
-        if let Some(p) = write.allow_percentage {
-            self.written = Some(p);
-            if self.pending.len() == PENDING_WRITES {
-                self.pending.pop_front();
-            }
-            self.pending.push_back((p, now));
-        }
-        self.last_write = Some(now);
-        self.failures_in_a_row = 0;
-        self.next_attempt = 0;
+        self.schedule.succeeded(write.allow_percentage, now);
         self.counters.writes += 1;
     }
 
     /// The write failed: the next attempt waits one tick, doubling with each
     /// failure in a row up to [`MAX_BACKOFF`] seconds.
     pub fn failed(&mut self, now: u64) {
+        self.schedule.failed(now);
         self.counters.write_failures += 1;
-        self.failures_in_a_row = self.failures_in_a_row.saturating_add(1);
-        let doublings = (self.failures_in_a_row - 1).min(16);
-        let wait = self
-            .options
-            .tick
-            .saturating_mul(1 << doublings)
-            .min(MAX_BACKOFF);
-        self.next_attempt = now.saturating_add(wait);
     }
 
     /// The percentage that holds the target, from what the log has shown.
@@ -539,13 +503,11 @@ impl Controller {
             return None;
         }
         let in_effect = self.in_effect(newest);
+        // The percentage in effect at `t`: the newest write landed by then.
         let at = |t: u64| {
-            let delay = self.propagation_delay();
-            self.pending
-                .iter()
-                .rev()
-                .find(|(_, written)| written.saturating_add(delay) <= t)
-                .map_or(in_effect, |(p, _)| p.fraction())
+            self.schedule
+                .landed_by(t)
+                .map_or(in_effect, |p| p.fraction())
         };
         let (mut before, mut after) = (0.0, 0.0);
         // On the address grid a token ending at `e` draws at `e + 1`: a slot's
@@ -602,7 +564,7 @@ impl Controller {
     fn landing(&self, newest: u64, per_address: f64) -> Landing {
         let d = self.options.wait_period.max(1);
         let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));
-        let lands = newest + lag + self.propagation_delay() + self.options.tick / 2;
+        let lands = newest + lag + self.schedule.propagation_delay() + self.options.tick / 2;
         let slot = lands / d;
         let first = (slot - slot % 2) * d;
         let in_effect = self.in_effect(newest);
@@ -637,13 +599,6 @@ impl Controller {
     fn address_grid(&self, newest: u64) -> bool {
         self.off_slot
             .is_some_and(|t| t.saturating_add(2 * self.options.draw_period()) >= newest)
-    }
-
-    /// The propagation delay as last measured, or as expected until then.
-    fn propagation_delay(&self) -> u64 {
-        self.propagation
-            .or(self.options.expected_propagation)
-            .unwrap_or(0)
     }
 
     /// Addresses holding (or having drawn with) a wait token ending in the slot
@@ -681,16 +636,9 @@ impl Controller {
     /// delay: from the newest write of that percentage made at or before the
     /// line's time (older writes are dropped with it).
     fn measure_propagation(&mut self, record: &Record) {
-        let Some(p) = record.percentage else {
-            return;
-        };
-        if let Some(i) = self
-            .pending
-            .iter()
-            .rposition(|&(written, at)| written == p && at <= record.t)
-        {
-            self.propagation = Some(record.t - self.pending[i].1);
-            self.pending.drain(..=i);
+        if let Some(p) = record.percentage {
+            self.schedule
+                .measure_propagation(record.t, |written| written == p);
         }
     }
 
@@ -718,13 +666,16 @@ impl Controller {
             // first tokens end together, two slots on, and draw over the slot
             // after).
             let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));
-            let lands = newest + lag + self.propagation_delay() + self.options.tick / 2;
+            let lands = newest + lag + self.schedule.propagation_delay() + self.options.tick / 2;
             let redeem = self.options.redeem_window();
             let drawing = self.waiting.ending_within(0, lands.saturating_add(redeem)) as f64;
             crowd -= drawing * in_effect.fraction();
         }
         let p = self.bounded(self.allowed(), crowd);
-        let lowest = self.written.map_or(in_effect, |w| w.min(in_effect));
+        let lowest = self
+            .schedule
+            .written()
+            .map_or(in_effect, |w| w.min(in_effect));
         (p < lowest).then_some(p)
     }
 
@@ -786,9 +737,9 @@ impl Controller {
         });
         Snapshot {
             now: newest,
-            written: self.written,
+            written: self.schedule.written(),
             wanted: self.wanted,
-            last_write: self.last_write,
+            last_write: self.schedule.last_write(),
             waiting: self.waiting.len(),
             active: self.active.len(),
             overflow: self.waiting.overflow + self.active.overflow,

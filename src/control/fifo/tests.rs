@@ -545,9 +545,15 @@ fn failed_writes_back_off_and_the_cutoff_does_not_run_ahead() {
     assert_eq!(write.fifo_cutoff, Some(T0 * 1000 + 9));
     c.written(&write, T0 + 11);
     assert_eq!(c.counters.write_failures, 1);
-    // Log silence: nothing written, heartbeat included.
+    // Log silence: nothing written, heartbeat included; a record brings it back.
     assert_eq!(c.tick(T0 + 1000), None);
     assert!(c.deaf(T0 + 1000));
+    c.observe(
+        &line("waitingroom t=1700001000 decision=bypass scope=x uid=10.0.9.9 path=/"),
+        T0 + 1000,
+    );
+    assert!(!c.deaf(T0 + 1001));
+    assert!(c.tick(T0 + 1001).is_some());
 }
 
 #[test]
