@@ -116,6 +116,9 @@ pub enum QueueingMethod {
     Fifo,
 }
 
+/// Longest expected time of entry given, seconds (a year).
+pub const MAX_ENTRY_IN: u64 = MAX_DURATION;
+
 /// `fifo_rate`: arrival milliseconds admitted per second, held in thousandths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FifoRate(u64);
@@ -132,12 +135,17 @@ impl FifoRate {
     }
 
     /// Seconds until a cutoff moving at this rate passes `ahead_ms` milliseconds
-    /// of arrivals, rounded up; `None` when the rate is 0.
+    /// of arrivals, rounded up; `None` when the rate is 0, or when it would take
+    /// longer than [`MAX_ENTRY_IN`] (no estimate is better than a useless one, and
+    /// JSON clients read numbers as doubles).
     pub fn seconds_for(self, ahead_ms: u64) -> Option<u64> {
-        (self.0 > 0).then(|| {
-            let thousandths = u128::from(ahead_ms) * 1000;
-            u64::try_from(thousandths.div_ceil(u128::from(self.0))).unwrap_or(u64::MAX)
-        })
+        if self.0 == 0 {
+            return None;
+        }
+        let thousandths = u128::from(ahead_ms) * 1000;
+        u64::try_from(thousandths.div_ceil(u128::from(self.0)))
+            .ok()
+            .filter(|&secs| secs <= MAX_ENTRY_IN)
     }
 }
 
@@ -201,6 +209,12 @@ pub enum SecureWhen {
 pub const DEFAULT_PROTECTED_PATHS: &[&str] = &["/events", "/checkout"];
 /// Default `allow_percentage` when the key is missing or not a number (fail open, as the VCL).
 pub const DEFAULT_ALLOW_PERCENTAGE: Percentage = Percentage::HUNDRED;
+/// `allow_percentage` in FIFO mode when the key is missing or not a number:
+/// neither end, so the cutoff decides (in random mode: [`DEFAULT_ALLOW_PERCENTAGE`]).
+pub const FIFO_DEFAULT_ALLOW_PERCENTAGE: Percentage = Percentage::whole(50);
+/// Largest `queue_opens_at` accepted, Unix seconds (the year 5138): a larger one
+/// is most likely milliseconds, which would hold places for millennia.
+pub const MAX_QUEUE_OPENS_AT: u64 = 99_999_999_999;
 /// Default `controller_timeout`, seconds.
 pub const DEFAULT_CONTROLLER_TIMEOUT: u64 = 120;
 /// Default `allow_period_timeout`, seconds.
@@ -298,8 +312,21 @@ impl Settings {
         // A parser that accepts anything never records a fallback.
         let enabled = read.value(ENABLED, |raw| Some(raw.trim() == "true"), false);
         let protected_paths = read.value(PROTECTED_PATHS, parse_paths, default_paths());
-        let allow_percentage =
-            read.value(ALLOW_PERCENTAGE, parse_percentage, DEFAULT_ALLOW_PERCENTAGE);
+        let queueing_method = read.word(
+            QUEUEING_METHOD,
+            &[
+                ("random", QueueingMethod::Random),
+                ("fifo", QueueingMethod::Fifo),
+            ],
+            QueueingMethod::Random,
+        );
+        // In FIFO mode the percentage keeps only its ends: a missing or unreadable
+        // one must not open the room to everyone (the cutoff decides).
+        let default_percentage = match queueing_method {
+            QueueingMethod::Random => DEFAULT_ALLOW_PERCENTAGE,
+            QueueingMethod::Fifo => FIFO_DEFAULT_ALLOW_PERCENTAGE,
+        };
+        let allow_percentage = read.value(ALLOW_PERCENTAGE, parse_percentage, default_percentage);
         let controller_heartbeat = read.value(
             CONTROLLER_HEARTBEAT,
             |raw| {
@@ -385,18 +412,18 @@ impl Settings {
             DrawGrid::Address,
         );
         let uid_ipv6_prefix = read.value(UID_IPV6_PREFIX, parse_ipv6_prefix, FULL_IPV6_PREFIX);
-        let queueing_method = read.word(
-            QUEUEING_METHOD,
-            &[
-                ("random", QueueingMethod::Random),
-                ("fifo", QueueingMethod::Fifo),
-            ],
-            QueueingMethod::Random,
-        );
         let fifo_cutoff = read.value(FIFO_CUTOFF, |raw| parse_whole(raw).map(Some), None);
         let fifo_rate = read.value(FIFO_RATE, |raw| raw.parse().ok().map(Some), None);
         let fifo_hold = read.value(FIFO_HOLD, parse_duration, DEFAULT_FIFO_HOLD);
-        let queue_opens_at = read.value(QUEUE_OPENS_AT, |raw| parse_whole(raw).map(Some), None);
+        let queue_opens_at = read.value(
+            QUEUE_OPENS_AT,
+            |raw| {
+                parse_whole(raw)
+                    .filter(|&t| t <= MAX_QUEUE_OPENS_AT)
+                    .map(Some)
+            },
+            None,
+        );
 
         Settings {
             enabled,
@@ -553,7 +580,8 @@ fn parse_whole(raw: &str) -> Option<u64> {
 
 /// A prefix length in [`MIN_IPV6_PREFIX`]..=[`FULL_IPV6_PREFIX`].
 fn parse_ipv6_prefix(raw: &str) -> Option<u8> {
-    let bits: u8 = raw.trim().trim_start_matches('/').parse().ok()?;
+    let text = raw.trim();
+    let bits: u8 = text.strip_prefix('/').unwrap_or(text).parse().ok()?;
     (MIN_IPV6_PREFIX..=FULL_IPV6_PREFIX)
         .contains(&bits)
         .then_some(bits)

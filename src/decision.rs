@@ -69,6 +69,7 @@ impl Transition {
             Transition::CutoffReached => "cutoff-reached",
             Transition::HoldExpired => "hold-expired",
             Transition::JoinedLine => "joined-line",
+            Transition::LeftLine => "left-line",
         }
     }
 }
@@ -91,6 +92,7 @@ impl FromStr for Transition {
             CutoffReached,
             HoldExpired,
             JoinedLine,
+            LeftLine,
         ]
         .into_iter()
         .find(|t| t.to_string() == word)
@@ -148,6 +150,9 @@ pub enum Transition {
     HoldExpired,
     /// FIFO: a lottery wait token joined the line (at `exp - 2d`).
     JoinedLine,
+    /// A FIFO place presented in random mode: it waits for its address's next
+    /// draw, without a draw of its own.
+    LeftLine,
 }
 
 /// What an admitted request does to the visitor's session.
@@ -287,23 +292,21 @@ pub fn decide_at(
     };
 
     let fifo = settings.queueing_method == QueueingMethod::Fifo;
-    let (decision, transition) = if percentage.is_hundred() {
-        (Decision::Allow, None)
+    // FIFO: the place the visitor keeps or joins at (a newcomer's is drawn below).
+    let (decision, transition, kept_place) = if percentage.is_hundred() {
+        (Decision::Allow, None, None)
     } else if percentage.is_zero() {
-        (Decision::Deny, None)
+        (Decision::Deny, None, None)
     } else {
         match &token {
-            None => (Decision::Anon, None),
-            Some(token) if fifo => classify_fifo(now, token, settings),
-            Some(token) => classify(now, token, settings),
+            None => (Decision::Anon, None, None),
+            Some(token) if fifo => classify_fifo(now, token, settings, keys),
+            Some(token) => {
+                let (decision, transition) = classify(now, token, settings);
+                (decision, transition, None)
+            }
         }
     };
-
-    // FIFO: the place the visitor keeps or joins at (a new one is drawn below).
-    let kept_place = token
-        .as_ref()
-        .filter(|_| fifo)
-        .and_then(|t| place(now, t, settings));
     let (wait_exp, due) = if fifo {
         fifo_due(
             (now, now_ms),
@@ -419,6 +422,12 @@ fn classify(now: u64, token: &TokenRef<'_>, settings: &Settings) -> (Decision, O
             (Decision::Anon, Some(Transition::SessionExpired))
         }
         TokenKind::Allow => (Decision::Allow, None),
+        // A FIFO place is minted per arrival, to the millisecond: drawing each
+        // would give one address as many tickets as requests it made in FIFO
+        // mode. It moves onto the lottery at its address's next draw instead.
+        TokenKind::Wait if token.claims.arr.is_some() => {
+            (Decision::ReWait, Some(Transition::LeftLine))
+        }
         TokenKind::Wait if now <= exp => (Decision::Wait, None),
         TokenKind::Wait if now > exp.saturating_add(settings.redeem_window()) => {
             (Decision::ReWait, Some(Transition::RedeemWindowPassed))
@@ -453,8 +462,8 @@ fn lottery_due(
 
 /// FIFO mode: when the visitor's place lapses and the token the response must
 /// carry. A newcomer gets a place at their arrival; a held place is re-issued
-/// (same `arr`, a new hold) only when less than half its hold remains, or when a
-/// lottery token joins the line.
+/// (same place, a new hold) only when less than half its hold remains, or when
+/// the place is not the token's own.
 fn fifo_due<'k, K: KeyStore>(
     (now, now_ms): (u64, u64),
     uid: &str,
@@ -468,17 +477,24 @@ fn fifo_due<'k, K: KeyStore>(
     match decision {
         Decision::Wait => {
             let held = held.map(|t| t.claims);
+            // Also when the place is not the token's own (a lottery ticket joining,
+            // a place moved behind the pre-queue), when the hold is longer than the
+            // settings give (they were mistyped, then mended), or when another key
+            // signed it (a rotation moves places on, as it does sessions).
             let reissue = held.is_some_and(|c| {
-                c.arr.is_none() || c.exp.saturating_sub(now).saturating_mul(2) < settings.fifo_hold
+                c.arr != kept_place
+                    || c.exp.saturating_sub(now).saturating_mul(2) < settings.fifo_hold
+                    || c.exp > hold_end
+                    || c.kid != settings.active_key
             });
             match (reissue, kept_place) {
-                (true, Some(arr)) => (Some(hold_end), Some(Due::place(hold_end, arr))),
+                (true, Some(arr)) => (Some(hold_end), Some(Due::fifo_wait(hold_end, arr))),
                 _ => (held.map(|c| c.exp), None),
             }
         }
         Decision::Anon | Decision::ReWait => {
             let arr = arrival(now_ms, uid, settings, keys);
-            (Some(hold_end), Some(Due::place(hold_end, arr)))
+            (Some(hold_end), Some(Due::fifo_wait(hold_end, arr)))
         }
         Decision::Allow => (None, allow_token(now, held, settings)),
         Decision::Deny => (None, None),
@@ -487,47 +503,60 @@ fn fifo_due<'k, K: KeyStore>(
 
 /// FIFO: an allow token as in random mode; a place at or before the cutoff is
 /// admitted, a place whose hold ended arrives anew, any other waits. A lottery
-/// wait token (five fields) joins the line within its redeem window.
-fn classify_fifo(
+/// wait token (five fields) joins the line within its redeem window. Returns the
+/// place the token holds or joins at, if any.
+fn classify_fifo<'k, K: KeyStore>(
     now: u64,
     token: &TokenRef<'_>,
-    settings: &Settings,
-) -> (Decision, Option<Transition>) {
+    settings: &'k Settings,
+    keys: &mut RequestKeys<'_, 'k, K>,
+) -> (Decision, Option<Transition>, Option<u64>) {
     let claims = &token.claims;
     if claims.dec == TokenKind::Allow {
-        return classify(now, token, settings);
+        let (decision, transition) = classify(now, token, settings);
+        return (decision, transition, None);
     }
-    let place = place(now, token, settings);
+    let place = fifo_place(now, token, settings, keys);
     let admitted =
         matches!((place, settings.fifo_cutoff), (Some(arr), Some(cutoff)) if arr <= cutoff);
-    match claims.arr {
+    let (decision, transition) = match claims.arr {
         Some(_) if now > claims.exp => (Decision::Anon, Some(Transition::HoldExpired)),
         Some(_) if admitted => (Decision::Allow, Some(Transition::CutoffReached)),
         Some(_) => (Decision::Wait, None),
         None if place.is_none() => (Decision::Anon, Some(Transition::RedeemWindowPassed)),
         None if admitted => (Decision::Allow, Some(Transition::CutoffReached)),
         None => (Decision::Wait, Some(Transition::JoinedLine)),
-    }
+    };
+    (decision, transition, place)
 }
 
-/// FIFO: a wait token's place in the line: its `arr`, or for a lottery wait token
-/// within its redeem window, `(exp - 2d) · 1000` (when it was handed out, on the
-/// VCL's grid). `None` for allow tokens and for lottery tokens past the window.
-fn place(now: u64, token: &TokenRef<'_>, settings: &Settings) -> Option<u64> {
+/// FIFO: a valid wait token's place in the line: its `arr`, or for a lottery
+/// wait token within its redeem window, `(exp - 2d) · 1000` (on the VCL's grid,
+/// the start of the slot it was handed out in). With a pre-queue, no place comes
+/// before the line opens: an earlier one (a token from before `queue_opens_at`
+/// was set, a lottery ticket joining) is the address's pre-queue place. `None`
+/// for a lottery token past its redeem window.
+fn fifo_place<'k, K: KeyStore>(
+    now: u64,
+    token: &TokenRef<'_>,
+    settings: &'k Settings,
+    keys: &mut RequestKeys<'_, 'k, K>,
+) -> Option<u64> {
     let claims = &token.claims;
-    match (claims.dec, claims.arr) {
-        (TokenKind::Allow, _) => None,
-        (TokenKind::Wait, Some(arr)) => Some(arr),
-        (TokenKind::Wait, None) if now > claims.exp.saturating_add(settings.redeem_window()) => {
-            None
+    let place = match claims.arr {
+        Some(arr) => arr,
+        None if now > claims.exp.saturating_add(settings.redeem_window()) => return None,
+        None => claims
+            .exp
+            .saturating_sub(settings.wait_period_duration.saturating_mul(2))
+            .saturating_mul(1000),
+    };
+    Some(match settings.queue_opens_at {
+        Some(opens) if place < opens.saturating_mul(1000) => {
+            prequeue_place(opens, claims.uid, settings, keys)
         }
-        (TokenKind::Wait, None) => {
-            let handed_out = claims
-                .exp
-                .saturating_sub(settings.wait_period_duration.saturating_mul(2));
-            Some(handed_out.saturating_mul(1000))
-        }
-    }
+        _ => place,
+    })
 }
 
 /// FIFO: when a place held at `now` lapses: `fifo_hold` seconds after now, or
@@ -537,12 +566,10 @@ fn fifo_hold_end(now: u64, settings: &Settings) -> u64 {
         .saturating_add(settings.fifo_hold)
 }
 
-/// FIFO: the place of a visitor arriving at `now_ms`: that time, or in the
-/// pre-queue (before `queue_opens_at`), the line's opening second plus an offset
-/// of 0–999 ms keyed by the active signing key, the uid and the opening time. The
-/// same address gets the same place however often it clears its cookies, and
-/// nobody can choose theirs. A key rotation during the pre-queue draws new
-/// offsets for addresses that come back without their token.
+/// FIFO: the place of a visitor arriving at `now_ms`: that time; or in the
+/// pre-queue (before `queue_opens_at`), their pre-queue place in the line's first
+/// second; or in that first second, its end, behind the whole pre-queue (racing
+/// the opening gains nothing over coming early).
 fn arrival<'k, K: KeyStore>(
     now_ms: u64,
     uid: &str,
@@ -554,9 +581,34 @@ fn arrival<'k, K: KeyStore>(
     };
     let opens_ms = opens.saturating_mul(1000);
     if now_ms >= opens_ms {
-        return now_ms;
+        return now_ms.max(opens_ms.saturating_add(1000));
     }
-    opens_ms.saturating_add(keys.prequeue_offset(&settings.active_key, uid, opens))
+    prequeue_place(opens, uid, settings, keys)
+}
+
+/// FIFO: the pre-queue place of `uid`: the line's opening second plus an offset
+/// of 0–999 ms keyed by the active signing key, the address and the opening time.
+/// The same address gets the same place however often it clears its cookies, and
+/// nobody can compute theirs without the key. An IPv6 visitor's offset is their
+/// /64's, whatever `uid_ipv6_prefix` says, so that trying the many addresses of
+/// one network for an early offset gains nothing. A key rotation during the
+/// pre-queue draws new offsets for addresses that come back without their token.
+fn prequeue_place<'k, K: KeyStore>(
+    opens: u64,
+    uid: &str,
+    settings: &'k Settings,
+    keys: &mut RequestKeys<'_, 'k, K>,
+) -> u64 {
+    let network = uid
+        .parse::<std::net::Ipv6Addr>()
+        .ok()
+        .map(|ip| crate::uid::uid_of(ip.into(), 64));
+    let offset = keys.prequeue_offset(
+        &settings.active_key,
+        network.as_deref().unwrap_or(uid),
+        opens,
+    );
+    opens.saturating_mul(1000).saturating_add(offset)
 }
 
 /// A token the response must carry: its kind, expiry and, for fixed sessions,
@@ -579,7 +631,7 @@ impl Due {
         }
     }
 
-    fn place(exp: u64, arr: u64) -> Due {
+    fn fifo_wait(exp: u64, arr: u64) -> Due {
         Due {
             kind: TokenKind::Wait,
             exp,
@@ -691,10 +743,4 @@ impl<'s, 'k, K: KeyStore> RequestKeys<'s, 'k, K> {
             digest[0], digest[1], digest[2], digest[3],
         ])) % 1000
     }
-}
-
-/// Wait expiry on the VCL's slot boundary: `floor(now / d) * d + 2d` (see
-/// [`grid::global_expiry`]).
-pub fn wait_expiry(now: u64, d: u64) -> u64 {
-    grid::global_expiry(now, d)
 }

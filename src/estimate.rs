@@ -161,9 +161,16 @@ mod tests {
         assert_eq!(place(1_001, None, rate("5")).entry_in, None);
         assert_eq!(place(1_001, Some(1_000), None).entry_in, None);
         assert_eq!(place(1_001, Some(1_000), rate("0")).entry_in, None);
+        // Beyond a year: unknown, never a number no client can read.
+        assert_eq!(place(u64::MAX, Some(0), rate("0.001")).entry_in, None);
+        let year = 31_536_000;
         assert_eq!(
-            place(u64::MAX, Some(0), rate("0.001")).entry_in,
-            Some(u64::MAX)
+            place(year * 1000, Some(0), rate("1000")).entry_in,
+            Some(year)
+        );
+        assert_eq!(
+            place((year + 1) * 1000, Some(0), rate("1000")).entry_in,
+            None
         );
         assert_eq!(place(7, None, None).arrived_at, 7);
     }

@@ -56,7 +56,13 @@ pub fn address_expiry(now: u64, uid: &str, d: u64) -> u64 {
     let period = d.saturating_mul(2);
     let earliest = now.saturating_add(d);
     let offset = address_offset(uid, d);
-    let ahead = (offset + period - earliest % period) % period;
+    // Seconds from `earliest` to the next point (no sum that could overflow).
+    let at = earliest % period;
+    let ahead = if offset >= at {
+        offset - at
+    } else {
+        period - (at - offset)
+    };
     earliest.saturating_add(ahead)
 }
 
@@ -158,5 +164,11 @@ mod tests {
         // A zero period is taken as one second, never a division by zero.
         assert_eq!(global_expiry(5, 0), 7);
         assert_eq!(address_expiry(5, "x", 0) % 2, address_offset("x", 0));
+        // Periods far beyond any setting: still a point of the grid, no overflow.
+        let d = u64::MAX / 4;
+        let exp = address_expiry(7, "192.0.2.10", d);
+        assert!(exp >= 7 + d);
+        assert_eq!(exp % (2 * d), address_offset("192.0.2.10", d));
+        assert!(address_expiry(7, "192.0.2.10", u64::MAX / 2) >= u64::MAX / 2);
     }
 }

@@ -20,9 +20,10 @@ pub const FULL_IPV6_PREFIX: u8 = 128;
 pub fn uid_of(ip: IpAddr, ipv6_prefix: u8) -> String {
     match ip {
         IpAddr::V6(v6) if ipv6_prefix < FULL_IPV6_PREFIX && v6.to_ipv4_mapped().is_none() => {
-            let bits = u128::from(v6);
-            let mask = u128::MAX << (128 - u32::from(ipv6_prefix.max(1)));
-            format!("{}/{ipv6_prefix}", Ipv6Addr::from(bits & mask))
+            let mask = u128::MAX
+                .checked_shl(128 - u32::from(ipv6_prefix))
+                .unwrap_or(0);
+            format!("{}/{ipv6_prefix}", Ipv6Addr::from(u128::from(v6) & mask))
         }
         other => other.to_string(),
     }
@@ -57,6 +58,10 @@ mod tests {
         assert_eq!(uid("2001:db8:1:2ff::9", 56), "2001:db8:1:200::/56");
         assert_eq!(uid("2001:db8:ffff::1", 48), "2001:db8:ffff::/48");
         assert_eq!(uid("2001:db8::1", 32), "2001:db8::/32");
+        // Lengths the settings refuse still say what they mask.
+        assert_eq!(uid("2001:db8::1", 1), "::/1");
+        assert_eq!(uid("ffff::1", 1), "8000::/1");
+        assert_eq!(uid("2001:db8::1", 0), "::/0");
     }
 
     #[test]

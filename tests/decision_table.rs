@@ -328,7 +328,7 @@ fn same_client_in_one_slot_gets_one_token_and_other_clients_differ_on_the_global
 
 #[test]
 fn slot_alignment_examples() {
-    use waiting_room::decision::wait_expiry;
+    use waiting_room::grid::global_expiry as wait_expiry;
     // The VCL's own example: 60 s slots, arrivals at 16:05:23 and 16:05:45 both
     // expire at 16:07:00. 1700000040 is a whole minute.
     let minute = 1_700_000_040;

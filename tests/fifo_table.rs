@@ -19,8 +19,13 @@ const K1: &str = "secret-one";
 /// The default hold, seconds.
 const HOLD: u64 = 300;
 
+const K2: &str = "secret-two";
+
 fn keys() -> HashMap<String, String> {
-    HashMap::from([("key1".to_string(), K1.to_string())])
+    HashMap::from([
+        ("key1".to_string(), K1.to_string()),
+        ("key2".to_string(), K2.to_string()),
+    ])
 }
 
 /// A FIFO room at 50 % with `extra` settings.
@@ -101,6 +106,15 @@ fn a_held_place_is_reissued_with_the_same_arrival_only_past_half_its_hold() {
 }
 
 #[test]
+fn a_rotation_moves_held_places_onto_the_new_key() {
+    let arr = NOW_MS - 100_000;
+    let old = mint::mint_fifo(K2, NOW + 250, UID, "key2", arr);
+    let v = run(&cutoff(arr - 1), Some(&old));
+    assert_eq!(v.decision, Decision::Wait);
+    assert_eq!(v.cookie, CookieAction::Set(place(NOW + HOLD, arr)));
+}
+
+#[test]
 fn a_place_whose_hold_ended_arrives_anew() {
     let s = cutoff(NOW_MS);
     let v = run(&s, Some(&place(NOW - 1, NOW_MS - 500_000)));
@@ -161,29 +175,67 @@ fn a_lottery_wait_token_joins_the_line_when_it_was_handed_out() {
     assert_eq!(v.arr, Some(NOW_MS));
 }
 
+/// A FIFO place is minted per arrival, to the millisecond: in random mode each
+/// would otherwise be a lottery ticket of its own. It moves onto the address's
+/// grid instead, without a draw: however many an address collected, it holds one
+/// ticket per draw.
 #[test]
-fn a_fifo_token_in_random_mode_is_a_wait_token_like_any_other() {
+fn a_fifo_token_in_random_mode_waits_for_its_address_next_draw_without_one_of_its_own() {
     let s = Settings {
         queueing_method: waiting_room::config::QueueingMethod::Random,
         ..cutoff(u64::MAX)
     };
-    let waiting = place(NOW + 10, 0);
-    let v = run(&s, Some(&waiting));
+    let grid_token = mint::mint(K1, "wait", mint::address_exp(NOW, UID, 30), UID, "key1");
+    for (exp, arr) in [
+        (NOW + 10, 0),
+        (NOW - 1, 0),
+        (NOW - 1, 5),
+        (NOW + 3600, NOW_MS),
+    ] {
+        let v = run(&s, Some(&place(exp, arr)));
+        assert_eq!(
+            (v.decision, v.transition),
+            (Decision::ReWait, Some(Transition::LeftLine))
+        );
+        assert_eq!(
+            v.cookie,
+            CookieAction::Set(grid_token.clone()),
+            "{exp} {arr}"
+        );
+        assert_eq!(v.arr, None);
+    }
+}
+
+/// Many FIFO places from one address, presented at once after a switch to random
+/// mode: not one draw among them.
+#[test]
+fn a_pile_of_fifo_places_buys_no_lottery_tickets() {
+    let fifo = cutoff(0);
+    let random = Settings {
+        queueing_method: waiting_room::config::QueueingMethod::Random,
+        allow_percentage: waiting_room::percentage::Percentage::whole(99),
+        ..cutoff(0)
+    };
+    let places: Vec<String> = (0..200)
+        .map(
+            |ms| match decide_at(NOW, ms, UID, None, &fifo, &keys()).cookie {
+                CookieAction::Set(token) => token,
+                other => panic!("{other:?}"),
+            },
+        )
+        .collect();
     assert_eq!(
-        (v.decision, v.cookie, v.arr),
-        (Decision::Wait, CookieAction::Keep, None)
+        places
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
+        200
     );
-    let expired = place(NOW - 1, 0);
-    let v = run(&s, Some(&expired));
-    assert!(matches!(
-        v.transition,
-        Some(Transition::LotteryWon | Transition::LotteryLost)
-    ));
-    // Its draw is seeded by its own signature, as every wait token's.
-    let text = format!("dec=wait&exp={}&uid={UID}&kid=key1&arr=0", NOW - 1);
-    let seed = mint::seed(&mint::vcl_sig(K1, &text));
-    let wins = waiting_room::lottery::wins(seed, s.allow_percentage);
-    assert_eq!(v.decision == Decision::Allow, wins);
+    for token in &places {
+        let v = decide(NOW + HOLD + 1, UID, Some(token), &random, &keys());
+        assert_ne!(v.decision, Decision::Allow);
+        assert_eq!(v.transition, Some(Transition::LeftLine));
+    }
 }
 
 #[test]
@@ -220,14 +272,89 @@ fn known_answers_the_pre_queue_shuffles_early_arrivals_by_address_for_good() {
             // Held until the line opens plus a whole hold: nobody polls all night.
             assert_eq!(v.wait_exp, Some(opens + HOLD));
         }
-        // From the opening second on, arrival is the clock.
+        // Racing the opening gains nothing: the line's first second is the
+        // pre-queue's, a later arrival's place is after it; then the clock.
         let v = decide_at(opens, 7, uid, None, &s, &keys());
-        assert_eq!(v.arr, Some(opens * 1000 + 7));
+        assert_eq!(v.arr, Some(opens * 1000 + 1000));
+        let v = decide_at(opens + 1, 7, uid, None, &s, &keys());
+        assert_eq!(v.arr, Some(opens * 1000 + 1007));
     }
     // A pre-queue token is kept (no cookie) while the line has not opened.
     let early = mint::mint_fifo(K1, opens + HOLD, UID, "key1", opens * 1000 + 571);
     let v = decide(NOW, UID, Some(&early), &s, &keys());
     assert_eq!((v.decision, v.cookie), (Decision::Wait, CookieAction::Keep));
+}
+
+#[test]
+fn an_ipv6_network_gets_one_pre_queue_offset_whatever_its_addresses() {
+    let opens = 1_700_003_600;
+    let s = settings(&[("queue_opens_at", opens.to_string())]);
+    // Whole addresses (the default prefix), each its own visitor, but one /64: the
+    // /64's offset (648, the known answer above), so trying the network's many
+    // addresses for an early place gains nothing.
+    for uid in [
+        "2001:db8:1:2::9",
+        "2001:db8:1:2:aaaa::1",
+        "2001:db8:1:2:ffff:ffff:ffff:ffff",
+    ] {
+        assert_eq!(
+            decide(NOW, uid, None, &s, &keys()).arr,
+            Some(opens * 1000 + 648),
+            "{uid}"
+        );
+    }
+}
+
+#[test]
+fn no_place_comes_before_the_line_opens() {
+    let opens = 1_700_003_600;
+    let s = settings(&[
+        ("queue_opens_at", opens.to_string()),
+        ("fifo_cutoff", (opens * 1000 + 570).to_string()),
+    ]);
+    // A place taken before the pre-queue was set, and a lottery ticket joining:
+    // both are the address's pre-queue place (571 ms in: behind the cutoff).
+    let early = place(NOW + 200, NOW_MS - 60_000);
+    let ticket = mint::mint(K1, "wait", NOW + 10, UID, "key1");
+    for token in [&early, &ticket] {
+        let v = run(&s, Some(token));
+        assert_eq!(
+            (v.decision, v.arr),
+            (Decision::Wait, Some(opens * 1000 + 571))
+        );
+        // Re-issued with that place (and held past the opening).
+        assert_eq!(
+            v.cookie,
+            CookieAction::Set(place(opens + HOLD, opens * 1000 + 571))
+        );
+    }
+}
+
+#[test]
+fn a_hold_longer_than_the_settings_give_is_cut_back() {
+    // A hold minted under a mistyped setting (e.g. `queue_opens_at` in ms).
+    let arr = NOW_MS - 1000;
+    let v = run(&cutoff(0), Some(&place(NOW + 10 * HOLD, arr)));
+    assert_eq!(v.decision, Decision::Wait);
+    assert_eq!(v.cookie, CookieAction::Set(place(NOW + HOLD, arr)));
+    let s = settings(&[("queue_opens_at", "1795353010000".to_string())]);
+    assert_eq!(s.queue_opens_at, None);
+    assert!(s.fallbacks.contains(&"queue_opens_at"));
+}
+
+#[test]
+fn a_missing_or_unreadable_percentage_leaves_fifo_to_the_cutoff() {
+    let held = place(NOW + 200, NOW_MS);
+    for store in [vec![], vec![("allow_percentage", "abc".to_string())]] {
+        let mut pairs: HashMap<&str, String> = HashMap::from([
+            ("enabled", "true".to_string()),
+            ("queueing_method", "fifo".to_string()),
+            ("fifo_cutoff", (NOW_MS - 1).to_string()),
+        ]);
+        pairs.extend(store.iter().cloned());
+        let s = Settings::from_lookup(|key| pairs.get(key).cloned());
+        assert_eq!(run(&s, Some(&held)).decision, Decision::Wait, "{store:?}");
+    }
 }
 
 #[test]

@@ -102,7 +102,7 @@ fn vcl_cookie_keeps_its_state_before_expiry() {
 fn slot_aligned_wait_expiry_matches_the_vector() {
     // The first vector's exp is floor(1700000023 / 30) * 30 + 2 * 30.
     assert_eq!(
-        waiting_room::decision::wait_expiry(1_700_000_023, 30),
+        waiting_room::grid::global_expiry(1_700_000_023, 30),
         1_700_000_070
     );
 }

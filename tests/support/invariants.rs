@@ -187,10 +187,14 @@ pub fn settings(data: &[u8]) {
     assert!(!s.protected_paths.is_empty());
     assert!(s.protected_paths.iter().all(|p| p.starts_with('/')));
     let percentage = raw(config::ALLOW_PERCENTAGE);
-    let expected = percentage.map_or(Some(1_000_000), expected_percentage);
+    // Missing or unreadable: 100 (fail open), but 50 in FIFO mode, where the
+    // percentage keeps only its ends (the cutoff decides).
+    let fifo = raw(config::QUEUEING_METHOD).is_some_and(|v| v.trim().eq_ignore_ascii_case("fifo"));
+    let default = if fifo { 500_000 } else { 1_000_000 };
+    let expected = percentage.map_or(Some(default), expected_percentage);
     assert_eq!(
         s.allow_percentage.micros(),
-        expected.unwrap_or(1_000_000),
+        expected.unwrap_or(default),
         "{percentage:?}"
     );
     let fell_back = s.fallbacks.contains(&config::ALLOW_PERCENTAGE);
@@ -237,15 +241,21 @@ pub fn settings(data: &[u8]) {
     );
     // The IPv6 prefix: 32–128 (a leading `/` allowed), else the whole address.
     let prefix = raw(config::UID_IPV6_PREFIX)
-        .and_then(|v| v.trim().trim_start_matches('/').parse::<u8>().ok())
+        .and_then(|v| {
+            let v = v.trim();
+            v.strip_prefix('/').unwrap_or(v).parse::<u8>().ok()
+        })
         .filter(|bits| (32..=128).contains(bits));
     assert_eq!(s.uid_ipv6_prefix, prefix.unwrap_or(128));
-    // Unix times: whole numbers only, else none (and said).
-    for (key, value) in [
-        (config::FIFO_CUTOFF, s.fifo_cutoff),
-        (config::QUEUE_OPENS_AT, s.queue_opens_at),
+    // Unix times: whole numbers only (an opening time in seconds, not
+    // milliseconds), else none (and said).
+    for (key, value, max) in [
+        (config::FIFO_CUTOFF, s.fifo_cutoff, u64::MAX),
+        (config::QUEUE_OPENS_AT, s.queue_opens_at, 99_999_999_999),
     ] {
-        let parsed = raw(key).and_then(|v| v.trim().parse::<u64>().ok());
+        let parsed = raw(key)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&t| t <= max);
         assert_eq!(value, parsed, "{key}={:?}", raw(key));
         assert_eq!(
             s.fallbacks.contains(&key),
@@ -462,7 +472,7 @@ fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
         && !p.is_zero()
         && !p.is_hundred()
     {
-        let expected = expected_decision(&token, visit.now, p, settings);
+        let expected = expected_decision(&token, visit, p, settings);
         assert_eq!(verdict.decision, expected, "{:?}", mint::open(value));
         assert_eq!(verdict.rejection, None);
     }
@@ -485,10 +495,11 @@ fn honoured_only_if_vouched(
             let token = vouched().unwrap_or_else(|| panic!("admitted on {presented:?}"));
             let admits = match token.dec {
                 TokenKind::Allow => visit.now <= token.exp,
-                TokenKind::Wait if fifo => fifo_place(&token, visit.now, settings)
+                TokenKind::Wait if fifo => fifo_place(&token, visit, settings)
                     .zip(settings.fifo_cutoff)
                     .is_some_and(|(arr, cutoff)| arr <= cutoff),
-                TokenKind::Wait => visit.now > token.exp,
+                // A FIFO place never draws in random mode.
+                TokenKind::Wait => visit.now > token.exp && token.arr.is_none(),
             };
             assert!(admits, "admitted on {token:?} at {}", visit.now);
         }
@@ -496,10 +507,7 @@ fn honoured_only_if_vouched(
             let token = vouched().unwrap_or_else(|| panic!("held on {presented:?}"));
             assert_eq!(token.dec, TokenKind::Wait);
             if fifo {
-                assert!(
-                    fifo_place(&token, visit.now, settings).is_some(),
-                    "{token:?}"
-                );
+                assert!(fifo_place(&token, visit, settings).is_some(), "{token:?}");
             } else {
                 assert!(visit.now <= token.exp, "{token:?}");
             }
@@ -508,10 +516,13 @@ fn honoured_only_if_vouched(
     }
 }
 
-/// FIFO: the place a valid wait token holds at `now`: its `arr` while its hold
-/// lasts; a lottery token's `(exp - 2d) · 1000` within its redeem window.
-fn fifo_place(token: &Vouched, now: u64, settings: &Settings) -> Option<u64> {
-    match token.arr {
+/// FIFO: the place a valid wait token holds at the visit: its `arr` while its
+/// hold lasts; a lottery token's `(exp - 2d) · 1000` within its redeem window;
+/// with a pre-queue, never before the line opens (an earlier place is the
+/// address's pre-queue place).
+fn fifo_place(token: &Vouched, visit: &Visit, settings: &Settings) -> Option<u64> {
+    let now = visit.now;
+    let place = match token.arr {
         Some(arr) => (now <= token.exp).then_some(arr),
         None => (now <= token.exp.saturating_add(settings.redeem_window())).then(|| {
             token
@@ -519,20 +530,48 @@ fn fifo_place(token: &Vouched, now: u64, settings: &Settings) -> Option<u64> {
                 .saturating_sub(2 * settings.wait_period_duration)
                 .saturating_mul(1000)
         }),
-    }
+    }?;
+    Some(match settings.queue_opens_at {
+        Some(opens) if place < opens.saturating_mul(1000) => {
+            prequeue_place(visit.uid, opens, settings)
+        }
+        _ => place,
+    })
+}
+
+/// The pre-queue place of `uid` (README, "FIFO"): the opening second plus the
+/// first four bytes of `HMAC(active key, "prequeue&uid=<uid or its /64>&opens=…")`
+/// mod 1000, computed here independently (0 when the active key is unusable).
+fn prequeue_place(uid: &str, opens: u64, settings: &Settings) -> u64 {
+    let network = uid.parse::<std::net::Ipv6Addr>().ok().map(|ip| {
+        let masked = u128::from(ip) & (u128::MAX << 64);
+        format!("{}/64", std::net::Ipv6Addr::from(masked))
+    });
+    let offset = fuzz_input::key_secret(&settings.active_key)
+        .filter(|secret| !secret.is_empty())
+        .map_or(0, |secret| {
+            let text = format!(
+                "prequeue&uid={}&opens={opens}",
+                network.as_deref().unwrap_or(uid)
+            );
+            let sig = mint::vcl_sig(secret, &text);
+            u64::from(u32::from_str_radix(&sig[2..10], 16).unwrap()) % 1000
+        });
+    opens.saturating_mul(1000).saturating_add(offset)
 }
 
 /// What the decision table says for a valid token at a percentage strictly
 /// between 0 and 100.
 fn expected_decision(
     token: &Vouched,
-    now: u64,
+    visit: &Visit,
     percentage: Percentage,
     settings: &Settings,
 ) -> Decision {
+    let now = visit.now;
     let expired = now > token.exp;
     if settings.queueing_method == QueueingMethod::Fifo {
-        return match (token.dec, fifo_place(token, now, settings)) {
+        return match (token.dec, fifo_place(token, visit, settings)) {
             (TokenKind::Allow, _) if expired => Decision::Anon,
             (TokenKind::Allow, _) => Decision::Allow,
             (TokenKind::Wait, None) => Decision::Anon,
@@ -541,6 +580,9 @@ fn expected_decision(
             }
             (TokenKind::Wait, Some(_)) => Decision::Wait,
         };
+    }
+    if token.dec == TokenKind::Wait && token.arr.is_some() {
+        return Decision::ReWait; // a FIFO place waits for its address's next draw
     }
     match (token.dec, expired) {
         (TokenKind::Wait, false) => Decision::Wait,
@@ -653,19 +695,16 @@ fn fifo_token_is_sound(visit: &Visit, settings: &Settings, verdict: &Verdict, to
         .cookie_header
         .and_then(cookie::find)
         .and_then(|value| vouch(value, visit.uid));
+    let opens_ms = opens.saturating_mul(1000);
     match (verdict.decision, presented) {
         (Decision::Wait, Some(held)) => {
-            assert_eq!(Some(arr), fifo_place(&held, now, settings), "{held:?}")
+            assert_eq!(Some(arr), fifo_place(&held, visit, settings), "{held:?}")
         }
         (Decision::Wait, None) => panic!("a place re-issued from nothing"),
-        _ if now_ms < opens.saturating_mul(1000) => {
-            let first = opens.saturating_mul(1000);
-            assert!(
-                (first..=first.saturating_add(999)).contains(&arr),
-                "{arr} opens {opens}"
-            )
-        }
-        _ => assert_eq!(arr, now_ms),
+        _ if settings.queue_opens_at.is_none() => assert_eq!(arr, now_ms),
+        // Before the opening: the pre-queue place; after: behind the whole pre-queue.
+        _ if now_ms < opens_ms => assert_eq!(arr, prequeue_place(visit.uid, opens, settings)),
+        _ => assert_eq!(arr, now_ms.max(opens_ms.saturating_add(1000))),
     }
 }
 

@@ -117,7 +117,7 @@ pub fn build(name: &str) -> Result<Case, String> {
     let Some(&name) = NAMES.iter().find(|known| **known == name) else {
         return Err(format!("no case called {name:?}; cases: {NAMES:?}"));
     };
-    let wait_exp = decision::wait_expiry(NOW, room().wait_period_duration);
+    let wait_exp = waiting_room::grid::global_expiry(NOW, room().wait_period_duration);
     let allow_exp = NOW + room().allow_period_timeout;
     let (now, token, expect) = match name {
         "no-cookie" => (NOW, None, Expect::plain(Decision::Anon)),

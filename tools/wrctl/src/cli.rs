@@ -94,8 +94,8 @@ on a command line. Under 32 bytes is refused (exit 2) unless --allow-weak.",
     #[command(
         long_about = "Add a new strong key (generated here, never printed) to the key store and \
 switch the room's active_key to it, then print when the old key can be deleted: after \
-allow_period_timeout + 2 x wait_period_duration (read from the config; longer if redeem_window \
-is over one wait period), as a UTC time and a duration. The key is stored before the switch, \
+allow_period_timeout + 3 x wait_period_duration (read from the config; longer if redeem_window \
+is over one wait period, or while FIFO places are held), as a UTC time and a duration. The key is stored before the switch, \
 so the room never names a key it lacks.
 
 Local JSON stores (--keys, --config): each file is replaced atomically (a temporary file \

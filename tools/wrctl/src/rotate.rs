@@ -5,9 +5,11 @@
 //! names and signs with `active_key`: tokens signed with the old key stay valid
 //! until they expire, and a live session is re-signed with the new key at its next
 //! request. The old key is needed for at most `allow_period_timeout` (the longest an
-//! allow token lives) and for wait tokens up to two wait periods plus the redeem
-//! window: with the default redeem window, `allow_period_timeout + 2 ×
-//! wait_period_duration` covers both.
+//! allow token lives), for wait tokens up to three wait periods (the address draw
+//! grid's longest wait; two on the VCL's) plus the redeem window, and in FIFO mode
+//! for a place's hold (`fifo_hold`, or until the line opens plus the hold in a
+//! pre-queue): with the default redeem window, `allow_period_timeout + 3 ×
+//! wait_period_duration` covers the first two.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,7 +18,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::Args;
 use serde_json::{Value, json};
-use waiting_room::config::{ACTIVE_KEY, Settings};
+use waiting_room::config::{ACTIVE_KEY, QueueingMethod, Settings};
 use waiting_room::keys::MIN_STRONG_KEY_LEN;
 
 use crate::keys::{
@@ -138,13 +140,19 @@ DELETE /resources/stores/secret/ID/secrets/KID.\nExample: --fastly-secret-store 
 /// past use (see the module's documentation).
 pub fn deletion_time(now: u64, settings: &Settings) -> u64 {
     let d = settings.wait_period_duration;
-    let waits = d.saturating_mul(2);
+    let waits = d.saturating_mul(3);
     let wait_tokens = waits.saturating_add(settings.redeem_window());
     let after = settings
         .allow_period_timeout
         .saturating_add(waits)
         .max(wait_tokens);
-    now.saturating_add(after)
+    let held_until = match settings.queueing_method {
+        QueueingMethod::Fifo => now
+            .max(settings.queue_opens_at.unwrap_or(0))
+            .saturating_add(settings.fifo_hold),
+        QueueingMethod::Random => 0,
+    };
+    now.saturating_add(after).max(held_until)
 }
 
 /// The next free `keyN` id.
@@ -166,8 +174,8 @@ fn report(old: &str, new: &str, now: u64, settings: &Settings, revoke_hint: &str
     let at = deletion_time(now, settings);
     println!("active_key: {old} -> {new} (the new key is stored; it is not shown)");
     println!(
-        "{old} can be deleted after {} (unix {at}), in {}: allow_period_timeout {} s + 2 × \
-         wait_period_duration {} s",
+        "{old} can be deleted after {} (unix {at}), in {}: allow_period_timeout {} s + 3 × \
+         wait_period_duration {} s, or longer for a long redeem_window or held FIFO places",
         utc(at),
         duration(at - now),
         settings.allow_period_timeout,
@@ -528,6 +536,16 @@ mod tests {
             "wait_period_duration" => Some("10".into()),
             _ => None,
         });
-        assert_eq!(deletion_time(1000, &s), 1000 + 600 + 20);
+        assert_eq!(deletion_time(1000, &s), 1000 + 600 + 30);
+        // In FIFO mode, places held until the line opens plus their hold.
+        let fifo = Settings::from_lookup(|k| match k {
+            "allow_period_timeout" => Some("600".into()),
+            "wait_period_duration" => Some("10".into()),
+            "queueing_method" => Some("fifo".into()),
+            "queue_opens_at" => Some("5000".into()),
+            _ => None,
+        });
+        assert_eq!(deletion_time(1000, &fifo), 5000 + 300);
+        assert_eq!(deletion_time(9000, &fifo), 9000 + 630);
     }
 }

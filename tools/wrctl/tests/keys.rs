@@ -566,11 +566,11 @@ fn rotate_adds_a_key_and_switches_active_key() {
     assert!(run.out.contains("active_key: key2 -> key3"), "{}", run.out);
     let at = deletion_unix(&run.out);
     assert!(
-        (before + 620..=after + 620).contains(&at),
-        "{at} not {before}+620"
+        (before + 630..=after + 630).contains(&at),
+        "{at} not {before}+630"
     );
     assert!(
-        run.out.contains("in 10 min 20 s") || run.out.contains("in 10 min 19 s"),
+        run.out.contains("in 10 min 30 s") || run.out.contains("in 10 min 29 s"),
         "{}",
         run.out
     );
@@ -624,8 +624,8 @@ fn rotate_uses_the_defaults_of_an_empty_config() {
     );
     assert_eq!(run.code, Some(0), "{}", run.all());
     assert!(run.out.contains("active_key: key1 -> key3"), "{}", run.out);
-    // 3600 + 2 × 30.
-    assert!(deletion_unix(&run.out).abs_diff(before + 3660) <= 2);
+    // 3600 + 3 × 30.
+    assert!(deletion_unix(&run.out).abs_diff(before + 3690) <= 2);
 }
 
 #[test]
@@ -725,7 +725,8 @@ fn rotate_through_the_fastly_api() {
         json!({"items": [{"op": "upsert", "item_key": "active_key", "item_value": "key2"}]})
     );
     assert!(run.out.contains("active_key: key1 -> key2"), "{}", run.out);
-    assert!(deletion_unix(&run.out).abs_diff(before + 940) <= 2);
+    // 900 + 3 × 20.
+    assert!(deletion_unix(&run.out).abs_diff(before + 960) <= 2);
 }
 
 #[test]
