@@ -109,14 +109,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use super::crowd::Crowd;
+use super::intake::{Intake, Sizes};
 use super::schedule::{Schedule, Timing};
-use super::series::{Second, Series};
 use super::{
     BadOptions, Counters, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, HEARTBEAT_KEY,
-    MAX_CLOCK_SKEW, Snapshot, WINDOW,
+    Snapshot, WINDOW,
 };
 use crate::config::FifoRate;
-use crate::decision::{Decision, Session, Transition};
+use crate::decision::{Decision, Transition};
 use crate::log::Record;
 
 /// Config-store key the rule writes the cutoff to.
@@ -273,7 +273,8 @@ enum Kind {
 #[derive(Debug, Clone)]
 pub struct FifoController {
     options: FifoOptions,
-    series: Series,
+    /// The per-second counts, the first record and the lines' counters.
+    intake: Intake,
     places: HashMap<Arc<str>, Place>,
     /// The places by `arr` (the line).
     line: BTreeSet<(u64, Arc<str>)>,
@@ -285,7 +286,6 @@ pub struct FifoController {
     overflow: u64,
     /// The empty uid (the least key of a given `arr`).
     empty: Arc<str>,
-    first_record: Option<u64>,
     /// The highest cutoff the lines showed in effect.
     effective: Option<u64>,
     /// The highest cutoff in effect each second, as the lines show it.
@@ -304,8 +304,6 @@ pub struct FifoController {
     /// Shows and no-shows of passed places, live and stale, by the second
     /// they were settled: `[kind][0]` shows, `[kind][1]` no-shows.
     outcomes: BTreeMap<u64, [[u64; 2]; 2]>,
-    /// Lines read, and what became of them.
-    pub counters: Counters,
     /// Decided lines that were not written in FIFO mode (no `cutoff=`).
     pub not_fifo_lines: u64,
 }
@@ -315,7 +313,7 @@ impl FifoController {
     pub fn new(options: FifoOptions) -> Result<FifoController, BadOptions> {
         options.check()?;
         Ok(FifoController {
-            series: Series::new(WINDOW as usize),
+            intake: Intake::new(false),
             places: HashMap::new(),
             line: BTreeSet::new(),
             ends: BTreeSet::new(),
@@ -325,7 +323,6 @@ impl FifoController {
             empty: Arc::from(""),
             schedule: Schedule::new(options.timing()),
             options,
-            first_record: None,
             effective: None,
             cutoffs: BTreeMap::new(),
             written_rate: None,
@@ -335,7 +332,6 @@ impl FifoController {
             planned_carry: None,
             history: VecDeque::new(),
             outcomes: BTreeMap::new(),
-            counters: Counters::default(),
             not_fifo_lines: 0,
         })
     }
@@ -347,26 +343,20 @@ impl FifoController {
 
     /// Counts one line that was not a readable room log line.
     pub fn bad_line(&mut self) {
-        self.counters.bad_lines += 1;
+        self.intake.bad_line();
+    }
+
+    /// Lines read, and what became of them.
+    pub fn counters(&self) -> Counters {
+        self.intake.counters
     }
 
     /// Takes in one log record; `now` is the controller's clock (Unix seconds).
     pub fn observe(&mut self, record: &Record, now: u64) {
         self.schedule.heard(now);
-        if record.t > now.saturating_add(MAX_CLOCK_SKEW) {
-            self.counters.future_lines += 1;
+        if !self.intake.take(record, now, self.sizes()) {
             return;
         }
-        if self.series.newest().is_some_and(|newest| record.t > newest) {
-            self.note_crowd();
-        }
-        let Some(second) = self.series.at_mut(record.t) else {
-            self.counters.late_lines += 1;
-            return;
-        };
-        self.counters.lines += 1;
-        count(second, record);
-        self.first_record.get_or_insert(record.t);
         if record.decision.is_some() && !record.fifo {
             self.not_fifo_lines += 1;
         }
@@ -541,7 +531,7 @@ impl FifoController {
         if let Some(carry) = self.planned_carry.take() {
             self.carry = carry;
         }
-        self.counters.writes += 1;
+        self.intake.counters.writes += 1;
     }
 
     /// The write failed: the next attempt waits one tick, doubling with each
@@ -550,7 +540,7 @@ impl FifoController {
     pub fn failed(&mut self, now: u64) {
         self.planned_carry = None;
         self.schedule.failed(now);
-        self.counters.write_failures += 1;
+        self.intake.counters.write_failures += 1;
     }
 
     /// The cutoff from which this tick moves: the higher of the one last written
@@ -589,7 +579,11 @@ impl FifoController {
             newest,
             stale_after: self.options.stale_after(),
             shares: self.show_up(),
-            start_ms: self.first_record.unwrap_or(newest).saturating_mul(1000),
+            start_ms: self
+                .intake
+                .first_record()
+                .unwrap_or(newest)
+                .saturating_mul(1000),
             sample: 1.0 / self.coverage(newest),
         }
     }
@@ -609,7 +603,7 @@ impl FifoController {
     /// The share of the crowd that was already waiting when the first record came
     /// that the controller has seen poll since (1 after a whole polling period).
     fn coverage(&self, newest: u64) -> f64 {
-        let first = self.first_record.unwrap_or(newest);
+        let first = self.intake.first_record().unwrap_or(newest);
         let seen = newest.saturating_sub(first) + 1;
         (seen as f64 / self.options.poll_period() as f64).min(1.0)
     }
@@ -638,7 +632,7 @@ impl FifoController {
     /// cutoff nor a place to pass.
     fn cutoff(&self, now: u64) -> (Option<u64>, Option<f64>) {
         let base = self.base();
-        let Some(newest) = self.series.newest() else {
+        let Some(newest) = self.intake.newest() else {
             return (base, None);
         };
         let at = self.worth_now(newest);
@@ -710,7 +704,7 @@ impl FifoController {
     /// Ends places whose hold ended, settles passed places whose holder did not
     /// come back in time (no-shows), and notes the crowd in the newest second.
     fn close_second(&mut self) {
-        let Some(newest) = self.series.newest() else {
+        let Some(newest) = self.intake.newest() else {
             return;
         };
         while let Some((exp, _)) = self.ends.first()
@@ -750,44 +744,42 @@ impl FifoController {
     }
 
     fn note_crowd(&mut self) {
-        let (waiting, active) = (self.places.len() as u64, self.active.len());
-        if let Some(newest) = self.series.newest()
-            && let Some(second) = self.series.at_mut(newest)
-        {
-            second.waiting = Some(waiting);
-            second.active = Some(active);
+        let sizes = self.sizes();
+        self.intake.note_crowd(sizes);
+    }
+
+    /// The crowd's current sizes: places held, live sessions.
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            waiting: self.places.len() as u64,
+            active: self.active.len(),
         }
     }
 
     /// The state as the percentage controller's [`Snapshot`] shows it (its
     /// percentages are `None`): counts, crowd and series.
     pub fn snapshot(&self, seconds: u64) -> Snapshot {
-        let newest = self.series.newest();
-        let series = newest.map_or_else(Vec::new, |n| {
-            let from = n.saturating_sub(seconds.saturating_sub(1));
-            self.series.range(from, n).map(|(t, s)| (t, *s)).collect()
-        });
         Snapshot {
-            now: newest,
+            now: self.intake.newest(),
             written: None,
             wanted: None,
             last_write: self.schedule.last_write(),
             waiting: self.places.len() as u64,
             active: self.active.len(),
             overflow: self.overflow + self.active.overflow,
-            counters: self.counters,
-            series,
+            counters: self.intake.counters,
+            series: self.intake.recent(seconds),
         }
     }
 
     /// What the FIFO rule alone shows, with the cutoff in effect for each of the
     /// last `seconds` seconds of log (`None` where no line said).
     pub fn status(&self, seconds: u64) -> FifoStatus {
-        let newest = self.series.newest();
+        let newest = self.intake.newest();
         let cutoffs = newest.map_or_else(Vec::new, |n| {
             let from = n.saturating_sub(seconds.saturating_sub(1));
             (from..=n)
-                .filter(|&t| self.series.get(t).is_some())
+                .filter(|&t| self.intake.series().get(t).is_some())
                 .map(|t| self.cutoffs.get(&t).copied())
                 .collect()
         });
@@ -853,25 +845,6 @@ fn kind(seen: u64, t: u64, stale_after: u64) -> Kind {
         Kind::Stale
     } else {
         Kind::Live
-    }
-}
-
-/// Adds one record to its second's counts.
-fn count(second: &mut Second, record: &Record) {
-    second.requests += 1;
-    if let Some(p) = record.percentage {
-        second.percentage_micros = Some(p.micros());
-    }
-    if record.is_arrival() {
-        second.arrivals += 1;
-    }
-    match record.session {
-        Some(Session::New) => second.admissions += 1,
-        Some(Session::Renewed | Session::Kept) => second.renewals += 1,
-        None => {}
-    }
-    if record.released {
-        second.releases += 1;
     }
 }
 

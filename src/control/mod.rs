@@ -64,18 +64,20 @@
 
 pub mod crowd;
 pub mod fifo;
+mod intake;
 mod schedule;
 pub mod series;
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::decision::{Decision, Session, Transition};
+use crate::decision::{Decision, Transition};
 use crate::log::Record;
 use crate::percentage::Percentage;
 use crowd::Crowd;
+use intake::{Intake, Sizes};
 use schedule::{Schedule, Timing};
-use series::{Second, Series};
+use series::Second;
 
 /// Config-store key the controller writes its percentage to.
 pub const PERCENTAGE_KEY: &str = crate::config::ALLOW_PERCENTAGE;
@@ -250,11 +252,10 @@ impl Write {
 #[derive(Debug, Clone)]
 pub struct Controller {
     options: Options,
-    series: Series,
+    /// The per-second counts, the first record and the lines' counters.
+    intake: Intake,
     waiting: Crowd,
     active: Crowd,
-    /// Log time of the first record since the controller started.
-    first_record: Option<u64>,
     /// The percentage the last decision asked for.
     wanted: Option<Percentage>,
     /// When to write, the percentage last written, and the propagation delay.
@@ -272,8 +273,6 @@ pub struct Controller {
     /// Wait tokens that ended without being drawn (their holders gave up), by the
     /// second they stopped counting (as [`Controller::moved`]).
     expired: BTreeMap<u64, u64>,
-    /// Lines read, and what became of them.
-    pub counters: Counters,
 }
 
 impl Controller {
@@ -281,19 +280,17 @@ impl Controller {
     pub fn new(options: Options) -> Result<Controller, BadOptions> {
         options.check()?;
         Ok(Controller {
-            series: Series::new(WINDOW as usize),
+            intake: Intake::new(true),
             waiting: Crowd::new(options.capacity),
             active: Crowd::new(options.capacity),
             schedule: Schedule::new(options.timing()),
             options,
-            first_record: None,
             wanted: None,
             clock: None,
             moved: BTreeMap::new(),
             off_slot: None,
             newcomers: BTreeMap::new(),
             expired: BTreeMap::new(),
-            counters: Counters::default(),
         })
     }
 
@@ -304,27 +301,20 @@ impl Controller {
 
     /// Counts one line that was not a readable room log line.
     pub fn bad_line(&mut self) {
-        self.counters.bad_lines += 1;
+        self.intake.bad_line();
+    }
+
+    /// Lines read, and what became of them.
+    pub fn counters(&self) -> Counters {
+        self.intake.counters
     }
 
     /// Takes in one log record; `now` is the controller's clock (Unix seconds).
     pub fn observe(&mut self, record: &Record, now: u64) {
         self.schedule.heard(now);
-        if record.t > now.saturating_add(MAX_CLOCK_SKEW) {
-            self.counters.future_lines += 1;
+        if !self.intake.take(record, now, self.sizes()) {
             return;
         }
-        if self.series.newest().is_some_and(|newest| record.t > newest) {
-            // The newest second is complete: note the crowd as it stood.
-            self.note_crowd();
-        }
-        let Some(second) = self.series.at_mut(record.t) else {
-            self.counters.late_lines += 1;
-            return;
-        };
-        self.counters.lines += 1;
-        self.first_record.get_or_insert(record.t);
-        count(second, record);
         self.measure_propagation(record);
 
         let uid = record.uid.as_str();
@@ -397,14 +387,14 @@ impl Controller {
     /// The write was carried out.
     pub fn written(&mut self, write: &Write, now: u64) {
         self.schedule.succeeded(write.allow_percentage, now);
-        self.counters.writes += 1;
+        self.intake.counters.writes += 1;
     }
 
     /// The write failed: the next attempt waits one tick, doubling with each
     /// failure in a row up to [`MAX_BACKOFF`] seconds.
     pub fn failed(&mut self, now: u64) {
         self.schedule.failed(now);
-        self.counters.write_failures += 1;
+        self.intake.counters.write_failures += 1;
     }
 
     /// The percentage that holds the target, from what the log has shown.
@@ -419,20 +409,21 @@ impl Controller {
     /// what lets a flash crowd meet the target before its first draw. `None`
     /// when neither applies.
     pub fn percentage(&self) -> Option<Percentage> {
-        let newest = self.series.newest()?;
+        let newest = self.intake.newest()?;
         let period = self.options.draw_period();
-        if newest + 1 < self.first_record?.saturating_add(2 * period) {
+        if newest + 1 < self.intake.first_record()?.saturating_add(2 * period) {
             return self.provisional();
         }
         let since = newest + 1 - period;
-        let draws = self.series.sum(since, newest + 1, |s| s.draws) as f64;
+        let draws = self.intake.series().sum(since, newest + 1, |s| s.draws) as f64;
         // Draws per waiting address over the last period: the addresses waiting
         // at its start have all had their turn since (the bounds keep one odd
         // period from swinging the estimate).
         // (Crowd sizes are noted as each second with records closes.)
         let look_back = since.saturating_sub(self.options.draw_period());
         let waiting_then = self
-            .series
+            .intake
+            .series()
             .range(look_back, since - 1)
             .rev()
             .find_map(|(_, s)| s.waiting);
@@ -460,14 +451,18 @@ impl Controller {
         let landing = self.landing(newest, per_address);
         let mut expected = (landing.addresses[0] + landing.addresses[1]) * per_address;
         let open = self
-            .series
+            .intake
+            .series()
             .range(since, newest)
             .filter(|(_, s)| s.percentage_micros == Some(Percentage::HUNDRED.micros()))
             .count() as u64
             * 2
             > period;
         if open {
-            let admissions = self.series.sum(since, newest + 1, |s| s.admissions) as f64;
+            let admissions = self
+                .intake
+                .series()
+                .sum(since, newest + 1, |s| s.admissions) as f64;
             expected = expected.max(admissions);
         }
         let p = self.bounded(self.allowed(), expected);
@@ -529,14 +524,18 @@ impl Controller {
                 }
             }
         }
-        let spent = self.series.sum(landing.first, newest + 1, |s| s.admissions) as f64;
+        let spent = self
+            .intake
+            .series()
+            .sum(landing.first, newest + 1, |s| s.admissions) as f64;
         let left = (self.allowed() - spent - before).max(0.0);
         (after >= 1.0).then(|| self.bounded(left, after))
     }
 
     /// The percentage the newest lines show in effect, as a fraction (0 when none do).
     fn in_effect(&self, newest: u64) -> f64 {
-        self.series
+        self.intake
+            .series()
             .range(newest.saturating_sub(self.options.draw_period()), newest)
             .rev()
             .find_map(|(_, s)| s.percentage_micros)
@@ -648,9 +647,10 @@ impl Controller {
     /// lines show in effect and the one last written (an operator's `start`
     /// stands until then).
     fn provisional(&self) -> Option<Percentage> {
-        let newest = self.series.newest()?;
+        let newest = self.intake.newest()?;
         let in_effect = self
-            .series
+            .intake
+            .series()
             .range(newest.saturating_sub(self.options.draw_period()), newest)
             .rev()
             .find_map(|(_, s)| s.percentage_micros)
@@ -702,7 +702,7 @@ impl Controller {
 
     /// Expires places that ended and notes the crowd in the newest second.
     fn close_second(&mut self) {
-        let Some(newest) = self.series.newest() else {
+        let Some(newest) = self.intake.newest() else {
             return;
         };
         for (until, n) in self.waiting.ends_before(newest) {
@@ -719,32 +719,30 @@ impl Controller {
 
     /// Notes the crowd's current sizes in the newest second.
     fn note_crowd(&mut self) {
-        let (waiting, active) = (self.waiting.len(), self.active.len());
-        if let Some(newest) = self.series.newest()
-            && let Some(second) = self.series.at_mut(newest)
-        {
-            second.waiting = Some(waiting);
-            second.active = Some(active);
+        let sizes = self.sizes();
+        self.intake.note_crowd(sizes);
+    }
+
+    /// The crowd's current sizes.
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            waiting: self.waiting.len(),
+            active: self.active.len(),
         }
     }
 
     /// What the dashboard and the metrics show.
     pub fn snapshot(&self, seconds: u64) -> Snapshot {
-        let newest = self.series.newest();
-        let series = newest.map_or_else(Vec::new, |n| {
-            let from = n.saturating_sub(seconds.saturating_sub(1));
-            self.series.range(from, n).map(|(t, s)| (t, *s)).collect()
-        });
         Snapshot {
-            now: newest,
+            now: self.intake.newest(),
             written: self.schedule.written(),
             wanted: self.wanted,
             last_write: self.schedule.last_write(),
             waiting: self.waiting.len(),
             active: self.active.len(),
             overflow: self.waiting.overflow + self.active.overflow,
-            counters: self.counters,
-            series,
+            counters: self.intake.counters,
+            series: self.intake.recent(seconds),
         }
     }
 }
@@ -802,28 +800,6 @@ impl Ahead {
             }
         };
         within(x.saturating_sub(from) as f64)
-    }
-}
-
-/// Adds one record to its second's counts.
-fn count(second: &mut Second, record: &Record) {
-    second.requests += 1;
-    if let Some(p) = record.percentage {
-        second.percentage_micros = Some(p.micros());
-    }
-    if record.is_arrival() {
-        second.arrivals += 1;
-    }
-    if record.is_draw() {
-        second.draws += 1;
-    }
-    match record.session {
-        Some(Session::New) => second.admissions += 1,
-        Some(Session::Renewed | Session::Kept) => second.renewals += 1,
-        None => {}
-    }
-    if record.released {
-        second.releases += 1;
     }
 }
 

@@ -412,7 +412,7 @@ fn bad_late_and_future_lines_change_nothing_but_their_counters() {
         &waiting(T0 + 600, 2, "anon", T0 * 1000 + 1, T0 + 900, None),
         T0,
     );
-    assert_eq!(c.counters.future_lines, 1);
+    assert_eq!(c.counters().future_lines, 1);
     // Unreadable lines are counted by whoever parses them.
     for bad in [
         "waitingroom t=1700000000 decision=wait uid=10.0.0.3 p=50 arr=soon cutoff=none",
@@ -422,7 +422,7 @@ fn bad_late_and_future_lines_change_nothing_but_their_counters() {
         assert!(bad.parse::<Record>().is_err(), "{bad}");
         c.bad_line();
     }
-    assert_eq!(c.counters.bad_lines, 3);
+    assert_eq!(c.counters().bad_lines, 3);
     // An older line for an address than the one its place came from: ignored.
     c.observe(&waiting(T0, 1, "wait", T0 * 1000 + 5, T0 + HOLD, None), T0);
     c.observe(
@@ -438,8 +438,8 @@ fn bad_late_and_future_lines_change_nothing_but_their_counters() {
         &waiting(T0 - 10, 5, "anon", T0 * 1000 - 10_000, T0 + 290, None),
         T0 + 4000,
     );
-    assert_eq!(c.counters.late_lines, 1);
-    assert_eq!(c.counters.lines, 4);
+    assert_eq!(c.counters().late_lines, 1);
+    assert_eq!(c.counters().lines, 4);
     // Only the readable, timely arrivals held places, and the first one's hold
     // ended: the one left is passed (and held until it shows or its hold ends).
     let write = c.tick(T0 + 4000).unwrap();
@@ -544,7 +544,7 @@ fn failed_writes_back_off_and_the_cutoff_does_not_run_ahead() {
     let write = c.tick(T0 + 11).unwrap();
     assert_eq!(write.fifo_cutoff, Some(T0 * 1000 + 9));
     c.written(&write, T0 + 11);
-    assert_eq!(c.counters.write_failures, 1);
+    assert_eq!(c.counters().write_failures, 1);
     // Log silence: nothing written, heartbeat included; a record brings it back.
     assert_eq!(c.tick(T0 + 1000), None);
     assert!(c.deaf(T0 + 1000));

@@ -109,7 +109,7 @@ impl ClosedLoop {
 
     /// What the controller did.
     pub fn finish(mut self) -> Trace {
-        self.trace.counters = self.controller.counters;
+        self.trace.counters = self.controller.counters();
         self.trace
     }
 }
