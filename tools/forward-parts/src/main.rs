@@ -2,12 +2,14 @@
 //! platform work chosen by cargo features: `config` reads every settings key the
 //! room reads (`waiting_room::config::KEYS`), `keys` opens the signing keys as the
 //! room does and reads the active one, `log` writes one line of the room's shape to
-//! its log endpoint. `scripts/viceroy-parts.sh` builds the variants and sets each
+//! its log endpoint, `request` reads the request's parts the room reads and rewrites
+//! its `Cookie` header, and reads and removes the origin's release header.
+//! `scripts/viceroy-parts.sh` builds the variants and sets each
 //! against the forward-only program and the room (BENCHMARKS.md, section 1).
 
 #[cfg(target_arch = "wasm32")]
 #[fastly::main]
-fn main(req: fastly::Request) -> Result<fastly::Response, fastly::Error> {
+fn main(mut req: fastly::Request) -> Result<fastly::Response, fastly::Error> {
     use waiting_room::resources::{CONFIG_STORE, KEY_STORE};
     // Bytes read, so that no read can be optimised away.
     let mut read = 0;
@@ -36,7 +38,32 @@ fn main(req: fastly::Request) -> Result<fastly::Response, fastly::Error> {
             "waitingroom t=1795353010 decision=allow uid=127.0.0.1 p=50 session=kept exp=1795356610 path=/events read={read}"
         );
     }
-    Ok(req.send("origin")?)
+    if cfg!(feature = "request") {
+        use fastly::http::header::{ACCEPT, ACCEPT_LANGUAGE, COOKIE};
+        read += req
+            .get_client_ip_addr()
+            .map_or(0, |ip| ip.to_string().len());
+        let cookies = req.get_header_all_str_lossy(COOKIE).join("; ");
+        read += req.get_path().len() + req.get_query_str().map_or(0, str::len);
+        read += req.get_header_str_lossy(ACCEPT).map_or(0, |v| v.len());
+        read += req
+            .get_header_str_lossy(ACCEPT_LANGUAGE)
+            .map_or(0, |v| v.len());
+        read += usize::from(req.get_tls_protocol_bytes().is_some());
+        // The room forwards the visitor's other cookies without its own.
+        match cookies.split_once("; ") {
+            Some((others, _)) => req.set_header(COOKIE, others),
+            None => drop(req.remove_header(COOKIE)),
+        }
+    }
+    let mut resp = req.send("origin")?;
+    if cfg!(feature = "request") {
+        let release = waiting_room::answer::RELEASE_HEADER;
+        read += resp.get_header_str_lossy(release).map_or(0, |v| v.len());
+        resp.remove_header(release);
+    }
+    std::hint::black_box(read);
+    Ok(resp)
 }
 
 #[cfg(not(target_arch = "wasm32"))]
