@@ -3,6 +3,10 @@
 //! Every key has one default and one fallback rule, here and nowhere else.
 //! A value that is missing or unusable never fails a request: it falls back, and
 //! the key's name is recorded in [`Settings::fallbacks`] so the log can say so.
+//!
+//! The edge reads only the keys a request can use ([`Settings::for_request`]: each
+//! lookup is a host call); the tools and the tests read them all
+//! ([`Settings::from_lookup`]).
 
 use crate::grid::DrawGrid;
 use crate::percentage::Percentage;
@@ -302,17 +306,70 @@ impl Default for Settings {
 
 impl Settings {
     /// Reads every setting through `lookup` (key → stored value), applying the
-    /// documented defaults and fallbacks.
+    /// documented defaults and fallbacks: what the tools (`wrctl config check`,
+    /// the simulator) and the tests read, every unusable value named in
+    /// [`Settings::fallbacks`].
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Settings {
+        Settings::read(&lookup, None)
+    }
+
+    /// The settings one request can use, for the edge: reads through `lookup` only
+    /// the keys whose value can matter to the [`plan`](crate::plan) of a request
+    /// for `path` from a client whose address is IPv6 or not (`client_is_ipv6`),
+    /// each given the keys already read; every other field keeps its default, as
+    /// if the key were missing, and a key not read is never named in `fallbacks`.
+    /// The rules, beside each key below:
+    ///
+    /// - always: `enabled`, `protected_paths`, `controller_heartbeat` (a bypass
+    ///   line says when it is stale) and `logger_name`; `controller_timeout` when
+    ///   the heartbeat is a number (an unreadable one is stale whatever the
+    ///   timeout); `uid_ipv6_prefix` for an IPv6 client (the uid, on every line);
+    /// - when the room does not apply to the request (disabled, or the path is not
+    ///   protected) nothing else;
+    /// - otherwise the rest, but `allow_percentage_fallback` only with a heartbeat
+    ///   (it counts only while the heartbeat is stale), the FIFO keys
+    ///   (`fifo_cutoff`, `fifo_rate`, `fifo_hold`, `queue_opens_at`) only in FIFO
+    ///   mode, and `refresh_mode` and `draw_grid` only in random mode (a FIFO
+    ///   waiter always holds a place, whose page comes back at the FIFO pace).
+    ///
+    /// A plan from these settings is the plan from [`Settings::from_lookup`],
+    /// but for `config_fallback`, which names only the unusable keys read. A
+    /// page for a request the room does not apply to (the origin could not be
+    /// reached) shows settings this did not read: read them with
+    /// [`Settings::from_lookup`] (see [`Plan::page`](crate::Plan::page)).
+    pub fn for_request(
+        lookup: impl Fn(&str) -> Option<String>,
+        path: &str,
+        client_is_ipv6: bool,
+    ) -> Settings {
+        Settings::read(
+            &lookup,
+            Some(Request {
+                path,
+                client_is_ipv6,
+            }),
+        )
+    }
+
+    /// Reads the settings: every key (`request` is `None`), or only those
+    /// `request` can use. Keys are read in one order either way, so `fallbacks`
+    /// lists them in that order.
+    fn read(lookup: &dyn Fn(&str) -> Option<String>, request: Option<Request<'_>>) -> Settings {
         let mut read = Reader {
-            lookup: &lookup,
+            lookup,
             fallbacks: Vec::new(),
+            every_key: request.is_none(),
         };
-        // Every key is read the same way: its parser, or its default when missing.
-        // A parser that accepts anything never records a fallback.
+        // Every key is read the same way: its parser, or its default when missing
+        // (or, through `read.when(false)`, not needed by this request). A parser
+        // that accepts anything never records a fallback.
         let enabled = read.value(ENABLED, |raw| Some(raw.trim() == "true"), false);
         let protected_paths = read.value(PROTECTED_PATHS, parse_paths, default_paths());
-        let queueing_method = read.word(
+        // Whether the room applies: a request it does not apply to is forwarded
+        // and logged as a bypass, which needs only the keys read unconditionally.
+        let applies = request.is_some_and(|r| protects(enabled, &protected_paths, r.path));
+        let ipv6 = request.is_some_and(|r| r.client_is_ipv6);
+        let queueing_method = read.when(applies).word(
             QUEUEING_METHOD,
             &[
                 ("random", QueueingMethod::Random),
@@ -326,7 +383,10 @@ impl Settings {
             QueueingMethod::Random => DEFAULT_ALLOW_PERCENTAGE,
             QueueingMethod::Fifo => FIFO_DEFAULT_ALLOW_PERCENTAGE,
         };
-        let allow_percentage = read.value(ALLOW_PERCENTAGE, parse_percentage, default_percentage);
+        let fifo = queueing_method == QueueingMethod::Fifo;
+        let allow_percentage =
+            read.when(applies)
+                .value(ALLOW_PERCENTAGE, parse_percentage, default_percentage);
         let controller_heartbeat = read.value(
             CONTROLLER_HEARTBEAT,
             |raw| {
@@ -338,29 +398,37 @@ impl Settings {
             },
             Heartbeat::Absent,
         );
-        let controller_timeout = read.value(
+        // The timeout counts only against a heartbeat that is a number.
+        let heartbeat_at = matches!(controller_heartbeat, Heartbeat::At(_));
+        let controller_timeout = read.when(heartbeat_at).value(
             CONTROLLER_TIMEOUT,
             parse_duration,
             DEFAULT_CONTROLLER_TIMEOUT,
         );
-        let allow_percentage_fallback = read.value(
+        // The fallback counts only while a heartbeat is stale.
+        let heartbeat = controller_heartbeat != Heartbeat::Absent;
+        let allow_percentage_fallback = read.when(applies && heartbeat).value(
             ALLOW_PERCENTAGE_FALLBACK,
             |raw| parse_percentage(raw).map(Some),
             None,
         );
-        let allow_period_timeout = read.value(
+        let allow_period_timeout = read.when(applies).value(
             ALLOW_PERIOD_TIMEOUT,
             parse_duration,
             DEFAULT_ALLOW_PERIOD_TIMEOUT,
         );
-        let wait_period_duration = read.value(
+        let wait_period_duration = read.when(applies).value(
             WAIT_PERIOD_DURATION,
             parse_duration,
             DEFAULT_WAIT_PERIOD_DURATION,
         );
-        let cookie_lifetime = read.value(COOKIE_LIFETIME, parse_duration, DEFAULT_COOKIE_LIFETIME);
-        let redeem_window = read.value(REDEEM_WINDOW, |raw| parse_duration(raw).map(Some), None);
-        let active_key = read.value(
+        let cookie_lifetime =
+            read.when(applies)
+                .value(COOKIE_LIFETIME, parse_duration, DEFAULT_COOKIE_LIFETIME);
+        let redeem_window =
+            read.when(applies)
+                .value(REDEEM_WINDOW, |raw| parse_duration(raw).map(Some), None);
+        let active_key = read.when(applies).value(
             ACTIVE_KEY,
             |raw| Some(raw.trim().to_string()),
             DEFAULT_ACTIVE_KEY.to_string(),
@@ -370,7 +438,9 @@ impl Settings {
             |raw| Some(Some(raw.trim().to_string()).filter(|name| !name.is_empty())),
             None,
         );
-        let refresh_mode = read.word(
+        // A FIFO waiter holds a place, and its page comes back at the FIFO pace:
+        // the refresh mode and the draw grid serve the lottery only.
+        let refresh_mode = read.when(applies && !fifo).word(
             REFRESH_MODE,
             &[
                 ("eligible", RefreshMode::Eligible),
@@ -378,8 +448,10 @@ impl Settings {
             ],
             RefreshMode::Eligible,
         );
-        let waiting_status = read.value(WAITING_STATUS, parse_waiting_status, 200);
-        let session_mode = read.word(
+        let waiting_status = read
+            .when(applies)
+            .value(WAITING_STATUS, parse_waiting_status, 200);
+        let session_mode = read.when(applies).word(
             SESSION_MODE,
             &[
                 ("sliding", SessionMode::Sliding),
@@ -387,8 +459,10 @@ impl Settings {
             ],
             SessionMode::Sliding,
         );
-        let cookie_httponly = read.word(COOKIE_HTTPONLY, &[("true", true), ("false", false)], true);
-        let cookie_samesite = read.word(
+        let cookie_httponly =
+            read.when(applies)
+                .word(COOKIE_HTTPONLY, &[("true", true), ("false", false)], true);
+        let cookie_samesite = read.when(applies).word(
             COOKIE_SAMESITE,
             &[
                 ("lax", SameSite::Lax),
@@ -397,7 +471,7 @@ impl Settings {
             ],
             SameSite::Lax,
         );
-        let cookie_secure = read.word(
+        let cookie_secure = read.when(applies).word(
             COOKIE_SECURE,
             &[
                 ("auto", SecureWhen::Auto),
@@ -406,16 +480,28 @@ impl Settings {
             ],
             SecureWhen::Auto,
         );
-        let draw_grid = read.word(
+        let draw_grid = read.when(applies && !fifo).word(
             DRAW_GRID,
             &[("address", DrawGrid::Address), ("global", DrawGrid::Global)],
             DrawGrid::Address,
         );
-        let uid_ipv6_prefix = read.value(UID_IPV6_PREFIX, parse_ipv6_prefix, FULL_IPV6_PREFIX);
-        let fifo_cutoff = read.value(FIFO_CUTOFF, |raw| parse_whole(raw).map(Some), None);
-        let fifo_rate = read.value(FIFO_RATE, |raw| raw.parse().ok().map(Some), None);
-        let fifo_hold = read.value(FIFO_HOLD, parse_duration, DEFAULT_FIFO_HOLD);
-        let queue_opens_at = read.value(
+        // Only an IPv6 client's uid depends on the prefix (on every line, bypass
+        // or not).
+        let uid_ipv6_prefix =
+            read.when(ipv6)
+                .value(UID_IPV6_PREFIX, parse_ipv6_prefix, FULL_IPV6_PREFIX);
+        // Random mode reads none of the FIFO keys: a FIFO place arriving there
+        // leaves the line at its address's next draw, which needs none of them.
+        let fifo_cutoff =
+            read.when(applies && fifo)
+                .value(FIFO_CUTOFF, |raw| parse_whole(raw).map(Some), None);
+        let fifo_rate =
+            read.when(applies && fifo)
+                .value(FIFO_RATE, |raw| raw.parse().ok().map(Some), None);
+        let fifo_hold =
+            read.when(applies && fifo)
+                .value(FIFO_HOLD, parse_duration, DEFAULT_FIFO_HOLD);
+        let queue_opens_at = read.when(applies && fifo).value(
             QUEUE_OPENS_AT,
             |raw| {
                 parse_whole(raw)
@@ -482,12 +568,23 @@ impl Settings {
 
     /// Whether the room applies to a request for `path` (the URL path, without query).
     pub fn protects(&self, path: &str) -> bool {
-        self.enabled
-            && self
-                .protected_paths
-                .iter()
-                .any(|prefix| path.starts_with(prefix.as_str()))
+        protects(self.enabled, &self.protected_paths, path)
     }
+}
+
+/// Whether a room `enabled` or not, protecting `protected_paths`, applies to `path`.
+fn protects(enabled: bool, protected_paths: &[String], path: &str) -> bool {
+    enabled
+        && protected_paths
+            .iter()
+            .any(|prefix| path.starts_with(prefix.as_str()))
+}
+
+/// The request [`Settings::for_request`] reads for.
+#[derive(Debug, Clone, Copy)]
+struct Request<'p> {
+    path: &'p str,
+    client_is_ipv6: bool,
 }
 
 /// The controller's heartbeat, as read from the store.
@@ -505,9 +602,19 @@ pub enum Heartbeat {
 struct Reader<'a> {
     lookup: &'a dyn Fn(&str) -> Option<String>,
     fallbacks: Vec<&'static str>,
+    /// Read every key, needed or not ([`Settings::from_lookup`]).
+    every_key: bool,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    /// The reader of a key this request needs only when `needed`: a key not
+    /// needed is not looked up, and takes its default.
+    fn when(&mut self, needed: bool) -> Needed<'_, 'a> {
+        Needed {
+            read: (needed || self.every_key).then_some(self),
+        }
+    }
+
     /// The parsed value of `key`; the default when it is missing, or when it does
     /// not parse (then the key is recorded as a fallback).
     fn value<T>(&mut self, key: &'static str, parse: fn(&str) -> Option<T>, default: T) -> T {
@@ -535,6 +642,30 @@ impl Reader<'_> {
                 self.fallbacks.push(key);
                 default
             }
+        }
+    }
+}
+
+/// A key read only when needed ([`Reader::when`]): [`Reader::value`] and
+/// [`Reader::word`], or the default without a lookup.
+struct Needed<'r, 'a> {
+    read: Option<&'r mut Reader<'a>>,
+}
+
+impl Needed<'_, '_> {
+    /// [`Reader::value`] when needed, else `default`.
+    fn value<T>(self, key: &'static str, parse: fn(&str) -> Option<T>, default: T) -> T {
+        match self.read {
+            Some(read) => read.value(key, parse, default),
+            None => default,
+        }
+    }
+
+    /// [`Reader::word`] when needed, else `default`.
+    fn word<T: Copy>(self, key: &'static str, choices: &[(&str, T)], default: T) -> T {
+        match self.read {
+            Some(read) => read.word(key, choices, default),
+            None => default,
         }
     }
 }
@@ -594,9 +725,13 @@ fn parse_duration(raw: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
+mod for_request_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use std::cell::RefCell;
+    use std::collections::{BTreeSet, HashMap};
 
     fn settings(pairs: &[(&str, &str)]) -> Settings {
         let map: HashMap<String, String> = pairs
@@ -953,5 +1088,187 @@ mod tests {
         // An empty active_key is reported by the signer, not silently replaced.
         assert_eq!(settings(&[(ACTIVE_KEY, "")]).active_key, "");
         assert_eq!(settings(&[(ACTIVE_KEY, "key2")]).active_key, "key2");
+    }
+
+    /// The keys [`Settings::for_request`] looks up in `pairs` for a request for
+    /// `path` from an IPv6 client or not (each once).
+    fn keys_read(pairs: &[(&str, &str)], path: &str, ipv6: bool) -> BTreeSet<String> {
+        let map: HashMap<&str, &str> = pairs.iter().copied().collect();
+        let read = RefCell::new(Vec::new());
+        Settings::for_request(
+            |key| {
+                read.borrow_mut().push(key.to_string());
+                map.get(key).map(|v| v.to_string())
+            },
+            path,
+            ipv6,
+        );
+        let read = read.into_inner();
+        let set: BTreeSet<String> = read.iter().cloned().collect();
+        assert_eq!(set.len(), read.len(), "a key read twice: {read:?}");
+        set
+    }
+
+    fn set(keys: &[&str]) -> BTreeSet<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    /// Every key but `skipped`.
+    fn all_but(skipped: &[&str]) -> BTreeSet<String> {
+        &set(&KEYS) - &set(skipped)
+    }
+
+    /// A store with a usable value for every key, `extra` on top.
+    fn full_store<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut pairs = vec![
+            (ENABLED, "true"),
+            (PROTECTED_PATHS, "/events"),
+            (ALLOW_PERCENTAGE, "50"),
+            (CONTROLLER_TIMEOUT, "60"),
+            (ALLOW_PERCENTAGE_FALLBACK, "5"),
+            (WAIT_PERIOD_DURATION, "30"),
+            (ALLOW_PERIOD_TIMEOUT, "3600"),
+            (COOKIE_LIFETIME, "7200"),
+            (ACTIVE_KEY, "key1"),
+            (REDEEM_WINDOW, "30"),
+            (WAITING_STATUS, "200"),
+            (SESSION_MODE, "sliding"),
+            (COOKIE_HTTPONLY, "true"),
+            (COOKIE_SAMESITE, "Lax"),
+            (COOKIE_SECURE, "auto"),
+            (REFRESH_MODE, "eligible"),
+            (LOGGER_NAME, "log"),
+            (DRAW_GRID, "address"),
+            (UID_IPV6_PREFIX, "64"),
+            (FIFO_CUTOFF, "1700000000000"),
+            (FIFO_RATE, "1000"),
+            (FIFO_HOLD, "300"),
+            (QUEUE_OPENS_AT, "1700000000"),
+        ];
+        pairs.extend_from_slice(extra);
+        pairs
+    }
+
+    #[test]
+    fn from_lookup_reads_every_key_once() {
+        let read = RefCell::new(Vec::new());
+        Settings::from_lookup(|key| {
+            read.borrow_mut().push(key.to_string());
+            None
+        });
+        let mut read = read.into_inner();
+        read.sort();
+        let mut all: Vec<String> = KEYS.iter().map(|k| k.to_string()).collect();
+        all.sort();
+        assert_eq!(read, all);
+    }
+
+    #[test]
+    fn a_request_the_room_does_not_apply_to_reads_four_keys() {
+        let bypass = set(&[ENABLED, PROTECTED_PATHS, CONTROLLER_HEARTBEAT, LOGGER_NAME]);
+        for (store, path) in [
+            (full_store(&[(ENABLED, "false")]), "/events"),
+            (full_store(&[]), "/about"),
+            (full_store(&[(QUEUEING_METHOD, "fifo")]), "/about"),
+            (vec![], "/events"),
+        ] {
+            assert_eq!(keys_read(&store, path, false), bypass, "{path} {store:?}");
+        }
+        // The timeout when the heartbeat is a number; the prefix for IPv6 clients.
+        let beat = full_store(&[(CONTROLLER_HEARTBEAT, "1700000000")]);
+        assert_eq!(
+            keys_read(&beat, "/about", false),
+            &bypass | &set(&[CONTROLLER_TIMEOUT])
+        );
+        let unreadable = full_store(&[(CONTROLLER_HEARTBEAT, "soon")]);
+        assert_eq!(keys_read(&unreadable, "/about", false), bypass);
+        assert_eq!(
+            keys_read(&beat, "/about", true),
+            &bypass | &set(&[CONTROLLER_TIMEOUT, UID_IPV6_PREFIX])
+        );
+    }
+
+    #[test]
+    fn a_random_request_without_heartbeat_reads_no_fifo_fallback_or_prefix_key() {
+        let random = all_but(&[
+            CONTROLLER_TIMEOUT,
+            ALLOW_PERCENTAGE_FALLBACK,
+            UID_IPV6_PREFIX,
+            FIFO_CUTOFF,
+            FIFO_RATE,
+            FIFO_HOLD,
+            QUEUE_OPENS_AT,
+        ]);
+        assert_eq!(random.len(), 18);
+        for store in [full_store(&[]), full_store(&[(QUEUEING_METHOD, "lifo")])] {
+            assert_eq!(keys_read(&store, "/events/1", false), random);
+        }
+        assert_eq!(
+            keys_read(&full_store(&[]), "/events/1", true),
+            &random | &set(&[UID_IPV6_PREFIX])
+        );
+        // A heartbeat brings in the timeout and the fallback.
+        let beat = full_store(&[(CONTROLLER_HEARTBEAT, "1700000000")]);
+        assert_eq!(
+            keys_read(&beat, "/events/1", false),
+            &random | &set(&[CONTROLLER_TIMEOUT, ALLOW_PERCENTAGE_FALLBACK])
+        );
+        let unreadable = full_store(&[(CONTROLLER_HEARTBEAT, "soon")]);
+        assert_eq!(
+            keys_read(&unreadable, "/events/1", false),
+            &random | &set(&[ALLOW_PERCENTAGE_FALLBACK])
+        );
+    }
+
+    #[test]
+    fn a_fifo_request_reads_the_fifo_keys_but_not_the_lottery_ones() {
+        let fifo = full_store(&[(QUEUEING_METHOD, " FIFO ")]);
+        let read = keys_read(&fifo, "/events", false);
+        assert_eq!(
+            read,
+            all_but(&[
+                CONTROLLER_TIMEOUT,
+                ALLOW_PERCENTAGE_FALLBACK,
+                UID_IPV6_PREFIX,
+                REFRESH_MODE,
+                DRAW_GRID,
+            ])
+        );
+        assert!(read.is_superset(&set(&[FIFO_CUTOFF, FIFO_RATE, FIFO_HOLD, QUEUE_OPENS_AT])));
+        let beat = full_store(&[(QUEUEING_METHOD, "fifo"), (CONTROLLER_HEARTBEAT, "1")]);
+        assert_eq!(
+            keys_read(&beat, "/events", true),
+            all_but(&[REFRESH_MODE, DRAW_GRID])
+        );
+    }
+
+    #[test]
+    fn keys_not_read_are_not_fallbacks() {
+        let pairs = [
+            (ENABLED, "true"),
+            (FIFO_CUTOFF, "soon"),
+            (CONTROLLER_TIMEOUT, "0"),
+            (UID_IPV6_PREFIX, "7"),
+            (WAITING_STATUS, "404"),
+        ];
+        let map: HashMap<&str, &str> = pairs.iter().copied().collect();
+        let lookup = |key: &str| map.get(key).map(|v| v.to_string());
+        assert_eq!(
+            Settings::from_lookup(lookup).fallbacks,
+            vec![
+                CONTROLLER_TIMEOUT,
+                WAITING_STATUS,
+                UID_IPV6_PREFIX,
+                FIFO_CUTOFF
+            ]
+        );
+        let lazy = Settings::for_request(lookup, "/events", false);
+        assert_eq!(lazy.fallbacks, vec![WAITING_STATUS]);
+        assert_eq!(lazy.fifo_cutoff, None);
+        assert!(
+            Settings::for_request(lookup, "/about", false)
+                .fallbacks
+                .is_empty()
+        );
     }
 }

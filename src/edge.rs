@@ -18,20 +18,26 @@ use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 
 /// Handles one request. Never fails: every error becomes a clean page.
 pub fn handle(mut req: Request) -> Response {
-    // Settings: a missing store reads as empty, so every key takes its default.
+    let client_ip = req.get_client_ip_addr();
+    let path = req.get_path().to_string();
+    // Settings: only the keys this request can use. A missing store reads as
+    // empty, so every key takes its default.
     let config = open(CONFIG_STORE);
-    let settings = Settings::from_lookup(|key| lookup(&config, key));
+    let settings = Settings::for_request(
+        |key| lookup(&config, key),
+        &path,
+        client_ip.is_some_and(|ip| ip.is_ipv6()),
+    );
     let keys = SigningKeys::open();
 
     // Identity is the connection's address (an IPv6 client's network, when
     // `uid_ipv6_prefix` says so), never a request header.
-    let uid = req.get_client_ip_addr().map_or_else(
+    let uid = client_ip.map_or_else(
         || "unknown".to_string(),
         |ip| uid_of(ip, settings.uid_ipv6_prefix),
     );
     // Browsers send one Cookie header; HTTP/2 may split it, so join them all.
     let cookie_header = req.get_header_all_str_lossy(COOKIE).join("; ");
-    let path = req.get_path().to_string();
     let path_and_query = match req.get_query_str() {
         Some(query) => format!("{path}?{query}"),
         None => path.clone(),
@@ -73,18 +79,30 @@ pub fn handle(mut req: Request) -> Response {
                     let status = resp.get_status().as_u16();
                     match plan.origin_answered(status, release.as_deref()) {
                         OriginOutcome::PassOn => resp,
-                        OriginOutcome::Unavailable => {
-                            page(&mut plan, Page::OriginUnavailable, &visit, &settings, None)
-                        }
+                        OriginOutcome::Unavailable => page(
+                            &mut plan,
+                            Page::OriginUnavailable,
+                            &visit,
+                            &settings,
+                            &config,
+                            None,
+                        ),
                     }
                 }
                 Err(err) => {
                     plan.origin_unreachable(&err.root_cause().to_string());
-                    page(&mut plan, Page::OriginUnavailable, &visit, &settings, None)
+                    page(
+                        &mut plan,
+                        Page::OriginUnavailable,
+                        &visit,
+                        &settings,
+                        &config,
+                        None,
+                    )
                 }
             }
         }
-        Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req)),
+        Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, &config, Some(&req)),
     };
 
     if let Some(set_cookie) = &plan.set_cookie {
@@ -103,8 +121,16 @@ fn page(
     page: Page,
     visit: &Visit<'_>,
     settings: &Settings,
+    config: &Option<ConfigStore>,
     visitor: Option<&Request>,
 ) -> Response {
+    let every_setting;
+    let settings = if plan.page_reads_every_setting() {
+        every_setting = Settings::from_lookup(|key| lookup(config, key));
+        &every_setting
+    } else {
+        settings
+    };
     let answer = plan.page(page, visit, settings);
     let body = match answer.body {
         BodySource::Ready(body) => body,

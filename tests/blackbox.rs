@@ -488,8 +488,17 @@ fn origin_down_gives_a_clean_503_and_admitted_visitors_keep_their_cookie() {
         assert!(!r.body.contains(internal), "leaks {internal}: {}", r.body);
     }
     assert!(room.last_log_line().contains("origin_error="));
-    // Outside the room too.
+    // Outside the room too, showing the stored settings (the edge read only the
+    // bypass's few keys for the plan: the page reads them all).
     assert_eq!(room.get(2, "/about", &[]).status, 503);
+    let json = room.get(2, "/about", &[("Accept", "application/json")]);
+    assert_eq!(json.status, 503);
+    assert!(
+        json.body.contains(r#""allow_percentage":50,"#)
+            && json.body.contains(r#""status":"unavailable""#),
+        "{}",
+        json.body
+    );
 }
 
 #[test]

@@ -179,5 +179,14 @@ fn an_ipv6_visitor_is_bound_to_their_network_when_told() {
             log.contains("decision=wait") && !log.contains("rejected="),
             "{log}"
         );
+        // Outside the room as well: the bypass line names the same uid.
+        room.get_v6("/about", &[]);
+        let log = room.last_log_line();
+        assert!(
+            log.contains(&format!(
+                "decision=bypass scope=unprotected-path uid={uid} "
+            )),
+            "{log}"
+        );
     }
 }
