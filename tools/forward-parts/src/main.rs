@@ -1,6 +1,6 @@
 //! Forwards every request to backend `origin` after doing the parts of the room's
-//! platform work chosen by cargo features: `config` reads every settings key the
-//! room reads (`waiting_room::config::KEYS`), `keys` opens the signing keys as the
+//! platform work chosen by cargo features: `config` reads the room's settings for the
+//! request as the room does (`Settings::for_request`), `keys` opens the signing keys as the
 //! room does and reads the active one, `log` writes one line of the room's shape to
 //! its log endpoint, `request` reads the request's parts the room reads and rewrites
 //! its `Cookie` header, and reads and removes the origin's release header.
@@ -13,12 +13,16 @@ fn main(mut req: fastly::Request) -> Result<fastly::Response, fastly::Error> {
     use waiting_room::resources::{CONFIG_STORE, KEY_STORE};
     // Bytes read, so that no read can be optimised away.
     let mut read = 0;
-    if cfg!(feature = "config")
-        && let Ok(store) = fastly::ConfigStore::try_open(CONFIG_STORE)
-    {
-        for key in waiting_room::config::KEYS {
-            read += store.try_get(key).ok().flatten().map_or(0, |v| v.len());
-        }
+    if cfg!(feature = "config") {
+        // The keys the room reads for this request, as it reads them.
+        let store = fastly::ConfigStore::try_open(CONFIG_STORE).ok();
+        let ipv6 = req.get_client_ip_addr().is_some_and(|ip| ip.is_ipv6());
+        let settings = waiting_room::config::Settings::for_request(
+            |key| store.as_ref()?.try_get(key).ok().flatten(),
+            req.get_path(),
+            ipv6,
+        );
+        read += settings.protected_paths.len();
     }
     if cfg!(feature = "keys") {
         read += match fastly::SecretStore::open(KEY_STORE) {
