@@ -1,6 +1,7 @@
 //! Fastly glue, in the order a request flows: read the stores and the request,
 //! ask the core for a plan, carry it out, log one line.
 
+use std::cell::OnceCell;
 use std::io::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -28,7 +29,7 @@ pub fn handle(mut req: Request) -> Response {
         &path,
         client_ip.is_some_and(|ip| ip.is_ipv6()),
     );
-    let keys = SigningKeys::open();
+    let keys = SigningKeys::default();
 
     // Identity is the connection's address (an IPv6 client's network, when
     // `uid_ipv6_prefix` says so), never a request header.
@@ -75,7 +76,10 @@ pub fn handle(mut req: Request) -> Response {
                     let release = resp
                         .get_header_str_lossy(RELEASE_HEADER)
                         .map(|v| v.into_owned());
-                    resp.remove_header(RELEASE_HEADER);
+                    // Each header call is a host call: remove only what is there.
+                    if release.is_some() {
+                        resp.remove_header(RELEASE_HEADER);
+                    }
                     let status = resp.get_status().as_u16();
                     match plan.origin_answered(status, release.as_deref()) {
                         OriginOutcome::PassOn => resp,
@@ -171,31 +175,35 @@ fn fetch_page(visitor: Option<&Request>, path: &str) -> Result<Vec<u8>, String> 
 }
 
 /// Where signing keys live: a Secret Store named `waitingroom_signingkeys` when the
-/// service has one (recommended), else the config store of the same name.
-enum SigningKeys {
+/// service has one (recommended), else the config store of the same name. Opened
+/// at the first lookup: a request the room does not apply to never opens it.
+#[derive(Default)]
+struct SigningKeys(OnceCell<KeyStores>);
+
+enum KeyStores {
     Secrets(SecretStore),
     Config(ConfigStore),
     Missing,
 }
 
-impl SigningKeys {
-    fn open() -> SigningKeys {
+impl KeyStores {
+    fn open() -> KeyStores {
         if let Ok(secrets) = SecretStore::open(KEY_STORE) {
-            return SigningKeys::Secrets(secrets);
+            return KeyStores::Secrets(secrets);
         }
         match open(KEY_STORE) {
-            Some(config) => SigningKeys::Config(config),
-            None => SigningKeys::Missing,
+            Some(config) => KeyStores::Config(config),
+            None => KeyStores::Missing,
         }
     }
 }
 
 impl KeyStore for SigningKeys {
     fn key(&self, kid: &str) -> Option<SigningKey> {
-        match self {
-            SigningKeys::Secrets(store) => SigningKey::new(store.try_get(kid).ok()??.plaintext()),
-            SigningKeys::Config(store) => SigningKey::new(store.try_get(kid).ok()??),
-            SigningKeys::Missing => None,
+        match self.0.get_or_init(KeyStores::open) {
+            KeyStores::Secrets(store) => SigningKey::new(store.try_get(kid).ok()??.plaintext()),
+            KeyStores::Config(store) => SigningKey::new(store.try_get(kid).ok()??),
+            KeyStores::Missing => None,
         }
     }
 }
