@@ -71,7 +71,8 @@ pub fn handle(mut req: Request) -> Response {
                 }
                 OriginCookie::Replace(cookies) => req.set_header(COOKIE, cookies),
             }
-            match req.send(BACKEND) {
+            // The origin's answer, or `None` when the room must answer for it.
+            let answered = match req.send(BACKEND) {
                 Ok(mut resp) => {
                     let release = resp
                         .get_header_str_lossy(RELEASE_HEADER)
@@ -82,29 +83,25 @@ pub fn handle(mut req: Request) -> Response {
                     }
                     let status = resp.get_status().as_u16();
                     match plan.origin_answered(status, release.as_deref()) {
-                        OriginOutcome::PassOn => resp,
-                        OriginOutcome::Unavailable => page(
-                            &mut plan,
-                            Page::OriginUnavailable,
-                            &visit,
-                            &settings,
-                            &config,
-                            None,
-                        ),
+                        OriginOutcome::PassOn => Some(resp),
+                        OriginOutcome::Unavailable => None,
                     }
                 }
                 Err(err) => {
                     plan.origin_unreachable(&err.root_cause().to_string());
-                    page(
-                        &mut plan,
-                        Page::OriginUnavailable,
-                        &visit,
-                        &settings,
-                        &config,
-                        None,
-                    )
+                    None
                 }
-            }
+            };
+            answered.unwrap_or_else(|| {
+                page(
+                    &mut plan,
+                    Page::OriginUnavailable,
+                    &visit,
+                    &settings,
+                    &config,
+                    None,
+                )
+            })
         }
         Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, &config, Some(&req)),
     };
