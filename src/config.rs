@@ -315,7 +315,9 @@ impl Settings {
 
     /// The settings one request can use, for the edge: reads through `lookup` only
     /// the keys whose value can matter to the [`plan`](crate::plan) of a request
-    /// for `path` from a client whose address is IPv6 or not (`client_is_ipv6`),
+    /// for `path` from a client whose address is IPv6 or not (`client_is_ipv6`:
+    /// [`uid::is_ipv6_network`](crate::uid::is_ipv6_network), the addresses
+    /// `uid_ipv6_prefix` applies to),
     /// each given the keys already read; every other field keeps its default, as
     /// if the key were missing, and a key not read is never named in `fallbacks`.
     /// The rules, beside each key below:
@@ -344,7 +346,7 @@ impl Settings {
     ) -> Settings {
         Settings::read(
             &lookup,
-            Some(Request {
+            Some(ReadFor {
                 path,
                 client_is_ipv6,
             }),
@@ -354,7 +356,7 @@ impl Settings {
     /// Reads the settings: every key (`request` is `None`), or only those
     /// `request` can use. Keys are read in one order either way, so `fallbacks`
     /// lists them in that order.
-    fn read(lookup: &dyn Fn(&str) -> Option<String>, request: Option<Request<'_>>) -> Settings {
+    fn read(lookup: &dyn Fn(&str) -> Option<String>, request: Option<ReadFor<'_>>) -> Settings {
         let mut read = Reader {
             lookup,
             fallbacks: Vec::new(),
@@ -582,7 +584,7 @@ fn protects(enabled: bool, protected_paths: &[String], path: &str) -> bool {
 
 /// The request [`Settings::for_request`] reads for.
 #[derive(Debug, Clone, Copy)]
-struct Request<'p> {
+struct ReadFor<'p> {
     path: &'p str,
     client_is_ipv6: bool,
 }

@@ -14,7 +14,7 @@ use waiting_room::config::Settings;
 use waiting_room::keys::{KeyStore, SigningKey};
 use waiting_room::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{BACKEND, CONFIG_STORE, KEY_STORE, PAGE_STORE};
-use waiting_room::uid::uid_of;
+use waiting_room::uid::{is_ipv6_network, uid_of};
 use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 
 /// Handles one request. Never fails: every error becomes a clean page.
@@ -27,7 +27,7 @@ pub fn handle(mut req: Request) -> Response {
     let settings = Settings::for_request(
         |key| lookup(&config, key),
         &path,
-        client_ip.is_some_and(|ip| ip.is_ipv6()),
+        client_ip.is_some_and(is_ipv6_network),
     );
     let keys = SigningKeys::default();
 

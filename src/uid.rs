@@ -19,7 +19,7 @@ pub const FULL_IPV6_PREFIX: u8 = 128;
 /// network (`128`: the whole address, the VCL's text).
 pub fn uid_of(ip: IpAddr, ipv6_prefix: u8) -> String {
     match ip {
-        IpAddr::V6(v6) if ipv6_prefix < FULL_IPV6_PREFIX && v6.to_ipv4_mapped().is_none() => {
+        IpAddr::V6(v6) if ipv6_prefix < FULL_IPV6_PREFIX && is_ipv6_network(ip) => {
             let mask = u128::MAX
                 .checked_shl(128 - u32::from(ipv6_prefix))
                 .unwrap_or(0);
@@ -29,12 +29,30 @@ pub fn uid_of(ip: IpAddr, ipv6_prefix: u8) -> String {
     }
 }
 
+/// Whether `uid_ipv6_prefix` applies to a client at `ip`: an IPv6 address that is
+/// not an IPv4 address mapped into IPv6 (those are whole, as IPv4 is).
+pub fn is_ipv6_network(ip: IpAddr) -> bool {
+    matches!(ip, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn uid(text: &str, prefix: u8) -> String {
         uid_of(text.parse().unwrap(), prefix)
+    }
+
+    #[test]
+    fn the_prefix_applies_to_ipv6_networks_only() {
+        for (text, applies) in [
+            ("192.0.2.10", false),
+            ("::ffff:192.0.2.10", false),
+            ("2001:db8::1", true),
+            ("::1", true),
+        ] {
+            assert_eq!(is_ipv6_network(text.parse().unwrap()), applies, "{text}");
+        }
     }
 
     #[test]

@@ -13,14 +13,19 @@ fn main(mut req: fastly::Request) -> Result<fastly::Response, fastly::Error> {
     use waiting_room::resources::{CONFIG_STORE, KEY_STORE};
     // Bytes read, so that no read can be optimised away.
     let mut read = 0;
+    // The client's address and the path, read once as the room reads them.
+    let (client_ip, path) = if cfg!(any(feature = "config", feature = "request")) {
+        (req.get_client_ip_addr(), req.get_path().to_string())
+    } else {
+        (None, String::new())
+    };
     if cfg!(feature = "config") {
         // The keys the room reads for this request, as it reads them.
         let store = fastly::ConfigStore::try_open(CONFIG_STORE).ok();
-        let ipv6 = req.get_client_ip_addr().is_some_and(|ip| ip.is_ipv6());
         let settings = waiting_room::config::Settings::for_request(
             |key| store.as_ref()?.try_get(key).ok().flatten(),
-            req.get_path(),
-            ipv6,
+            &path,
+            client_ip.is_some_and(waiting_room::uid::is_ipv6_network),
         );
         read += settings.protected_paths.len();
     }
@@ -37,18 +42,18 @@ fn main(mut req: fastly::Request) -> Result<fastly::Response, fastly::Error> {
         && let Ok(mut endpoint) = fastly::log::Endpoint::try_from_name("waitingroom_log")
     {
         use std::io::Write as _;
-        let _ = write!(
-            endpoint,
+        // One write, as the room's: each write to an endpoint is a line and a host
+        // call (`write!` would split the text at its argument).
+        let line = format!(
             "waitingroom t=1795353010 decision=allow uid=127.0.0.1 p=50 session=kept exp=1795356610 path=/events read={read}"
         );
+        let _ = endpoint.write_all(line.as_bytes());
     }
     if cfg!(feature = "request") {
         use fastly::http::header::{ACCEPT, ACCEPT_LANGUAGE, COOKIE};
-        read += req
-            .get_client_ip_addr()
-            .map_or(0, |ip| ip.to_string().len());
+        read += client_ip.map_or(0, |ip| ip.to_string().len());
         let cookies = req.get_header_all_str_lossy(COOKIE).join("; ");
-        read += req.get_path().len() + req.get_query_str().map_or(0, str::len);
+        read += path.len() + req.get_query_str().map_or(0, str::len);
         read += req.get_header_str_lossy(ACCEPT).map_or(0, |v| v.len());
         read += req
             .get_header_str_lossy(ACCEPT_LANGUAGE)
@@ -62,9 +67,12 @@ fn main(mut req: fastly::Request) -> Result<fastly::Response, fastly::Error> {
     }
     let mut resp = req.send("origin")?;
     if cfg!(feature = "request") {
+        // As the room: read the release header, remove it only when it is there.
         let release = waiting_room::answer::RELEASE_HEADER;
-        read += resp.get_header_str_lossy(release).map_or(0, |v| v.len());
-        resp.remove_header(release);
+        if let Some(value) = resp.get_header_str_lossy(release) {
+            read += value.len();
+            resp.remove_header(release);
+        }
     }
     std::hint::black_box(read);
     Ok(resp)

@@ -1,8 +1,10 @@
 //! `wrctl config check`: what the room would make of a `waitingroom_config` store.
 //!
 //! The settings are read by the room's own [`Settings::from_lookup`], so the
-//! effective values and the fallbacks are exactly the room's; this module only
-//! adds warnings about combinations that work but are probably not meant.
+//! effective values and the fallbacks are exactly the room's (every key: the edge
+//! reads only the keys a request can use, so a request's `config_fallback` names
+//! the unusable keys among those); this module only adds warnings about
+//! combinations that work but are probably not meant.
 
 use std::collections::BTreeMap;
 
@@ -105,7 +107,7 @@ pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
             let stored = store.get(*key).map_or("", String::as_str);
             report.errors.push(format!(
                 "{key} = {:?} is unusable: the room uses {} instead and logs \
-                 config_fallback={key}",
+                 config_fallback={key} on the requests that read it",
                 stored.escape_debug().to_string(),
                 effective(&settings, key)
             ));

@@ -111,7 +111,8 @@ pub enum ConfigCommand {
 values such as local/config.json, or the output of `fastly config-store-entry list \
 --store-id ID --json`) through the room's own settings reader, and print every setting the \
 room reads with its effective value and whether it is set, the default, or a fallback. \
-Fallbacks are named as the room logs them (config_fallback=<key>,…). Warnings for \
+Fallbacks are named as the room logs them (config_fallback=<key>,…) on the requests \
+that read the key. Warnings for \
 combinations that work but are probably not meant: the room off, allow_percentage 0, a \
 redeem window shorter than the refresh, a cookie shorter than the session, a controller \
 heartbeat without allow_percentage_fallback, a very long wait period, unknown keys. With \

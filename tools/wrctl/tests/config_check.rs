@@ -91,7 +91,9 @@ fn garbage_values_are_named_as_the_room_logs_them() {
     for key in &room.fallbacks {
         assert!(
             err.contains(&format!("error: {key} = "))
-                && err.contains(&format!("config_fallback={key}\n")),
+                && err.contains(&format!(
+                    "config_fallback={key} on the requests that read it\n"
+                )),
             "{key}: {err}"
         );
         assert!(out.contains(&format!("{key} = ")), "{out}");
