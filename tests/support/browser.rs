@@ -95,6 +95,18 @@ pub fn check_dashboard(
     checks: &DashboardChecks<'_>,
     bound: Duration,
 ) -> (Vec<u8>, Vec<u8>) {
+    try_check_dashboard(driver, url, out, checks, bound).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// [`check_dashboard`], with the script's failure returned rather than panicked on
+/// (for a caller that can tell a failure from a page that moved on).
+pub fn try_check_dashboard(
+    driver: &Path,
+    url: &str,
+    out: &Path,
+    checks: &DashboardChecks<'_>,
+    bound: Duration,
+) -> Result<(Vec<u8>, Vec<u8>), String> {
     fs::create_dir_all(out).unwrap();
     let (desktop, phone) = (
         out.join("dashboard-desktop.png"),
@@ -122,17 +134,18 @@ pub fn check_dashboard(
     }
     let result = run_bounded(command, &log, bound);
     let output = fs::read_to_string(&log).unwrap_or_default();
-    assert!(
-        result.is_some_and(|s| s.success()),
-        "the dashboard script {} ({}):\n{output}",
-        result.map_or("did not finish in time".to_string(), |s| s.to_string()),
-        log.display(),
-    );
+    if !result.is_some_and(|s| s.success()) {
+        return Err(format!(
+            "the dashboard script {} ({}):\n{output}",
+            result.map_or("did not finish in time".to_string(), |s| s.to_string()),
+            log.display(),
+        ));
+    }
     eprintln!("{output}");
     let wide = assert_screenshot(&desktop);
     let narrow = assert_screenshot(&phone);
     assert_ne!(wide, narrow, "both screenshots show the same thing");
-    (wide, narrow)
+    Ok((wide, narrow))
 }
 
 /// Checks `path` is a PNG screenshot of a real page; returns its bytes.
