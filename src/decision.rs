@@ -51,10 +51,7 @@ impl FromStr for Decision {
     type Err = UnknownWord;
     fn from_str(word: &str) -> Result<Decision, UnknownWord> {
         use Decision::*;
-        [Allow, Deny, Anon, Wait, ReWait]
-            .into_iter()
-            .find(|d| d.to_string() == word)
-            .ok_or(UnknownWord)
+        named([Allow, Deny, Anon, Wait, ReWait], Decision::name, word)
     }
 }
 
@@ -84,7 +81,7 @@ impl FromStr for Transition {
     type Err = UnknownWord;
     fn from_str(word: &str) -> Result<Transition, UnknownWord> {
         use Transition::*;
-        [
+        let all = [
             SessionExpired,
             LotteryWon,
             LotteryLost,
@@ -93,10 +90,8 @@ impl FromStr for Transition {
             HoldExpired,
             JoinedLine,
             LeftLine,
-        ]
-        .into_iter()
-        .find(|t| t.to_string() == word)
-        .ok_or(UnknownWord)
+        ];
+        named(all, Transition::name, word)
     }
 }
 
@@ -187,11 +182,24 @@ impl fmt::Display for Session {
 impl FromStr for Session {
     type Err = UnknownWord;
     fn from_str(word: &str) -> Result<Session, UnknownWord> {
-        [Session::New, Session::Renewed, Session::Kept]
-            .into_iter()
-            .find(|s| s.to_string() == word)
-            .ok_or(UnknownWord)
+        named(
+            [Session::New, Session::Renewed, Session::Kept],
+            Session::name,
+            word,
+        )
     }
+}
+
+/// The one of `all` whose `name` is `word` (compared as text, no allocation: log
+/// lines are parsed by the controller, every line).
+fn named<T: Copy, const N: usize>(
+    all: [T; N],
+    name: fn(T) -> &'static str,
+    word: &str,
+) -> Result<T, UnknownWord> {
+    all.into_iter()
+        .find(|v| name(*v) == word)
+        .ok_or(UnknownWord)
 }
 
 /// A word that names none of an enum's values.

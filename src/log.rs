@@ -326,6 +326,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_word_the_line_writes_reads_back() {
+        use crate::decision::{Session, Transition};
+        use Decision::*;
+        for d in [Allow, Deny, Anon, Wait, ReWait] {
+            assert_eq!(d.to_string().parse(), Ok(d));
+        }
+        use Transition::*;
+        for t in [
+            SessionExpired,
+            LotteryWon,
+            LotteryLost,
+            RedeemWindowPassed,
+            CutoffReached,
+            HoldExpired,
+            JoinedLine,
+            LeftLine,
+        ] {
+            assert_eq!(t.to_string().parse(), Ok(t));
+        }
+        for s in [Session::New, Session::Renewed, Session::Kept] {
+            assert_eq!(s.to_string().parse(), Ok(s));
+        }
+        assert!("bypass".parse::<Decision>().is_err());
+        assert!("Allow".parse::<Decision>().is_err());
+        assert!("".parse::<Session>().is_err());
+    }
+
+    #[test]
     fn reads_every_field_a_controller_needs() {
         let line = "waitingroom_log :: waitingroom t=1700000023 decision=allow uid=2001:db8::1 \
                     p=12.5 session=new transition=lottery-won exp=1700003623 path=/events \
