@@ -524,6 +524,19 @@ fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
 }
 
 /// The `unix N` of the deletion line.
+/// `wrctl rotate` on the local key and config files, with `extra` arguments.
+fn rotate_files(keys: &Path, conf: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "rotate",
+        "--keys",
+        keys.to_str().unwrap(),
+        "--config",
+        conf.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    wrctl(&args, &[])
+}
+
 fn deletion_unix(out: &str) -> u64 {
     let at = out.find("(unix ").expect(out) + "(unix ".len();
     out[at..].split(')').next().unwrap().parse().unwrap()
@@ -536,16 +549,7 @@ fn rotate_adds_a_key_and_switches_active_key() {
         "allow_percentage": "50"
     }));
     let before = unix_now();
-    let run = wrctl(
-        &[
-            "rotate",
-            "--keys",
-            keys.to_str().unwrap(),
-            "--config",
-            conf.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let run = rotate_files(&keys, &conf, &[]);
     let after = unix_now();
     assert_eq!(run.code, Some(0), "{}", run.all());
     let k = read(&keys);
@@ -577,33 +581,11 @@ fn rotate_adds_a_key_and_switches_active_key() {
     assert!(run.out.contains("wrctl revoke key2"));
 
     // An id given, and one that exists is refused.
-    let run = wrctl(
-        &[
-            "rotate",
-            "--keys",
-            keys.to_str().unwrap(),
-            "--config",
-            conf.to_str().unwrap(),
-            "--kid",
-            "2027-a",
-        ],
-        &[],
-    );
+    let run = rotate_files(&keys, &conf, &["--kid", "2027-a"]);
     assert_eq!(run.code, Some(0), "{}", run.all());
     assert_eq!(read(&conf)["active_key"], "2027-a");
     assert!(read(&keys)["key3"].is_string());
-    let run = wrctl(
-        &[
-            "rotate",
-            "--keys",
-            keys.to_str().unwrap(),
-            "--config",
-            conf.to_str().unwrap(),
-            "--kid",
-            "key1",
-        ],
-        &[],
-    );
+    let run = rotate_files(&keys, &conf, &["--kid", "key1"]);
     assert_eq!(run.code, Some(1));
     assert_eq!(read(&conf)["active_key"], "2027-a");
 }
@@ -612,16 +594,7 @@ fn rotate_adds_a_key_and_switches_active_key() {
 fn rotate_uses_the_defaults_of_an_empty_config() {
     let (_dir, keys, conf) = stores(json!({}));
     let before = unix_now();
-    let run = wrctl(
-        &[
-            "rotate",
-            "--keys",
-            keys.to_str().unwrap(),
-            "--config",
-            conf.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let run = rotate_files(&keys, &conf, &[]);
     assert_eq!(run.code, Some(0), "{}", run.all());
     assert!(run.out.contains("active_key: key1 -> key3"), "{}", run.out);
     // 3600 + 3 × 30.
@@ -635,16 +608,7 @@ fn rotate_never_picks_the_active_keys_id() {
     let conf = dir.path().join("config.json");
     std::fs::write(&keys, json!({"main": KEY1}).to_string()).unwrap();
     std::fs::write(&conf, json!({"active_key": "key4"}).to_string()).unwrap();
-    let run = wrctl(
-        &[
-            "rotate",
-            "--keys",
-            keys.to_str().unwrap(),
-            "--config",
-            conf.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let run = rotate_files(&keys, &conf, &[]);
     assert_eq!(run.code, Some(0), "{}", run.all());
     assert_eq!(read(&conf)["active_key"], "key5");
     assert_eq!(read(&keys)["main"], KEY1);
