@@ -168,17 +168,7 @@ fn every_tampering_gets_its_documented_outcome_and_reason() {
     };
     let mut failures = Vec::new();
     for (what, header, want, reason) in matrix() {
-        let visit = Visit {
-            now: NOW,
-            millis: 0,
-            uid: UID,
-            path: "/events",
-            path_and_query: "/events",
-            cookie_header: Some(&header),
-            tls: false,
-            accept: None,
-            accept_language: None,
-        };
+        let visit = events_visit(UID, &header);
         let p = plan(&visit, &settings, &keys);
         let got = p.verdict.as_ref().unwrap().decision;
         let logged = p.log_line.split_once(" rejected=").map(|(_, r)| r);
@@ -252,17 +242,7 @@ fn every_fifo_tampering_gets_its_documented_outcome_and_reason() {
     let mut failures = Vec::new();
     for (what, uid, value, want, reason) in fifo_matrix() {
         let header = format!("waiting_room={value}");
-        let visit = Visit {
-            now: NOW,
-            millis: 0,
-            uid,
-            path: "/events",
-            path_and_query: "/events",
-            cookie_header: Some(&header),
-            tls: false,
-            accept: None,
-            accept_language: None,
-        };
+        let visit = events_visit(uid, &header);
         let p = plan(&visit, &settings, &keys);
         let got = p.verdict.as_ref().unwrap().decision;
         let logged = p.log_line.split_once(" rejected=").map(|(_, r)| r);
@@ -295,4 +275,16 @@ fn a_privacy_address_change_keeps_the_place_and_another_network_does_not() {
         uid_of("2001:db8:1:2:aaaa::1".parse().unwrap(), 128),
         uid_of("2001:db8:1:2:bbbb:cccc:dddd:eeee".parse().unwrap(), 128)
     );
+}
+
+/// A request for `/events` at `NOW` from `uid` with the `Cookie` header `header`.
+fn events_visit<'a>(uid: &'a str, header: &'a str) -> Visit<'a> {
+    Visit {
+        now: NOW,
+        uid,
+        path: "/events",
+        path_and_query: "/events",
+        cookie_header: Some(header),
+        ..Visit::default()
+    }
 }
