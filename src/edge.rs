@@ -1,6 +1,7 @@
 //! Fastly glue, in the order a request flows: read the stores and the request,
 //! ask the core for a plan, carry it out, log one line.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::io::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -40,8 +41,8 @@ pub fn handle(mut req: Request) -> Response {
     // Browsers send one Cookie header; HTTP/2 may split it, so join them all.
     let cookie_header = req.get_header_all_str_lossy(COOKIE).join("; ");
     let path_and_query = match req.get_query_str() {
-        Some(query) => format!("{path}?{query}"),
-        None => path.clone(),
+        Some(query) => Cow::Owned(format!("{path}?{query}")),
+        None => Cow::Borrowed(path.as_str()),
     };
     // `_lossy`: the plain getters panic on a header that is not UTF-8.
     let accept = req.get_header_str_lossy(ACCEPT).map(|v| v.into_owned());
