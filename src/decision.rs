@@ -28,6 +28,15 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// Every decision.
+    pub const ALL: [Decision; 5] = [
+        Decision::Allow,
+        Decision::Deny,
+        Decision::Anon,
+        Decision::Wait,
+        Decision::ReWait,
+    ];
+
     /// The word for it in logs and JSON.
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -50,12 +59,23 @@ impl fmt::Display for Decision {
 impl FromStr for Decision {
     type Err = UnknownWord;
     fn from_str(word: &str) -> Result<Decision, UnknownWord> {
-        use Decision::*;
-        named([Allow, Deny, Anon, Wait, ReWait], Decision::name, word)
+        named(Decision::ALL, Decision::name, word)
     }
 }
 
 impl Transition {
+    /// Every transition.
+    pub const ALL: [Transition; 8] = [
+        Transition::SessionExpired,
+        Transition::LotteryWon,
+        Transition::LotteryLost,
+        Transition::RedeemWindowPassed,
+        Transition::CutoffReached,
+        Transition::HoldExpired,
+        Transition::JoinedLine,
+        Transition::LeftLine,
+    ];
+
     /// The word for it in logs.
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -80,18 +100,7 @@ impl fmt::Display for Transition {
 impl FromStr for Transition {
     type Err = UnknownWord;
     fn from_str(word: &str) -> Result<Transition, UnknownWord> {
-        use Transition::*;
-        let all = [
-            SessionExpired,
-            LotteryWon,
-            LotteryLost,
-            RedeemWindowPassed,
-            CutoffReached,
-            HoldExpired,
-            JoinedLine,
-            LeftLine,
-        ];
-        named(all, Transition::name, word)
+        named(Transition::ALL, Transition::name, word)
     }
 }
 
@@ -163,6 +172,9 @@ pub enum Session {
 }
 
 impl Session {
+    /// Every kind of session.
+    pub const ALL: [Session; 3] = [Session::New, Session::Renewed, Session::Kept];
+
     /// The word for it in logs.
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -182,11 +194,7 @@ impl fmt::Display for Session {
 impl FromStr for Session {
     type Err = UnknownWord;
     fn from_str(word: &str) -> Result<Session, UnknownWord> {
-        named(
-            [Session::New, Session::Renewed, Session::Kept],
-            Session::name,
-            word,
-        )
+        named(Session::ALL, Session::name, word)
     }
 }
 

@@ -328,24 +328,13 @@ mod tests {
     #[test]
     fn every_word_the_line_writes_reads_back() {
         use crate::decision::{Session, Transition};
-        use Decision::*;
-        for d in [Allow, Deny, Anon, Wait, ReWait] {
+        for d in Decision::ALL {
             assert_eq!(d.to_string().parse(), Ok(d));
         }
-        use Transition::*;
-        for t in [
-            SessionExpired,
-            LotteryWon,
-            LotteryLost,
-            RedeemWindowPassed,
-            CutoffReached,
-            HoldExpired,
-            JoinedLine,
-            LeftLine,
-        ] {
+        for t in Transition::ALL {
             assert_eq!(t.to_string().parse(), Ok(t));
         }
-        for s in [Session::New, Session::Renewed, Session::Kept] {
+        for s in Session::ALL {
             assert_eq!(s.to_string().parse(), Ok(s));
         }
         assert!("bypass".parse::<Decision>().is_err());
