@@ -327,6 +327,23 @@ fn disabled_room_and_unprotected_paths_pass_through_without_the_room_cookie() {
     }
 }
 
+/// The edge reads only the keys a request can use: a garbled FIFO setting is not
+/// read, so not named, while the room draws at random; it is once the room queues
+/// in order. (An edge that read every key would name it on both lines.)
+#[test]
+fn a_request_names_only_the_unusable_keys_it_read() {
+    let room = Room::start(&[("allow_percentage", "100"), ("fifo_cutoff", "garbled")]);
+    assert!(room.get(2, "/events", &[]).body.contains(ORIGIN_MARKER));
+    let line = room.last_log_line();
+    assert!(line.contains("decision=allow"), "{line}");
+    assert!(!line.contains("config_fallback"), "{line}");
+
+    room.set_config("queueing_method", "fifo");
+    assert!(room.get(2, "/events", &[]).body.contains(ORIGIN_MARKER));
+    let line = room.last_log_line();
+    assert!(line.contains("config_fallback=fifo_cutoff"), "{line}");
+}
+
 #[test]
 fn spoofed_client_ip_headers_change_nothing() {
     let room = Room::start(&[]);
