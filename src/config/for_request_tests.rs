@@ -47,53 +47,66 @@ impl Rng {
     }
 }
 
-/// Values for the other keys: missing (`None`) or usable, and in a `messy` store
-/// also unusable (then the full read names the key in `fallbacks`).
-fn other_keys(rng: &mut Rng, messy: bool) -> Vec<(&'static str, Option<String>)> {
+/// The keys the loops below do not go through, and the values each may take:
+/// missing (`None`) or usable, then unusable (the full read names the key in
+/// `fallbacks`).
+type Choices = (&'static str, Vec<Option<String>>, Vec<Option<String>>);
+
+fn other_key_choices() -> Vec<Choices> {
     let s = |v: &str| Some(v.to_string());
     let n = |v: u64| Some(v.to_string());
-    let mut pick = |key, usable: &[Option<String>], unusable: &[Option<String>]| {
-        let mut choices = usable.to_vec();
-        if messy {
-            choices.extend_from_slice(unusable);
-        }
-        (key, rng.pick(&choices))
+    let key = |key, usable: &[Option<String>], unusable: &[Option<String>]| {
+        (key, usable.to_vec(), unusable.to_vec())
     };
     vec![
-        pick(PROTECTED_PATHS, &[None, s("/about,/x")], &[s("events")]),
-        pick(
+        key(PROTECTED_PATHS, &[None, s("/about,/x")], &[s("events")]),
+        key(
             ALLOW_PERCENTAGE,
             &[None, s("50"), s("12.5"), s("0"), s("100")],
             &[s("abc")],
         ),
-        pick(CONTROLLER_TIMEOUT, &[None, s("60"), s("600")], &[s("0")]),
-        pick(WAIT_PERIOD_DURATION, &[None, s("45"), s("10")], &[s("0")]),
-        pick(ALLOW_PERIOD_TIMEOUT, &[None, s("600")], &[s("soon")]),
-        pick(COOKIE_LIFETIME, &[None, s("100")], &[s("x")]),
-        pick(REDEEM_WINDOW, &[None, s("5"), s("600")], &[s("x")]),
-        pick(ACTIVE_KEY, &[None, s("key2"), s("key3"), s("")], &[]),
-        pick(LOGGER_NAME, &[None, s("log")], &[]),
-        pick(REFRESH_MODE, &[None, s("fixed")], &[s("x")]),
-        pick(WAITING_STATUS, &[None, s("429")], &[s("404")]),
-        pick(SESSION_MODE, &[None, s("fixed")], &[s("x")]),
-        pick(COOKIE_HTTPONLY, &[None, s("false")], &[s("x")]),
-        pick(COOKIE_SAMESITE, &[None, s("None")], &[s("x")]),
-        pick(COOKIE_SECURE, &[None, s("always")], &[s("x")]),
-        pick(DRAW_GRID, &[None, s("global")], &[s("x")]),
-        pick(UID_IPV6_PREFIX, &[None, s("64"), s("/48")], &[s("7")]),
-        pick(
+        key(CONTROLLER_TIMEOUT, &[None, s("60"), s("600")], &[s("0")]),
+        key(WAIT_PERIOD_DURATION, &[None, s("45"), s("10")], &[s("0")]),
+        key(ALLOW_PERIOD_TIMEOUT, &[None, s("600")], &[s("soon")]),
+        key(COOKIE_LIFETIME, &[None, s("100")], &[s("x")]),
+        key(REDEEM_WINDOW, &[None, s("5"), s("600")], &[s("x")]),
+        key(ACTIVE_KEY, &[None, s("key2"), s("key3"), s("")], &[]),
+        key(LOGGER_NAME, &[None, s("log")], &[]),
+        key(REFRESH_MODE, &[None, s("fixed")], &[s("x")]),
+        key(WAITING_STATUS, &[None, s("429")], &[s("404")]),
+        key(SESSION_MODE, &[None, s("fixed")], &[s("x")]),
+        key(COOKIE_HTTPONLY, &[None, s("false")], &[s("x")]),
+        key(COOKIE_SAMESITE, &[None, s("None")], &[s("x")]),
+        key(COOKIE_SECURE, &[None, s("always")], &[s("x")]),
+        key(DRAW_GRID, &[None, s("global")], &[s("x")]),
+        key(UID_IPV6_PREFIX, &[None, s("64"), s("/48")], &[s("7")]),
+        key(
             FIFO_CUTOFF,
             &[None, n(NOW_MS - 20_000), n(NOW_MS - 5_000)],
             &[s("x")],
         ),
-        pick(FIFO_RATE, &[None, s("12.5"), s("0")], &[s("x")]),
-        pick(FIFO_HOLD, &[None, s("60")], &[s("0")]),
-        pick(
+        key(FIFO_RATE, &[None, s("12.5"), s("0")], &[s("x")]),
+        key(FIFO_HOLD, &[None, s("60")], &[s("0")]),
+        key(
             QUEUE_OPENS_AT,
             &[None, n(NOW + 100), n(NOW - 100)],
             &[s("x"), s("99999999999999")],
         ),
     ]
+}
+
+/// A store of the other keys drawn by `rng`: usable values only, or in a `messy`
+/// store unusable ones too.
+fn drawn_keys(rng: &mut Rng, messy: bool) -> HashMap<&'static str, String> {
+    let mut store = HashMap::new();
+    for (key, usable, unusable) in other_key_choices() {
+        let mut choices = usable;
+        if messy {
+            choices.extend(unusable);
+        }
+        store.extend(rng.pick(&choices).map(|value| (key, value)));
+    }
+    store
 }
 
 /// The cookies a visitor `uid` may bring, by name.
@@ -178,9 +191,9 @@ struct Case {
 
 /// Every combination of the room on or off, a protected path or not, random or
 /// FIFO mode (or an unusable word), each kind of heartbeat, a fallback
-/// percentage or not, and an IPv4, IPv6 or unknown client; the other keys drawn
-/// by `rng`.
-fn cases(rng: &mut Rng) -> Vec<Case> {
+/// percentage or not, and an IPv4, IPv6 or unknown client; the other keys from
+/// `others`.
+fn cases(mut others: impl FnMut() -> HashMap<&'static str, String>) -> Vec<Case> {
     let heartbeats = [
         None,
         Some((NOW - 10).to_string()),
@@ -201,11 +214,7 @@ fn cases(rng: &mut Rng) -> Vec<Case> {
                 for heartbeat in &heartbeats {
                     for fallback in [None, Some("5"), Some("lots")] {
                         for client in clients {
-                            let messy = rng.next().is_multiple_of(3);
-                            let mut store: HashMap<&str, String> = other_keys(rng, messy)
-                                .into_iter()
-                                .filter_map(|(key, value)| Some((key, value?)))
-                                .collect();
+                            let mut store = others();
                             for (key, value) in [
                                 (ENABLED, enabled),
                                 (QUEUEING_METHOD, method),
@@ -242,9 +251,14 @@ struct Seen {
 
 #[test]
 fn a_plan_from_the_keys_a_request_reads_is_the_plan_from_every_key() {
+    let mut draws = Rng(0x5eed);
+    let cases = cases(|| {
+        let messy = draws.next().is_multiple_of(3);
+        drawn_keys(&mut draws, messy)
+    });
     let mut rng = Rng(0x5eed);
     let mut seen = Seen::default();
-    for case in cases(&mut rng) {
+    for case in cases {
         check(&case, &mut rng, &mut seen);
     }
     assert_eq!(seen.plans, 2 * 2 * 3 * 5 * 3 * 3 * cookies("x").len());
@@ -275,6 +289,40 @@ fn a_plan_from_the_keys_a_request_reads_is_the_plan_from_every_key() {
     assert_eq!(
         seen.transitions,
         transitions.iter().map(|t| t.name()).collect()
+    );
+}
+
+/// Each of the other keys alone (the rest missing), through every value it may
+/// take, in every combination of the looped keys: no key's effect on a plan
+/// depends on a draw.
+#[test]
+fn each_key_alone_changes_a_plan_the_same_whether_read_lazily_or_not() {
+    let mut rng = Rng(0x5eed);
+    let mut seen = Seen::default();
+    let mut values = 0;
+    for (key, usable, unusable) in other_key_choices() {
+        for value in usable.into_iter().chain(unusable).flatten() {
+            values += 1;
+            for case in cases(|| HashMap::from([(key, value.clone())])) {
+                check(&case, &mut rng, &mut seen);
+            }
+        }
+    }
+    let per_value = 2 * 2 * 3 * 5 * 3 * 3 * cookies("x").len();
+    assert_eq!(seen.plans, values * per_value);
+    // Both kinds: plans equal to the letter, and plans whose full read named an
+    // unread key.
+    assert!(
+        seen.exact > 0 && seen.exact < seen.plans,
+        "{} of {}",
+        seen.exact,
+        seen.plans
+    );
+    assert_eq!(
+        seen.decisions.len(),
+        Decision::ALL.len(),
+        "{:?}",
+        seen.decisions
     );
 }
 
