@@ -1,8 +1,8 @@
 //! The `Cookie` request header and the `Set-Cookie` attributes, in one place.
 
-use std::fmt::Write as _;
 
 use crate::config::{SameSite, SecureWhen, Settings};
+use crate::decimal::Decimal;
 use crate::token::COOKIE_NAME;
 
 /// The `Set-Cookie` value that deletes the waiting-room cookie (as the VCL does).
@@ -55,8 +55,7 @@ pub fn set_cookie(token: &str, attributes: &Attributes) -> String {
     value.push('=');
     value.push_str(token);
     value.push_str("; path=/; max-age=");
-    // Writing to a String cannot fail.
-    let _ = write!(value, "{}", attributes.max_age);
+    value.push_str(Decimal::new(attributes.max_age).as_str());
     if attributes.http_only {
         value.push_str("; HttpOnly");
     }
