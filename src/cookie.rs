@@ -1,6 +1,5 @@
 //! The `Cookie` request header and the `Set-Cookie` attributes, in one place.
 
-
 use crate::config::{SameSite, SecureWhen, Settings};
 use crate::decimal::Decimal;
 use crate::token::COOKIE_NAME;
