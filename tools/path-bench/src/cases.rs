@@ -85,6 +85,11 @@ impl Case {
         last
     }
 
+    /// The visitor's `Cookie` header, if any.
+    pub fn cookie_header(&self) -> Option<&str> {
+        self.cookie_header.as_deref()
+    }
+
     /// The waiting-room cookie the visitor sends, if any.
     pub fn cookie(&self) -> Option<&str> {
         self.cookie_header.as_deref().and_then(room_cookie)

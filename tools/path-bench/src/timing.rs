@@ -24,6 +24,9 @@ impl Default for Effort {
     }
 }
 
+/// Rounds timed first and not kept.
+const WARM_UP_ROUNDS: u32 = 3;
+
 /// Median nanoseconds per call of one case.
 #[derive(Debug, Clone, Copy)]
 pub struct Figures {
@@ -53,37 +56,112 @@ impl Figures {
 
 /// Measures every case, round-robin: each round times every case's path, decision
 /// and floor in turn, so a slow moment of the machine falls on all of them alike.
-/// The first rounds are a warm-up and are not kept.
 pub fn measure(cases: &[Case], effort: Effort) -> Vec<Figures> {
-    const WARM_UP_ROUNDS: u32 = 3;
-    let mut samples: Vec<[Vec<f64>; 3]> = cases.iter().map(|_| Default::default()).collect();
-    for round in 0..WARM_UP_ROUNDS + effort.rounds {
-        for (case, kept) in cases.iter().zip(samples.iter_mut()) {
-            let times = [
-                per_call(effort.iterations, || drop(black_box(case.plan()))),
-                per_call(effort.iterations, || drop(black_box(case.decide()))),
+    let mut batches: Vec<Box<dyn FnMut() -> f64 + '_>> = Vec::new();
+    for case in cases {
+        batches.push(Box::new(move || {
+            per_call(effort.iterations, || drop(black_box(case.plan())))
+        }));
+        batches.push(Box::new(move || {
+            per_call(effort.iterations, || drop(black_box(case.decide())))
+        }));
+        batches.push(Box::new(move || {
+            per_call(effort.iterations, || {
+                black_box(case.floor());
+            })
+        }));
+    }
+    let medians = round_robin(effort.rounds, &mut batches);
+    cases
+        .iter()
+        .zip(medians.chunks_exact(3))
+        .map(|(case, m)| Figures {
+            name: case.name,
+            floor_macs: case.floor_macs(),
+            plan_ns: m[0],
+            decide_ns: m[1],
+            floor_ns: m[2],
+        })
+        .collect()
+}
+
+/// The case the lower bound of [`crate::least`] does the work of.
+pub const LEAST_CASE: &str = "allow-kept";
+
+/// The lower bound beside its case, median nanoseconds per call.
+#[derive(Debug, Clone, Copy)]
+pub struct Bound {
+    /// `plan()` on [`LEAST_CASE`].
+    pub plan_ns: f64,
+    /// [`crate::least::allow_kept`] on the same request.
+    pub least_ns: f64,
+    /// The case's floor.
+    pub floor_ns: f64,
+}
+
+impl Bound {
+    /// The lower bound ÷ floor: how close to the floor the design can come.
+    pub fn least_ratio(&self) -> f64 {
+        self.least_ns / self.floor_ns
+    }
+
+    /// `plan()` ÷ the lower bound: what the room's structure costs above it.
+    pub fn plan_over_least(&self) -> f64 {
+        self.plan_ns / self.least_ns
+    }
+}
+
+/// Times the lower bound ([`crate::least::allow_kept`]) beside its case's `plan()`
+/// and floor, round-robin like [`measure`]; `None` when `case` is not
+/// [`LEAST_CASE`] or the lower bound refuses its request.
+pub fn measure_least(case: &Case, effort: Effort) -> Option<Bound> {
+    let percentage = case.settings().allow_percentage.to_string();
+    let header = case.cookie_header()?;
+    let least = || {
+        crate::least::allow_kept(
+            header,
+            crate::cases::UID,
+            case.now,
+            &percentage,
+            crate::cases::PATH,
+            case.keys(),
+        )
+    };
+    if case.name != LEAST_CASE || least().is_none() {
+        return None;
+    }
+    let medians = round_robin(
+        effort.rounds,
+        &mut [
+            Box::new(|| per_call(effort.iterations, || drop(black_box(case.plan())))),
+            Box::new(|| per_call(effort.iterations, || drop(black_box(least())))),
+            Box::new(|| {
                 per_call(effort.iterations, || {
                     black_box(case.floor());
-                }),
-            ];
+                })
+            }),
+        ],
+    );
+    Some(Bound {
+        plan_ns: medians[0],
+        least_ns: medians[1],
+        floor_ns: medians[2],
+    })
+}
+
+/// Runs every batch in turn, round after round (the first [`WARM_UP_ROUNDS`] not
+/// kept), and returns the median time of each.
+fn round_robin(rounds: u32, batches: &mut [Box<dyn FnMut() -> f64 + '_>]) -> Vec<f64> {
+    let mut samples = vec![Vec::new(); batches.len()];
+    for round in 0..WARM_UP_ROUNDS + rounds {
+        for (batch, kept) in batches.iter_mut().zip(samples.iter_mut()) {
+            let time = batch();
             if round >= WARM_UP_ROUNDS {
-                for (series, time) in kept.iter_mut().zip(times) {
-                    series.push(time);
-                }
+                kept.push(time);
             }
         }
     }
-    cases
-        .iter()
-        .zip(samples)
-        .map(|(case, [mut plan, mut decide, mut floor])| Figures {
-            name: case.name,
-            floor_macs: case.floor_macs(),
-            plan_ns: median(&mut plan),
-            decide_ns: median(&mut decide),
-            floor_ns: median(&mut floor),
-        })
-        .collect()
+    samples.iter_mut().map(|s| median(s)).collect()
 }
 
 /// A Markdown table of the figures, with the target (`plan()` within `target` × floor).
@@ -147,5 +225,17 @@ mod tests {
         let table = table(&figures, 1.5);
         assert_eq!(table.lines().count(), 2 + crate::cases::NAMES.len());
         assert!(table.contains("| allow-renewal | 2 |"));
+    }
+
+    #[test]
+    fn the_lower_bound_is_timed_on_its_case_only() {
+        let effort = Effort {
+            rounds: 1,
+            iterations: 1,
+        };
+        let case = |name| crate::cases::build(name).unwrap();
+        let bound = measure_least(&case(LEAST_CASE), effort).unwrap();
+        assert!(bound.least_ns > 0.0 && bound.floor_ns > 0.0 && bound.plan_ns > 0.0);
+        assert!(measure_least(&case("allow-renewal"), effort).is_none());
     }
 }
