@@ -1,15 +1,15 @@
 //! Unsigned integers as decimal text without `fmt`'s machinery, for the hot path's
-//! log line and token text.
+//! log line, token text and `Set-Cookie` (and path-bench's lower bound).
 
 /// The decimal digits of a `u64`, held on the stack.
-pub(crate) struct Decimal {
+pub struct Decimal {
     digits: [u8; 20],
     start: usize,
 }
 
 impl Decimal {
     /// `n` in decimal.
-    pub(crate) fn new(mut n: u64) -> Decimal {
+    pub fn new(mut n: u64) -> Decimal {
         let mut digits = [0u8; 20];
         let mut start = digits.len();
         loop {
@@ -24,12 +24,12 @@ impl Decimal {
     }
 
     /// The digits, as ASCII bytes.
-    pub(crate) fn as_bytes(&self) -> &[u8] {
+    pub fn as_bytes(&self) -> &[u8] {
         &self.digits[self.start..]
     }
 
     /// The digits, as text.
-    pub(crate) fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         // Only ASCII digits were written.
         std::str::from_utf8(self.as_bytes()).unwrap_or_default()
     }

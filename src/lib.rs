@@ -38,7 +38,7 @@ pub mod answer;
 pub mod config;
 pub mod control;
 pub mod cookie;
-mod decimal;
+pub mod decimal;
 pub mod decision;
 pub mod estimate;
 pub mod grid;

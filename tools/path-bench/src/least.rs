@@ -5,7 +5,8 @@
 //! (base64 text with a hex HMAC-SHA256), the origin must not see the room's
 //! cookie, and every request leaves one log line.
 //!
-//! It is a yardstick, not a second room: it reads only the well-formed token of
+//! It is a yardstick, not a second room (it shares only the crates and the digit
+//! writer, `Decimal`, with the room): it reads only the well-formed token of
 //! the `allow-kept` case (fields in the VCL's order, no `adm` or `arr`) and gives
 //! up on anything else. A test checks that it does the room's work on that case
 //! (the same log line and origin `Cookie` header) and refuses a forged token.
@@ -14,6 +15,7 @@ use std::collections::HashMap;
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
+use waiting_room::decimal::Decimal;
 
 /// What the request leads to: the origin's `Cookie` header (`None`: none left)
 /// and the log line.
@@ -73,13 +75,13 @@ pub fn allow_kept(
 
     let mut log_line = String::with_capacity(128);
     log_line.push_str("waitingroom t=");
-    push_decimal(&mut log_line, now);
+    log_line.push_str(Decimal::new(now).as_str());
     log_line.push_str(" decision=allow uid=");
     log_line.push_str(uid);
     log_line.push_str(" p=");
     log_line.push_str(percentage);
     log_line.push_str(" session=kept exp=");
-    push_decimal(&mut log_line, exp);
+    log_line.push_str(Decimal::new(exp).as_str());
     log_line.push_str(" path=");
     log_line.push_str(path);
     Some(Admitted {
@@ -93,20 +95,6 @@ fn base64_decode(value: &str, out: &mut [u8]) -> Option<usize> {
     base64::engine::general_purpose::STANDARD
         .decode_slice(value, out)
         .ok()
-}
-
-fn push_decimal(line: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    line.extend(digits[start..].iter().map(|&d| char::from(d)));
 }
 
 fn nibble(digit: u8) -> Option<u8> {
