@@ -1,28 +1,57 @@
-//! A lower bound: the least an admitted visitor's request with a young allow token
-//! must do, written flat, with none of the room's structure (no settings, no
-//! decision table, no verdict). Timed beside its floor, it says how close to the
-//! floor any implementation of the same design can come: the token is the VCL's
-//! (base64 text with a hex HMAC-SHA256), the origin must not see the room's
-//! cookie, and every request leaves one log line.
+//! A lower bound: the least an admitted visitor's request must do, written flat,
+//! with none of the room's structure (no settings, no decision table, no verdict).
+//! Timed beside its floor, it says how close to the floor any implementation of
+//! the same design can come: the token is the VCL's (base64 text with a hex
+//! HMAC-SHA256), the origin must not see the room's cookie, a sliding session is
+//! renewed once less than half of it is left, and every request leaves one log line.
 //!
 //! It is a yardstick, not a second room (it shares only the crates and the digit
-//! writer, `Decimal`, with the room): it reads only the well-formed token of
-//! the `allow-kept` case (fields in the VCL's order, no `adm` or `arr`) and gives
-//! up on anything else. A test checks that it does the room's work on that case
-//! (the same log line and origin `Cookie` header) and refuses a forged token.
+//! writer, `Decimal`, with the room): it reads only well-formed allow tokens
+//! (fields in the VCL's order, no `adm` or `arr`) and gives up on anything else.
+//! Tests check that it does the room's work on the `allow-kept` and
+//! `allow-renewal` cases (the same log line, origin `Cookie` header and
+//! `Set-Cookie`) and refuses forged and tampered tokens.
 
 use std::collections::HashMap;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use waiting_room::decimal::Decimal;
 
-/// What the request leads to: the origin's `Cookie` header (`None`: none left)
-/// and the log line.
+/// The room's settings this request needs, as plain values.
+#[derive(Debug, Clone, Copy)]
+pub struct Room<'a> {
+    /// The percentage as the log line writes it.
+    pub percentage: &'a str,
+    /// `allow_period_timeout`, seconds.
+    pub session: u64,
+    /// The cookie's `max-age`, seconds.
+    pub cookie_lifetime: u64,
+    /// The key new tokens are signed with.
+    pub active_key: &'a str,
+}
+
+impl<'a> Room<'a> {
+    /// The values from the room's settings; `percentage` is their percentage as text.
+    pub fn of(settings: &'a waiting_room::config::Settings, percentage: &'a str) -> Room<'a> {
+        Room {
+            percentage,
+            session: settings.allow_period_timeout,
+            cookie_lifetime: settings.cookie_lifetime,
+            active_key: &settings.active_key,
+        }
+    }
+}
+
+/// What the request leads to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Admitted {
-    /// The visitor's other cookies.
+    /// The origin's `Cookie` header: the visitor's other cookies (`None`: none left).
     pub origin_cookie: Option<String>,
+    /// The renewed token's `Set-Cookie`, when the session was due for renewal.
+    pub set_cookie: Option<String>,
     /// The request's log line.
     pub log_line: String,
 }
@@ -30,16 +59,19 @@ pub struct Admitted {
 const COOKIE: &str = "waiting_room=";
 const SIG: &[u8] = b"&sig=0x";
 const HEX_SIG_LEN: usize = 64;
+const HEX: &[u8; 16] = b"0123456789abcdef";
+/// Room for any token text the room signs here (the uid and kid are bounded).
+const MAX_TEXT: usize = 512;
 
 /// Admits the request when its `Cookie` header holds a valid, unexpired allow
-/// token for `uid` signed with one of `keys`; `None` otherwise. `percentage` is
-/// the room's percentage as the log line writes it.
-pub fn allow_kept(
+/// token for `uid` signed with one of `keys`, renewing it when less than half of
+/// the session is left; `None` otherwise.
+pub fn admit(
     header: &str,
     uid: &str,
     now: u64,
-    percentage: &str,
     path: &str,
+    room: Room<'_>,
     keys: &HashMap<String, String>,
 ) -> Option<Admitted> {
     let start = header.find(COOKIE)?;
@@ -49,7 +81,7 @@ pub fn allow_kept(
     let origin_cookie = (!before.is_empty()).then(|| before.to_string());
 
     let mut decoded = [0u8; 768];
-    let len = base64_decode(value, &mut decoded)?;
+    let len = STANDARD.decode_slice(value, &mut decoded).ok()?;
     let text = &decoded[..len];
     let signed_len = len.checked_sub(SIG.len() + HEX_SIG_LEN)?;
     let (signed, sig_field) = text.split_at(signed_len);
@@ -66,12 +98,22 @@ pub fn allow_kept(
     let token_uid = field("uid=")?;
     let kid = field("kid=")?;
     let exp: u64 = exp.parse().ok()?;
-    if dec != "allow" || token_uid != uid || now > exp {
+    if dec != "allow" || token_uid != uid || now > exp || uid.len() + kid.len() > 300 {
         return None;
     }
-    let mut mac = Hmac::<Sha256>::new_from_slice(keys.get(kid)?.as_bytes()).ok()?;
+    // Keyed once: the renewal signs with the state that verified.
+    let keyed = Hmac::<Sha256>::new_from_slice(keys.get(kid)?.as_bytes()).ok()?;
+    let mut mac = keyed.clone();
     mac.update(signed);
     mac.verify_slice(&sig).ok()?;
+
+    // As the room renews a sliding session: another key is active, less than half
+    // of the session is left, or more than all of it (the timeout was lowered).
+    let left = exp - now;
+    let renew = kid != room.active_key || left * 2 < room.session || left > room.session;
+    let exp = if renew { now + room.session } else { exp };
+    let set_cookie =
+        renew.then(|| set_cookie(keyed, exp, uid, room.active_key, room.cookie_lifetime));
 
     let mut log_line = String::with_capacity(128);
     log_line.push_str("waitingroom t=");
@@ -79,22 +121,55 @@ pub fn allow_kept(
     log_line.push_str(" decision=allow uid=");
     log_line.push_str(uid);
     log_line.push_str(" p=");
-    log_line.push_str(percentage);
-    log_line.push_str(" session=kept exp=");
+    log_line.push_str(room.percentage);
+    log_line.push_str(if renew {
+        " session=renewed exp="
+    } else {
+        " session=kept exp="
+    });
     log_line.push_str(Decimal::new(exp).as_str());
     log_line.push_str(" path=");
     log_line.push_str(path);
     Some(Admitted {
         origin_cookie,
+        set_cookie,
         log_line,
     })
 }
 
-fn base64_decode(value: &str, out: &mut [u8]) -> Option<usize> {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD
-        .decode_slice(value, out)
-        .ok()
+/// The `Set-Cookie` of a new allow token: its text and signature written into one
+/// buffer, base64-encoded straight into the header value.
+fn set_cookie(keyed: Hmac<Sha256>, exp: u64, uid: &str, kid: &str, max_age: u64) -> String {
+    let mut text = [0u8; MAX_TEXT];
+    let mut len = 0;
+    let mut push = |bytes: &[u8], text: &mut [u8; MAX_TEXT]| {
+        text[len..len + bytes.len()].copy_from_slice(bytes);
+        len += bytes.len();
+        len
+    };
+    push(b"dec=allow&exp=", &mut text);
+    push(Decimal::new(exp).as_bytes(), &mut text);
+    push(b"&uid=", &mut text);
+    push(uid.as_bytes(), &mut text);
+    push(b"&kid=", &mut text);
+    let signed_len = push(kid.as_bytes(), &mut text);
+    let mut mac = keyed;
+    mac.update(&text[..signed_len]);
+    let tag = mac.finalize().into_bytes();
+    push(SIG, &mut text);
+    for byte in tag {
+        push(
+            &[HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 15)]],
+            &mut text,
+        );
+    }
+    let mut value = String::with_capacity(COOKIE.len() + 4 * len / 3 + 100);
+    value.push_str(COOKIE);
+    STANDARD.encode_string(&text[..len], &mut value);
+    value.push_str("; path=/; max-age=");
+    value.push_str(Decimal::new(max_age).as_str());
+    value.push_str("; HttpOnly; SameSite=Lax");
+    value
 }
 
 fn nibble(digit: u8) -> Option<u8> {
@@ -113,45 +188,49 @@ mod tests {
 
     fn run(case: &cases::Case, header: &str, uid: &str) -> Option<Admitted> {
         let percentage = case.settings().allow_percentage.to_string();
-        allow_kept(header, uid, case.now, &percentage, PATH, case.keys())
+        let room = Room::of(case.settings(), &percentage);
+        admit(header, uid, case.now, PATH, room, case.keys())
     }
 
-    /// The same work as the room on its case: the same log line, the same
-    /// `Cookie` header for the origin.
+    /// The same work as the room on its cases: the same log line, `Cookie` header
+    /// for the origin and `Set-Cookie` (none on a kept session).
     #[test]
-    fn does_the_rooms_work_on_its_case() {
-        let case = cases::build(crate::timing::LEAST_CASE).unwrap();
-        let plan = case.plan();
-        let header = case.cookie_header().unwrap();
-        let admitted = run(&case, header, UID).expect("admitted");
-        assert_eq!(admitted.log_line, plan.log_line);
-        let origin = match plan.origin_cookie {
-            OriginCookie::Replace(others) => Some(others),
-            OriginCookie::Remove => None,
-            OriginCookie::AsSent => panic!("the room's cookie must go"),
-        };
-        assert_eq!(admitted.origin_cookie, origin);
-        assert_eq!(origin.as_deref(), Some("theme=dark"));
+    fn does_the_rooms_work_on_its_cases() {
+        for name in crate::timing::LEAST_CASES {
+            let case = cases::build(name).unwrap();
+            let plan = case.plan();
+            let header = case.cookie_header().unwrap();
+            let admitted = run(&case, header, UID).expect("admitted");
+            assert_eq!(admitted.log_line, plan.log_line, "{name}");
+            assert_eq!(admitted.set_cookie, plan.set_cookie, "{name}");
+            let origin = match plan.origin_cookie {
+                OriginCookie::Replace(others) => Some(others),
+                OriginCookie::Remove => None,
+                OriginCookie::AsSent => panic!("the room's cookie must go"),
+            };
+            assert_eq!(admitted.origin_cookie, origin, "{name}");
+            assert_eq!(origin.as_deref(), Some("theme=dark"), "{name}");
+        }
+        let renewed = run(&cases::build("allow-renewal").unwrap(), "", UID);
+        assert_eq!(renewed, None, "no cookie, no admission");
     }
 
     /// It verifies the token: a forged one, one for another address and every
     /// one-character change of the signature are refused.
     #[test]
     fn refuses_what_the_room_refuses() {
-        let case = cases::build(crate::timing::LEAST_CASE).unwrap();
+        let case = cases::build("allow-kept").unwrap();
         let header = case.cookie_header().unwrap();
         assert!(run(&case, header, "192.0.2.11").is_none());
         let forged = cases::build("forged-token").unwrap();
         assert!(run(&case, forged.cookie_header().unwrap(), UID).is_none());
 
-        use base64::Engine as _;
-        let engine = base64::engine::general_purpose::STANDARD;
-        let text = engine.decode(case.cookie().unwrap()).unwrap();
+        let text = STANDARD.decode(case.cookie().unwrap()).unwrap();
         let sig_at = text.len() - HEX_SIG_LEN;
         for at in sig_at..text.len() {
             let mut tampered = text.clone();
             tampered[at] = if tampered[at] == b'0' { b'1' } else { b'0' };
-            let header = format!("theme=dark; {COOKIE}{}", engine.encode(&tampered));
+            let header = format!("theme=dark; {COOKIE}{}", STANDARD.encode(&tampered));
             assert!(run(&case, &header, UID).is_none(), "signature digit {at}");
         }
     }
