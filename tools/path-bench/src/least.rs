@@ -64,8 +64,8 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 const MAX_TEXT: usize = 512;
 
 /// Admits the request when its `Cookie` header holds a valid, unexpired allow
-/// token for `uid` signed with one of `keys`, renewing it when less than half of
-/// the session is left; `None` otherwise.
+/// token for `uid` signed with one of `keys`, renewing it when the room would;
+/// `None` otherwise.
 pub fn admit(
     header: &str,
     uid: &str,
@@ -98,7 +98,7 @@ pub fn admit(
     let token_uid = field("uid=")?;
     let kid = field("kid=")?;
     let exp: u64 = exp.parse().ok()?;
-    if dec != "allow" || token_uid != uid || now > exp || uid.len() + kid.len() > 300 {
+    if dec != "allow" || token_uid != uid || now > exp || uid.len() + room.active_key.len() > 300 {
         return None;
     }
     // Keyed once: the renewal signs with the state that verified.
@@ -110,8 +110,13 @@ pub fn admit(
     // As the room renews a sliding session: another key is active, less than half
     // of the session is left, or more than all of it (the timeout was lowered).
     let left = exp - now;
-    let renew = kid != room.active_key || left * 2 < room.session || left > room.session;
-    let exp = if renew { now + room.session } else { exp };
+    let renew =
+        kid != room.active_key || left.saturating_mul(2) < room.session || left > room.session;
+    let exp = if renew {
+        now.saturating_add(room.session)
+    } else {
+        exp
+    };
     let set_cookie =
         renew.then(|| set_cookie(keyed, exp, uid, room.active_key, room.cookie_lifetime));
 
