@@ -7,7 +7,9 @@
 //!
 //! It is a yardstick, not a second room (it shares only the crates and the digit
 //! writer, `Decimal`, with the room): it reads only well-formed allow tokens
-//! (fields in the VCL's order, no `adm` or `arr`) and gives up on anything else.
+//! (fields in the VCL's order, no `adm` or `arr`) in the header's last cookie,
+//! serves sliding sessions with the default cookie attributes, and gives up on
+//! anything else.
 //! Tests check that it does the room's work on the `allow-kept` and
 //! `allow-renewal` cases (the same log line, origin `Cookie` header and
 //! `Set-Cookie`) and refuses forged and tampered tokens.
@@ -74,10 +76,18 @@ pub fn admit(
     room: Room<'_>,
     keys: &HashMap<String, String>,
 ) -> Option<Admitted> {
+    // The room's cookie, last in the header (anything else is given up on): its
+    // name at the start or after `;` or a space, nothing after its value.
     let start = header.find(COOKIE)?;
-    let rest = &header[start + COOKIE.len()..];
-    let value = &rest[..rest.find(';').unwrap_or(rest.len())];
-    let before = header[..start].trim_end_matches([' ', ';']);
+    let before = &header[..start];
+    if !(before.is_empty() || before.ends_with([';', ' '])) {
+        return None;
+    }
+    let value = &header[start + COOKIE.len()..];
+    if value.contains(';') {
+        return None;
+    }
+    let before = before.trim_end_matches([' ', ';']);
     let origin_cookie = (!before.is_empty()).then(|| before.to_string());
 
     let mut decoded = [0u8; 768];
@@ -117,8 +127,21 @@ pub fn admit(
     } else {
         exp
     };
-    let set_cookie =
-        renew.then(|| set_cookie(keyed, exp, uid, room.active_key, room.cookie_lifetime));
+    let set_cookie = match renew {
+        false => None,
+        // Signed with the active key: the token's own, keyed once, or another,
+        // looked up and keyed now (a rotation).
+        true => {
+            let signing = match kid == room.active_key {
+                true => keyed,
+                false => {
+                    Hmac::<Sha256>::new_from_slice(keys.get(room.active_key)?.as_bytes()).ok()?
+                }
+            };
+            let value = set_cookie(signing, exp, uid, room.active_key, room.cookie_lifetime);
+            Some(value)
+        }
+    };
 
     let mut log_line = String::with_capacity(128);
     log_line.push_str("waitingroom t=");
@@ -189,7 +212,8 @@ fn nibble(digit: u8) -> Option<u8> {
 mod tests {
     use super::*;
     use crate::cases::{self, PATH, UID};
-    use waiting_room::OriginCookie;
+    use waiting_room::config::Settings;
+    use waiting_room::{OriginCookie, Visit};
 
     fn run(case: &cases::Case, header: &str, uid: &str) -> Option<Admitted> {
         let percentage = case.settings().allow_percentage.to_string();
@@ -218,6 +242,61 @@ mod tests {
         }
         let renewed = run(&cases::build("allow-renewal").unwrap(), "", UID);
         assert_eq!(renewed, None, "no cookie, no admission");
+    }
+
+    /// The renewals the cases do not take: a rotation (signed with the new key)
+    /// and a lowered timeout, each as the room renews them.
+    #[test]
+    fn renews_as_the_room_does_on_a_rotation_and_a_lowered_timeout() {
+        let case = cases::build("allow-kept").unwrap();
+        let header = case.cookie_header().unwrap();
+        let mut keys = case.keys().clone();
+        keys.insert(
+            "key2".to_string(),
+            "a second key of at least 32 bytes".to_string(),
+        );
+        let rotated = Settings {
+            active_key: "key2".to_string(),
+            ..case.settings().clone()
+        };
+        let lowered = Settings {
+            allow_period_timeout: 600,
+            ..case.settings().clone()
+        };
+        for settings in [rotated, lowered] {
+            let visit = Visit {
+                now: case.now,
+                uid: UID,
+                path: PATH,
+                path_and_query: PATH,
+                cookie_header: Some(header),
+                ..Visit::default()
+            };
+            let plan = waiting_room::plan(&visit, &settings, &keys);
+            let percentage = settings.allow_percentage.to_string();
+            let room = Room::of(&settings, &percentage);
+            let admitted = admit(header, UID, case.now, PATH, room, &keys).unwrap();
+            assert!(plan.set_cookie.is_some(), "{settings:?}");
+            assert_eq!(admitted.set_cookie, plan.set_cookie);
+            assert_eq!(admitted.log_line, plan.log_line);
+        }
+    }
+
+    /// Only the room's own cookie, last in the header: a longer name holding the
+    /// same token is no admission, and a cookie after it is given up on.
+    #[test]
+    fn reads_only_the_rooms_cookie_last_in_the_header() {
+        let case = cases::build("allow-kept").unwrap();
+        let token = case.cookie().unwrap();
+        for header in [
+            format!("my_{COOKIE}{token}"),
+            format!("theme=dark; my_{COOKIE}{token}"),
+            format!("{COOKIE}{token}; theme=dark"),
+        ] {
+            assert_eq!(run(&case, &header, UID), None, "{header}");
+        }
+        let alone = run(&case, &format!("{COOKIE}{token}"), UID).unwrap();
+        assert_eq!(alone.origin_cookie, None);
     }
 
     /// It verifies the token: a forged one, one for another address and every

@@ -131,8 +131,14 @@ pub fn measure_least(case: &Case, effort: Effort) -> Option<Bound> {
         )
     };
     let plan = case.plan();
+    let origin_cookie = match plan.origin_cookie {
+        waiting_room::OriginCookie::Replace(others) => Some(others),
+        _ => None,
+    };
     let does_the_work = least().is_some_and(|admitted| {
-        admitted.log_line == plan.log_line && admitted.set_cookie == plan.set_cookie
+        admitted.log_line == plan.log_line
+            && admitted.set_cookie == plan.set_cookie
+            && admitted.origin_cookie == origin_cookie
     });
     if !LEAST_CASES.contains(&case.name) || !does_the_work {
         return None;
@@ -247,6 +253,8 @@ mod tests {
             assert_eq!(bound.name, name);
             assert!(bound.least_ns > 0.0 && bound.floor_ns > 0.0 && bound.plan_ns > 0.0);
         }
+        // A case with a room cookie but another path, and one with none.
+        assert!(measure_least(&case("unexpired-wait"), effort).is_none());
         assert!(measure_least(&case("no-cookie"), effort).is_none());
     }
 }
