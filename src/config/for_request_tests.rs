@@ -268,27 +268,13 @@ fn a_plan_from_the_keys_a_request_reads_is_the_plan_from_every_key() {
         "{exact} of {plans}"
     );
     assert!(seen.bypasses * 4 > plans, "{} of {plans}", seen.bypasses);
-    let decisions = [
-        Decision::Allow,
-        Decision::Deny,
-        Decision::Anon,
-        Decision::Wait,
-        Decision::ReWait,
-    ];
-    assert_eq!(seen.decisions, decisions.iter().map(|d| d.name()).collect());
-    let transitions = [
-        Transition::SessionExpired,
-        Transition::LotteryWon,
-        Transition::LotteryLost,
-        Transition::RedeemWindowPassed,
-        Transition::CutoffReached,
-        Transition::HoldExpired,
-        Transition::JoinedLine,
-        Transition::LeftLine,
-    ];
+    assert_eq!(
+        seen.decisions,
+        Decision::ALL.iter().map(|d| d.name()).collect()
+    );
     assert_eq!(
         seen.transitions,
-        transitions.iter().map(|t| t.name()).collect()
+        Transition::ALL.iter().map(|t| t.name()).collect()
     );
 }
 
