@@ -108,9 +108,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
-use super::crowd::Crowd;
 use super::intake::{Intake, Sizes};
 use super::schedule::{Schedule, Timing};
+use super::tokens::Tokens;
 use super::{
     BadOptions, Counters, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, HEARTBEAT_KEY,
     Snapshot, WINDOW,
@@ -282,7 +282,8 @@ pub struct FifoController {
     ends: BTreeSet<(u64, Arc<str>)>,
     /// Places passed by the cutoff in effect: when their holder is due by.
     due: VecDeque<(u64, Arc<str>, u64)>,
-    active: Crowd,
+    /// Who holds which token, to count admissions per token.
+    tokens: Tokens,
     overflow: u64,
     /// The empty uid (the least key of a given `arr`).
     empty: Arc<str>,
@@ -313,12 +314,12 @@ impl FifoController {
     pub fn new(options: FifoOptions) -> Result<FifoController, BadOptions> {
         options.check()?;
         Ok(FifoController {
-            intake: Intake::new(false),
+            intake: Intake::new(),
             places: HashMap::new(),
             line: BTreeSet::new(),
             ends: BTreeSet::new(),
             due: VecDeque::new(),
-            active: Crowd::new(options.capacity),
+            tokens: Tokens::new(options.capacity, 0),
             overflow: 0,
             empty: Arc::from(""),
             schedule: Schedule::new(options.timing()),
@@ -363,12 +364,11 @@ impl FifoController {
         if let Some(cutoff) = record.cutoff {
             self.see_cutoff(record.t, cutoff);
         }
+        let seen = self.tokens.see(record);
+        self.intake.tally(record.t, seen, record.percentage);
         let uid = record.uid.as_str();
         match record.decision {
             Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
-                if record.transition == Some(Transition::SessionExpired) {
-                    self.active.leave(uid);
-                }
                 match (record.arr, record.exp) {
                     (Some(arr), Some(exp)) => self.hold(uid, arr, exp, record.t),
                     _ => self.leave(uid, None),
@@ -377,16 +377,8 @@ impl FifoController {
             Some(Decision::Allow) => {
                 let admitted = record.transition == Some(Transition::CutoffReached);
                 self.leave(uid, admitted.then_some(record.t));
-                match record.exp {
-                    _ if record.released => self.active.leave(uid),
-                    Some(exp) => self.active.hold(uid, exp),
-                    None => {}
-                }
             }
-            Some(Decision::Deny) => {
-                self.leave(uid, None);
-                self.active.leave(uid);
-            }
+            Some(Decision::Deny) => self.leave(uid, None),
             None => {}
         }
     }
@@ -614,7 +606,7 @@ impl FifoController {
         let mut allowed = self.options.target_per_minute * self.options.tick as f64 / 60.0;
         if let Some(max_active) = self.options.max_active {
             let passed = base.map_or(0.0, |b| self.expected(0, b, at));
-            let free = max_active as f64 - self.active.len() as f64 - passed;
+            let free = max_active as f64 - self.tokens.active.len() as f64 - passed;
             allowed = allowed.min(free.max(0.0));
         }
         allowed
@@ -718,7 +710,7 @@ impl FifoController {
                 debug_assert_eq!(place.exp, exp);
             }
         }
-        self.active.expire(newest);
+        self.tokens.expire(newest);
         while self
             .due
             .front()
@@ -752,7 +744,7 @@ impl FifoController {
     fn sizes(&self) -> Sizes {
         Sizes {
             waiting: self.places.len() as u64,
-            active: self.active.len(),
+            active: self.tokens.active.len(),
         }
     }
 
@@ -765,8 +757,8 @@ impl FifoController {
             wanted: None,
             last_write: self.schedule.last_write(),
             waiting: self.places.len() as u64,
-            active: self.active.len(),
-            overflow: self.overflow + self.active.overflow,
+            active: self.tokens.active.len(),
+            overflow: self.overflow + self.tokens.active.overflow,
             counters: self.intake.counters,
             series: self.intake.recent(seconds),
         }

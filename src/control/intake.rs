@@ -9,9 +9,11 @@
 //! rules cannot drift apart in what they take in, count and show.
 
 use super::series::{Second, Series};
+use super::tokens::Seen;
 use super::{Counters, MAX_CLOCK_SKEW, WINDOW};
 use crate::decision::Session;
 use crate::log::Record;
+use crate::percentage::Percentage;
 
 /// The crowd's sizes, noted in the newest second when it closes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,18 +32,15 @@ pub(super) struct Intake {
     first_record: Option<u64>,
     /// Lines read, and what became of them (the rule adds its writes).
     pub counters: Counters,
-    /// Whether lottery draws are counted (the FIFO rule leaves them out).
-    draws: bool,
 }
 
 impl Intake {
-    /// An empty intake over [`WINDOW`] seconds; `draws`: count lottery draws.
-    pub fn new(draws: bool) -> Intake {
+    /// An empty intake over [`WINDOW`] seconds.
+    pub fn new() -> Intake {
         Intake {
             series: Series::new(WINDOW as usize),
             first_record: None,
             counters: Counters::default(),
-            draws,
         }
     }
 
@@ -63,8 +62,23 @@ impl Intake {
         };
         self.counters.lines += 1;
         self.first_record.get_or_insert(record.t);
-        count(second, record, self.draws);
+        count(second, record);
         true
+    }
+
+    /// Adds what a record taken at log time `t` showed per token ([`Seen`]);
+    /// `p` is the percentage its draw saw.
+    pub fn tally(&mut self, t: u64, seen: Seen, p: Option<Percentage>) {
+        let Some(second) = self.series.at_mut(t) else {
+            return;
+        };
+        second.arrivals += u64::from(seen.arrival);
+        second.admissions += u64::from(seen.new_session);
+        if let Some(won) = seen.draw {
+            second.draws += 1;
+            second.chances_micros += u64::from(p.map_or(0, Percentage::micros));
+            second.drawn_admissions += u64::from(won);
+        }
     }
 
     /// Counts one line that was not a readable room log line.
@@ -106,22 +120,15 @@ impl Intake {
     }
 }
 
-/// Adds one record to its second's counts (its draws only when `draws`).
-fn count(second: &mut Second, record: &Record, draws: bool) {
+/// Adds one record to its second's counts of lines (the counts per token come
+/// through [`Intake::tally`]).
+fn count(second: &mut Second, record: &Record) {
     second.requests += 1;
     if let Some(p) = record.percentage {
         second.percentage_micros = Some(p.micros());
     }
-    if record.is_arrival() {
-        second.arrivals += 1;
-    }
-    if draws && record.is_draw() {
-        second.draws += 1;
-    }
-    match record.session {
-        Some(Session::New) => second.admissions += 1,
-        Some(Session::Renewed | Session::Kept) => second.renewals += 1,
-        None => {}
+    if matches!(record.session, Some(Session::Renewed | Session::Kept)) {
+        second.renewals += 1;
     }
     if record.released {
         second.releases += 1;

@@ -7,77 +7,76 @@
 //!
 //! # How it holds the target
 //!
-//! Every waiting visitor draws once per draw period (`2d`, `d` =
-//! `wait_period_duration`), and each draw admits with probability `p`. So if `E`
-//! draws are expected in the next period and the target allows `A` new sessions in
-//! a period, the percentage is `p = A / E`. `E` is the addresses due to draw in the
-//! period times the draws each address made over the last period (`r`: below 1
-//! when visitors give up, above when several devices share an address), measured
-//! against the addresses waiting at its start on the global grid, and against the
-//! tokens that ended in it on the address grid (where a wave's first draws come
-//! within the period it arrived in, and are its own, not more draws per address). When the room is open (100 %),
-//! nobody waits, and `E` is the new sessions of the last period instead.
+//! New sessions come from draws: every waiting address draws once per draw
+//! period (`2d`, `d` = `wait_period_duration`), and a draw at percentage `p`
+//! wins with chance `p`. So the new sessions of a period are
+//! `draws × p × yield`, and the percentage that meets the target `A` of the
+//! period the next write lands in is
 //!
-//! The addresses due to draw come from a calendar of the wait tokens' ends (their
-//! `exp`): the addresses drawing in a slot (`d` seconds) are those whose tokens end
-//! in it, and those tokens were handed out two slots before (to the losers of that
-//! slot's draws) and to arrivals. On the VCL's global grid every token ends on a
-//! slot boundary (a multiple of `d`) and an arrival's first token ends at the
-//! boundary after next. On the address grid (the room's default, [`crate::grid`])
-//! tokens end on any second, each address at its own points `2d` apart, so each
-//! waiting address draws exactly once in any `2d`; an arrival's first token ends
-//! anywhere from `d` to `3d` ahead. The controller tells the grids apart by the
-//! tokens themselves: a token ending off the slot boundaries in the last two draw
-//! periods means the address grid. A write lands
-//! after the log's lag, the propagation delay (measured: from a write to the first
-//! log line showing it in effect) and half a tick, in a draw period of two slots;
-//! each slot counts the addresses holding tokens that end at its start plus those
-//! that already drew with one (a slot's winners drew in it too), and tokens still
-//! to be handed out are predicted (the draws still due, losing at the percentage
-//! in effect, and arrivals at their recent pace). Counting the crowd as a whole
-//! instead missed both ways: a crowd draining at the target while a write takes a
-//! minute to reach the edge fell to half the target in its last minutes, and a
-//! percentage that rose as a slot's winners left over-admitted the rest; a wave
-//! arriving lowered the percentage for draws its visitors were not yet part of.
+//! ```text
+//! p = A / (yield × trim × draws predicted)
+//! ```
 //!
-//! This is a feed-forward rule on the crowd, not feedback on the admissions, so a
-//! percentage that takes tens of seconds to reach the edge cannot make it
-//! oscillate: each write is computed from the crowd alone.
+//! Everything is counted per token ([`tokens`]), not per line: tabs and
+//! devices that share a token count once.
 //!
-//! Before two draw periods of log, a provisional percentage assumes every address
-//! seen waiting draws once a period, and is written only when it is lower than the
-//! one in effect (a controller that starts while a crowd waits may have seen only
-//! part of it): it lets a flash crowd meet the target from its first draw, a wait
-//! period after it arrives. (Letting it raise the percentage too, when the
-//! controller had seen the whole crowd arrive, fixed the steady crowd's third minute
-//! at 30 s of propagation but sent 1.6 and 2.3 times the target in its first two
-//! minutes at 0 s, and lowered its third minute to 0.72 times with `--start 25` at
-//! 60 s: it was taken out.)
+//! - *Draws predicted* = `waiting + arriving × h`: every address holding a
+//!   wait token draws once a period, and those arriving before the write lands
+//!   (`h` seconds: the log's lag, the propagation delay, half a tick) join
+//!   them. The arrival rate is the lower of the last tick's and the last
+//!   period's, so that a flash crowd that has stopped arriving is not taken to
+//!   go on.
+//! - *Trim* is the feedback on the crowd: each tick's prediction of the draws
+//!   in the tick its write governs is kept, and once the log has shown that
+//!   tick, the draws that came over those predicted move the trim (in the log
+//!   domain, a fraction `tick / 2d / 2` of the way: a time constant of two
+//!   draw periods, slow enough that one odd tick cannot swing it, fast enough
+//!   to follow a crowd). It learns whatever the count of waiting addresses
+//!   does not say: visitors who gave up, who come back late, a crowd still
+//!   growing. It stays within 1/4..4.
+//! - *Yield* is the feedback on the room: new sessions per chance, where the
+//!   chances are the sum of the percentage each draw saw (its line's `p=`),
+//!   over the last four draw periods, with a prior of two chances that each
+//!   made one. It is 1 when one token makes one session, above when people
+//!   sharing an address each get an allow token from one win. Reading `p=`
+//!   from each draw separates what the room did (the percentage in effect,
+//!   late by the propagation delay) from what the crowd did.
 //!
-//! Until a write of its own shows in the log, the controller takes the propagation
-//! delay to be [`Options::expected_propagation`] (30 s unless told): assuming none
-//! aimed the first computed write at a period that had already begun by the time it
-//! landed.
+//! Bounds: the percentage may fall at once, but never rises above
+//! [`MAX_RISE_PER_DRAW_PERIOD`] times the lowest value written (or shown in
+//! effect) over the last draw period: a prediction that comes out low (an
+//! empty room, a log gap) moves the percentage up gradually, and the feedback
+//! sees what each step admits before the next. Doubling a period reaches any
+//! percentage from any other in at most 20 periods, and never more than
+//! doubles the admissions of the period before. With no draws expected
+//! (nobody waiting) the percentage is held, not raised: `--max` is a ceiling,
+//! never a default.
 //!
-//! With `max_active`, `A` is also capped at the free places (`max_active` minus the
-//! addresses holding a live allow token).
+//! When the room is open (100 % in effect for most of the last period),
+//! nobody waits, and the new sessions of the last period stand for the draws.
+//! Before a whole draw period of log, a write is made only when lower than the
+//! percentage in effect (a controller that starts while a crowd waits has seen
+//! part of it, and its estimate is too high rather than too low).
+//!
+//! With `max_active`, `A` is also capped at the free places (`max_active` minus
+//! the addresses holding a live allow token).
 
 pub mod crowd;
 pub mod fifo;
 mod intake;
 mod schedule;
 pub mod series;
+pub mod tokens;
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::fmt;
 
-use crate::decision::{Decision, Transition};
 use crate::log::Record;
 use crate::percentage::Percentage;
-use crowd::Crowd;
 use intake::{Intake, Sizes};
 use schedule::{Schedule, Timing};
 use series::Second;
+use tokens::Tokens;
 
 /// Config-store key the controller writes its percentage to.
 pub const PERCENTAGE_KEY: &str = crate::config::ALLOW_PERCENTAGE;
@@ -88,6 +87,9 @@ pub const WINDOW: u64 = 3600;
 /// Records stamped further than this ahead of the controller's clock are refused
 /// (a wrong clock or a forged line must not move the window).
 pub const MAX_CLOCK_SKEW: u64 = 300;
+/// The most a written percentage rises over one draw period: twice the
+/// lowest value written or in effect within it.
+pub const MAX_RISE_PER_DRAW_PERIOD: f64 = 2.0;
 /// Longest wait between two attempts after failed writes, seconds.
 pub const MAX_BACKOFF: u64 = 300;
 /// Default of [`Options::log_silence`], seconds.
@@ -254,43 +256,57 @@ pub struct Controller {
     options: Options,
     /// The per-second counts, the first record and the lines' counters.
     intake: Intake,
-    waiting: Crowd,
-    active: Crowd,
+    /// Who holds which token.
+    tokens: Tokens,
     /// The percentage the last decision asked for.
     wanted: Option<Percentage>,
     /// When to write, the percentage last written, and the propagation delay.
     schedule: Schedule<Percentage>,
-    /// The clock at the last tick.
-    clock: Option<u64>,
-    /// Wait tokens that were drawn or replaced, by the second they end (so that a
-    /// slot's addresses count after they drew in it).
-    moved: BTreeMap<u64, u64>,
-    /// Log time of the newest wait token seen ending off the slot boundaries (not
-    /// a multiple of `d`): the room runs the address draw grid.
-    off_slot: Option<u64>,
-    /// Addresses that started waiting (a first wait token, none held), by second.
-    newcomers: BTreeMap<u64, u64>,
-    /// Wait tokens that ended without being drawn (their holders gave up), by the
-    /// second they stopped counting (as [`Controller::moved`]).
-    expired: BTreeMap<u64, u64>,
+    /// The log's lag: how late the newest line came (the clock when it was
+    /// read, less its time).
+    lag: u64,
+    /// Predictions not yet checked (before the trim).
+    predictions: VecDeque<Prediction>,
+    /// The feedback on the prediction: draws seen over draws predicted, smoothed.
+    trim: f64,
+    /// Percentages written, by clock time, over the last draw period.
+    recent_writes: VecDeque<(u64, Percentage)>,
 }
+
+/// A prediction of the draws in the log seconds `from..to` (a draw period).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Prediction {
+    from: u64,
+    to: u64,
+    draws: f64,
+}
+
+/// Bounds of the trim.
+const TRIM_RANGE: (f64, f64) = (0.25, 4.0);
+/// Bounds of the yield.
+const YIELD_RANGE: (f64, f64) = (0.5, 8.0);
+/// Chances (and new sessions) assumed before any are seen, so that the first
+/// few draws cannot swing the yield.
+const YIELD_PRIOR: f64 = 10.0;
+/// Draw periods the yield is measured over.
+const YIELD_PERIODS: u64 = 4;
+/// Predictions of fewer draws than this are too noisy to move the trim.
+const LEAST_CHECKED_DRAWS: f64 = 5.0;
 
 impl Controller {
     /// A controller with checked options.
     pub fn new(options: Options) -> Result<Controller, BadOptions> {
         options.check()?;
         Ok(Controller {
-            intake: Intake::new(true),
-            waiting: Crowd::new(options.capacity),
-            active: Crowd::new(options.capacity),
+            intake: Intake::new(),
+            tokens: Tokens::new(options.capacity, options.redeem_window()),
             schedule: Schedule::new(options.timing()),
             options,
             wanted: None,
-            clock: None,
-            moved: BTreeMap::new(),
-            off_slot: None,
-            newcomers: BTreeMap::new(),
-            expired: BTreeMap::new(),
+            lag: 0,
+            predictions: VecDeque::new(),
+            trim: 1.0,
+            recent_writes: VecDeque::new(),
         })
     }
 
@@ -315,48 +331,15 @@ impl Controller {
         if !self.intake.take(record, now, self.sizes()) {
             return;
         }
-        self.measure_propagation(record);
-
-        let uid = record.uid.as_str();
-        let redeem = self.options.redeem_window();
-        let held = self.waiting.until(uid);
-        match record.decision {
-            Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
-                if record.transition == Some(Transition::SessionExpired) {
-                    self.active.leave(uid);
-                }
-                match record.exp {
-                    Some(exp) => {
-                        if !exp.is_multiple_of(self.options.wait_period.max(1)) {
-                            self.off_slot = Some(record.t);
-                        }
-                        if held.is_none() && record.is_arrival() {
-                            *self.newcomers.entry(record.t).or_default() += 1;
-                        }
-                        self.waiting.hold(uid, exp.saturating_add(redeem));
-                    }
-                    None => self.waiting.leave(uid),
-                }
-            }
-            Some(Decision::Allow) => {
-                self.waiting.leave(uid);
-                match record.exp {
-                    _ if record.released => self.active.leave(uid),
-                    Some(exp) => self.active.hold(uid, exp),
-                    None => {}
-                }
-            }
-            Some(Decision::Deny) => {
-                self.waiting.leave(uid);
-                self.active.leave(uid);
-            }
-            None => {}
+        if let Some(p) = record.percentage {
+            self.schedule
+                .measure_propagation(record.t, |written| written == p);
         }
-        if let Some(held) = held
-            && self.waiting.until(uid) != Some(held)
-        {
-            *self.moved.entry(held).or_default() += 1;
+        if self.intake.newest() == Some(record.t) {
+            self.lag = now.saturating_sub(record.t);
         }
+        let seen = self.tokens.see(record);
+        self.intake.tally(record.t, seen, record.percentage);
     }
 
     /// Decides at clock time `now` whether to write, and what. At most one write
@@ -365,10 +348,15 @@ impl Controller {
     /// after [`Options::log_silence`] seconds without a log record. Report the
     /// outcome with [`Controller::written`] or [`Controller::failed`].
     pub fn tick(&mut self, now: u64) -> Option<Write> {
-        self.clock = Some(now);
-        self.close_second();
-        self.wanted = self.percentage().or(self.options.start).or(self.wanted);
-        if !self.schedule.may_write(now) {
+        self.close_second(now);
+        self.check_predictions();
+        let computed = self.percentage();
+        if computed.is_some() {
+            self.predict();
+        }
+        self.wanted = computed.or(self.wanted).or(self.options.start);
+        // One write a tick at most, however often the caller ticks.
+        if !self.schedule.a_tick_on(now) || !self.schedule.may_write(now) {
             return None;
         }
         let changed = self.schedule.changed(self.wanted);
@@ -387,6 +375,9 @@ impl Controller {
     /// The write was carried out.
     pub fn written(&mut self, write: &Write, now: u64) {
         self.schedule.succeeded(write.allow_percentage, now);
+        if let Some(p) = write.allow_percentage {
+            self.recent_writes.push_back((now, p));
+        }
         self.intake.counters.writes += 1;
     }
 
@@ -397,286 +388,174 @@ impl Controller {
         self.intake.counters.write_failures += 1;
     }
 
-    /// The percentage that holds the target, from what the log has shown.
-    ///
-    /// After two draw periods of log (one to see every waiting address, one to
-    /// see how often they draw), the full estimate. Before that, a provisional
-    /// one that assumes every address seen waiting draws once a period, and that
-    /// only ever lowers the percentage in effect (as the newest lines log it):
-    /// the addresses seen so far may be only part of the crowd (a controller that
-    /// starts, or restarts, while a crowd waits), so the provisional estimate is
-    /// too high rather than too low, and only a lower one is safe to write. It is
-    /// what lets a flash crowd meet the target before its first draw. `None`
-    /// when neither applies.
+    /// The percentage that holds the target, from what the log has shown
+    /// (`None`: no draws are expected, nothing to say).
     pub fn percentage(&self) -> Option<Percentage> {
         let newest = self.intake.newest()?;
         let period = self.options.draw_period();
-        if newest + 1 < self.intake.first_record()?.saturating_add(2 * period) {
-            return self.provisional();
-        }
-        let since = newest + 1 - period;
-        let draws = self.intake.series().sum(since, newest + 1, |s| s.draws) as f64;
-        // Draws per waiting address over the last period: the addresses waiting
-        // at its start have all had their turn since (the bounds keep one odd
-        // period from swinging the estimate).
-        // (Crowd sizes are noted as each second with records closes.)
-        let look_back = since.saturating_sub(self.options.draw_period());
-        let waiting_then = self
-            .intake
-            .series()
-            .range(look_back, since - 1)
-            .rev()
-            .find_map(|(_, s)| s.waiting);
-        let per_address = if self.address_grid(newest) {
-            // Each address draws at its token's end: the draws the period owed
-            // are the tokens that ended in it, drawn or not (a wave's first
-            // draws, a wait period after it arrives, are its own).
-            let redeem = self.options.redeem_window();
-            let (from, to) = (since + redeem, newest + 1 + redeem);
-            let due = self.waiting.ending_within(from, to)
-                + [&self.moved, &self.expired]
-                    .iter()
-                    .map(|ended| ended.range(from..to).map(|(_, n)| n).sum::<u64>())
-                    .sum::<u64>();
-            match due {
-                0 => 1.0,
-                due => (draws / due as f64).clamp(0.1, 2.0),
-            }
-        } else {
-            match waiting_then {
-                Some(w) if w > 0 => (draws / w as f64).clamp(0.1, 2.0),
-                _ => 1.0,
-            }
-        };
-        let landing = self.landing(newest, per_address);
-        let mut expected = (landing.addresses[0] + landing.addresses[1]) * per_address;
-        let open = self
-            .intake
-            .series()
-            .range(since, newest)
-            .filter(|(_, s)| s.percentage_micros == Some(Percentage::HUNDRED.micros()))
-            .count() as u64
-            * 2
-            > period;
+        let series = self.intake.series();
+        let since = (newest + 1).saturating_sub(period);
+        let mut expected = self.expected_draws() * self.trim;
+        let in_effect = self.in_effect(newest);
+        let open = in_effect.is_some_and(|p| p >= Percentage::HUNDRED)
+            && series
+                .range(since, newest)
+                .filter(|(_, s)| s.percentage_micros == Some(Percentage::HUNDRED.micros()))
+                .count() as u64
+                * 2
+                > period;
+        let drawless = series.sum(since, newest + 1, |s| s.admissions - s.drawn_admissions);
         if open {
-            let admissions = self
-                .intake
-                .series()
-                .sum(since, newest + 1, |s| s.admissions) as f64;
-            expected = expected.max(admissions);
+            expected = expected.max(drawless as f64);
         }
-        let p = self.bounded(self.allowed(), expected);
-        if open {
-            return Some(p);
-        }
-        Some(match self.left_in_period(newest, per_address, &landing) {
-            Some(left) => p.min(left),
-            None => p,
-        })
-    }
-
-    /// What is left of the period's allowance for the draws after the write
-    /// lands: the allowance, less the new sessions the log shows in the period so
-    /// far and those expected of its draws before the write lands (at the
-    /// percentages written to land by then, or the one in effect), over the draws
-    /// after (spread evenly over each slot's seconds, as the visitors' phases
-    /// spread them on the global grid and the addresses' offsets on the address
-    /// grid). A write that lands in the middle of a period cannot undo
-    /// what the draws before it admitted: a wave that drew at the percentage
-    /// left by a draining crowd, before the write that saw it landed, used part
-    /// of the period's allowance. `None` when the write lands at the period's
-    /// start. Only ever lowers the percentage (the caller takes the lower).
-    fn left_in_period(
-        &self,
-        newest: u64,
-        per_address: f64,
-        landing: &Landing,
-    ) -> Option<Percentage> {
-        let d = self.options.wait_period.max(1);
-        let starts = landing.lands.saturating_sub(self.options.tick / 2);
-        if starts <= landing.first {
+        let expected = expected * self.yield_per_chance();
+        if expected < 1.0 {
             return None;
         }
-        let in_effect = self.in_effect(newest);
-        // The percentage in effect at `t`: the newest write landed by then.
-        let at = |t: u64| {
-            self.schedule
-                .landed_by(t)
-                .map_or(in_effect, |p| p.fraction())
-        };
-        let (mut before, mut after) = (0.0, 0.0);
-        // On the address grid a token ending at `e` draws at `e + 1`: a slot's
-        // draws spread over its `d` seconds after its start. On the global grid
-        // they spread over the visitors' phases, `d - 1` seconds.
-        let window = if self.address_grid(newest) {
-            d
-        } else {
-            d.saturating_sub(1).max(1)
-        };
-        for (k, addresses) in landing.addresses.iter().enumerate() {
-            let x = landing.first + k as u64 * d;
-            let per_second = addresses * per_address / window as f64;
-            for t in x + 1..=x + window {
-                if t >= starts {
-                    after += per_second;
-                } else if t > newest {
-                    before += per_second * at(t);
-                }
-            }
+        let p = Percentage::from_fraction(self.allowed() / expected);
+        let p = p
+            .min(self.rise_cap(in_effect))
+            .clamp(self.options.min, self.options.max);
+        let whole_period = newest + 1 >= self.intake.first_record()?.saturating_add(period);
+        if whole_period {
+            return Some(p);
         }
-        let spent = self
-            .intake
-            .series()
-            .sum(landing.first, newest + 1, |s| s.admissions) as f64;
-        let left = (self.allowed() - spent - before).max(0.0);
-        (after >= 1.0).then(|| self.bounded(left, after))
+        // Before a whole period: only lower than what is in effect and written.
+        let lowest = match (in_effect, self.schedule.written()) {
+            (Some(e), Some(w)) => e.min(w),
+            (Some(e), None) => e,
+            (None, w) => w?,
+        };
+        (p < lowest).then_some(p)
     }
 
-    /// The percentage the newest lines show in effect, as a fraction (0 when none do).
-    fn in_effect(&self, newest: u64) -> f64 {
+    /// Draws expected in the draw period from when a write made now lands,
+    /// before the trim: from the calendar of the wait tokens' ends.
+    ///
+    /// Every waiting address draws once a period, so the draws are the
+    /// addresses waiting, less those whose token ends after the period (a first
+    /// token ends one to three wait periods after its arrival), less those the
+    /// percentage in effect admits before the write lands (a token ending
+    /// before then is drawn first; the losers come back in the period), plus
+    /// the arrivals to come whose first token ends in the period.
+    fn expected_draws(&self) -> f64 {
+        let Some(newest) = self.intake.newest() else {
+            return 0.0;
+        };
+        let series = self.intake.series();
+        let period = self.options.draw_period();
+        let redeem = self.options.redeem_window();
+        let waiting = &self.tokens.waiting;
+        let h = self.landing_after();
+        let lands = newest + h;
+        // The crowd keeps each token until its end plus the redeem window.
+        let ending_before = |t: u64| waiting.ending_within(0, t.saturating_add(redeem)) as f64;
+        let later = waiting.len() as f64 - ending_before(lands + period);
+        let drawn_first = ending_before(lands) + ending_before(lands.saturating_sub(period));
+        let in_effect = self.in_effect(newest).map_or(0.0, Percentage::fraction);
+        let tick = self.options.tick.clamp(1, period);
+        let rate = |seconds: u64| {
+            series.sum((newest + 1).saturating_sub(seconds), newest + 1, |s| {
+                s.arrivals
+            }) as f64
+                / seconds as f64
+        };
+        let arriving = rate(tick).min(rate(period));
+        let first_draws = arriving * first_draws_within(self.options.wait_period, h);
+        (waiting.len() as f64 - later - in_effect * drawn_first + first_draws).max(0.0)
+    }
+
+    /// Seconds of log time from the newest line until a write made now lands
+    /// (the middle of the tick it governs): the log's lag (how late the newest
+    /// line came, so that a log gone quiet does not move the estimate), the
+    /// propagation delay (as measured, or expected), half a tick.
+    fn landing_after(&self) -> u64 {
+        self.lag + self.schedule.propagation_delay() + self.options.tick / 2
+    }
+
+    /// Keeps this tick's prediction of the draws in the draw period from when
+    /// its write lands, to check it once the log has shown that period.
+    fn predict(&mut self) {
+        let Some(newest) = self.intake.newest() else {
+            return;
+        };
+        let from = newest + self.landing_after();
+        self.predictions.push_back(Prediction {
+            from,
+            to: from + self.options.draw_period(),
+            draws: self.expected_draws(),
+        });
+    }
+
+    /// Moves the trim by the predictions the log has now shown, each a share
+    /// `tick / 2d / 2` of the way (in the log domain) toward the draws seen
+    /// over the draws predicted: a time constant of two draw periods.
+    fn check_predictions(&mut self) {
+        let Some(newest) = self.intake.newest() else {
+            return;
+        };
+        let period = self.options.draw_period();
+        // A period's draws are in the log once the log is a tick past it.
+        let settled = newest.saturating_sub(self.options.tick);
+        let weight = (self.options.tick as f64 / period as f64).min(1.0) / 2.0;
+        while let Some(prediction) = self.predictions.front().copied() {
+            if prediction.to > settled {
+                break;
+            }
+            self.predictions.pop_front();
+            if prediction.draws < LEAST_CHECKED_DRAWS {
+                continue;
+            }
+            let seen = self
+                .intake
+                .series()
+                .sum(prediction.from, prediction.to, |s| s.draws) as f64;
+            let ratio = (seen / prediction.draws).clamp(TRIM_RANGE.0, TRIM_RANGE.1);
+            self.trim = (self.trim.ln() * (1.0 - weight) + ratio.ln() * weight)
+                .exp()
+                .clamp(TRIM_RANGE.0, TRIM_RANGE.1);
+        }
+    }
+
+    /// New sessions per chance (the sum of the percentages the draws saw) over
+    /// the last [`YIELD_PERIODS`] draw periods, with a prior of
+    /// [`YIELD_PRIOR`] chances that each made one.
+    fn yield_per_chance(&self) -> f64 {
+        let Some(newest) = self.intake.newest() else {
+            return 1.0;
+        };
+        let from = (newest + 1).saturating_sub(YIELD_PERIODS * self.options.draw_period());
+        let series = self.intake.series();
+        let chances = series.sum(from, newest + 1, |s| s.chances_micros) as f64
+            / f64::from(Percentage::HUNDRED.micros());
+        let won = series.sum(from, newest + 1, |s| s.drawn_admissions) as f64;
+        ((won + YIELD_PRIOR) / (chances + YIELD_PRIOR)).clamp(YIELD_RANGE.0, YIELD_RANGE.1)
+    }
+
+    /// The highest percentage a write may carry now: [`MAX_RISE_PER_DRAW_PERIOD`]
+    /// times the lowest percentage written over the last draw period, or the
+    /// last written before it, or the one in effect, whichever is lowest.
+    fn rise_cap(&self, in_effect: Option<Percentage>) -> Percentage {
+        let lowest = self
+            .recent_writes
+            .iter()
+            .map(|&(_, p)| p)
+            .chain(in_effect)
+            .min();
+        match lowest {
+            Some(p) => Percentage::from_fraction(p.fraction() * MAX_RISE_PER_DRAW_PERIOD),
+            None => self.options.max,
+        }
+    }
+
+    /// The percentage the newest lines show in effect.
+    fn in_effect(&self, newest: u64) -> Option<Percentage> {
         self.intake
             .series()
             .range(newest.saturating_sub(self.options.draw_period()), newest)
             .rev()
             .find_map(|(_, s)| s.percentage_micros)
-            .map_or(0.0, |p| Percentage::from_micros(p).fraction())
-    }
-
-    /// The draw period a write made now lands in, and the addresses expected to
-    /// draw in each of its slots.
-    ///
-    /// The addresses drawing in a slot are those whose tokens end in it (on the
-    /// global grid at its start), and those tokens were handed out two slots
-    /// before, to the losers of that slot's draws, and to arrivals (on the global
-    /// grid those of the slot two before; on the address grid those of the `3d`
-    /// before it). The tokens' `exp` is thus a calendar of the draws to come. The
-    /// write lands after the log's lag (the clock against the newest line), the
-    /// propagation delay (as last measured) and half a tick (a write holds until
-    /// the next one lands), in a draw period of two slots (periods start on
-    /// multiples of `2d`). Each of its slots counts the addresses holding tokens
-    /// that end in it, and those that drew with one already (a slot's
-    /// winners drew in it too: a percentage that rose as they left would admit
-    /// the rest at a higher rate). Tokens still to be handed out are predicted:
-    /// the slot's draws still to come, losing at the percentage in effect (and
-    /// showing up at the rate measured), and arrivals (addresses that start
-    /// waiting) at the last tick's pace.
-    fn landing(&self, newest: u64, per_address: f64) -> Landing {
-        let d = self.options.wait_period.max(1);
-        let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));
-        let lands = newest + lag + self.schedule.propagation_delay() + self.options.tick / 2;
-        let slot = lands / d;
-        let first = (slot - slot % 2) * d;
-        let in_effect = self.in_effect(newest);
-        let tick = self.options.tick.clamp(1, self.options.draw_period());
-        // Addresses that started waiting (a device joining an address that
-        // already waits adds no draw).
-        let arrivals: u64 = self
-            .newcomers
-            .range(newest + 1 - tick.min(newest + 1)..=newest)
-            .map(|(_, n)| n)
-            .sum();
-        let ahead = Ahead {
-            newest,
-            d,
-            stay: per_address.min(1.0) * (1.0 - in_effect),
-            pace: arrivals as f64 / tick as f64,
-            address_grid: self.address_grid(newest),
-        };
-        Landing {
-            first,
-            lands,
-            addresses: [
-                self.tokens_ending_at(first, &ahead, 4),
-                self.tokens_ending_at(first + d, &ahead, 4),
-            ],
-        }
-    }
-
-    /// Whether the room runs the address draw grid: a wait token ending off the
-    /// slot boundaries showed in the last two draw periods of log (on the global
-    /// grid every token ends on one; on the address grid all but one in `d`).
-    fn address_grid(&self, newest: u64) -> bool {
-        self.off_slot
-            .is_some_and(|t| t.saturating_add(2 * self.options.draw_period()) >= newest)
-    }
-
-    /// Addresses holding (or having drawn with) a wait token ending in the slot
-    /// starting at `x` (within its `d` seconds: on the global grid at its start,
-    /// on the address grid on any of them), predicted while such tokens are still
-    /// being handed out: to the losers of the draws of the slot two before
-    /// (until `x - d`), and to arrivals (see [`Ahead::arrival_share`]).
-    fn tokens_ending_at(&self, x: u64, ahead: &Ahead, depth: u32) -> f64 {
-        let (redeem, d) = (self.options.redeem_window(), ahead.d);
-        let live = |x: u64| self.waiting.ending_within(x + redeem, x + d + redeem) as f64;
-        let moved: u64 = self
-            .moved
-            .range(x + redeem..x + d + redeem)
-            .map(|(_, n)| n)
-            .sum();
-        let known = live(x) + moved as f64;
-        let newest = ahead.newest;
-        if depth == 0 {
-            return known;
-        }
-        // Losers of the slot two before: tokens ending at `x` go to those who
-        // drew in the slot starting at `x - 2d`.
-        let source = x.saturating_sub(2 * d);
-        let losers = if newest + 1 >= x.saturating_sub(d) {
-            0.0
-        } else if newest >= source {
-            live(source) * ahead.stay
-        } else {
-            self.tokens_ending_at(source, ahead, depth - 1) * ahead.stay
-        };
-        known + losers + ahead.pace * ahead.arrival_share(newest + 1, x)
-    }
-
-    /// A line showing a percentage written earlier measures the propagation
-    /// delay: from the newest write of that percentage made at or before the
-    /// line's time (older writes are dropped with it).
-    fn measure_propagation(&mut self, record: &Record) {
-        if let Some(p) = record.percentage {
-            self.schedule
-                .measure_propagation(record.t, |written| written == p);
-        }
-    }
-
-    /// Before two draw periods: the target over the addresses seen waiting (on
-    /// the address grid, less those the percentage in effect is expected to admit
-    /// before the write lands), when that is below the percentage the newest
-    /// lines show in effect and the one last written (an operator's `start`
-    /// stands until then).
-    fn provisional(&self) -> Option<Percentage> {
-        let newest = self.intake.newest()?;
-        let in_effect = self
-            .intake
-            .series()
-            .range(newest.saturating_sub(self.options.draw_period()), newest)
-            .rev()
-            .find_map(|(_, s)| s.percentage_micros)
-            .map(Percentage::from_micros)?;
-        if self.waiting.is_empty() {
-            return None;
-        }
-        let mut crowd = self.waiting.len() as f64;
-        if self.address_grid(newest) {
-            // A first token ends from `d` after its arrival: the tokens ending
-            // before the write lands draw at the percentage in effect, and those
-            // they admit are not there when it lands (on the global grid a crowd's
-            // first tokens end together, two slots on, and draw over the slot
-            // after).
-            let lag = self.clock.map_or(0, |c| c.saturating_sub(newest));
-            let lands = newest + lag + self.schedule.propagation_delay() + self.options.tick / 2;
-            let redeem = self.options.redeem_window();
-            let drawing = self.waiting.ending_within(0, lands.saturating_add(redeem)) as f64;
-            crowd -= drawing * in_effect.fraction();
-        }
-        let p = self.bounded(self.allowed(), crowd);
-        let lowest = self
-            .schedule
-            .written()
-            .map_or(in_effect, |w| w.min(in_effect));
-        (p < lowest).then_some(p)
+            .map(Percentage::from_micros)
     }
 
     /// New sessions the target allows in one draw period (capped at the free
@@ -684,41 +563,27 @@ impl Controller {
     fn allowed(&self) -> f64 {
         let mut allowed = self.options.target_per_minute * self.options.draw_period() as f64 / 60.0;
         if let Some(max_active) = self.options.max_active {
-            allowed = allowed.min(max_active.saturating_sub(self.active.len()) as f64);
+            allowed = allowed.min(max_active.saturating_sub(self.tokens.active.len()) as f64);
         }
         allowed
     }
 
-    /// `allowed / expected` within the options' bounds (the maximum when no draw
-    /// is expected).
-    fn bounded(&self, allowed: f64, expected: f64) -> Percentage {
-        let p = if expected < 1.0 {
-            self.options.max
-        } else {
-            Percentage::from_fraction(allowed / expected)
-        };
-        p.clamp(self.options.min, self.options.max)
-    }
-
-    /// Expires places that ended and notes the crowd in the newest second.
-    fn close_second(&mut self) {
+    /// Expires tokens that ended, forgets writes older than a draw period
+    /// (keeping the last one before it), and notes the crowd in the newest second.
+    fn close_second(&mut self, now: u64) {
         let Some(newest) = self.intake.newest() else {
             return;
         };
-        for (until, n) in self.waiting.ends_before(newest) {
-            *self.expired.entry(until).or_default() += n;
+        self.tokens.expire(newest);
+        let horizon = now.saturating_sub(self.options.draw_period());
+        while self.recent_writes.len() > 1
+            && self
+                .recent_writes
+                .get(1)
+                .is_some_and(|&(at, _)| at <= horizon)
+        {
+            self.recent_writes.pop_front();
         }
-        self.waiting.expire(newest);
-        self.active.expire(newest);
-        let keep_from = newest.saturating_sub(2 * self.options.draw_period());
-        self.moved = self.moved.split_off(&keep_from);
-        self.newcomers = self.newcomers.split_off(&keep_from);
-        self.expired = self.expired.split_off(&keep_from);
-        self.note_crowd();
-    }
-
-    /// Notes the crowd's current sizes in the newest second.
-    fn note_crowd(&mut self) {
         let sizes = self.sizes();
         self.intake.note_crowd(sizes);
     }
@@ -726,8 +591,8 @@ impl Controller {
     /// The crowd's current sizes.
     fn sizes(&self) -> Sizes {
         Sizes {
-            waiting: self.waiting.len(),
-            active: self.active.len(),
+            waiting: self.tokens.waiting.len(),
+            active: self.tokens.active.len(),
         }
     }
 
@@ -738,68 +603,32 @@ impl Controller {
             written: self.schedule.written(),
             wanted: self.wanted,
             last_write: self.schedule.last_write(),
-            waiting: self.waiting.len(),
-            active: self.active.len(),
-            overflow: self.waiting.overflow + self.active.overflow,
+            waiting: self.tokens.waiting.len(),
+            active: self.tokens.active.len(),
+            overflow: self.tokens.waiting.overflow + self.tokens.active.overflow,
             counters: self.intake.counters,
             series: self.intake.recent(seconds),
         }
     }
 }
 
-/// Where a write made now lands, and who draws around it.
-struct Landing {
-    /// Start of the draw period it lands in.
-    first: u64,
-    /// When it lands (the middle of the tick it holds for).
-    lands: u64,
-    /// Addresses drawing in each of the period's two slots.
-    addresses: [f64; 2],
-}
-
-/// What the prediction of the draws to come works from.
-struct Ahead {
-    /// The newest second of log.
-    newest: u64,
-    /// The wait period.
-    d: u64,
-    /// Share of a slot's addresses that draw and lose, and so hold the next token.
-    stay: f64,
-    /// Arrivals per second.
-    pace: f64,
-    /// Whether new tokens end on each address's own grid (else on the slot
-    /// boundaries).
-    address_grid: bool,
-}
-
-impl Ahead {
-    /// How many of the visitors arriving each second from `from` on get a first
-    /// wait token ending in the slot starting at `x`. On the global grid: those
-    /// arriving in the slot starting at `x - 2d`. On the address grid an arrival
-    /// at `a` gets a token ending anywhere in `a + d .. a + 3d` (its address's
-    /// first point at least `d` ahead, the offsets spread evenly), so arrivals
-    /// from `x - 3d` until `x` feed the slot: a share `u / 2d` of those arriving
-    /// `u` seconds before `x` for `u` up to `d`, half of them from `d` to `2d`,
-    /// then `(3d - u) / 2d` (together `d` seconds' worth, as on the global grid).
-    fn arrival_share(&self, from: u64, x: u64) -> f64 {
-        let d = self.d as f64;
-        if !self.address_grid {
-            let (start, end) = (x.saturating_sub(2 * self.d), x.saturating_sub(self.d));
-            return end.saturating_sub(from.max(start)) as f64;
-        }
-        // The share of arrivals within `u` seconds before `x`, integrated.
-        let within = |u: f64| {
-            if u <= d {
-                u * u / (4.0 * d)
-            } else if u <= 2.0 * d {
-                d / 4.0 + (u - d) / 2.0
-            } else if u <= 3.0 * d {
-                d - (3.0 * d - u).powi(2) / (4.0 * d)
-            } else {
-                d
-            }
-        };
-        within(x.saturating_sub(from) as f64)
+/// Seconds' worth of arrivals, from now on, whose first draw falls in the
+/// draw period starting `h` seconds from now, with wait period `d`: an arrival
+/// at `a` draws first evenly within `a + d .. a + 3d` (its address's first
+/// point at least `d` ahead), so the share of it in the period is the overlap
+/// of two windows `2d` wide, integrated over the arrivals from now on.
+fn first_draws_within(d: u64, h: u64) -> f64 {
+    let (d, h) = (d as f64, h as f64);
+    let p = 2.0 * d;
+    // The arrival window's start against the period's, from now on.
+    let s0 = d - h;
+    if s0 >= p {
+        0.0
+    } else if s0 >= 0.0 {
+        (p - s0).powi(2) / (2.0 * p)
+    } else {
+        let u = (-s0).min(p);
+        p / 2.0 + u - u * u / (2.0 * p)
     }
 }
 

@@ -82,6 +82,12 @@ impl<V: Copy + PartialEq> Schedule<V> {
         wanted.filter(|&v| Some(v) != self.written)
     }
 
+    /// Whether a tick has passed since the last write at clock time `now`.
+    pub(super) fn a_tick_on(&self, now: u64) -> bool {
+        self.last_write
+            .is_none_or(|last| now >= last.saturating_add(self.timing.tick))
+    }
+
     /// Whether the heartbeat is due at `now`: nothing was written yet, or the
     /// last write is `heartbeat_every` old.
     pub(super) fn heartbeat_due(&self, now: u64) -> bool {
@@ -141,17 +147,6 @@ impl<V: Copy + PartialEq> Schedule<V> {
             self.propagation = Some(t - self.pending[i].1);
             self.pending.drain(..=i);
         }
-    }
-
-    /// The newest write not yet seen in effect that should be by log time `t`
-    /// (made at least the propagation delay before).
-    pub(super) fn landed_by(&self, t: u64) -> Option<V> {
-        let delay = self.propagation_delay();
-        self.pending
-            .iter()
-            .rev()
-            .find(|(_, at)| at.saturating_add(delay) <= t)
-            .map(|&(v, _)| v)
     }
 
     /// The propagation delay as last measured, or as expected until then.

@@ -3,12 +3,16 @@
 /// What the room did in one second, as its log lines say.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Second {
-    /// Visitors who started waiting (`decision=anon`).
+    /// Addresses that started waiting (counted per address).
     pub arrivals: u64,
-    /// Lottery draws (won or lost).
+    /// Wait tokens drawn, won or lost (counted per token).
     pub draws: u64,
-    /// New sessions (`session=new`).
+    /// The draws' chances: the sum of the percentage each draw saw, in millionths.
+    pub chances_micros: u64,
+    /// New sessions: allow tokens handed out with `session=new` (counted per token).
     pub admissions: u64,
+    /// Of those, the ones a draw handed out.
+    pub drawn_admissions: u64,
     /// Sessions renewed or kept.
     pub renewals: u64,
     /// Sessions the origin ended.

@@ -1,0 +1,196 @@
+//! Counting tokens, not lines.
+//!
+//! Several tabs of one browser, several devices behind one address, and a
+//! browser's retries all present the same token, and each of their requests
+//! gets a log line. The controller holds a target of new sessions, so it counts
+//! what the origin sees: a *draw* is one wait token drawn, a *new session* one
+//! allow token handed out with `session=new`, an *arrival* one address that
+//! started waiting. A line is new only when it shows a token its address did
+//! not hold yet:
+//!
+//! - a waiting line (`anon`, `wait`, `re-wait`) whose `exp` is the address's
+//!   current wait token is a repeat (another tab polling, a device behind the
+//!   same address: on the room's draw grids every device of an address holds
+//!   the same token); a lost draw's line carries the loser's next token, the
+//!   same for every tab that drew it, so it counts once;
+//! - an allow line with `session=new` whose `exp` is the address's current
+//!   allow token is a repeat (tabs admitted in the same second share one
+//!   token); one in another second is another token, and counts, as the origin
+//!   sees it.
+//!
+//! Memory is the two crowds' ([`Crowd`]): 8 bytes an address.
+
+use super::crowd::Crowd;
+use crate::decision::{Decision, Session, Transition};
+use crate::log::Record;
+
+/// What one record adds, counted per token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// An address that held no live wait token started waiting.
+    pub arrival: bool,
+    /// A wait token was drawn: `Some(true)` won, `Some(false)` lost.
+    pub draw: Option<bool>,
+    /// An allow token with `session=new` the address did not hold yet.
+    pub new_session: bool,
+}
+
+/// Who holds which token: waiting addresses (their wait token's end, redeem
+/// window included) and admitted ones (their allow token's end).
+#[derive(Debug, Clone)]
+pub struct Tokens {
+    /// Addresses holding a live wait token.
+    pub waiting: Crowd,
+    /// Addresses holding a live allow token.
+    pub active: Crowd,
+    /// The room's redeem window: a wait token counts as held this long after its `exp`.
+    redeem: u64,
+}
+
+impl Tokens {
+    /// No tokens yet; at most `capacity` addresses of each kind.
+    pub fn new(capacity: usize, redeem: u64) -> Tokens {
+        Tokens {
+            waiting: Crowd::new(capacity),
+            active: Crowd::new(capacity),
+            redeem,
+        }
+    }
+
+    /// Takes in one record: what it adds, per token.
+    pub fn see(&mut self, record: &Record) -> Seen {
+        let uid = record.uid.as_str();
+        let mut seen = Seen::default();
+        match record.decision {
+            Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
+                if record.transition == Some(Transition::SessionExpired) {
+                    self.active.leave(uid);
+                }
+                let Some(exp) = record.exp else {
+                    self.waiting.leave(uid);
+                    return seen;
+                };
+                let end = exp.saturating_add(self.redeem);
+                if self.waiting.until(uid) == Some(end) {
+                    return seen;
+                }
+                let held = self.waiting.hold(uid, end);
+                seen.arrival = held.is_none() && record.is_arrival();
+                if record.transition == Some(Transition::LotteryLost) {
+                    seen.draw = Some(false);
+                }
+            }
+            Some(Decision::Allow) => {
+                self.waiting.leave(uid);
+                if record.released {
+                    self.active.leave(uid);
+                } else if let Some(exp) = record.exp {
+                    let fresh = self.active.until(uid) != Some(exp);
+                    self.active.hold(uid, exp);
+                    if fresh && record.session == Some(Session::New) {
+                        seen.new_session = true;
+                        if record.transition == Some(Transition::LotteryWon) {
+                            seen.draw = Some(true);
+                        }
+                    }
+                }
+            }
+            Some(Decision::Deny) => {
+                self.waiting.leave(uid);
+                self.active.leave(uid);
+            }
+            None => {}
+        }
+        seen
+    }
+
+    /// Tokens that ended before `now` stop counting.
+    pub fn expire(&mut self, now: u64) {
+        self.waiting.expire(now);
+        self.active.expire(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> Record {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn tabs_presenting_one_token_count_once() {
+        let mut tokens = Tokens::new(100, 30);
+        let anon = line("waitingroom t=100 decision=anon uid=10.0.0.1 p=5 exp=160 path=/events");
+        assert_eq!(
+            tokens.see(&anon),
+            Seen {
+                arrival: true,
+                ..Seen::default()
+            }
+        );
+        // A second tab, a second device behind the address: the same token.
+        assert_eq!(tokens.see(&anon), Seen::default());
+        let wait = line("waitingroom t=120 decision=wait uid=10.0.0.1 p=5 exp=160 path=/events");
+        assert_eq!(tokens.see(&wait), Seen::default());
+        // Three tabs draw the token and lose: one draw.
+        let lost = line(
+            "waitingroom t=161 decision=re-wait uid=10.0.0.1 p=5 transition=lottery-lost exp=220 path=/events",
+        );
+        assert_eq!(tokens.see(&lost).draw, Some(false));
+        assert_eq!(tokens.see(&lost), Seen::default());
+        assert_eq!(tokens.see(&lost), Seen::default());
+        // They draw the next one and win, in one second: one new session.
+        let won = line(
+            "waitingroom t=221 decision=allow uid=10.0.0.1 p=5 session=new transition=lottery-won exp=3821 path=/events",
+        );
+        let first = tokens.see(&won);
+        assert_eq!((first.draw, first.new_session), (Some(true), true));
+        assert_eq!(tokens.see(&won), Seen::default());
+        // A tab whose request left before the cookie came back, a second later:
+        // another allow token, which the origin sees as another session.
+        let late = line(
+            "waitingroom t=222 decision=allow uid=10.0.0.1 p=5 session=new transition=lottery-won exp=3822 path=/events",
+        );
+        assert!(tokens.see(&late).new_session);
+        assert_eq!((tokens.waiting.len(), tokens.active.len()), (0, 1));
+    }
+
+    #[test]
+    fn an_address_back_after_its_token_ended_arrives_anew() {
+        let mut tokens = Tokens::new(100, 30);
+        let anon = |t: u64, exp: u64| {
+            line(&format!(
+                "waitingroom t={t} decision=anon uid=10.0.0.1 p=5 exp={exp} path=/events"
+            ))
+        };
+        assert!(tokens.see(&anon(100, 160)).arrival);
+        tokens.expire(300);
+        assert!(tokens.see(&anon(300, 360)).arrival);
+        // A new token for an address already waiting is not an arrival.
+        assert!(!tokens.see(&anon(310, 380)).arrival);
+    }
+
+    #[test]
+    fn renewals_releases_and_denials_move_addresses_without_counting() {
+        let mut tokens = Tokens::new(100, 30);
+        let kept = line(
+            "waitingroom t=100 decision=allow uid=10.0.0.2 p=5 session=renewed exp=3700 path=/events",
+        );
+        assert_eq!(tokens.see(&kept), Seen::default());
+        assert_eq!(tokens.active.len(), 1);
+        let released = line(
+            "waitingroom t=101 decision=allow uid=10.0.0.2 p=5 session=kept exp=3700 path=/events release=origin",
+        );
+        tokens.see(&released);
+        assert!(tokens.active.is_empty());
+        tokens.see(&line(
+            "waitingroom t=102 decision=anon uid=10.0.0.3 p=5 exp=160 path=/events",
+        ));
+        tokens.see(&line(
+            "waitingroom t=103 decision=deny uid=10.0.0.3 p=0 path=/events",
+        ));
+        assert!(tokens.waiting.is_empty());
+    }
+}
