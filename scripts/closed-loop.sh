@@ -5,10 +5,9 @@
 #   flash   200,000 people in 10 s, target 2,000/min (100 minutes of admissions)
 #   steady  200,000 people over 50 minutes (4,000/min arriving), target 2,000/min
 #   waves   300,000 people in 3 waves of a minute, 20 minutes apart, target 3,000/min
-# Plain visitors (one device, own address), so that people and new sessions are
-# the same count. Then the first two minutes of the flash crowd with the
-# operator's levers (--start, a low static percentage), and the fixed
-# percentages of the planning table for comparison.
+# Plain visitors (one device, own address) and the default mix of people; and
+# the flash crowd from the safe start (the room at 1 % until the controller's
+# writes land); and the fixed percentages of the planning table for comparison.
 # On the room's default address draw grid; `scripts/closed-loop.sh global` runs
 # the same on the VCL's global grid (under docs/sim/closed-loop-global/).
 # Writes report.json and closed-loop-eligible.svg per run under
@@ -27,7 +26,8 @@ case $grid in
   *) echo "usage: $0 [address|global]" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
-plain=(--multi-device 0:1:0 --nat 0:1 --attackers 0 --refresh eligible --draw-grid "$grid" --quiet)
+plain=(--multi-device 0:1:0 --nat 0:1 --attackers 0)
+common=(--refresh eligible --draw-grid "$grid" --quiet)
 flash=(--visitors 200000 --arrivals flash:10 --duration 7200)
 steady=(--visitors 200000 --arrivals steady:3000 --duration 7200)
 waves=(--visitors 300000 --arrivals waves:3:1200:60 --duration 7200)
@@ -36,30 +36,29 @@ run() { # name delay args...
   local name=$1 delay=$2
   shift 2
   echo "== $name, propagation delay $delay s"
-  "$simulate" run "${plain[@]}" --propagation-delay "$delay" --out "$out/$name-delay-$delay" "$@" |
+  "$simulate" run "${common[@]}" --propagation-delay "$delay" --out "$out/$name-delay-$delay" "$@" |
     sed -n '2p'
 }
 
+# Each crowd with plain visitors, and with the simulator's default mix of people
+# (several devices, shared addresses, replayers).
 for delay in 0 30 60; do
-  run flash "$delay" "${flash[@]}" --target-per-minute 2000
-  run steady "$delay" "${steady[@]}" --target-per-minute 2000
-  run waves "$delay" "${waves[@]}" --target-per-minute 3000
+  run plain-flash "$delay" "${plain[@]}" "${flash[@]}" --target-per-minute 2000
+  run plain-steady "$delay" "${plain[@]}" "${steady[@]}" --target-per-minute 2000
+  run plain-waves "$delay" "${plain[@]}" "${waves[@]}" --target-per-minute 3000
+  run mix-flash "$delay" "${flash[@]}" --target-per-minute 2000
+  run mix-steady "$delay" "${steady[@]}" --target-per-minute 2000
+  run mix-waves "$delay" "${waves[@]}" --target-per-minute 3000
+  # The safe start: the room at 1 % until the controller's writes land.
+  run mix-flash-start-1 "$delay" "${flash[@]}" --target-per-minute 2000 --allow-percentage 1 --start 1
 done
-
-# The first minutes: the static 20 % until the first write lands, or the
-# operator's levers (a start percentage written at the first tick, or a static
-# percentage near the one the target needs).
-run flash-start-1 60 "${flash[@]}" --target-per-minute 2000 --start 1
-run flash-static-1 60 "${flash[@]}" --target-per-minute 2000 --allow-percentage 1
-run steady-start-25 60 "${steady[@]}" --target-per-minute 2000 --start 25
-run waves-start-3 60 "${waves[@]}" --target-per-minute 3000 --start 3
 
 # Fixed percentages, as the planning mode tabulates them (a sample of 20,000 scaled up).
 plan() { # name args...
   local name=$1
   shift
   echo "== $name, fixed percentages"
-  "$simulate" plan --sample 20000 --draw-grid "$grid" --out "$out/$name-fixed.json" "$@" | tee "$out/$name-fixed.md"
+  "$simulate" plan --sample 20000 --draw-grid "$grid" "${plain[@]}" --out "$out/$name-fixed.json" "$@" | tee "$out/$name-fixed.md"
 }
 plan flash "${flash[@]}" --allow-percentage 0.5,1,1.15,2,5
 plan steady "${steady[@]}" --allow-percentage 1,2,3,5,10

@@ -7,7 +7,8 @@
 # The controller writes the room's settings to target/demo/config.json, a fresh copy
 # of local/config.json made at each start. DEMO_CONTROLLER=0 runs the room alone on
 # local/config.json, tuned by hand (edit allow_percentage while it runs).
-# DEMO_TARGET sets the controller's new sessions a minute (30).
+# DEMO_TARGET sets the controller's new sessions a minute (30); DEMO_START the
+# percentage the room starts at (1), the safe start for a flash crowd.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SETUP_BROWSER=0 source scripts/setup.sh # the demo needs no browser of its own
@@ -33,6 +34,10 @@ fi
 # The same manifest, with the settings store moved to a copy the controller owns.
 mkdir -p target/demo
 cp local/config.json target/demo/config.json
+# The safe start for a flash crowd: the room holds a low percentage until the
+# controller's writes reach it (they rise at most twofold a draw period from there).
+sed -i 's/"allow_percentage": "[^"]*"/"allow_percentage": "'"${DEMO_START:-1}"'"/' target/demo/config.json
+grep -q '"allow_percentage": "'"${DEMO_START:-1}"'"' target/demo/config.json
 sed 's#file = "local/config.json"#file = "target/demo/config.json"#' fastly.toml >target/demo/fastly.toml
 grep -q 'target/demo/config.json' target/demo/fastly.toml
 
@@ -43,6 +48,6 @@ viceroy serve -C target/demo/fastly.toml --addr 127.0.0.1:7676 "$wasm" |
   tee /dev/stderr |
   ./target/release/wrctl control \
     --target-per-minute "${DEMO_TARGET:-30}" \
-    --wait-period 10 --max 50 --start 50 \
+    --wait-period 10 --max 50 --start "${DEMO_START:-1}" \
     --config-file target/demo/config.json \
     --listen 127.0.0.1:7677

@@ -9,9 +9,9 @@
 //!
 //! New sessions come from draws: every waiting address draws once per draw
 //! period (`2d`, `d` = `wait_period_duration`), and a draw at percentage `p`
-//! wins with chance `p`. So the new sessions of a period are
-//! `draws × p × yield`, and the percentage that meets the target `A` of the
-//! period the next write lands in is
+//! wins with chance `p`. So the new sessions of a stretch of time are
+//! `draws × p × yield`, and the percentage that meets the target's share `A`
+//! of the wait period a write lands at is
 //!
 //! ```text
 //! p = A / (yield × trim × draws predicted)
@@ -20,23 +20,29 @@
 //! Everything is counted per token ([`tokens`]), not per line: tabs and
 //! devices that share a token count once.
 //!
-//! - *Draws predicted* = `waiting + arriving × h`: every address holding a
-//!   wait token draws once a period, and those arriving before the write lands
-//!   (`h` seconds: the log's lag, the propagation delay, half a tick) join
-//!   them. The arrival rate is the lower of the last tick's and the last
-//!   period's, so that a flash crowd that has stopped arriving is not taken to
-//!   go on.
+//! - *Draws predicted*, on the room's address grid, from the calendar of the
+//!   wait tokens' ends: the tokens ending in that wait period (each draws at
+//!   its end), the next tokens of those drawn before it that lose (a loser's
+//!   next token ends `2d` after its draw) and the first tokens of arrivals to
+//!   come (a first token ends `d` to `3d` after its arrival). The write lands
+//!   `h` seconds after the newest line: the log's lag, the propagation delay
+//!   (measured from the log), half a tick. On the VCL's global grid, where a
+//!   crowd that arrived together draws in every other wait period, half the
+//!   draws predicted for the draw period. The arrival rate is the lower of the
+//!   last tick's and the last period's, so that a flash crowd that has
+//!   stopped arriving is not taken to go on.
 //! - *Trim* is the feedback on the crowd: each tick's prediction of the draws
-//!   in the tick its write governs is kept, and once the log has shown that
-//!   tick, the draws that came over those predicted move the trim (in the log
-//!   domain, a fraction `tick / 2d / 2` of the way: a time constant of two
-//!   draw periods, slow enough that one odd tick cannot swing it, fast enough
-//!   to follow a crowd). It learns whatever the count of waiting addresses
-//!   does not say: visitors who gave up, who come back late, a crowd still
-//!   growing. It stays within 1/4..4.
+//!   in the draw period its write lands in is kept, and once the log has
+//!   shown that period, the draws that came are set against the draws
+//!   predicted (with the arrivals that did come in place of those foreseen:
+//!   the trim learns how the crowd draws, not arrivals nobody could know).
+//!   The trim is the median of those ratios over the last three draw periods:
+//!   a lasting difference (visitors who gave up, who come back late) takes it
+//!   within a period or two, a wave drawn in one period does not. It stays
+//!   within 1/4..4.
 //! - *Yield* is the feedback on the room: new sessions per chance, where the
 //!   chances are the sum of the percentage each draw saw (its line's `p=`),
-//!   over the last four draw periods, with a prior of two chances that each
+//!   over the last four draw periods, with a prior of ten chances that each
 //!   made one. It is 1 when one token makes one session, above when people
 //!   sharing an address each get an allow token from one win. Reading `p=`
 //!   from each draw separates what the room did (the percentage in effect,
@@ -71,6 +77,7 @@ pub mod tokens;
 use std::collections::VecDeque;
 use std::fmt;
 
+use crate::decision::Decision;
 use crate::log::Record;
 use crate::percentage::Percentage;
 use intake::{Intake, Sizes};
@@ -262,6 +269,9 @@ pub struct Controller {
     wanted: Option<Percentage>,
     /// When to write, the percentage last written, and the propagation delay.
     schedule: Schedule<Percentage>,
+    /// Log time of the newest wait token seen ending off the slot boundaries
+    /// (not a multiple of `d`): the room runs the address draw grid.
+    off_slot: Option<u64>,
     /// The log's lag: how late the newest line came (the clock when it was
     /// read, less its time).
     lag: u64,
@@ -269,6 +279,9 @@ pub struct Controller {
     predictions: VecDeque<Prediction>,
     /// The feedback on the prediction: draws seen over draws predicted, smoothed.
     trim: f64,
+    /// The ratios of draws seen to draws predicted, newest last, over the
+    /// last [`TRIM_PERIODS`] draw periods of checks.
+    ratios: VecDeque<f64>,
     /// Percentages written, by clock time, over the last draw period.
     recent_writes: VecDeque<(u64, Percentage)>,
 }
@@ -276,11 +289,17 @@ pub struct Controller {
 /// A prediction of the draws in the log seconds `from..to` (a draw period).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Prediction {
+    /// The newest log second when it was made.
+    made: u64,
     from: u64,
     to: u64,
+    /// Draws predicted, of which the first draws of arrivals still to come.
     draws: f64,
+    arrivals: f64,
 }
 
+/// Draw periods of checked predictions the trim is the median of.
+const TRIM_PERIODS: u64 = 3;
 /// Bounds of the trim.
 const TRIM_RANGE: (f64, f64) = (0.25, 4.0);
 /// Bounds of the yield.
@@ -304,8 +323,10 @@ impl Controller {
             options,
             wanted: None,
             lag: 0,
+            off_slot: None,
             predictions: VecDeque::new(),
             trim: 1.0,
+            ratios: VecDeque::new(),
             recent_writes: VecDeque::new(),
         })
     }
@@ -337,6 +358,17 @@ impl Controller {
         }
         if self.intake.newest() == Some(record.t) {
             self.lag = now.saturating_sub(record.t);
+        }
+        let waiting = matches!(
+            record.decision,
+            Some(Decision::Anon | Decision::Wait | Decision::ReWait)
+        );
+        if waiting
+            && record
+                .exp
+                .is_some_and(|exp| !exp.is_multiple_of(self.options.wait_period.max(1)))
+        {
+            self.off_slot = Some(record.t);
         }
         let seen = self.tokens.see(record);
         self.intake.tally(record.t, seen, record.percentage);
@@ -395,8 +427,20 @@ impl Controller {
         let period = self.options.draw_period();
         let series = self.intake.series();
         let since = (newest + 1).saturating_sub(period);
-        let mut expected = self.expected_draws() * self.trim;
         let in_effect = self.in_effect(newest);
+        // The draws of the wait period the write lands at: on the address grid
+        // from the calendar, which knows them; on the global grid (and past
+        // the calendar's horizon) a wait period's share of the draw period's,
+        // as a crowd that arrived together there draws in every other wait
+        // period.
+        let window = self.options.wait_period.max(1);
+        let share = window as f64 / period as f64;
+        let average = self.expected_draws() * share;
+        let calendar = self
+            .address_grid(newest)
+            .then(|| self.calendar_draws(window, in_effect))
+            .flatten();
+        let mut expected = calendar.unwrap_or(average) * self.trim;
         let open = in_effect.is_some_and(|p| p >= Percentage::HUNDRED)
             && series
                 .range(since, newest)
@@ -406,13 +450,13 @@ impl Controller {
                 > period;
         let drawless = series.sum(since, newest + 1, |s| s.admissions - s.drawn_admissions);
         if open {
-            expected = expected.max(drawless as f64);
+            expected = expected.max(drawless as f64 * share);
         }
         let expected = expected * self.yield_per_chance();
         if expected < 1.0 {
             return None;
         }
-        let p = Percentage::from_fraction(self.allowed() / expected);
+        let p = Percentage::from_fraction(self.allowed() * share / expected);
         let p = p
             .min(self.rise_cap(in_effect))
             .clamp(self.options.min, self.options.max);
@@ -429,6 +473,63 @@ impl Controller {
         (p < lowest).then_some(p)
     }
 
+    /// Draws expected in the `window` seconds from when a write made now lands,
+    /// from the calendar of the wait tokens' ends: the tokens ending in it, the
+    /// next tokens of those drawn before it that lose (a loser's next token ends
+    /// `2d` after its draw), and arrivals' first tokens. `None` when the window
+    /// ends further ahead than the calendar can say (past two draw periods:
+    /// tokens not handed out yet would be drawn twice before it).
+    fn calendar_draws(&self, window: u64, in_effect: Option<Percentage>) -> Option<f64> {
+        let newest = self.intake.newest()?;
+        let d = self.options.wait_period.max(1);
+        let h = self.landing_after();
+        if h + window > 4 * d {
+            return None;
+        }
+        let lands = newest + h;
+        let redeem = self.options.redeem_window();
+        let waiting = &self.tokens.waiting;
+        // The crowd keeps each token until its end plus the redeem window.
+        let ending = |from: u64, to: u64| {
+            waiting.ending_within(from.saturating_add(redeem), to.saturating_add(redeem)) as f64
+        };
+        let known = ending(lands, lands + window);
+        let losers = ending(
+            lands.saturating_sub(2 * d).max(newest + 1),
+            (lands + window).saturating_sub(2 * d),
+        );
+        let stay = 1.0 - in_effect.map_or(0.0, Percentage::fraction);
+        let arrivals = self.arriving() * first_draws_within(d, h, window);
+        Some(known + stay * losers + arrivals)
+    }
+
+    /// Whether the room runs the address draw grid: a wait token ending off the
+    /// slot boundaries showed in the last two draw periods of log (on the
+    /// global grid every token ends on one; on the address grid all but one in `d`).
+    fn address_grid(&self, newest: u64) -> bool {
+        self.off_slot
+            .is_some_and(|t| t.saturating_add(2 * self.options.draw_period()) >= newest)
+    }
+
+    /// Arrivals a second: the lower of the last tick's rate and the last draw
+    /// period's, so that a flash crowd that has stopped arriving is not taken
+    /// to go on.
+    fn arriving(&self) -> f64 {
+        let Some(newest) = self.intake.newest() else {
+            return 0.0;
+        };
+        let series = self.intake.series();
+        let period = self.options.draw_period();
+        let tick = self.options.tick.clamp(1, period);
+        let rate = |seconds: u64| {
+            series.sum((newest + 1).saturating_sub(seconds), newest + 1, |s| {
+                s.arrivals
+            }) as f64
+                / seconds as f64
+        };
+        rate(tick).min(rate(period))
+    }
+
     /// Draws expected in the draw period from when a write made now lands,
     /// before the trim: from the calendar of the wait tokens' ends.
     ///
@@ -442,7 +543,6 @@ impl Controller {
         let Some(newest) = self.intake.newest() else {
             return 0.0;
         };
-        let series = self.intake.series();
         let period = self.options.draw_period();
         let redeem = self.options.redeem_window();
         let waiting = &self.tokens.waiting;
@@ -453,16 +553,14 @@ impl Controller {
         let later = waiting.len() as f64 - ending_before(lands + period);
         let drawn_first = ending_before(lands) + ending_before(lands.saturating_sub(period));
         let in_effect = self.in_effect(newest).map_or(0.0, Percentage::fraction);
-        let tick = self.options.tick.clamp(1, period);
-        let rate = |seconds: u64| {
-            series.sum((newest + 1).saturating_sub(seconds), newest + 1, |s| {
-                s.arrivals
-            }) as f64
-                / seconds as f64
-        };
-        let arriving = rate(tick).min(rate(period));
-        let first_draws = arriving * first_draws_within(self.options.wait_period, h);
-        (waiting.len() as f64 - later - in_effect * drawn_first + first_draws).max(0.0)
+        (waiting.len() as f64 - later - in_effect * drawn_first + self.arrivals_drawing(h)).max(0.0)
+    }
+
+    /// First draws expected in the draw period `h` seconds on from arrivals
+    /// still to come.
+    fn arrivals_drawing(&self, h: u64) -> f64 {
+        let d = self.options.wait_period;
+        self.arriving() * first_draws_within(d, h, self.options.draw_period())
     }
 
     /// Seconds of log time from the newest line until a write made now lands
@@ -479,17 +577,22 @@ impl Controller {
         let Some(newest) = self.intake.newest() else {
             return;
         };
-        let from = newest + self.landing_after();
+        let h = self.landing_after();
+        let from = newest + h;
         self.predictions.push_back(Prediction {
+            made: newest,
             from,
             to: from + self.options.draw_period(),
             draws: self.expected_draws(),
+            arrivals: self.arrivals_drawing(h),
         });
     }
 
-    /// Moves the trim by the predictions the log has now shown, each a share
-    /// `tick / 2d / 2` of the way (in the log domain) toward the draws seen
-    /// over the draws predicted: a time constant of two draw periods.
+    /// Checks the predictions the log has now shown: the trim is the median
+    /// ratio of draws seen to draws predicted over the last [`TRIM_PERIODS`]
+    /// draw periods of checks (one a tick), so that it follows a lasting
+    /// difference within a period or two, and a wave that came in one period
+    /// (draws nobody could predict) does not move it.
     fn check_predictions(&mut self) {
         let Some(newest) = self.intake.newest() else {
             return;
@@ -497,7 +600,7 @@ impl Controller {
         let period = self.options.draw_period();
         // A period's draws are in the log once the log is a tick past it.
         let settled = newest.saturating_sub(self.options.tick);
-        let weight = (self.options.tick as f64 / period as f64).min(1.0) / 2.0;
+        let kept = (TRIM_PERIODS * period / self.options.tick.max(1)).max(1) as usize;
         while let Some(prediction) = self.predictions.front().copied() {
             if prediction.to > settled {
                 break;
@@ -506,14 +609,28 @@ impl Controller {
             if prediction.draws < LEAST_CHECKED_DRAWS {
                 continue;
             }
-            let seen = self
-                .intake
-                .series()
-                .sum(prediction.from, prediction.to, |s| s.draws) as f64;
-            let ratio = (seen / prediction.draws).clamp(TRIM_RANGE.0, TRIM_RANGE.1);
-            self.trim = (self.trim.ln() * (1.0 - weight) + ratio.ln() * weight)
-                .exp()
-                .clamp(TRIM_RANGE.0, TRIM_RANGE.1);
+            let series = self.intake.series();
+            let seen = series.sum(prediction.from, prediction.to, |s| s.draws) as f64;
+            // The arrivals that came instead of those foreseen: the trim learns
+            // how the crowd draws, not arrivals nobody could predict.
+            let d = self.options.wait_period;
+            let came: f64 = series
+                .range(prediction.made + 1, prediction.to)
+                .map(|(a, s)| {
+                    s.arrivals as f64 * first_draw_share(d, a, prediction.from, prediction.to)
+                })
+                .sum();
+            let predicted = prediction.draws - prediction.arrivals + came;
+            if predicted < LEAST_CHECKED_DRAWS {
+                continue;
+            }
+            self.ratios.push_back(seen / predicted);
+            while self.ratios.len() > kept {
+                self.ratios.pop_front();
+            }
+            let mut sorted: Vec<f64> = self.ratios.iter().copied().collect();
+            sorted.sort_by(f64::total_cmp);
+            self.trim = sorted[sorted.len() / 2].clamp(TRIM_RANGE.0, TRIM_RANGE.1);
         }
     }
 
@@ -613,23 +730,21 @@ impl Controller {
 }
 
 /// Seconds' worth of arrivals, from now on, whose first draw falls in the
-/// draw period starting `h` seconds from now, with wait period `d`: an arrival
-/// at `a` draws first evenly within `a + d .. a + 3d` (its address's first
-/// point at least `d` ahead), so the share of it in the period is the overlap
-/// of two windows `2d` wide, integrated over the arrivals from now on.
-fn first_draws_within(d: u64, h: u64) -> f64 {
-    let (d, h) = (d as f64, h as f64);
-    let p = 2.0 * d;
-    // The arrival window's start against the period's, from now on.
-    let s0 = d - h;
-    if s0 >= p {
-        0.0
-    } else if s0 >= 0.0 {
-        (p - s0).powi(2) / (2.0 * p)
-    } else {
-        let u = (-s0).min(p);
-        p / 2.0 + u - u * u / (2.0 * p)
-    }
+/// `width` seconds starting `h` seconds from now, with wait period `d`: an
+/// arrival at `a` draws first evenly within `a + d .. a + 3d` (its address's
+/// first point at least `d` ahead), so each second of arrivals counts for the
+/// share of that span inside the window.
+fn first_draws_within(d: u64, h: u64, width: u64) -> f64 {
+    (0..h + width)
+        .map(|a| first_draw_share(d, a, h, h + width))
+        .sum()
+}
+
+/// The share of an arrival at `a` whose first draw falls in `from..to`: its
+/// first draw comes evenly within `a + d .. a + 3d`.
+fn first_draw_share(d: u64, a: u64, from: u64, to: u64) -> f64 {
+    let (lo, hi) = ((a + d).max(from), (a + 3 * d).min(to));
+    hi.saturating_sub(lo) as f64 / (2 * d) as f64
 }
 
 /// The controller's state, for people and for Prometheus.

@@ -290,7 +290,9 @@ fn a_rise_is_bounded_per_draw_period_and_an_empty_room_is_held_not_opened() {
         assert!(p <= lowest * MAX_RISE_PER_DRAW_PERIOD + 1e-6, "{written:?}");
     }
     let after = fraction(c.percentage());
-    assert!(after > 4.0 * before.fraction(), "{after}");
+    // (The trim stops at four times: a crowd that still holds its tokens but
+    // never draws is not believed gone altogether.)
+    assert!(after > 3.5 * before.fraction(), "{after}");
     // Nobody waits any more: once the last tokens have ended, the percentage
     // is held, not raised to the maximum.
     let mut held = None;
@@ -602,12 +604,18 @@ fn until_it_is_measured_the_propagation_delay_is_the_one_expected() {
 #[test]
 fn first_draws_of_arrivals_spread_over_three_wait_periods() {
     // d = 30: an arrival draws first 30..90 s on. Of the arrivals from now on,
-    // a period starting now gets a quarter of a wait period's worth, one
+    // a draw period starting now gets a quarter of a wait period's worth, one
     // starting a wait period on a whole one, and one starting three on the
-    // whole draw period's worth (every arrival of its span draws in it).
-    assert_eq!(first_draws_within(30, 0), 7.5);
-    assert_eq!(first_draws_within(30, 30), 30.0);
-    assert_eq!(first_draws_within(30, 90), 60.0);
-    assert_eq!(first_draws_within(30, 900), 60.0);
-    assert!(first_draws_within(30, 10) > 7.5 && first_draws_within(30, 10) < 30.0);
+    // whole draw period's worth (every arrival of its span draws in it); whole
+    // seconds make it a little more than the continuous figure.
+    let near = |a: f64, b: f64| (a - b).abs() <= 0.6;
+    assert!(near(first_draws_within(30, 0, 60), 7.5));
+    assert!(near(first_draws_within(30, 30, 60), 30.0));
+    assert!(near(first_draws_within(30, 90, 60), 60.0));
+    assert!(near(first_draws_within(30, 900, 60), 60.0));
+    // A wait period wide window takes its share.
+    assert!(near(first_draws_within(30, 900, 30), 30.0));
+    assert_eq!(first_draw_share(30, 0, 0, 30), 0.0);
+    assert_eq!(first_draw_share(30, 0, 30, 90), 1.0);
+    assert_eq!(first_draw_share(30, 0, 60, 90), 0.5);
 }
