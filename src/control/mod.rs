@@ -11,7 +11,7 @@
 //! period (`2d`, `d` = `wait_period_duration`), and a draw at percentage `p`
 //! wins with chance `p`. So the new sessions of a stretch of time are
 //! `draws × p × yield`, and the percentage that meets the target's share `A`
-//! of the wait period a write lands at is
+//! of the tick a write governs (from when it lands until the next lands) is
 //!
 //! ```text
 //! p = A / (yield × trim × draws predicted)
@@ -21,16 +21,19 @@
 //! devices that share a token count once.
 //!
 //! - *Draws predicted*, on the room's address grid, from the calendar of the
-//!   wait tokens' ends: the tokens ending in that wait period (each draws at
-//!   its end), the next tokens of those drawn before it that lose (a loser's
-//!   next token ends `2d` after its draw) and the first tokens of arrivals to
+//!   wait tokens' ends: each token is drawn at its end, so the draws of the
+//!   tick are the tokens ending in it, plus the first tokens of arrivals to
 //!   come (a first token ends `d` to `3d` after its arrival). The write lands
 //!   `h` seconds after the newest line: the log's lag, the propagation delay
-//!   (measured from the log), half a tick. On the VCL's global grid, where a
-//!   crowd that arrived together draws in every other wait period, half the
-//!   draws predicted for the draw period. The arrival rate is the lower of the
-//!   last tick's and the last period's, so that a flash crowd that has
-//!   stopped arriving is not taken to go on.
+//!   (measured from the log). Within a draw period of the newest line the
+//!   calendar holds every token that will be drawn (a loser's next token ends
+//!   `2d` after a draw already in the log). Further ahead, and on the VCL's
+//!   global grid (where a crowd that arrived together draws in every other
+//!   wait period), the tick's share of the draw period's draws: the addresses
+//!   waiting, less those whose token ends after it and those the percentage
+//!   in effect admits first, plus arrivals to come. The arrival rate is the
+//!   lower of the last tick's and the last period's, so that a flash crowd
+//!   that has stopped arriving is not taken to go on.
 //! - *Trim* is the feedback on the crowd: each tick's prediction of the draws
 //!   in the draw period its write lands in is kept, and once the log has
 //!   shown that period, the draws that came are set against the draws
@@ -286,7 +289,7 @@ pub struct Controller {
     recent_writes: VecDeque<(u64, Percentage)>,
 }
 
-/// A prediction of the draws in the log seconds `from..to` (a draw period).
+/// A prediction of the draws of the tokens ending in the log seconds `from..to`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Prediction {
     /// The newest log second when it was made.
@@ -428,19 +431,12 @@ impl Controller {
         let series = self.intake.series();
         let since = (newest + 1).saturating_sub(period);
         let in_effect = self.in_effect(newest);
-        // The draws of the wait period the write lands at: on the address grid
-        // from the calendar, which knows them; on the global grid (and past
-        // the calendar's horizon) a wait period's share of the draw period's,
-        // as a crowd that arrived together there draws in every other wait
-        // period.
-        let window = self.options.wait_period.max(1);
-        let share = window as f64 / period as f64;
-        let average = self.expected_draws() * share;
-        let calendar = self
-            .address_grid(newest)
-            .then(|| self.calendar_draws(window, in_effect))
-            .flatten();
-        let mut expected = calendar.unwrap_or(average) * self.trim;
+        let tick = self.options.tick.max(1);
+        let share = tick as f64 / period as f64;
+        let forecast = self.forecast()?;
+        // Draws a tick at the rate forecast.
+        let mut expected =
+            forecast.draws * tick as f64 / (forecast.to - forecast.from) as f64 * self.trim;
         let open = in_effect.is_some_and(|p| p >= Percentage::HUNDRED)
             && series
                 .range(since, newest)
@@ -473,34 +469,61 @@ impl Controller {
         (p < lowest).then_some(p)
     }
 
-    /// Draws expected in the `window` seconds from when a write made now lands,
-    /// from the calendar of the wait tokens' ends: the tokens ending in it, the
-    /// next tokens of those drawn before it that lose (a loser's next token ends
-    /// `2d` after its draw), and arrivals' first tokens. `None` when the window
-    /// ends further ahead than the calendar can say (past two draw periods:
-    /// tokens not handed out yet would be drawn twice before it).
-    fn calendar_draws(&self, window: u64, in_effect: Option<Percentage>) -> Option<f64> {
+    /// The draws expected once a write made now lands: on the address grid,
+    /// in the tick it governs, from the calendar, which knows them; on the
+    /// global grid (and past the calendar's horizon), in the draw period it
+    /// lands in, as a crowd that arrived together there draws in every other
+    /// wait period. `None` before any record.
+    fn forecast(&self) -> Option<Prediction> {
+        let newest = self.intake.newest()?;
+        let h = self.landing_after();
+        let calendar = self
+            .address_grid(newest)
+            .then(|| self.calendar_draws())
+            .flatten();
+        Some(calendar.unwrap_or_else(|| {
+            let from = newest + h;
+            Prediction {
+                made: newest,
+                from,
+                to: from + self.options.draw_period(),
+                draws: self.expected_draws(),
+                arrivals: self.arrivals_drawing(h, self.options.draw_period()),
+            }
+        }))
+    }
+
+    /// Draws expected in the tick a write made now governs, from the calendar
+    /// of the wait tokens' ends: the tokens ending in it, and arrivals' first
+    /// tokens. Within a draw period of now the calendar holds every other token
+    /// that will be drawn then (a loser's next token ends `2d` after its draw,
+    /// and those draws are in the log already); further ahead it would have to
+    /// guess which of the draws to come lose, and the guesses, fed back through
+    /// the crowd a period later, swing: `None` there.
+    fn calendar_draws(&self) -> Option<Prediction> {
         let newest = self.intake.newest()?;
         let d = self.options.wait_period.max(1);
-        let h = self.landing_after();
-        if h + window > 4 * d {
+        let tick = self.options.tick.clamp(1, d);
+        // The tick the write governs, from when it lands.
+        let h = self.landing_after().saturating_sub(self.options.tick / 2);
+        if h + tick > 2 * d {
             return None;
         }
         let lands = newest + h;
         let redeem = self.options.redeem_window();
-        let waiting = &self.tokens.waiting;
         // The crowd keeps each token until its end plus the redeem window.
-        let ending = |from: u64, to: u64| {
-            waiting.ending_within(from.saturating_add(redeem), to.saturating_add(redeem)) as f64
-        };
-        let known = ending(lands, lands + window);
-        let losers = ending(
-            lands.saturating_sub(2 * d).max(newest + 1),
-            (lands + window).saturating_sub(2 * d),
-        );
-        let stay = 1.0 - in_effect.map_or(0.0, Percentage::fraction);
-        let arrivals = self.arriving() * first_draws_within(d, h, window);
-        Some(known + stay * losers + arrivals)
+        let known = self.tokens.waiting.ending_within(
+            lands.saturating_add(redeem),
+            (lands + tick).saturating_add(redeem),
+        ) as f64;
+        let arrivals = self.arrivals_drawing(h, tick);
+        Some(Prediction {
+            made: newest,
+            from: lands,
+            to: lands + tick,
+            draws: known + arrivals,
+            arrivals,
+        })
     }
 
     /// Whether the room runs the address draw grid: a wait token ending off the
@@ -553,14 +576,14 @@ impl Controller {
         let later = waiting.len() as f64 - ending_before(lands + period);
         let drawn_first = ending_before(lands) + ending_before(lands.saturating_sub(period));
         let in_effect = self.in_effect(newest).map_or(0.0, Percentage::fraction);
-        (waiting.len() as f64 - later - in_effect * drawn_first + self.arrivals_drawing(h)).max(0.0)
+        let arrivals = self.arrivals_drawing(h, period);
+        (waiting.len() as f64 - later - in_effect * drawn_first + arrivals).max(0.0)
     }
 
-    /// First draws expected in the draw period `h` seconds on from arrivals
-    /// still to come.
-    fn arrivals_drawing(&self, h: u64) -> f64 {
-        let d = self.options.wait_period;
-        self.arriving() * first_draws_within(d, h, self.options.draw_period())
+    /// First draws expected in the `width` seconds `h` seconds on from
+    /// arrivals still to come.
+    fn arrivals_drawing(&self, h: u64, width: u64) -> f64 {
+        self.arriving() * first_draws_within(self.options.wait_period, h, width)
     }
 
     /// Seconds of log time from the newest line until a write made now lands
@@ -571,21 +594,11 @@ impl Controller {
         self.lag + self.schedule.propagation_delay() + self.options.tick / 2
     }
 
-    /// Keeps this tick's prediction of the draws in the draw period from when
-    /// its write lands, to check it once the log has shown that period.
+    /// Keeps this tick's forecast, to check it once the log has shown its window.
     fn predict(&mut self) {
-        let Some(newest) = self.intake.newest() else {
-            return;
-        };
-        let h = self.landing_after();
-        let from = newest + h;
-        self.predictions.push_back(Prediction {
-            made: newest,
-            from,
-            to: from + self.options.draw_period(),
-            draws: self.expected_draws(),
-            arrivals: self.arrivals_drawing(h),
-        });
+        if let Some(forecast) = self.forecast() {
+            self.predictions.push_back(forecast);
+        }
     }
 
     /// Checks the predictions the log has now shown: the trim is the median
@@ -598,8 +611,8 @@ impl Controller {
             return;
         };
         let period = self.options.draw_period();
-        // A period's draws are in the log once the log is a tick past it.
-        let settled = newest.saturating_sub(self.options.tick);
+        // A window's draws are in the log once the log is a tick past it.
+        let settled = newest.saturating_sub(self.options.tick + 1);
         let kept = (TRIM_PERIODS * period / self.options.tick.max(1)).max(1) as usize;
         while let Some(prediction) = self.predictions.front().copied() {
             if prediction.to > settled {
@@ -610,7 +623,8 @@ impl Controller {
                 continue;
             }
             let series = self.intake.series();
-            let seen = series.sum(prediction.from, prediction.to, |s| s.draws) as f64;
+            // A token ending at `e` is drawn from `e + 1`.
+            let seen = series.sum(prediction.from + 1, prediction.to + 1, |s| s.draws) as f64;
             // The arrivals that came instead of those foreseen: the trim learns
             // how the crowd draws, not arrivals nobody could predict.
             let d = self.options.wait_period;
@@ -650,15 +664,12 @@ impl Controller {
     }
 
     /// The highest percentage a write may carry now: [`MAX_RISE_PER_DRAW_PERIOD`]
-    /// times the lowest percentage written over the last draw period, or the
-    /// last written before it, or the one in effect, whichever is lowest.
+    /// times the lowest percentage written over the last draw period (and the
+    /// last written before it); before any write (a start, a restart), times
+    /// the one the lines show in effect.
     fn rise_cap(&self, in_effect: Option<Percentage>) -> Percentage {
-        let lowest = self
-            .recent_writes
-            .iter()
-            .map(|&(_, p)| p)
-            .chain(in_effect)
-            .min();
+        let written = self.recent_writes.iter().map(|&(_, p)| p).min();
+        let lowest = written.or(in_effect);
         match lowest {
             Some(p) => Percentage::from_fraction(p.fraction() * MAX_RISE_PER_DRAW_PERIOD),
             None => self.options.max,
