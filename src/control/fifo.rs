@@ -50,6 +50,12 @@
 //!   shows (so the first few no-shows cannot swing it), and never below
 //!   [`MIN_SHOW_UP`].
 //!
+//! Places are passed at the target's pace of *sessions*: the allowance is
+//! divided by the new sessions (allow tokens, counted per token) the rule has
+//! seen per place that showed ([`FifoController::sessions_per_show`]), so an
+//! address behind which several people or devices each get an allow token is
+//! counted for what it admits, and tabs repeating one token add nothing.
+//!
 //! A place is worth its kind's share of an admission. Live places show almost
 //! always (their share stays near 1, below it only by those who left within the
 //! last period and a half), stale ones almost never, so a crowd that abandons is
@@ -554,6 +560,27 @@ impl FifoController {
         })
     }
 
+    /// New sessions (allow tokens, counted per token) per place that showed,
+    /// over [`SHOW_UP_WINDOW`], with a prior of [`SHOW_UP_PRIOR`] shows that
+    /// each made one: above 1 when several people or devices behind one
+    /// address each get an allow token of their own when its place is passed.
+    /// The feedback on what the cutoff admitted: places are passed at the
+    /// target's pace of sessions, not of places.
+    pub fn sessions_per_show(&self, newest: u64) -> f64 {
+        let shows: u64 = self
+            .outcomes
+            .values()
+            .map(|o| o[Kind::Live as usize][0] + o[Kind::Stale as usize][0])
+            .sum();
+        // Sessions from when this rule first saw a place it passed show.
+        let Some(&first) = self.outcomes.keys().next() else {
+            return 1.0;
+        };
+        let from = (newest + 1).saturating_sub(SHOW_UP_WINDOW).max(first);
+        let sessions = self.intake.series().sum(from, newest + 1, |s| s.admissions);
+        ((sessions as f64 + SHOW_UP_PRIOR) / (shows as f64 + SHOW_UP_PRIOR)).clamp(0.5, 8.0)
+    }
+
     /// Admissions a place is expected to bring (the show-up share of its kind),
     /// counted `sample` times when it arrived before `start_ms` (see [`Self::coverage`]).
     fn worth(&self, uid: &str, arr: u64, at: &Worth) -> f64 {
@@ -629,7 +656,7 @@ impl FifoController {
         };
         let at = self.worth_now(newest);
         let per_tick = self.options.target_per_minute * self.options.tick as f64 / 60.0;
-        let need = self.allowance(base, &at) + self.carry;
+        let need = self.allowance(base, &at) / self.sessions_per_show(newest) + self.carry;
         if need <= 0.0 {
             return (base, Some(need.max(-per_tick)));
         }

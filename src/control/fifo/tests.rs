@@ -566,3 +566,37 @@ fn lines_of_a_room_not_in_fifo_mode_are_counted() {
     assert_eq!(c.status(0).not_fifo_lines, 1);
     assert_eq!(c.snapshot(0).waiting, 0);
 }
+
+#[test]
+fn places_whose_passing_admits_several_tokens_are_passed_at_the_sessions_pace() {
+    let mut c = FifoController::new(options(60.0)).unwrap();
+    // Twenty places, each an address behind which three devices are admitted
+    // a second apart: three allow tokens a place.
+    for n in 0..20u32 {
+        let arr = T0 * 1000 + u64::from(n);
+        c.observe(
+            &waiting(T0, n, "anon", arr, T0 + HOLD, Some(T0 * 1000 - 1)),
+            T0,
+        );
+    }
+    let cutoff = T0 * 1000 + 19;
+    c.observe(
+        &waiting(T0 + 1, 99, "anon", T0 * 1000 + 500, T0 + HOLD, Some(cutoff)),
+        T0 + 1,
+    );
+    assert_eq!(c.sessions_per_show(T0 + 1), 1.0, "no show seen yet");
+    for n in 0..20u32 {
+        for k in 0..3 {
+            c.observe(
+                &admitted(T0 + 2 + k, n, T0 * 1000 + u64::from(n), cutoff),
+                T0 + 5,
+            );
+        }
+    }
+    // (60 sessions + 5) over (20 shows + 5).
+    let per_show = c.sessions_per_show(T0 + 4);
+    assert!((per_show - 65.0 / 25.0).abs() < 1e-9, "{per_show}");
+    // A tab repeating a token adds nothing.
+    c.observe(&admitted(T0 + 4, 0, T0 * 1000, cutoff), T0 + 5);
+    assert_eq!(c.sessions_per_show(T0 + 4), per_show);
+}
