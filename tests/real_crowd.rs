@@ -1,0 +1,161 @@
+//! A browser-like crowd against the closed loop, end to end: the built wasm in
+//! Viceroy in front of the demo origin, Viceroy's standard output piped into a
+//! real `wrctl control` process writing the room's JSON config store, from the
+//! safe start (the room and `--start` at 1 %), while `scripts/real-crowd.py`
+//! plays 450 people on their own loopback addresses, two tabs each sharing one
+//! cookie jar, every tab following the page's `Refresh`, admitted tabs browsing
+//! and closing. Four minutes, bounded.
+//!
+//! The checks are counts: no write of `allow_percentage` above twice the lowest
+//! written over the draw period before it (the controller's rise bound), and
+//! from the third minute on, the new sessions of each minute (distinct allow
+//! tokens, as the crowd saw them handed out) within ±35 % of the target: the
+//! lottery's own noise at 60 a minute is about ±13 % (one standard deviation),
+//! so the band is wide enough not to fail by chance and narrow enough to fail a
+//! controller that jumps (the rule before this one let in 16× its target).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use support::room::{Room, RoomSpec};
+
+const TARGET_PER_MINUTE: f64 = 60.0;
+const WAIT_PERIOD: u64 = 10;
+const MINUTES: u64 = 4;
+
+/// Kills a child process when the test ends, whatever happens.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wrctl_path() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().parent().unwrap().join("wrctl");
+    assert!(
+        path.exists(),
+        "{} is missing: build it with `cargo build -p wrctl` (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+fn allow_percentage(config: &Path) -> Option<f64> {
+    let text = std::fs::read_to_string(config).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    json["allow_percentage"].as_str()?.parse().ok()
+}
+
+#[test]
+fn a_browser_like_crowd_is_held_near_the_target_without_a_jump() {
+    let mut room = Room::launch(RoomSpec {
+        config: &[
+            ("allow_percentage", "1"),
+            ("wait_period_duration", "10"),
+            ("allow_period_timeout", "600"),
+        ],
+        pipe_stdout: true,
+        ..RoomSpec::default()
+    });
+    let config = room.config_path();
+    let log = room.take_stdout().unwrap();
+    let stderr = std::env::temp_dir().join(format!("wrctl-crowd-{}.log", std::process::id()));
+    let _controller = Killed(
+        Command::new(wrctl_path())
+            .args(["control", "--target-per-minute", "60"])
+            .args(["--wait-period", &WAIT_PERIOD.to_string()])
+            .args(["--start", "1", "--max", "50"])
+            .arg("--config-file")
+            .arg(&config)
+            .stdin(Stdio::from(log))
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(std::fs::File::create(&stderr).unwrap()))
+            .spawn()
+            .expect("cannot start wrctl"),
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/real-crowd.py");
+    let json = std::env::temp_dir().join(format!("real-crowd-{}.json", std::process::id()));
+    let duration = MINUTES * 60 + 5;
+    let crowd = Killed(
+        Command::new("python3")
+            .arg(&script)
+            .args(["--room", &format!("http://{}", room.addr)])
+            .args(["--people", "450", "--tabs", "2", "--arrive-over", "10"])
+            .args(["--duration", &duration.to_string()])
+            .arg("--json")
+            .arg(&json)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 is needed for the crowd (scripts/real-crowd.py)"),
+    );
+
+    // Every write of the percentage, as the store shows it, until the crowd ends.
+    let started = Instant::now();
+    let mut writes: Vec<(Duration, f64)> = Vec::new();
+    let mut crowd = crowd;
+    while crowd.0.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(duration + 60),
+            "the crowd did not stop"
+        );
+        if let Some(p) = allow_percentage(&config)
+            && writes.last().is_none_or(|&(_, last)| last != p)
+        {
+            writes.push((started.elapsed(), p));
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
+    let mut table = String::new();
+    use std::io::Read;
+    let _ = crowd.0.stdout.take().unwrap().read_to_string(&mut table);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let minutes: Vec<u64> = report["minutes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["new_sessions"].as_u64().unwrap())
+        .collect();
+    let summary = format!(
+        "{table}\nwrites (s, %): {writes:?}\ncontroller:\n{}",
+        std::fs::read_to_string(&stderr)
+            .unwrap_or_default()
+            .lines()
+            .rev()
+            .take(20)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    eprintln!("{summary}");
+    assert_eq!(report["errors"].as_u64(), Some(0), "{summary}");
+
+    // No write rises above twice the lowest of the draw period before it.
+    let period = Duration::from_secs(2 * WAIT_PERIOD);
+    for (i, &(at, p)) in writes.iter().enumerate().skip(1) {
+        let first = writes[..i]
+            .iter()
+            .rposition(|&(t, _)| t + period <= at)
+            .unwrap_or(0);
+        let lowest = writes[first..i]
+            .iter()
+            .fold(f64::INFINITY, |a, &(_, b)| a.min(b));
+        assert!(p <= lowest * 2.0 + 1e-4, "{p} after {lowest}: {summary}");
+    }
+    // From the third minute, each minute's new sessions near the target.
+    assert_eq!(minutes.len() as u64, MINUTES, "{summary}");
+    for (minute, &n) in minutes.iter().enumerate().skip(2) {
+        let ratio = n as f64 / TARGET_PER_MINUTE;
+        assert!(
+            (0.65..=1.35).contains(&ratio),
+            "minute {minute}: {n} new sessions: {summary}"
+        );
+    }
+}
