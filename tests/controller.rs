@@ -11,14 +11,14 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use demo_origin::ORIGIN_MARKER;
+use support::controller::Controller;
 use support::http;
 use support::room::{Room, RoomSpec};
 use waiting_room::percentage::Percentage;
@@ -29,33 +29,6 @@ const TARGET_PER_MINUTE: u64 = 60;
 const CROWD: u8 = 200;
 /// How long each phase of the crowd lasts.
 const PHASE: Duration = Duration::from_secs(20);
-
-/// `wrctl` as the workspace builds it, next to this test's own directory.
-fn wrctl_path() -> PathBuf {
-    let path = std::env::var("WRCTL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            let exe = std::env::current_exe().unwrap();
-            // target/<profile>/deps/controller-… → target/<profile>/wrctl
-            exe.parent().unwrap().parent().unwrap().join("wrctl")
-        });
-    assert!(
-        path.exists(),
-        "{} is missing: build it with `cargo build -p wrctl` (scripts/test.sh does)",
-        path.display()
-    );
-    path
-}
-
-/// Kills the controller when the test ends, whatever happens.
-struct Controller(Child);
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The controller's current writes in the room's store.
 fn written(config: &Path) -> BTreeMap<String, String> {
@@ -99,29 +72,27 @@ fn the_controller_holds_the_target_and_follows_the_crowd() {
         ..RoomSpec::default()
     });
     let config = room.config_path();
-    let log = room.take_stdout().unwrap();
-    let stderr = std::env::temp_dir().join(format!("wrctl-e2e-{}.log", std::process::id()));
-    let _controller = Controller(
-        Command::new(wrctl_path())
-            .args([
-                "control",
-                "--target-per-minute",
-                &TARGET_PER_MINUTE.to_string(),
-            ])
-            .args(["--wait-period", "2", "--redeem-window", "6"])
-            .args(["--tick", "1", "--heartbeat-every", "5", "--start", "2"])
-            .arg("--config-file")
-            .arg(&config)
-            .stdin(Stdio::from(log))
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(std::fs::File::create(&stderr).unwrap()))
-            .spawn()
-            .expect("cannot start wrctl"),
+    let controller = Controller::start(
+        &mut room,
+        &[
+            "--target-per-minute",
+            &TARGET_PER_MINUTE.to_string(),
+            "--wait-period",
+            "2",
+            "--redeem-window",
+            "6",
+            "--tick",
+            "1",
+            "--heartbeat-every",
+            "5",
+            "--start",
+            "2",
+        ],
     );
     let diagnostics = || {
         format!(
             "controller:\n{}\nstore: {:?}",
-            std::fs::read_to_string(&stderr).unwrap_or_default(),
+            controller.output(),
             written(&config)
         )
     };

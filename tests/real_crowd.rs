@@ -16,11 +16,12 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use support::controller::Controller;
 use support::room::{Room, RoomSpec};
 
 const TARGET_PER_MINUTE: f64 = 60.0;
@@ -35,17 +36,6 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn wrctl_path() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().parent().unwrap().join("wrctl");
-    assert!(
-        path.exists(),
-        "{} is missing: build it with `cargo build -p wrctl` (scripts/test.sh does)",
-        path.display()
-    );
-    path
 }
 
 fn allow_percentage(config: &Path) -> Option<f64> {
@@ -66,20 +56,18 @@ fn a_browser_like_crowd_is_held_near_the_target_without_a_jump() {
         ..RoomSpec::default()
     });
     let config = room.config_path();
-    let log = room.take_stdout().unwrap();
-    let stderr = std::env::temp_dir().join(format!("wrctl-crowd-{}.log", std::process::id()));
-    let _controller = Killed(
-        Command::new(wrctl_path())
-            .args(["control", "--target-per-minute", "60"])
-            .args(["--wait-period", &WAIT_PERIOD.to_string()])
-            .args(["--start", "1", "--max", "50"])
-            .arg("--config-file")
-            .arg(&config)
-            .stdin(Stdio::from(log))
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(std::fs::File::create(&stderr).unwrap()))
-            .spawn()
-            .expect("cannot start wrctl"),
+    let controller = Controller::start(
+        &mut room,
+        &[
+            "--target-per-minute",
+            "60",
+            "--wait-period",
+            &WAIT_PERIOD.to_string(),
+            "--start",
+            "1",
+            "--max",
+            "50",
+        ],
     );
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/real-crowd.py");
     let json = std::env::temp_dir().join(format!("real-crowd-{}.json", std::process::id()));
@@ -126,8 +114,8 @@ fn a_browser_like_crowd_is_held_near_the_target_without_a_jump() {
         .collect();
     let summary = format!(
         "{table}\nwrites (s, %): {writes:?}\ncontroller:\n{}",
-        std::fs::read_to_string(&stderr)
-            .unwrap_or_default()
+        controller
+            .output()
             .lines()
             .rev()
             .take(20)

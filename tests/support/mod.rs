@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod controller;
 pub mod fuzz_input;
 pub mod http;
 pub mod invariants;
