@@ -81,6 +81,7 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use crate::decision::Decision;
+use crate::grid::address_expiry;
 use crate::log::Record;
 use crate::percentage::Percentage;
 use intake::{Intake, Sizes};
@@ -100,6 +101,10 @@ pub const MAX_CLOCK_SKEW: u64 = 300;
 /// The most a written percentage rises over one draw period: twice the
 /// lowest value written or in effect within it.
 pub const MAX_RISE_PER_DRAW_PERIOD: f64 = 2.0;
+/// The least relative change of the percentage that is written: below it, the
+/// forecast's noise (a few per cent from tick to tick) would dither the
+/// percentage up and down.
+pub const LEAST_CHANGE: f64 = 0.03;
 /// Longest wait between two attempts after failed writes, seconds.
 pub const MAX_BACKOFF: u64 = 300;
 /// Default of [`Options::log_silence`], seconds.
@@ -272,9 +277,11 @@ pub struct Controller {
     wanted: Option<Percentage>,
     /// When to write, the percentage last written, and the propagation delay.
     schedule: Schedule<Percentage>,
-    /// Log time of the newest wait token seen ending off the slot boundaries
-    /// (not a multiple of `d`): the room runs the address draw grid.
-    off_slot: Option<u64>,
+    /// Log times of the newest wait token handed out on the address's own
+    /// grid for the wait period the controller was given, and of the newest
+    /// handed out off it (another grid, or another wait period).
+    on_grid: Option<u64>,
+    off_grid: Option<u64>,
     /// The log's lag: how late the newest line came (the clock when it was
     /// read, less its time).
     lag: u64,
@@ -326,7 +333,8 @@ impl Controller {
             options,
             wanted: None,
             lag: 0,
-            off_slot: None,
+            on_grid: None,
+            off_grid: None,
             predictions: VecDeque::new(),
             trim: 1.0,
             ratios: VecDeque::new(),
@@ -362,17 +370,7 @@ impl Controller {
         if self.intake.newest() == Some(record.t) {
             self.lag = now.saturating_sub(record.t);
         }
-        let waiting = matches!(
-            record.decision,
-            Some(Decision::Anon | Decision::Wait | Decision::ReWait)
-        );
-        if waiting
-            && record
-                .exp
-                .is_some_and(|exp| !exp.is_multiple_of(self.options.wait_period.max(1)))
-        {
-            self.off_slot = Some(record.t);
-        }
+        self.note_grid(record);
         let seen = self.tokens.see(record);
         self.intake.tally(record.t, seen, record.percentage);
     }
@@ -394,11 +392,27 @@ impl Controller {
         if !self.schedule.a_tick_on(now) || !self.schedule.may_write(now) {
             return None;
         }
-        let changed = self.schedule.changed(self.wanted);
+        let changed = self
+            .schedule
+            .changed(self.wanted)
+            .filter(|&p| self.worth_writing(p));
         (changed.is_some() || self.schedule.heartbeat_due(now)).then_some(Write {
             allow_percentage: changed,
             heartbeat: now,
         })
+    }
+
+    /// Whether `p` differs enough from the percentage written to be worth a
+    /// write: by [`LEAST_CHANGE`] of it, or it is a bound. Smaller changes are
+    /// noise in the forecast (a draw period's lumps of tokens), and writing
+    /// them would only dither the percentage up and down from tick to tick.
+    fn worth_writing(&self, p: Percentage) -> bool {
+        let Some(written) = self.schedule.written() else {
+            return true;
+        };
+        p == self.options.min
+            || p == self.options.max
+            || (p.fraction() / written.fraction() - 1.0).abs() >= LEAST_CHANGE
     }
 
     /// Whether the controller has stopped writing because no log record has come
@@ -510,28 +524,50 @@ impl Controller {
             return None;
         }
         let lands = newest + h;
+        let width = (2 * d - h).max(tick);
         let redeem = self.options.redeem_window();
         // The crowd keeps each token until its end plus the redeem window.
         let known = self.tokens.waiting.ending_within(
             lands.saturating_add(redeem),
-            (lands + tick).saturating_add(redeem),
+            (lands + width).saturating_add(redeem),
         ) as f64;
-        let arrivals = self.arrivals_drawing(h, tick);
+        let arrivals = self.arrivals_drawing(h, width);
         Some(Prediction {
             made: newest,
             from: lands,
-            to: lands + tick,
+            to: lands + width,
             draws: known + arrivals,
             arrivals,
         })
     }
 
-    /// Whether the room runs the address draw grid: a wait token ending off the
-    /// slot boundaries showed in the last two draw periods of log (on the
-    /// global grid every token ends on one; on the address grid all but one in `d`).
+    /// Notes whether a wait token handed out now (to a newcomer or a loser)
+    /// ends where the address grid puts it for the wait period the controller
+    /// was given.
+    fn note_grid(&mut self, record: &Record) {
+        let (Some(Decision::Anon | Decision::ReWait), Some(exp)) = (record.decision, record.exp)
+        else {
+            return;
+        };
+        let on = exp == address_expiry(record.t, &record.uid, self.options.wait_period);
+        let seen = if on {
+            &mut self.on_grid
+        } else {
+            &mut self.off_grid
+        };
+        *seen = Some(record.t);
+    }
+
+    /// Whether the calendar can be trusted: over the last two draw periods of
+    /// log every wait token handed out ended on its address's grid for the
+    /// controller's wait period. On the VCL's global grid, with a wait period
+    /// other than the room's, or with tokens that follow no grid, the calendar
+    /// would not know when losers draw again.
     fn address_grid(&self, newest: u64) -> bool {
-        self.off_slot
-            .is_some_and(|t| t.saturating_add(2 * self.options.draw_period()) >= newest)
+        let recent = |t: Option<u64>| {
+            t.is_some_and(|t| t.saturating_add(2 * self.options.draw_period()) >= newest)
+        };
+        recent(self.on_grid) && !recent(self.off_grid)
     }
 
     /// Arrivals a second: the lower of the last tick's rate and the last draw

@@ -7,7 +7,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
 use waiting_room::config::Settings;
-use waiting_room::decision::{self, CookieAction, Decision, Transition, Verdict};
+use waiting_room::decision::{self, CookieAction, Decision, Session, Transition, Verdict};
 use waiting_room::outlook;
 use waiting_room::refresh::RefreshMode;
 
@@ -134,6 +134,14 @@ pub fn alone(room: &Room, population: &Population, device: usize, end: u64) -> O
     None
 }
 
+/// A 64-bit key of an address's text, for counting tokens per address.
+pub fn address_key(uid: &str) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    uid.hash(&mut hasher);
+    hasher.finish()
+}
+
 struct Simulation<'a> {
     scenario: &'a Scenario,
     population: &'a Population,
@@ -230,6 +238,12 @@ impl Simulation<'_> {
         let verdict = self.room.decide(now, uid, cookie);
         self.record.decide_nanos += started.elapsed().as_nanos();
         self.record.decisions += 1;
+        if verdict.session == Some(Session::New)
+            && let Some(exp) = verdict.exp
+        {
+            self.record
+                .allow_token(address_key(uid), exp, now.saturating_sub(START));
+        }
         if let Some(closed_loop) = &mut self.closed_loop {
             closed_loop.logged(now, uid, &verdict, &self.room.settings);
         }

@@ -25,7 +25,7 @@
 //! checks them.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::time::Instant;
 
@@ -37,7 +37,7 @@ use waiting_room::log::{self, Record};
 use waiting_room::outlook;
 use waiting_room::refresh::RefreshMode;
 
-use crate::engine::START;
+use crate::engine::{START, address_key};
 use crate::population::{Population, address_text};
 use crate::progress::Progress;
 use crate::rng::Rng;
@@ -135,8 +135,12 @@ pub struct FifoReport {
     pub kendall_tau: Option<f64>,
     /// Pairs of admitted people sharing a place (tied arrivals).
     pub tied_places: u64,
-    /// Admissions per minute.
+    /// People admitted per minute.
     pub per_minute: Vec<u64>,
+    /// New sessions per minute: distinct allow tokens handed out with
+    /// `session=new` (what the origin and the controller see; the checked minutes
+    /// count these).
+    pub new_sessions_per_minute: Vec<u64>,
     /// Minutes checked (at least a minute of target waiting at the start, people
     /// still waiting at the end, not the first two of a crowd).
     pub minutes_checked: u64,
@@ -240,6 +244,10 @@ pub fn run(
     let uids: Vec<String> = (0..population.addresses).map(address_text).collect();
     let mut place = vec![u64::MAX; people];
     let mut admitted_ms: Vec<Option<u64>> = vec![None; people];
+    // New sessions as the origin and the controller see them: distinct allow
+    // tokens (the address and the token's `exp`) handed out with `session=new`.
+    let mut tokens: HashSet<(u64, u64)> = HashSet::new();
+    let mut new_sessions = vec![0u64; scenario.duration.div_ceil(60) as usize];
     let mut gave_up = vec![false; people];
     let mut queue: BinaryHeap<Reverse<(u64, u32)>> = first_ms
         .iter()
@@ -328,6 +336,13 @@ pub fn run(
         {
             place[person] = arr;
         }
+        if verdict.session == Some(Session::New)
+            && let Some(exp) = verdict.exp
+            && tokens.insert((address_key(uid), exp))
+            && let Some(slot) = new_sessions.get_mut((ms / 1000 - START) as usize / 60)
+        {
+            *slot += 1;
+        }
         let next = match verdict.decision {
             Decision::Allow => {
                 if verdict.session == Some(Session::New) && !admitted_before {
@@ -366,6 +381,7 @@ pub fn run(
         population,
         place: &place,
         admitted_ms: &admitted_ms,
+        new_sessions: &new_sessions,
         gave_up: &gave_up,
         leaves: &leaves,
     });
@@ -397,6 +413,8 @@ struct Summary<'a> {
     population: &'a Population,
     place: &'a [u64],
     admitted_ms: &'a [Option<u64>],
+    /// Distinct allow tokens handed out with `session=new`, per minute.
+    new_sessions: &'a [u64],
     gave_up: &'a [bool],
     leaves: &'a [Option<u64>],
 }
@@ -452,7 +470,7 @@ fn summarise(s: Summary<'_>) -> FifoReport {
     let checked: Vec<f64> = (0..minutes)
         .filter(|&m| at_start(m) as f64 >= target && !starts.iter().any(|&s| m == s + 1))
         .filter(|&m| still(m))
-        .map(|m| per_minute[m] as f64 / target)
+        .map(|m| s.new_sessions.get(m).copied().unwrap_or(0) as f64 / target)
         .collect();
     let within = checked
         .iter()
@@ -492,6 +510,7 @@ fn summarise(s: Summary<'_>) -> FifoReport {
         implied_minutes: total as f64 / target,
         deciles: deciles(&s),
         per_minute,
+        new_sessions_per_minute: s.new_sessions.to_vec(),
         writes: 0,
         cutoff_writes: 0,
         show_up: [1.0, 1.0],

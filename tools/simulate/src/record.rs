@@ -33,6 +33,11 @@ pub struct SlotDraws {
 pub struct Record {
     /// New sessions (first admissions, and replayed winners) per second.
     pub new_sessions: Vec<u64>,
+    /// New sessions as the origin and the controller see them: distinct allow
+    /// tokens (the address and the token's `exp`) handed out with
+    /// `session=new`, per second. Tabs or devices admitted in the same second
+    /// behind one address share a token and count once.
+    pub new_tokens: Vec<u64>,
     /// Requests forwarded to the origin per second.
     pub origin_requests: Vec<u64>,
     /// Distinct wait tokens drawn per second (attackers' replays left out).
@@ -61,6 +66,9 @@ pub struct Record {
     pub wall_seconds: f64,
     drawn: HashSet<(u32, u64)>,
     prune_at: usize,
+    /// Allow tokens handed out, by address key and `exp`, while they live.
+    tokens: HashSet<(u64, u64)>,
+    tokens_prune_at: usize,
     first_slot: u64,
     wait_period: u64,
     allow_timeout: u64,
@@ -73,6 +81,7 @@ impl Record {
         let d = scenario.room.wait_period.max(1);
         Record {
             new_sessions: vec![0; seconds],
+            new_tokens: vec![0; seconds],
             origin_requests: vec![0; seconds],
             draws: vec![0; seconds],
             percentage: vec![0; seconds],
@@ -88,6 +97,8 @@ impl Record {
             wall_seconds: 0.0,
             drawn: HashSet::new(),
             prune_at: PRUNE_AT,
+            tokens: HashSet::new(),
+            tokens_prune_at: PRUNE_AT,
             first_slot: crate::engine::START / d,
             wait_period: d,
             allow_timeout: scenario.room.allow_timeout,
@@ -130,6 +141,21 @@ impl Record {
         self.slots[slot].draws += 1;
         self.slots[slot].wins += u64::from(won);
         self.slots[slot].expected_wins += p;
+    }
+
+    /// An allow token ending at `exp` handed out with `session=new` to `address`
+    /// (a key of its text) at second `t`: a new session when no request got it before.
+    pub fn allow_token(&mut self, address: u64, exp: u64, t: u64) {
+        if !self.tokens.insert((address, exp)) {
+            return;
+        }
+        bump(&mut self.new_tokens, t, 1);
+        if self.tokens.len() > self.tokens_prune_at {
+            // An ended token is never handed out again.
+            let now = crate::engine::START + t;
+            self.tokens.retain(|&(_, e)| e >= now);
+            self.tokens_prune_at = (2 * self.tokens.len()).max(PRUNE_AT);
+        }
     }
 
     /// The percentage in effect at second `t`.

@@ -99,6 +99,15 @@ pub struct ClosedLoopReport {
     pub waiting_per_minute: Vec<u64>,
     /// Addresses the controller counted as waiting at the last tick of each minute.
     pub controller_waiting_per_minute: Vec<u64>,
+    /// New sessions per minute: distinct allow tokens (the minutes checked).
+    pub new_sessions_per_minute: Vec<u64>,
+    /// People admitted per minute (a person's first admission, on any device).
+    pub people_admitted_per_minute: Vec<u64>,
+    /// Times the written percentage turned (up after down, or down after up),
+    /// per draw period of the run: oscillation shows as one or more.
+    pub direction_changes_per_draw_period: f64,
+    /// The largest write over the lowest written in the draw period before it.
+    pub largest_rise_per_draw_period: Option<f64>,
 }
 
 /// The first two minutes of a crowd.
@@ -343,6 +352,39 @@ pub fn summarise(
     }
 }
 
+/// Of the percentages written (second, millionths), the times the direction
+/// turned, and the largest write over the lowest written within `period`
+/// seconds before it (`None` before a second write).
+fn turns_and_rises(writes: &[(u64, Option<u32>)], period: u64) -> (u64, Option<f64>) {
+    let written: Vec<(u64, f64)> = writes
+        .iter()
+        .filter_map(|&(t, p)| Some((t, f64::from(p?))))
+        .collect();
+    let mut turns = 0;
+    let mut last_step: Option<bool> = None;
+    for pair in written.windows(2) {
+        let up = pair[1].1 > pair[0].1;
+        if last_step.is_some_and(|was_up| was_up != up) {
+            turns += 1;
+        }
+        last_step = Some(up);
+    }
+    let largest = (1..written.len())
+        .map(|i| {
+            let (at, p) = written[i];
+            let first = written[..i]
+                .iter()
+                .rposition(|&(t, _)| t + period <= at)
+                .unwrap_or(0);
+            let lowest = written[first..i]
+                .iter()
+                .fold(f64::INFINITY, |a, &(_, b)| a.min(b));
+            p / lowest
+        })
+        .reduce(f64::max);
+    (turns, largest)
+}
+
 /// Ratio of a minute's new sessions to the target, within which it is on target.
 pub const BAND: f64 = 0.10;
 /// Ratio above which a minute is an overshoot, wherever it is.
@@ -356,8 +398,10 @@ fn closed_loop(
     let spec = scenario.control?;
     let trace = record.control.as_ref()?;
     let target = spec.target_per_minute;
+    // Minutes are checked on new sessions as the origin and the controller see
+    // them: distinct allow tokens.
     let per_minute: Vec<u64> = record
-        .new_sessions
+        .new_tokens
         .chunks(60)
         .map(|m| m.iter().sum())
         .collect();
@@ -398,10 +442,21 @@ fn closed_loop(
         .iter()
         .filter(|r| (1.0 - BAND..=1.0 + BAND).contains(*r))
         .count() as u64;
-    let total: u64 = record.new_sessions.iter().sum();
+    let total: u64 = record.new_tokens.iter().sum();
     let implied_minutes = total as f64 / target;
     let to_admit = everyone_admitted.then_some((last_admission + 1) as f64 / 60.0);
     let hours = scenario.duration as f64 / 3600.0;
+    let mut people_per_minute = vec![0u64; minutes];
+    for i in 0..population.people.len() {
+        if let Some(slot) = record
+            .admitted_at(i)
+            .and_then(|t| people_per_minute.get_mut(t as usize / 60))
+        {
+            *slot += 1;
+        }
+    }
+    let (turns, largest_rise) = turns_and_rises(&trace.writes, 2 * scenario.room.wait_period);
+    let draw_periods = scenario.duration as f64 / (2 * scenario.room.wait_period.max(1)) as f64;
     let mut controller_waiting = vec![0; minutes];
     for &(t, count) in &trace.waiting {
         if let Some(slot) = controller_waiting.get_mut(t as usize / 60) {
@@ -447,6 +502,10 @@ fn closed_loop(
             .collect(),
         waiting_per_minute: waiting,
         controller_waiting_per_minute: controller_waiting,
+        new_sessions_per_minute: per_minute.clone(),
+        people_admitted_per_minute: people_per_minute,
+        direction_changes_per_draw_period: turns as f64 / draw_periods,
+        largest_rise_per_draw_period: largest_rise,
     })
 }
 
