@@ -16,9 +16,9 @@ def ratio(r):
 print(
     "| run | delay | target/min | minutes 3.. in ±10 % | lowest | highest | above 1.15× "
     "| first two minutes (× target) | everyone admitted, min | target implies, min | ratio "
-    "| writes/h (of which percentage) | wall s |"
+    "| writes/h (of which percentage) | turns per draw period | largest rise | wall s |"
 )
-print("|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+print("|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 for report in sorted(root.glob("*/report.json")):
     data = json.loads(report.read_text())
     control = data["scenario"]["control"]
@@ -39,6 +39,7 @@ for report in sorted(root.glob("*/report.json")):
             f"| {first} | {'-' if admitted is None else f'{admitted:.1f}'} | {c['implied_minutes']:.1f} "
             f"| {ratio(c['admit_time_ratio'])} "
             f"| {c['writes_per_hour']:.0f} ({c['percentage_writes'] / hours:.0f}) "
+            f"| {c['direction_changes_per_draw_period']:.2f} | {ratio(c['largest_rise_per_draw_period'])} "
             f"| {run['cost']['wall_seconds']:.0f} |"
         )
 

@@ -5,15 +5,17 @@
 #   flash   200,000 people in 10 s, target 2,000/min (100 minutes of admissions)
 #   steady  200,000 people over 50 minutes (4,000/min arriving), target 2,000/min
 #   waves   300,000 people in 3 waves of a minute, 20 minutes apart, target 3,000/min
-# Plain visitors (one device, own address) and the default mix of people; and
-# the flash crowd from the safe start (the room at 1 % until the controller's
-# writes land); and the fixed percentages of the planning table for comparison.
+# Each with plain visitors (one device and tab, own address, following Refresh),
+# the simulator's default mix of people and its heavy mix (several devices, shared
+# addresses, replayers, tabs sharing a cookie jar, apps polling on their own
+# interval, early reloaders, people who give up); and the flash crowd from the
+# safe start (the room at 1 % until the controller's writes land); and the fixed
+# percentages of the planning table for comparison.
 # On the room's default address draw grid; `scripts/closed-loop.sh global` runs
 # the same on the VCL's global grid (under docs/sim/closed-loop-global/).
 # Writes report.json and closed-loop-eligible.svg per run under
 # docs/sim/closed-loop/, prints each run's figures, and writes them all as a
-# Markdown table (table.md). About 16 minutes on 2 cores shared with other work
-# (load 3-6); less on an idle machine.
+# Markdown table (table.md). Two runs at a time: about 25 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +28,7 @@ case $grid in
   *) echo "usage: $0 [address|global]" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
-plain=(--multi-device 0:1:0 --nat 0:1 --attackers 0)
+plain=(--mix plain)
 common=(--refresh eligible --draw-grid "$grid" --quiet)
 flash=(--visitors 200000 --arrivals flash:10 --duration 7200)
 steady=(--visitors 200000 --arrivals steady:3000 --duration 7200)
@@ -35,22 +37,30 @@ waves=(--visitors 300000 --arrivals waves:3:1200:60 --duration 7200)
 run() { # name delay args...
   local name=$1 delay=$2
   shift 2
-  echo "== $name, propagation delay $delay s"
   "$simulate" run "${common[@]}" --propagation-delay "$delay" --out "$out/$name-delay-$delay" "$@" |
-    sed -n '2p'
+    sed -n '2p' | sed "s/^/$name, propagation delay $delay s: /"
 }
 
-# Each crowd with plain visitors, and with the simulator's default mix of people
-# (several devices, shared addresses, replayers).
+# Each crowd with each mix; two runs at a time, one a core.
 for delay in 0 30 60; do
-  run plain-flash "$delay" "${plain[@]}" "${flash[@]}" --target-per-minute 2000
-  run plain-steady "$delay" "${plain[@]}" "${steady[@]}" --target-per-minute 2000
-  run plain-waves "$delay" "${plain[@]}" "${waves[@]}" --target-per-minute 3000
-  run mix-flash "$delay" "${flash[@]}" --target-per-minute 2000
-  run mix-steady "$delay" "${steady[@]}" --target-per-minute 2000
-  run mix-waves "$delay" "${waves[@]}" --target-per-minute 3000
-  # The safe start: the room at 1 % until the controller's writes land.
-  run mix-flash-start-1 "$delay" "${flash[@]}" --target-per-minute 2000 --allow-percentage 1 --start 1
+  for mix in plain mix heavy; do
+    case $mix in
+      plain) people=(--mix plain) ;;
+      mix) people=(--mix default) ;;
+      heavy) people=(--mix heavy) ;;
+    esac
+    run "$mix-flash" "$delay" "${people[@]}" "${flash[@]}" --target-per-minute 2000 &
+    first=$!
+    run "$mix-steady" "$delay" "${people[@]}" "${steady[@]}" --target-per-minute 2000
+    wait "$first"
+    run "$mix-waves" "$delay" "${people[@]}" "${waves[@]}" --target-per-minute 3000 &
+    first=$!
+    if [ "$mix" = mix ]; then
+      # The safe start: the room at 1 % until the controller's writes land.
+      run mix-flash-start-1 "$delay" "${flash[@]}" --target-per-minute 2000 --allow-percentage 1 --start 1
+    fi
+    wait "$first"
+  done
 done
 
 # Fixed percentages, as the planning mode tabulates them (a sample of 20,000 scaled up).

@@ -15,7 +15,7 @@ out=docs/sim/devices
 mkdir -p "$out"
 
 for spread in 10 40 120; do
-  common=(--device-spread "$spread" --draw-grid both --refresh eligible --no-plots --quiet)
+  common=(--mix devices --device-spread "$spread" --draw-grid both --refresh eligible --no-plots --quiet)
   echo "== device spread $spread s"
   "$simulate" run "${common[@]}" --visitors 200000 --arrivals flash:10 --duration 3600 \
     --out "$out/flash-spread-$spread" | cut -c1-160

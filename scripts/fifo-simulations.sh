@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # FIFO mode in the simulator: the room with queueing_method = fifo and the FIFO
 # rule (waiting_room::control::fifo) moving fifo_cutoff in the loop, log lines 5 s
-# late, a tick of 10 s, at propagation delays of 0 and 30 s. Two crowds of plain
-# visitors, target 2,000 new sessions a minute, two hours simulated:
+# late, a tick of 10 s, at propagation delays of 0, 30 and 60 s. Two crowds,
+# target 2,000 new sessions a minute, two hours simulated:
 #   flash   200,000 people in 10 s
 #   steady  200,000 people over 50 minutes (4,000/min arriving)
-# and the flash crowd again with 30 % of people giving up within 20 minutes.
-# Writes report.json and waits-fifo.svg per run under docs/sim/fifo/ and prints
-# each run's figures (Kendall's tau, minutes against the target, waits by
-# arrival decile). About 2 minutes.
+# each with plain visitors, the simulator's default mix of people and its heavy
+# mix (several devices, shared addresses, replayers, tabs sharing a cookie jar,
+# apps polling on their own interval, early reloaders, people who give up); and
+# the flash crowd of plain visitors with 30 % giving up within 20 minutes.
+# Writes report.json per run under docs/sim/fifo/ and prints each run's figures
+# (Kendall's tau, minutes against the target in new sessions, waits by arrival
+# decile). Two runs at a time: about 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +19,7 @@ cargo build --release -p simulate
 simulate=target/release/simulate
 out=docs/sim/fifo
 mkdir -p "$out"
-common=(--queueing fifo --target-per-minute 2000 --duration 7200 --quiet)
+common=(--queueing fifo --target-per-minute 2000 --duration 7200 --no-plots --quiet)
 flash=(--visitors 200000 --arrivals flash:10)
 steady=(--visitors 200000 --arrivals steady:3000)
 
@@ -27,8 +30,14 @@ run() { # name delay args...
   "$simulate" run "${common[@]}" --propagation-delay "$delay" --out "$out/$name-delay-$delay" "$@"
 }
 
-for delay in 0 30; do
-  run flash "$delay" "${flash[@]}"
-  run steady "$delay" "${steady[@]}"
+for delay in 0 30 60; do
+  for mix in plain default heavy; do
+    run "$mix-flash" "$delay" --mix "$mix" "${flash[@]}" > "$out/$mix-flash-$delay.txt" &
+    first=$!
+    run "$mix-steady" "$delay" --mix "$mix" "${steady[@]}" > "$out/$mix-steady-$delay.txt"
+    wait "$first"
+    cat "$out/$mix-flash-$delay.txt" "$out/$mix-steady-$delay.txt"
+    rm "$out/$mix-flash-$delay.txt" "$out/$mix-steady-$delay.txt"
+  done
 done
-run flash-abandon-30pct 30 "${flash[@]}" --abandon 0.3:1200
+run plain-flash-abandon-30pct 30 --mix plain "${flash[@]}" --abandon 0.3:1200

@@ -11,11 +11,11 @@ cargo build --release -p simulate
 simulate=target/release/simulate
 
 # 10^6 visitors arriving steadily over 50 minutes, an hour of virtual time.
-"$simulate" run --visitors 1000000 --arrivals steady:3000 --duration 3600 --draw-grid both --out docs/sim/steady
+"$simulate" run --mix devices --visitors 1000000 --arrivals steady:3000 --duration 3600 --draw-grid both --out docs/sim/steady
 # A flash crowd: 200,000 people in the same ten seconds.
-"$simulate" run --visitors 200000 --arrivals flash:10 --duration 3600 --draw-grid both --out docs/sim/flash
+"$simulate" run --mix devices --visitors 200000 --arrivals flash:10 --duration 3600 --draw-grid both --out docs/sim/flash
 # Three waves of 100,000 people, each within a minute, 20 minutes apart.
-"$simulate" run --visitors 300000 --arrivals waves:3:1200:60 --duration 3600 --draw-grid both --out docs/sim/waves
+"$simulate" run --mix devices --visitors 300000 --arrivals waves:3:1200:60 --duration 3600 --draw-grid both --out docs/sim/waves
 python3 scripts/sim-table.py docs/sim/{steady,flash,waves}/report.json | tee docs/sim/table.md
 
 # Cost per decision as the crowd grows, 10^3 to 10^6 visitors.

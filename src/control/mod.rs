@@ -21,19 +21,26 @@
 //! devices that share a token count once.
 //!
 //! - *Draws predicted*, on the room's address grid, from the calendar of the
-//!   wait tokens' ends: each token is drawn at its end, so the draws of the
-//!   tick are the tokens ending in it, plus the first tokens of arrivals to
-//!   come (a first token ends `d` to `3d` after its arrival). The write lands
-//!   `h` seconds after the newest line: the log's lag, the propagation delay
-//!   (measured from the log). Within a draw period of the newest line the
-//!   calendar holds every token that will be drawn (a loser's next token ends
-//!   `2d` after a draw already in the log). Further ahead, and on the VCL's
-//!   global grid (where a crowd that arrived together draws in every other
-//!   wait period), the tick's share of the draw period's draws: the addresses
-//!   waiting, less those whose token ends after it and those the percentage
-//!   in effect admits first, plus arrivals to come. The arrival rate is the
-//!   lower of the last tick's and the last period's, so that a flash crowd
-//!   that has stopped arriving is not taken to go on.
+//!   wait tokens' ends: each token is drawn at its end. The write lands `h`
+//!   seconds after the newest line (the log's lag, the propagation delay
+//!   measured from the log, half a tick), and within a draw period of the
+//!   newest line the calendar holds every token that will be drawn (a loser's
+//!   next token ends `2d` after a draw already in the log). So the write aims
+//!   at the draws from when it lands to the calendar's horizon: the tokens
+//!   ending then, plus the first tokens of arrivals to come (a first token
+//!   ends `d` to `3d` after its arrival). Aiming at that whole stretch rather
+//!   than at one tick keeps the percentage even over the draw period: aimed
+//!   tick by tick it would follow each tick's lumps of tokens, drain the thin
+//!   ticks faster, and make the lumps grow. The calendar is trusted only while
+//!   every token handed out ends where the address grid puts it for the
+//!   controller's wait period. Otherwise (the VCL's global grid, where a crowd
+//!   that arrived together draws in every other wait period; a wait period
+//!   other than the room's), and past the horizon, the forecast is the draw
+//!   period's average: the addresses waiting, less those whose token ends
+//!   after the period and those the percentage in effect admits first, plus
+//!   arrivals to come. The arrival rate is the lower of the last tick's and
+//!   the last period's, so that a flash crowd that has stopped arriving is not
+//!   taken to go on.
 //! - *Trim* is the feedback on the crowd: each tick's prediction of the draws
 //!   in the draw period its write lands in is kept, and once the log has
 //!   shown that period, the draws that came are set against the draws
@@ -57,7 +64,8 @@
 //! empty room, a log gap) moves the percentage up gradually, and the feedback
 //! sees what each step admits before the next. Doubling a period reaches any
 //! percentage from any other in at most 20 periods, and never more than
-//! doubles the admissions of the period before. With no draws expected
+//! doubles the admissions of the period before. A change of less than
+//! [`LEAST_CHANGE`] is not written. With no draws expected
 //! (nobody waiting) the percentage is held, not raised: `--max` is a ceiling,
 //! never a default.
 //!

@@ -236,6 +236,32 @@ fn a_steady_crowd_gets_the_target_over_its_size() {
 }
 
 #[test]
+fn changes_within_the_forecasts_noise_are_not_written() {
+    // A steady crowd, then half of it gives up: the percentage moves up to
+    // its new level in steps, and the forecast's small ups and downs from
+    // tick to tick are not written, so the writes neither dither nor turn
+    // back and forth.
+    let mut c = Controller::new(options(120.0)).unwrap();
+    let mut writes = SteadyCrowd::default().run(&mut c, T0, 600, |_| true);
+    writes.extend(SteadyCrowd::default().run(&mut c, T0 + 600, 900, |uid| uid % 2 == 0));
+    let written: Vec<f64> = writes
+        .iter()
+        .filter_map(|w| Some(w.allow_percentage?.fraction()))
+        .collect();
+    assert!(written.len() >= 3, "{written:?}");
+    for pair in written.windows(2) {
+        let change = (pair[1] / pair[0] - 1.0).abs();
+        assert!(change >= LEAST_CHANGE - 1e-9, "{written:?}");
+    }
+    let turns = written
+        .windows(3)
+        .filter(|w| (w[1] > w[0]) != (w[2] > w[1]))
+        .count();
+    // Twenty-five draw periods: fewer turns than one in five of them.
+    assert!(turns <= 5, "{turns} turns: {written:?}");
+}
+
+#[test]
 fn tokens_off_the_address_grid_are_forecast_from_the_period_average() {
     // The room hands out tokens off the grid the controller expects (another
     // wait period, another grid): the calendar cannot say when losers draw

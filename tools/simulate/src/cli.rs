@@ -27,11 +27,22 @@ scenario options (defaults for `run`):
   --wait-period SECONDS     wait_period_duration (30)        plan: a list
   --allow-timeout SECONDS   allow_period_timeout (3600)      plan: a list
   --session N:SECONDS       requests after admission, and their spacing (5:60)
+  --mix NAME                the mix of people below, as a whole: plain (one device and tab
+                            each, on its own address, following Refresh, never giving up),
+                            devices (several devices, shared addresses, replayers only),
+                            default, or heavy; the options below change it part by part
   --multi-device SHARE:DEVICES:SPREAD   people on several devices behind one address (0.1:3:10)
   --device-spread SECONDS   seconds over which a multi-device person's devices join
                             (10; overrides the SPREAD of --multi-device)
   --nat SHARE:SIZE          people behind shared addresses, and how many per address (0.02:20)
   --attackers SHARE         people who keep and replay their tokens (0.001)
+  --tabs SHARE:N            devices with N tabs on the waiting page, sharing one cookie
+                            jar, each following Refresh (0.3:3)
+  --app-poll SHARE:MIN:MAX  devices that are apps polling every MIN..MAX s instead of
+                            following Refresh (0.05:3:6)
+  --early SHARE             devices whose person reloads at half the page's Refresh (0.1)
+  --abandon SHARE:SECONDS   people who give up waiting, each within SECONDS of arriving
+                            (0.1:1800)
   --seed N                  seed of every random choice (1)
   --draw-grid GRID          draw_grid: address (each address's own grid, the room's
                             default) or global (the VCL's slots); run: also both
@@ -50,8 +61,8 @@ static setting until its first write lands
 FIFO mode (run only, with the closed loop: the FIFO rule moves fifo_cutoff)
   --queueing fifo           the room in FIFO mode (queueing_method = fifo)
   --fifo-hold SECONDS       fifo_hold (300)
-  --abandon SHARE:SECONDS   that share of people give up after up to SECONDS (0:600)
-plan and cost default to plain visitors (no extra devices, NAT or attackers).";
+plan and cost default to plain visitors (one device and tab each on its own address,
+following Refresh, never giving up); run, random or FIFO, to the mix above.";
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +108,8 @@ pub enum Command {
         spec: crate::fifo::FifoSpec,
         /// Where the JSON report and the plot go.
         out: PathBuf,
+        /// The JSON report only, no plot.
+        no_plots: bool,
         /// No progress lines.
         quiet: bool,
     },
@@ -214,23 +227,14 @@ fn fifo_run(options: &mut Options) -> Result<Command, String> {
     if let Some(v) = options.number("fifo-hold")? {
         spec.fifo_hold = v;
     }
-    if let Some(raw) = options.take("abandon") {
-        let [share, seconds] = parts::<2>("abandon", &raw)?;
-        spec.abandon_share = fraction("abandon", share)?;
-        spec.patience = number("abandon", seconds)?;
-    }
-    let defaults = Scenario {
-        mix: Mix::plain(),
-        ..Scenario::default()
-    };
-    let mut scenario = options.scenario(defaults)?;
+    let mut scenario = options.scenario(Scenario::default())?;
     scenario.control = options.control()?;
     check(&scenario)?;
     let control = scenario
         .control
         .ok_or("--queueing fifo needs --target-per-minute and --propagation-delay")?;
-    if !(1..=MAX_DURATION).contains(&spec.fifo_hold) || spec.patience == 0 {
-        return Err("--fifo-hold and --abandon's SECONDS must be 1 s to a year".into());
+    if !(1..=MAX_DURATION).contains(&spec.fifo_hold) {
+        return Err("--fifo-hold must be 1 s to a year".into());
     }
     waiting_room::control::fifo::FifoController::new(crate::fifo::options(
         &control, &scenario, &spec,
@@ -240,6 +244,7 @@ fn fifo_run(options: &mut Options) -> Result<Command, String> {
         scenario,
         spec,
         out: PathBuf::from(options.take("out").unwrap_or_else(|| "simulation".into())),
+        no_plots: options.flag("no-plots"),
         quiet: options.flag("quiet"),
     })
 }
@@ -353,6 +358,11 @@ impl Options {
     /// `default`, with every scenario option given applied.
     fn scenario(&mut self, default: Scenario) -> Result<Scenario, String> {
         let mut s = default;
+        if let Some(name) = self.take("mix") {
+            s.mix = Mix::named(&name).ok_or_else(|| {
+                format!("--mix {name:?}: expected plain, devices, default or heavy")
+            })?;
+        }
         if let Some(v) = self.number("visitors")? {
             s.visitors = v;
         }
@@ -397,6 +407,24 @@ impl Options {
         }
         if let Some(share) = self.fraction("attackers")? {
             s.mix.attacker_share = share;
+        }
+        if let Some(spec) = self.take("tabs") {
+            let [share, tabs] = parts::<2>("tabs", &spec)?;
+            s.mix.tabs_share = fraction("tabs", share)?;
+            s.mix.tabs = number("tabs", tabs)?;
+        }
+        if let Some(spec) = self.take("app-poll") {
+            let [share, least, most] = parts::<3>("app-poll", &spec)?;
+            s.mix.poller_share = fraction("app-poll", share)?;
+            s.mix.poll_every = (number("app-poll", least)?, number("app-poll", most)?);
+        }
+        if let Some(share) = self.fraction("early")? {
+            s.mix.early_share = share;
+        }
+        if let Some(spec) = self.take("abandon") {
+            let [share, seconds] = parts::<2>("abandon", &spec)?;
+            s.mix.abandon_share = fraction("abandon", share)?;
+            s.mix.patience = number("abandon", seconds)?;
         }
         if let Some(v) = self.number("seed")? {
             s.seed = v;
@@ -469,6 +497,21 @@ fn check(s: &Scenario) -> Result<(), String> {
         (
             shares > 1.0,
             "the shares of --multi-device, --nat and --attackers exceed 1",
+        ),
+        (!(1..=64).contains(&s.mix.tabs), "--tabs needs 1 to 64 tabs"),
+        (
+            s.mix.poll_every.0 == 0
+                || s.mix.poll_every.0 > s.mix.poll_every.1
+                || s.mix.poll_every.1 > 24 * 3600,
+            "--app-poll needs 1 <= MIN <= MAX <= a day",
+        ),
+        (
+            s.mix.poller_share + s.mix.early_share > 1.0,
+            "the shares of --app-poll and --early exceed 1",
+        ),
+        (
+            !(1..=MAX_DURATION).contains(&s.mix.patience),
+            "--abandon's SECONDS must be 1 s to a year",
         ),
     ];
     match problems.iter().find(|(bad, _)| *bad) {
@@ -550,7 +593,8 @@ mod tests {
         let line = "run --visitors 1_000 --arrivals flash:5 --duration 600 --allow-percentage 30 \
                     --wait-period 20 --allow-timeout 900 --session 2:30 --multi-device 0.2:4:5 \
                     --nat 0.1:50 --attackers 0.01 --seed 9 --refresh fixed --out x --quiet \
-                    --draw-grid global --no-plots";
+                    --draw-grid global --no-plots --tabs 0.4:2 --app-poll 0.2:5:9 --early 0.3 \
+                    --abandon 0.5:300";
         let Command::Run {
             scenario: s,
             grids,
@@ -582,6 +626,10 @@ mod tests {
             (s.mix.nat_share, s.mix.nat_size, s.mix.attacker_share),
             (0.1, 50, 0.01)
         );
+        assert_eq!((s.mix.tabs_share, s.mix.tabs), (0.4, 2));
+        assert_eq!((s.mix.poller_share, s.mix.poll_every), (0.2, (5, 9)));
+        assert_eq!(s.mix.early_share, 0.3);
+        assert_eq!((s.mix.abandon_share, s.mix.patience), (0.5, 300));
         assert_eq!(modes, [RefreshMode::Fixed]);
         assert_eq!(
             (grids, s.room.draw_grid),
@@ -666,6 +714,34 @@ mod tests {
     }
 
     #[test]
+    fn a_named_mix_is_taken_whole_and_changed_part_by_part() {
+        for (name, mix) in [
+            ("plain", Mix::plain()),
+            ("devices", Mix::devices()),
+            ("default", Mix::default()),
+            ("heavy", Mix::heavy()),
+        ] {
+            let Command::Run { scenario, .. } = parse(args(&format!("run --mix {name}"))).unwrap()
+            else {
+                panic!("not a run");
+            };
+            assert_eq!(scenario.mix, mix);
+        }
+        let Command::Run { scenario, .. } = parse(args("run --mix heavy --early 0")).unwrap()
+        else {
+            panic!("not a run");
+        };
+        assert_eq!(
+            scenario.mix,
+            Mix {
+                early_share: 0.0,
+                ..Mix::heavy()
+            }
+        );
+        assert!(parse(args("run --mix crowded")).is_err());
+    }
+
+    #[test]
     fn bad_input_is_an_error_not_a_panic() {
         for line in [
             "",
@@ -677,6 +753,15 @@ mod tests {
             "run --allow-percentage 300",
             "run --nat 2:5",
             "run --multi-device 0.1:3",
+            "run --tabs 0.5:0",
+            "run --tabs 0.5:65",
+            "run --tabs 1.5:2",
+            "run --app-poll 0.1:0:5",
+            "run --app-poll 0.1:9:5",
+            "run --app-poll 0.6:3:6 --early 0.6",
+            "run --early 2",
+            "run --abandon 0.1:0",
+            "run --abandon 0.1",
             "run --wait-period 0",
             "run --wait-period 31536001",
             "plan --allow-timeout 600,0",

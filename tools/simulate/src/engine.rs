@@ -180,12 +180,21 @@ impl Simulation<'_> {
         if !self.devices[index].admitted && self.record.is_admitted(person) {
             return None; // the person got in on another device and closed this one
         }
+        if !self.devices[index].admitted && self.population.people[person].gave_up_by(t) {
+            return None; // the person gave up waiting
+        }
         let now = START + t;
         let uids = self.uids;
         let uid = uids[seen.address as usize].as_str();
         let presented = self.devices[index].cookie.clone();
         let presented_exp = self.devices[index].wait_exp;
         let verdict = self.timed_decide(now, uid, presented.as_deref());
+        // The device's other tabs send the same request with the same cookie.
+        for _ in 1..seen.tabs {
+            if self.timed_decide(now, uid, presented.as_deref()).decision == Decision::Allow {
+                self.record.origin_request(t);
+            }
+        }
         let won = verdict.transition == Some(Transition::LotteryWon);
         if kind != Kind::Attacker
             && matches!(
@@ -227,7 +236,7 @@ impl Simulation<'_> {
                 if kind == Kind::Attacker && verdict.transition == Some(Transition::LotteryLost) {
                     self.reroll(device, uid, now, presented);
                 }
-                Some(t + outlook.refresh_after)
+                Some(t + seen.habit.next_after(outlook.refresh_after))
             }
             Decision::Deny => None,
         }

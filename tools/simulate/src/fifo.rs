@@ -55,18 +55,12 @@ const BAND: f64 = 0.10;
 pub struct FifoSpec {
     /// The room's `fifo_hold`, seconds.
     pub fifo_hold: u64,
-    /// Share of people who give up.
-    pub abandon_share: f64,
-    /// They give up after a wait drawn evenly in 1..=this many seconds.
-    pub patience: u64,
 }
 
 impl Default for FifoSpec {
     fn default() -> FifoSpec {
         FifoSpec {
             fifo_hold: waiting_room::config::DEFAULT_FIFO_HOLD,
-            abandon_share: 0.0,
-            patience: 600,
         }
     }
 }
@@ -220,17 +214,6 @@ pub fn run(
             first_ms[d] = (START + second) * 1000 + j as u64 * 1000 / k;
         }
     }
-    // Who gives up, and when (Unix ms).
-    let leaves: Vec<Option<u64>> = population
-        .people
-        .iter()
-        .map(|p| {
-            rng.chance(spec.abandon_share).then(|| {
-                (START + p.arrival + 1 + rng.below(spec.patience.max(1))) * 1000 + rng.below(1000)
-            })
-        })
-        .collect();
-
     let mut devices: Vec<Device> = population
         .devices
         .iter()
@@ -306,10 +289,11 @@ pub fn run(
         let d = &mut devices[device as usize];
         let person = d.person as usize;
         let admitted_before = admitted_ms[person].is_some();
-        if leaves[person].is_some_and(|l| ms >= l) && !admitted_before {
+        if !admitted_before && population.people[person].gave_up_by(ms / 1000 - START) {
             gave_up[person] = true;
             continue;
         }
+        let seen = population.devices[device as usize];
         let uid = uids[d.uid as usize].as_str();
         let verdict = decision::decide_at(
             ms / 1000,
@@ -321,11 +305,16 @@ pub fn run(
         );
         decisions += 1;
         let now = ms / 1000;
-        let line = log::decision_line(now, uid, PATH, &verdict, &settings);
-        match line.parse::<Record>() {
-            Ok(record) => inbox.push_back((now + control.log_delay, record)),
-            Err(_) => rule.bad_line(),
+        // The device's other tabs send the same request with the same cookie:
+        // the same verdict, a line each.
+        for _ in 0..seen.tabs {
+            let line = log::decision_line(now, uid, PATH, &verdict, &settings);
+            match line.parse::<Record>() {
+                Ok(record) => inbox.push_back((now + control.log_delay, record)),
+                Err(_) => rule.bad_line(),
+            }
         }
+        decisions += u64::from(seen.tabs - 1);
         match &verdict.cookie {
             CookieAction::Set(value) => d.cookie = Some(value.clone()),
             CookieAction::Delete => d.cookie = None,
@@ -358,7 +347,7 @@ pub fn run(
             Decision::Anon | Decision::Wait | Decision::ReWait if admitted_before => None,
             Decision::Anon | Decision::Wait | Decision::ReWait => verdict.wait_exp.map(|exp| {
                 let o = outlook(now, exp, verdict.arr, uid, &settings);
-                ms + o.refresh_after * 1000
+                ms + seen.habit.next_after(o.refresh_after) * 1000
             }),
             Decision::Deny => None,
         };
@@ -383,7 +372,6 @@ pub fn run(
         admitted_ms: &admitted_ms,
         new_sessions: &new_sessions,
         gave_up: &gave_up,
-        leaves: &leaves,
     });
     let points: Vec<(u64, u64)> = (0..people)
         .filter_map(|i| {
@@ -416,7 +404,6 @@ struct Summary<'a> {
     /// Distinct allow tokens handed out with `session=new`, per minute.
     new_sessions: &'a [u64],
     gave_up: &'a [bool],
-    leaves: &'a [Option<u64>],
 }
 
 fn summarise(s: Summary<'_>) -> FifoReport {
@@ -440,8 +427,9 @@ fn summarise(s: Summary<'_>) -> FifoReport {
                 last_admission = last_admission.max(ms / 1000 - START);
             }
             None if s.gave_up[i] => {
-                if let Some(left) = s.leaves[i] {
-                    change[minute_of(left)] -= 1;
+                let person = &s.population.people[i];
+                if let Some(after) = person.gives_up_after {
+                    change[minute_of((START + person.arrival + after) * 1000)] -= 1;
                 }
             }
             None => everyone = false,
@@ -624,6 +612,7 @@ pub fn run_and_report(
     scenario: &Scenario,
     spec: &FifoSpec,
     out: &Path,
+    plots: bool,
     verbose: bool,
 ) -> Result<(), String> {
     let population = Population::draw(scenario);
@@ -636,6 +625,11 @@ pub fn run_and_report(
     .map_err(|e| e.to_string())?;
     let path = out.join("report.json");
     std::fs::write(&path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    if !plots {
+        print!("{}", text(&report));
+        println!("report in {}", out.display());
+        return Ok(());
+    }
     crate::plot::wait_heatmap(
         &out.join("waits-fifo.svg"),
         "Wait against arrival: FIFO",

@@ -30,8 +30,9 @@ fn main() -> ExitCode {
             scenario,
             spec,
             out,
+            no_plots,
             quiet,
-        } => simulate::fifo::run_and_report(&scenario, &spec, &out, !quiet),
+        } => simulate::fifo::run_and_report(&scenario, &spec, &out, !no_plots, !quiet),
         Command::Plan {
             scenario,
             percentages,

@@ -23,6 +23,39 @@ pub struct Person {
     pub kind: Kind,
     /// Arrival, seconds from the start.
     pub arrival: u64,
+    /// Seconds after arrival at which they give up if still waiting (`None`:
+    /// they wait as long as it takes).
+    pub gives_up_after: Option<u64>,
+}
+
+impl Person {
+    /// Whether, not yet admitted, they have given up by second `t`.
+    pub fn gave_up_by(&self, t: u64) -> bool {
+        self.gives_up_after
+            .is_some_and(|after| t >= self.arrival.saturating_add(after))
+    }
+}
+
+/// How a device comes back to the waiting page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Habit {
+    /// It follows the page's `Refresh`.
+    Refresh,
+    /// An app polling every this many seconds, whatever the page says.
+    Poll(u64),
+    /// Its person reloads early: at half the page's `Refresh`.
+    Early,
+}
+
+impl Habit {
+    /// Seconds until the device asks again, when the page says `refresh_after`.
+    pub fn next_after(self, refresh_after: u64) -> u64 {
+        match self {
+            Habit::Refresh => refresh_after,
+            Habit::Poll(every) => every.max(1),
+            Habit::Early => (refresh_after / 2).max(1),
+        }
+    }
 }
 
 /// One device (one browser with its own cookie jar).
@@ -34,6 +67,12 @@ pub struct Device {
     pub address: u32,
     /// Its first request, seconds from the start.
     pub arrival: u64,
+    /// Tabs open on the waiting page, sharing the device's cookie jar: each
+    /// follows the page, so each request is sent this many times, with the
+    /// same cookie, in the same second.
+    pub tabs: u32,
+    /// How it comes back while waiting.
+    pub habit: Habit,
 }
 
 /// Everyone in a scenario.
@@ -52,6 +91,9 @@ impl Population {
     pub fn draw(scenario: &Scenario) -> Population {
         let mix = &scenario.mix;
         let mut rng = Rng::new(scenario.seed);
+        // Habits come from a stream of their own, so that adding them left
+        // who arrives when, on which address, unchanged.
+        let mut habits = Rng::new(scenario.seed ^ 0x4ab1_7500_0000_0001);
         let mut population = Population::default();
         let mut nat_address = None;
         let mut nat_filled = 0;
@@ -83,7 +125,14 @@ impl Population {
                 },
                 _ => population.new_address(),
             };
-            population.people.push(Person { kind, arrival });
+            let gives_up_after = habits
+                .chance(mix.abandon_share)
+                .then(|| 1 + habits.below(mix.patience.max(1)));
+            population.people.push(Person {
+                kind,
+                arrival,
+                gives_up_after,
+            });
             let devices = if kind == Kind::MultiDevice {
                 mix.devices.max(1)
             } else {
@@ -95,10 +144,26 @@ impl Population {
                 } else {
                     rng.below(mix.device_spread + 1)
                 };
+                let tabs = if habits.chance(mix.tabs_share) {
+                    mix.tabs.max(1)
+                } else {
+                    1
+                };
+                let roll = habits.unit();
+                let habit = if roll < mix.poller_share {
+                    let (least, most) = mix.poll_every;
+                    Habit::Poll(least + habits.below(most.saturating_sub(least) + 1))
+                } else if roll < mix.poller_share + mix.early_share {
+                    Habit::Early
+                } else {
+                    Habit::Refresh
+                };
                 population.devices.push(Device {
                     person,
                     address,
                     arrival: arrival + delay,
+                    tabs,
+                    habit,
                 });
             }
         }
@@ -126,6 +191,71 @@ mod tests {
     fn addresses_are_distinct_ipv4_texts() {
         assert_eq!(address_text(0), "10.0.0.0");
         assert_eq!(address_text(257), "10.0.1.1");
+    }
+
+    #[test]
+    fn the_mix_decides_tabs_habits_and_who_gives_up() {
+        let scenario = Scenario {
+            visitors: 20_000,
+            mix: Mix {
+                tabs_share: 0.3,
+                tabs: 3,
+                poller_share: 0.1,
+                poll_every: (3, 6),
+                early_share: 0.2,
+                abandon_share: 0.25,
+                patience: 600,
+                ..Mix::plain()
+            },
+            ..Scenario::default()
+        };
+        let p = Population::draw(&scenario);
+        let share = |n: usize| n as f64 / p.devices.len() as f64;
+        let tabs = p.devices.iter().filter(|d| d.tabs == 3).count();
+        assert!((share(tabs) - 0.3).abs() < 0.02);
+        assert!(p.devices.iter().all(|d| d.tabs == 1 || d.tabs == 3));
+        let polls: Vec<u64> = p
+            .devices
+            .iter()
+            .filter_map(|d| match d.habit {
+                Habit::Poll(every) => Some(every),
+                _ => None,
+            })
+            .collect();
+        assert!((share(polls.len()) - 0.1).abs() < 0.02);
+        assert!(polls.iter().all(|every| (3..=6).contains(every)));
+        let early = p.devices.iter().filter(|d| d.habit == Habit::Early).count();
+        assert!((share(early) - 0.2).abs() < 0.02);
+        let quitters: Vec<u64> = p.people.iter().filter_map(|x| x.gives_up_after).collect();
+        assert!((quitters.len() as f64 / 20_000.0 - 0.25).abs() < 0.02);
+        assert!(quitters.iter().all(|after| (1..=600).contains(after)));
+        // The habits come from their own stream: who arrives when, and where,
+        // is the plain population's.
+        let plain = Population::draw(&Scenario {
+            mix: Mix::plain(),
+            ..scenario
+        });
+        assert!(
+            plain
+                .people
+                .iter()
+                .zip(&p.people)
+                .all(|(a, b)| a.arrival == b.arrival)
+        );
+    }
+
+    #[test]
+    fn habits_set_when_a_device_asks_again() {
+        assert_eq!(Habit::Refresh.next_after(30), 30);
+        assert_eq!(Habit::Poll(4).next_after(30), 4);
+        assert_eq!(Habit::Early.next_after(30), 15);
+        assert_eq!(Habit::Early.next_after(1), 1);
+        let person = Person {
+            kind: Kind::Single,
+            arrival: 100,
+            gives_up_after: Some(50),
+        };
+        assert!(!person.gave_up_by(149) && person.gave_up_by(150));
     }
 
     #[test]

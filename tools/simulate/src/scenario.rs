@@ -94,6 +94,23 @@ pub struct Mix {
     pub nat_size: u32,
     /// Share of people who keep copies of their tokens and replay them.
     pub attacker_share: f64,
+    /// Share of devices with several tabs open on the waiting page, sharing
+    /// the device's cookie jar, each following the page's `Refresh`.
+    pub tabs_share: f64,
+    /// Tabs each of them has open.
+    pub tabs: u32,
+    /// Share of devices that are apps polling on their own interval instead of
+    /// following `Refresh`.
+    pub poller_share: f64,
+    /// Their interval, seconds: each app's drawn uniformly from this range.
+    pub poll_every: (u64, u64),
+    /// Share of devices whose person reloads early: at half the page's `Refresh`.
+    pub early_share: f64,
+    /// Share of people who give up waiting.
+    pub abandon_share: f64,
+    /// Each of them gives up at a moment drawn uniformly within this many
+    /// seconds of arriving (if not admitted by then).
+    pub patience: u64,
 }
 
 impl Default for Mix {
@@ -105,17 +122,75 @@ impl Default for Mix {
             nat_share: 0.02,
             nat_size: 20,
             attacker_share: 0.001,
+            tabs_share: 0.3,
+            tabs: 3,
+            poller_share: 0.05,
+            poll_every: (3, 6),
+            early_share: 0.1,
+            abandon_share: 0.1,
+            patience: 1800,
         }
     }
 }
 
 impl Mix {
-    /// Everyone alone on one device.
+    /// The mix called `name`: `plain`, `devices`, `default` or `heavy`.
+    pub fn named(name: &str) -> Option<Mix> {
+        match name {
+            "plain" => Some(Mix::plain()),
+            "devices" => Some(Mix::devices()),
+            "default" => Some(Mix::default()),
+            "heavy" => Some(Mix::heavy()),
+            _ => None,
+        }
+    }
+
+    /// The default's devices, shared addresses and replayers, and nothing
+    /// else: one tab each, following `Refresh`, never giving up (the mix the
+    /// simulator's first figures were taken with).
+    pub fn devices() -> Mix {
+        Mix {
+            tabs_share: 0.0,
+            poller_share: 0.0,
+            early_share: 0.0,
+            abandon_share: 0.0,
+            ..Mix::default()
+        }
+    }
+
+    /// More of everything: a third on several devices joining over two
+    /// minutes, a tenth behind shared addresses, one in a hundred replaying,
+    /// most with several tabs, more apps and early reloaders, and three in ten
+    /// giving up within 20 minutes.
+    pub fn heavy() -> Mix {
+        Mix {
+            multi_device_share: 0.3,
+            devices: 3,
+            device_spread: 120,
+            nat_share: 0.1,
+            nat_size: 20,
+            attacker_share: 0.01,
+            tabs_share: 0.6,
+            tabs: 4,
+            poller_share: 0.15,
+            poll_every: (2, 8),
+            early_share: 0.3,
+            abandon_share: 0.3,
+            patience: 1200,
+        }
+    }
+
+    /// Everyone alone on one device, in one tab that follows `Refresh`, and
+    /// waiting as long as it takes.
     pub fn plain() -> Mix {
         Mix {
             multi_device_share: 0.0,
             nat_share: 0.0,
             attacker_share: 0.0,
+            tabs_share: 0.0,
+            poller_share: 0.0,
+            early_share: 0.0,
+            abandon_share: 0.0,
             ..Mix::default()
         }
     }

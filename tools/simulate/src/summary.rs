@@ -103,6 +103,8 @@ pub struct ClosedLoopReport {
     pub new_sessions_per_minute: Vec<u64>,
     /// People admitted per minute (a person's first admission, on any device).
     pub people_admitted_per_minute: Vec<u64>,
+    /// People who gave up waiting (`--abandon`).
+    pub people_gave_up: u64,
     /// Times the written percentage turned (up after down, or down after up),
     /// per draw period of the run: oscillation shows as one or more.
     pub direction_changes_per_draw_period: f64,
@@ -411,14 +413,20 @@ fn closed_loop(
     let minute_of = |t: u64| ((t / 60) as usize).min(minutes);
     let mut last_admission = 0;
     let mut everyone_admitted = true;
+    let mut gave_up = 0;
     for (i, person) in population.people.iter().enumerate() {
         change[minute_of(person.arrival)] += 1;
-        match record.admitted_at(i) {
-            Some(t) => {
+        match (record.admitted_at(i), person.gives_up_after) {
+            (Some(t), _) => {
                 change[minute_of(t)] -= 1;
                 last_admission = last_admission.max(t);
             }
-            None => everyone_admitted = false,
+            // Gave up: no longer waiting, and nobody to admit.
+            (None, Some(after)) => {
+                change[minute_of(person.arrival + after)] -= 1;
+                gave_up += 1;
+            }
+            (None, None) => everyone_admitted = false,
         }
     }
     let waiting: Vec<u64> = change[..minutes]
@@ -503,6 +511,7 @@ fn closed_loop(
         waiting_per_minute: waiting,
         controller_waiting_per_minute: controller_waiting,
         new_sessions_per_minute: per_minute.clone(),
+        people_gave_up: gave_up,
         people_admitted_per_minute: people_per_minute,
         direction_changes_per_draw_period: turns as f64 / draw_periods,
         largest_rise_per_draw_period: largest_rise,

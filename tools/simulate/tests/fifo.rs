@@ -61,14 +61,11 @@ fn the_fifo_rule_admits_in_order_at_the_target() {
 
 #[test]
 fn a_crowd_that_gives_up_is_still_admitted_at_the_target_and_in_order() {
-    let scenario = flash();
+    let mut scenario = flash();
+    scenario.mix.abandon_share = 0.3;
+    scenario.mix.patience = 600;
     let population = Population::draw(&scenario);
-    let spec = FifoSpec {
-        abandon_share: 0.3,
-        patience: 600,
-        ..FifoSpec::default()
-    };
-    let (r, _) = run(&scenario, &spec, &population, false).unwrap();
+    let (r, _) = run(&scenario, &FifoSpec::default(), &population, false).unwrap();
     assert!(r.abandoned > 500, "{r:?}");
     assert!(r.kendall_tau.unwrap() >= 0.99, "{r:?}");
     assert!(r.minutes_checked >= 10, "{:?}", r.per_minute);
@@ -94,18 +91,35 @@ fn the_command_line_reads_fifo_mode_and_refuses_what_makes_no_sense() {
             .map(String::from)
             .collect::<Vec<_>>()
     };
-    let Ok(Command::Fifo { scenario, spec, .. }) = parse(args(
+    let Ok(Command::Fifo {
+        scenario,
+        spec,
+        no_plots,
+        ..
+    }) = parse(args(
         "run --queueing fifo --visitors 1000 --target-per-minute 600 --propagation-delay 30 \
-         --fifo-hold 120 --abandon 0.25:900",
-    )) else {
+         --fifo-hold 120 --abandon 0.25:900 --no-plots",
+    ))
+    else {
         panic!("not a FIFO run");
     };
-    assert_eq!(scenario.mix, Mix::plain());
-    assert_eq!(scenario.control.unwrap().target_per_minute, 600.0);
+    // The same scenario options, and defaults, as a run in random mode.
+    let Ok(Command::Run {
+        scenario: random, ..
+    }) = parse(args(
+        "run --visitors 1000 --target-per-minute 600 --propagation-delay 30 --abandon 0.25:900",
+    ))
+    else {
+        panic!("not a run");
+    };
+    assert_eq!(scenario.mix, random.mix);
     assert_eq!(
-        (spec.fifo_hold, spec.abandon_share, spec.patience),
-        (120, 0.25, 900)
+        (scenario.mix.abandon_share, scenario.mix.patience),
+        (0.25, 900)
     );
+    assert_eq!(scenario.control.unwrap().target_per_minute, 600.0);
+    assert_eq!(spec.fifo_hold, 120);
+    assert!(no_plots);
     for bad in [
         "run --queueing fifo",
         "run --queueing lifo --target-per-minute 600 --propagation-delay 0",

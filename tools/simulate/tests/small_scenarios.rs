@@ -61,7 +61,7 @@ fn lottery_stays_in_its_band_and_extra_devices_get_nobody_in_sooner_on_the_addre
         device_spread: 20,
         nat_share: 0.05,
         nat_size: 10,
-        attacker_share: 0.0,
+        ..Mix::plain()
     };
     let scenario = small(Arrivals::Steady { seconds: 600 }, mix);
     let address = run(&on(DrawGrid::Address, scenario), RefreshMode::Eligible).report;
