@@ -23,27 +23,29 @@
 //! - *Draws predicted*, on the room's address grid, from the calendar of the
 //!   wait tokens' ends: each token is drawn at its end. The write lands `h`
 //!   seconds after the newest line (the log's lag, the propagation delay
-//!   measured from the log, half a tick), and within a draw period of the
-//!   newest line the calendar holds every token that will be drawn (a loser's
-//!   next token ends `2d` after a draw already in the log). So the write aims
-//!   at the draws from when it lands to the calendar's horizon: the tokens
-//!   ending then, plus the first tokens of arrivals to come (a first token
-//!   ends `d` to `3d` after its arrival). Aiming at that whole stretch rather
-//!   than at one tick keeps the percentage even over the draw period: aimed
-//!   tick by tick it would follow each tick's lumps of tokens, drain the thin
-//!   ticks faster, and make the lumps grow. The calendar is trusted only while
-//!   every token handed out ends where the address grid puts it for the
-//!   controller's wait period. Otherwise (the VCL's global grid, where a crowd
-//!   that arrived together draws in every other wait period; a wait period
-//!   other than the room's), and past the horizon, the forecast is the draw
+//!   measured from the log), and within a draw period of the newest line the
+//!   calendar holds every token that will be drawn (a loser's next token ends
+//!   `2d` after a draw already in the log). The write aims at the tick it
+//!   governs, but counts the draws of a window centred on it, at least a wait
+//!   period wide and as wide as the calendar allows (before the newest line,
+//!   the draws the log showed): the tokens ending in it, plus the first tokens
+//!   of arrivals to come (a first token ends `d` to `3d` after its arrival).
+//!   Aimed at the tick's own draws, the percentage would follow each tick's
+//!   lumps of tokens, drain the thin ticks faster and make the lumps grow;
+//!   aimed at a window ahead of the tick, it would run high while the crowd
+//!   drains. Centred, the lumps even out and a trend cancels. The calendar is
+//!   trusted only while every token handed out ends where the address grid
+//!   puts it for the controller's wait period. Otherwise (the VCL's global
+//!   grid, where a crowd that arrived together draws in every other wait
+//!   period; a wait period other than the room's), and past the horizon (a
+//!   write that lands more than `2d` after the newest line), the forecast is the draw
 //!   period's average: the addresses waiting, less those whose token ends
 //!   after the period and those the percentage in effect admits first, plus
 //!   arrivals to come. The arrival rate is the lower of the last tick's and
 //!   the last period's, so that a flash crowd that has stopped arriving is not
 //!   taken to go on.
 //! - *Trim* is the feedback on the crowd: each tick's prediction of the draws
-//!   in the draw period its write lands in is kept, and once the log has
-//!   shown that period, the draws that came are set against the draws
+//!   in its window is kept, and once the log has shown that window, the draws that came are set against the draws
 //!   predicted (with the arrivals that did come in place of those foreseen:
 //!   the trim learns how the crowd draws, not arrivals nobody could know).
 //!   The trim is the median of those ratios over the last three draw periods:
@@ -531,20 +533,28 @@ impl Controller {
         if h + tick > 2 * d {
             return None;
         }
-        let lands = newest + h;
-        let width = (2 * d - h).max(tick);
+        // Widened to at least a wait period, by as much on either side as the
+        // calendar allows: the lumps of tokens even out, and a crowd growing or
+        // draining counts as it stands at the tick. Before the newest line, the
+        // draws are the log's.
+        let half = h.max(d / 2).min(2 * d - h - tick);
+        let lands = (newest + h).saturating_sub(half);
+        let width = tick + 2 * half;
         let redeem = self.options.redeem_window();
+        let future = lands.max(newest);
         // The crowd keeps each token until its end plus the redeem window.
         let known = self.tokens.waiting.ending_within(
-            lands.saturating_add(redeem),
+            future.saturating_add(redeem),
             (lands + width).saturating_add(redeem),
         ) as f64;
-        let arrivals = self.arrivals_drawing(h, width);
+        // A token ending at `e` is drawn from `e + 1`.
+        let past = self.intake.series().sum(lands + 1, future + 1, |s| s.draws) as f64;
+        let arrivals = self.arrivals_drawing(future - newest, lands + width - future);
         Some(Prediction {
             made: newest,
             from: lands,
             to: lands + width,
-            draws: known + arrivals,
+            draws: past + known + arrivals,
             arrivals,
         })
     }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# A browser-like crowd against the demo, over real HTTP: starts scripts/demo.sh (the
+# demo origin, the room in Viceroy on 127.0.0.1:7676, `wrctl control` holding
+# DEMO_TARGET new sessions a minute from the safe start, its dashboard on
+# 127.0.0.1:7677), then scripts/real-crowd.py against it: people on their own
+# loopback addresses, several tabs each sharing one cookie jar and following the
+# waiting page's Refresh. Prints the crowd's minute-by-minute table (new sessions as
+# distinct allow tokens, people admitted) and every percentage the controller wrote,
+# saves a screenshot of the dashboard at phone and desktop widths (headless Chromium,
+# checked with axe-core), and stops every process it started (the demo's process
+# group, by its id), on failure too.
+#
+#   scripts/real-crowd.sh [real-crowd.py options]     # default: --people 600 --tabs 3 --duration 480
+#
+# DEMO_TARGET (30) and DEMO_START (1) as for scripts/demo.sh. Everything goes to
+# target/real-crowd/ (demo.log, crowd.json, the screenshots). Bounded: the demo must
+# answer within 15 minutes of its start (it builds first); the crowd stops by itself
+# at --duration; the screenshot gets 2 minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=target/real-crowd
+rm -rf "$out"
+mkdir -p "$out"
+args=("$@")
+[ ${#args[@]} -gt 0 ] || args=(--people 600 --tabs 3 --duration 480)
+
+setsid scripts/demo.sh >"$out/demo.log" 2>&1 &
+demo=$!
+trap 'kill -- -"$demo" 2>/dev/null || true; wait "$demo" 2>/dev/null || true' EXIT
+
+answers() { curl -fsS -o /dev/null --max-time 2 "$1"; }
+for _ in $(seq 900); do
+  if answers http://127.0.0.1:7676/ && answers http://127.0.0.1:7677/status.json; then break; fi
+  kill -0 "$demo" 2>/dev/null || { tail -20 "$out/demo.log"; echo "the demo stopped" >&2; exit 1; }
+  sleep 1
+done
+answers http://127.0.0.1:7677/status.json || { echo "the demo did not answer in 15 minutes" >&2; exit 1; }
+
+echo "the demo is up (target ${DEMO_TARGET:-30}/min, start ${DEMO_START:-1} %); the crowd: ${args[*]}"
+python3 scripts/real-crowd.py --room http://127.0.0.1:7676 --json "$out/crowd.json" "${args[@]}"
+
+echo
+echo "the controller's writes (clock time, allow_percentage):"
+grep -o '^[0-9TZ:-]* wrote allow_percentage=[0-9.]*' "$out/demo.log" || echo "(none)"
+
+echo
+timeout 120 node tests/browser/dashboard.mjs --url http://127.0.0.1:7677/ --out "$out"
+echo "screenshots: $out/dashboard-phone.png, $out/dashboard-desktop.png; the room's and the controller's output: $out/demo.log"
