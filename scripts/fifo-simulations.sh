@@ -41,3 +41,4 @@ for delay in 0 30 60; do
   done
 done
 run plain-flash-abandon-30pct 30 --mix plain "${flash[@]}" --abandon 0.3:1200
+python3 scripts/fifo-table.py "$out" | tee "$out/table.md"

@@ -5,7 +5,8 @@ that share one cookie jar; each tab follows the waiting page's `Refresh`, and
 once admitted browses a few pages and closes. Bounded in time: every tab stops
 at --duration. Prints, per minute, the new sessions (distinct allow tokens, as
 the origin and the controller count them: the address and the token's `exp`)
-and the people admitted; with --json, writes them too.
+and the people admitted; with --json, writes them too. With --app-poll MIN:MAX the
+tabs poll on their own timer instead of following `Refresh`, as an app does.
 
     python3 scripts/real-crowd.py --room http://127.0.0.1:7676 --people 300 --duration 300
 
@@ -87,7 +88,8 @@ class Tally:
         return rows
 
 
-def tab(args, person, jar, lock, tally, deadline, start_at):
+def tab(args, person, jar, lock, tally, deadline, start_at, seed):
+    rng = random.Random(seed)
     host = urllib.parse.urlsplit(args.room)
     source = address(person)
     time.sleep(max(0.0, start_at - time.time()))
@@ -126,8 +128,22 @@ def tab(args, person, jar, lock, tally, deadline, start_at):
             if browsed > args.browse:
                 return
             time.sleep(args.browse_every)
+        elif args.app_poll:
+            # An app's own timer, whatever the page says.
+            time.sleep(rng.uniform(*args.app_poll))
         else:
             time.sleep(wait if wait is not None else args.poll)
+
+
+def seconds_range(text):
+    """(MIN, MAX) of `MIN:MAX`, 0 < MIN <= MAX."""
+    try:
+        low, high = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected MIN:MAX seconds") from None
+    if not 0 < low <= high:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected 0 < MIN <= MAX")
+    return low, high
 
 
 def main():
@@ -141,6 +157,12 @@ def main():
     parser.add_argument("--browse", type=int, default=3, help="pages an admitted tab browses before it closes")
     parser.add_argument("--browse-every", type=float, default=3.0)
     parser.add_argument("--poll", type=float, default=5.0, help="seconds between polls when a page has no Refresh")
+    parser.add_argument(
+        "--app-poll",
+        type=seconds_range,
+        metavar="MIN:MAX",
+        help="poll every MIN..MAX seconds (uniform) instead of following Refresh, as an app does",
+    )
     parser.add_argument("--duration", type=float, default=300.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the minute table and totals here")
@@ -156,7 +178,9 @@ def main():
         for _ in range(args.tabs):
             opens = arrives + rng.uniform(0, args.tab_spread)
             thread = threading.Thread(
-                target=tab, args=(args, person, jar, lock, tally, deadline, opens), daemon=True
+                target=tab,
+                args=(args, person, jar, lock, tally, deadline, opens, rng.getrandbits(32)),
+                daemon=True,
             )
             thread.start()
             threads.append(thread)

@@ -11,7 +11,9 @@
 //! In FIFO mode every waiting line carries the visitor's place (`arr`, Unix ms of
 //! first arrival) and the end of its hold (`exp`): anonymous arrivals, visitors
 //! polling, lottery tokens that joined the line (`transition=joined-line`). The
-//! rule keeps one place per address (the newest line's), ordered by `arr`, and
+//! rule keeps one place per address (the earliest its lines show: devices
+//! behind one address each hold a place, and the cutoff reaches that one
+//! first), ordered by `arr`, and
 //! drops it when its hold ends (`exp` passes in the log: the visitor stopped
 //! polling) or when the address is admitted (`decision=allow`) or denied. Those
 //! are the people a move of the cutoff can let in.
@@ -429,6 +431,14 @@ impl FifoController {
             if t < old.seen {
                 return; // an older line than the one the place was taken from
             }
+            // Devices behind one address each hold a place: the address is
+            // kept at its earliest, the one the cutoff reaches first (and
+            // until the last of their holds ends).
+            let (arr, exp) = if old.arr < arr {
+                (old.arr, exp.max(old.exp))
+            } else {
+                (arr, exp)
+            };
             if old.arr != arr {
                 self.line.remove(&(old.arr, Arc::clone(&key)));
                 self.line.insert((arr, Arc::clone(&key)));

@@ -256,6 +256,37 @@ fn the_first_tick_passes_the_targets_places_in_order() {
 }
 
 #[test]
+fn devices_behind_one_address_are_kept_at_its_earliest_place() {
+    // Address 0 holds two places (a phone at +0, a laptop that joined later
+    // at +500), address 1 one between them; the laptop polls last. Six a
+    // minute, a tick of 10 s: one place a tick, and the first is address 0's
+    // earliest, not the laptop's, and its hold lasts as long as the laptop's.
+    let mut c = FifoController::new(options(6.0)).unwrap();
+    c.observe(&waiting(T0, 0, "anon", T0 * 1000, T0 + HOLD, None), T0);
+    c.observe(
+        &waiting(T0, 1, "anon", T0 * 1000 + 200, T0 + HOLD, None),
+        T0,
+    );
+    c.observe(
+        &waiting(T0 + 5, 0, "anon", T0 * 1000 + 500, T0 + 5 + HOLD, None),
+        T0 + 5,
+    );
+    assert_eq!(c.snapshot(0).waiting, 2);
+    let write = c.tick(T0 + 6).unwrap();
+    assert_eq!(write.fifo_cutoff, Some(T0 * 1000));
+    c.observe(
+        &line("waitingroom t=1700000302 decision=bypass scope=x uid=10.0.9.9 path=/"),
+        T0 + HOLD + 2,
+    );
+    c.tick(T0 + HOLD + 2);
+    assert_eq!(
+        c.snapshot(0).waiting,
+        1,
+        "address 1's hold ended, not address 0's"
+    );
+}
+
+#[test]
 fn ties_and_fractions_carry_over_instead_of_adding_up() {
     // 90 a minute: 15 places a tick; visitors four to a millisecond.
     let mut c = FifoController::new(options(90.0)).unwrap();
