@@ -15,7 +15,7 @@
 # the same on the VCL's global grid (under docs/sim/closed-loop-global/).
 # Writes report.json and closed-loop-eligible.svg per run under
 # docs/sim/closed-loop/, prints each run's figures, and writes them all as a
-# Markdown table (table.md). Two runs at a time: about 25 minutes on 2 cores.
+# Markdown table (table.md). Two runs at a time: about 40 minutes on 2 idle cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -29,7 +29,7 @@ setsid scripts/demo.sh >"$out/demo.log" 2>&1 &
 demo=$!
 trap 'kill -- -"$demo" 2>/dev/null || true; wait "$demo" 2>/dev/null || true' EXIT
 
-answers() { curl -fsS -o /dev/null --max-time 2 "$1"; }
+answers() { curl -fs -o /dev/null --max-time 2 "$1"; }
 for _ in $(seq 900); do
   if answers http://127.0.0.1:7676/ && answers http://127.0.0.1:7677/status.json; then break; fi
   kill -0 "$demo" 2>/dev/null || { tail -20 "$out/demo.log"; echo "the demo stopped" >&2; exit 1; }
