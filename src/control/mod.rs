@@ -115,6 +115,27 @@ pub const MAX_RISE_PER_DRAW_PERIOD: f64 = 2.0;
 /// forecast's noise (a few per cent from tick to tick) would dither the
 /// percentage up and down.
 pub const LEAST_CHANGE: f64 = 0.03;
+/// Of percentages written (time, value), oldest first, the largest write over
+/// the lowest written within `period` before it (and the last one before that
+/// period): what [`MAX_RISE_PER_DRAW_PERIOD`] bounds, for the simulator's
+/// report and the tests to check. `None` before a second write. Times and
+/// `period` in the same unit.
+pub fn largest_rise(written: &[(u64, f64)], period: u64) -> Option<f64> {
+    (1..written.len())
+        .map(|i| {
+            let (at, p) = written[i];
+            let first = written[..i]
+                .iter()
+                .rposition(|&(t, _)| t + period <= at)
+                .unwrap_or(0);
+            let lowest = written[first..i]
+                .iter()
+                .fold(f64::INFINITY, |a, &(_, b)| a.min(b));
+            p / lowest
+        })
+        .reduce(f64::max)
+}
+
 /// Longest wait between two attempts after failed writes, seconds.
 pub const MAX_BACKOFF: u64 = 300;
 /// Default of [`Options::log_silence`], seconds.

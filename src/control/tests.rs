@@ -356,16 +356,8 @@ fn a_rise_is_bounded_per_draw_period_and_an_empty_room_is_held_not_opened() {
         .collect();
     // Each write against the lowest written over the draw period before it
     // (and the last one before that period).
-    for (i, &(at, p)) in written.iter().enumerate().skip(1) {
-        let first = written[..i]
-            .iter()
-            .rposition(|&(t, _)| t + 60 <= at)
-            .unwrap_or(0);
-        let lowest = written[first..i]
-            .iter()
-            .fold(f64::INFINITY, |a, &(_, b)| a.min(b));
-        assert!(p <= lowest * MAX_RISE_PER_DRAW_PERIOD + 1e-6, "{written:?}");
-    }
+    let rise = largest_rise(&written, 60).unwrap();
+    assert!(rise <= MAX_RISE_PER_DRAW_PERIOD + 1e-6, "{written:?}");
     let after = fraction(c.percentage());
     // (The trim stops at four times: a crowd that still holds its tokens but
     // never draws is not believed gone altogether.)

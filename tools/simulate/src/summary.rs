@@ -371,19 +371,7 @@ fn turns_and_rises(writes: &[(u64, Option<u32>)], period: u64) -> (u64, Option<f
         }
         last_step = Some(up);
     }
-    let largest = (1..written.len())
-        .map(|i| {
-            let (at, p) = written[i];
-            let first = written[..i]
-                .iter()
-                .rposition(|&(t, _)| t + period <= at)
-                .unwrap_or(0);
-            let lowest = written[first..i]
-                .iter()
-                .fold(f64::INFINITY, |a, &(_, b)| a.min(b));
-            p / lowest
-        })
-        .reduce(f64::max);
+    let largest = waiting_room::control::largest_rise(&written, period);
     (turns, largest)
 }
 
