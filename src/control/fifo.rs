@@ -13,11 +13,12 @@
 //! polling, lottery tokens that joined the line (`transition=joined-line`). The
 //! rule keeps one place per address (the earliest its lines show: devices
 //! behind one address each hold a place, and the cutoff reaches that one
-//! first), ordered by `arr`, and
-//! drops it when its hold ends (`exp` passes in the log: the visitor stopped
-//! polling) or when the address is admitted (`decision=allow`) or denied. Those
-//! are the people a move of the cutoff can let in.
-//!
+//! first), ordered by `arr`, and drops it when its hold ends (`exp` passes in
+//! the log: the visitor stopped polling), when the address is admitted (a
+//! `decision=allow session=new` line) or denied. A live session's lines leave
+//! the place as it is: another device or person behind the address is in,
+//! this one still waits. Those are the people a move of the cutoff can let in.
+
 //! # How it moves the cutoff
 //!
 //! A cutoff admits a waiting visitor at their next poll once it reaches their
@@ -54,9 +55,12 @@
 //!
 //! Places are passed at the target's pace of *sessions*: the allowance is
 //! divided by the new sessions (allow tokens, counted per token) the rule has
-//! seen per place that showed ([`FifoController::sessions_per_show`]), so an
+//! seen per show it expected of the places it passed
+//! ([`FifoController::sessions_per_show`]). That ratio is the feedback: an
 //! address behind which several people or devices each get an allow token is
-//! counted for what it admits, and tabs repeating one token add nothing.
+//! counted for what it admits, tabs repeating one token add nothing, and
+//! whatever else makes passed places bring more or fewer sessions than their
+//! shares say is corrected within [`SHOW_UP_WINDOW`].
 //!
 //! A place is worth its kind's share of an admission. Live places show almost
 //! always (their share stays near 1, below it only by those who left within the
@@ -124,7 +128,7 @@ use super::{
     Snapshot, WINDOW,
 };
 use crate::config::FifoRate;
-use crate::decision::{Decision, Transition};
+use crate::decision::{Decision, Session, Transition};
 use crate::log::Record;
 
 /// Config-store key the rule writes the cutoff to.
@@ -382,6 +386,9 @@ impl FifoController {
                     _ => self.leave(uid, None),
                 }
             }
+            // A live session's request (another device or person behind the
+            // address is in) leaves the address's place as it is.
+            Some(Decision::Allow) if record.session != Some(Session::New) => {}
             Some(Decision::Allow) => {
                 let admitted = record.transition == Some(Transition::CutoffReached);
                 self.leave(uid, admitted.then_some(record.t));
@@ -570,25 +577,33 @@ impl FifoController {
         })
     }
 
-    /// New sessions (allow tokens, counted per token) per place that showed,
-    /// over [`SHOW_UP_WINDOW`], with a prior of [`SHOW_UP_PRIOR`] shows that
-    /// each made one: above 1 when several people or devices behind one
-    /// address each get an allow token of their own when its place is passed.
-    /// The feedback on what the cutoff admitted: places are passed at the
-    /// target's pace of sessions, not of places.
+    /// New sessions (allow tokens, counted per token) per show the rule
+    /// expected, over [`SHOW_UP_WINDOW`]: the sessions the log showed, set
+    /// against the passed places settled in that time, each weighed at its
+    /// kind's show-up share, with a prior of [`SHOW_UP_PRIOR`] expected shows
+    /// that each made one session. Above 1 when several people or devices
+    /// behind one address each get an allow token when its place is passed;
+    /// below 1 when passed places bring fewer admissions than their shares
+    /// say (a stale place is weighed at least [`MIN_SHOW_UP`], and most of a
+    /// crowd that gave up brings none). The feedback on what the cutoff
+    /// admitted: places are passed at the target's pace of sessions, so a
+    /// lasting gap between the sessions and the shows expected is removed
+    /// within the window.
     pub fn sessions_per_show(&self, newest: u64) -> f64 {
-        let shows: u64 = self
-            .outcomes
-            .values()
-            .map(|o| o[Kind::Live as usize][0] + o[Kind::Stale as usize][0])
-            .sum();
-        // Sessions from when this rule first saw a place it passed show.
+        // Sessions from when this rule first saw a place it passed settle.
         let Some(&first) = self.outcomes.keys().next() else {
             return 1.0;
         };
+        let shares = self.show_up();
+        let expected: f64 = self
+            .outcomes
+            .values()
+            .flat_map(|o| [Kind::Live, Kind::Stale].map(|k| (o[k as usize], shares[k as usize])))
+            .map(|([shows, no_shows], share)| (shows + no_shows) as f64 * share)
+            .sum();
         let from = (newest + 1).saturating_sub(SHOW_UP_WINDOW).max(first);
         let sessions = self.intake.series().sum(from, newest + 1, |s| s.admissions);
-        ((sessions as f64 + SHOW_UP_PRIOR) / (shows as f64 + SHOW_UP_PRIOR)).clamp(0.5, 8.0)
+        ((sessions as f64 + SHOW_UP_PRIOR) / (expected + SHOW_UP_PRIOR)).clamp(0.5, 8.0)
     }
 
     /// Admissions a place is expected to bring (the show-up share of its kind),

@@ -506,6 +506,92 @@ fn a_place_is_dropped_when_its_hold_ends_and_when_it_is_admitted() {
 }
 
 #[test]
+fn a_live_sessions_lines_leave_the_place_of_a_device_still_waiting() {
+    // Behind address 0 a phone is in (its session's requests go on) while a
+    // laptop waits at +100; the cutoff passes the laptop's place. The phone's
+    // lines must neither drop the place nor its watch: when the laptop comes
+    // back admitted, that is a show, and the sessions per show stay at what
+    // the passed places brought.
+    let mut c = FifoController::new(options(60.0)).unwrap();
+    let arr = T0 * 1000 + 100;
+    c.observe(&waiting(T0, 0, "anon", arr, T0 + HOLD, None), T0);
+    let cutoff = arr + 1;
+    c.observe(
+        &waiting(T0 + 1, 1, "anon", cutoff + 1, T0 + HOLD, Some(cutoff)),
+        T0 + 1,
+    );
+    for (t, session) in [(T0 + 2, "kept"), (T0 + 3, "renewed")] {
+        c.observe(
+            &line(&format!(
+                "waitingroom t={t} decision=allow uid={} p=50 session={session} exp={} path=/events cutoff={cutoff}",
+                uid(0),
+                T0 + 3000
+            )),
+            t,
+        );
+        assert_eq!(c.snapshot(0).waiting, 2, "the laptop still holds its place");
+    }
+    c.observe(&admitted(T0 + 4, 0, arr, cutoff), T0 + 4);
+    assert_eq!(c.snapshot(0).waiting, 1);
+    c.tick(T0 + 4);
+    // One show of one passed place, one session (the prior aside): 6/6.
+    assert_eq!(c.show_up(), [1.0, 1.0]);
+    let per_show = c.sessions_per_show(T0 + 4);
+    assert!((per_show - 1.0).abs() < 1e-9, "{per_show}");
+}
+
+#[test]
+fn stale_places_that_bring_nobody_are_made_up_for_by_the_sessions_per_show() {
+    // 100 places stop polling at once; 10 others keep polling. A line a minute
+    // later shows a cutoff past all of them: the 100 were stale when passed
+    // and never come back, the 10 are admitted. A stale place is weighed at
+    // least MIN_SHOW_UP, so the shows expected were 10 + 100 × 0.1; the
+    // sessions per expected show fall below one, and places are passed
+    // faster by as much.
+    let mut c = FifoController::new(options(60.0)).unwrap();
+    for n in 0..110u32 {
+        let arr = T0 * 1000 + u64::from(n);
+        c.observe(&waiting(T0, n, "anon", arr, T0 + HOLD, None), T0);
+    }
+    let later = T0 + 60;
+    for n in 100..110u32 {
+        let arr = T0 * 1000 + u64::from(n);
+        c.observe(&waiting(later, n, "wait", arr, later + HOLD, None), later);
+    }
+    let cutoff = T0 * 1000 + 109;
+    c.observe(
+        &waiting(
+            later + 1,
+            200,
+            "anon",
+            later * 1000,
+            later + HOLD,
+            Some(cutoff),
+        ),
+        later + 1,
+    );
+    for n in 100..110u32 {
+        c.observe(
+            &admitted(later + 2, n, T0 * 1000 + u64::from(n), cutoff),
+            later + 2,
+        );
+    }
+    // The stale places' deadline passes (a polling period and a tick).
+    let after = later + 1 + POLL + 10 + 2;
+    c.observe(
+        &waiting(after, 200, "wait", later * 1000, after + HOLD, Some(cutoff)),
+        after,
+    );
+    c.tick(after);
+    let [live, stale] = c.show_up();
+    assert_eq!(live, 1.0);
+    assert_eq!(stale, MIN_SHOW_UP, "5 / 105 shows, held at the floor");
+    // (10 sessions + 5) over (10 + 100 × 0.1 expected + 5).
+    let per_show = c.sessions_per_show(after);
+    assert!((per_show - 15.0 / 25.0).abs() < 1e-9, "{per_show}");
+}
+
+#[test]
 fn pre_queue_places_wait_for_the_opening() {
     // The line opens at T0 + 100: everyone before gets a place in its first second.
     let opens = (T0 + 100) * 1000;
