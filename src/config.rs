@@ -12,6 +12,7 @@ use crate::grid::DrawGrid;
 use crate::percentage::Percentage;
 use crate::refresh::RefreshMode;
 use crate::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
+use crate::unix_time;
 
 /// Whether the room runs at all. Only the exact text `true` turns it on.
 pub const ENABLED: &str = "enabled";
@@ -19,7 +20,8 @@ pub const ENABLED: &str = "enabled";
 pub const PROTECTED_PATHS: &str = "protected_paths";
 /// Percentage (0–100, up to four decimals) of eligible wait tokens the lottery admits.
 pub const ALLOW_PERCENTAGE: &str = "allow_percentage";
-/// Unix seconds of the controller's last write; present only when a controller runs.
+/// Unix seconds (or RFC 3339) of the controller's last write; present only when a
+/// controller runs.
 pub const CONTROLLER_HEARTBEAT: &str = "controller_heartbeat";
 /// Seconds after which a controller heartbeat is stale.
 pub const CONTROLLER_TIMEOUT: &str = "controller_timeout";
@@ -59,15 +61,16 @@ pub const DRAW_GRID: &str = "draw_grid";
 pub const UID_IPV6_PREFIX: &str = "uid_ipv6_prefix";
 /// `random` (the lottery: the default) or `fifo` (first in, first out).
 pub const QUEUEING_METHOD: &str = "queueing_method";
-/// FIFO: visitors who arrived at or before this Unix time in milliseconds are admitted.
+/// FIFO: visitors who arrived at or before this Unix time in milliseconds (or RFC
+/// 3339 time, to the millisecond) are admitted.
 pub const FIFO_CUTOFF: &str = "fifo_cutoff";
 /// FIFO: how fast the cutoff moves, arrival milliseconds admitted per second
 /// (up to three decimals), for visitors' expected times of entry.
 pub const FIFO_RATE: &str = "fifo_rate";
 /// FIFO: seconds a waiting visitor's place is held after their last request.
 pub const FIFO_HOLD: &str = "fifo_hold";
-/// FIFO: Unix seconds the line opens; visitors who come before share its first
-/// second in an order drawn per address (the pre-queue).
+/// FIFO: Unix seconds (or RFC 3339 time) the line opens; visitors who come before
+/// share its first second in an order drawn per address (the pre-queue).
 pub const QUEUE_OPENS_AT: &str = "queue_opens_at";
 
 /// Every key the room reads from `waitingroom_config`.
@@ -324,7 +327,7 @@ impl Settings {
     ///
     /// - always: `enabled`, `protected_paths`, `controller_heartbeat` (a bypass
     ///   line says when it is stale) and `logger_name`; `controller_timeout` when
-    ///   the heartbeat is a number (an unreadable one is stale whatever the
+    ///   the heartbeat reads as a time (an unreadable one is stale whatever the
     ///   timeout); `uid_ipv6_prefix` for an IPv6 client (the uid, on every line);
     /// - when the room does not apply to the request (disabled, or the path is not
     ///   protected) nothing else;
@@ -391,16 +394,10 @@ impl Settings {
                 .value(ALLOW_PERCENTAGE, parse_percentage, default_percentage);
         let controller_heartbeat = read.value(
             CONTROLLER_HEARTBEAT,
-            |raw| {
-                Some(
-                    raw.trim()
-                        .parse()
-                        .map_or(Heartbeat::Unreadable, Heartbeat::At),
-                )
-            },
+            |raw| Some(unix_time::parse_seconds(raw).map_or(Heartbeat::Unreadable, Heartbeat::At)),
             Heartbeat::Absent,
         );
-        // The timeout counts only against a heartbeat that is a number.
+        // The timeout counts only against a heartbeat that reads as a time.
         let heartbeat_at = matches!(controller_heartbeat, Heartbeat::At(_));
         let controller_timeout = read.when(heartbeat_at).value(
             CONTROLLER_TIMEOUT,
@@ -494,9 +491,11 @@ impl Settings {
                 .value(UID_IPV6_PREFIX, parse_ipv6_prefix, FULL_IPV6_PREFIX);
         // Random mode reads none of the FIFO keys: a FIFO place arriving there
         // leaves the line at its address's next draw, which needs none of them.
-        let fifo_cutoff =
-            read.when(applies && fifo)
-                .value(FIFO_CUTOFF, |raw| parse_whole(raw).map(Some), None);
+        let fifo_cutoff = read.when(applies && fifo).value(
+            FIFO_CUTOFF,
+            |raw| unix_time::parse_millis(raw).map(Some),
+            None,
+        );
         let fifo_rate =
             read.when(applies && fifo)
                 .value(FIFO_RATE, |raw| raw.parse().ok().map(Some), None);
@@ -506,7 +505,7 @@ impl Settings {
         let queue_opens_at = read.when(applies && fifo).value(
             QUEUE_OPENS_AT,
             |raw| {
-                parse_whole(raw)
+                unix_time::parse_seconds(raw)
                     .filter(|&t| t <= MAX_QUEUE_OPENS_AT)
                     .map(Some)
             },
@@ -550,7 +549,7 @@ impl Settings {
     }
 
     /// Whether a controller heartbeat is present and stale at `now`: older than
-    /// `controller_timeout`, more than that in the future, or not a number.
+    /// `controller_timeout`, more than that in the future, or not a time.
     pub fn controller_stale(&self, now: u64) -> bool {
         match self.controller_heartbeat {
             Heartbeat::Absent => false,
@@ -596,7 +595,7 @@ pub enum Heartbeat {
     Absent,
     /// The controller's last write, Unix seconds.
     At(u64),
-    /// Present but not a whole number of seconds: treated as stale.
+    /// Present but neither Unix seconds nor RFC 3339: treated as stale.
     Unreadable,
 }
 
@@ -704,11 +703,6 @@ fn parse_paths(raw: &str) -> Option<Vec<String>> {
 /// form); `None` for anything that is not a number.
 fn parse_percentage(raw: &str) -> Option<Percentage> {
     raw.parse().ok()
-}
-
-/// A whole number that fits in 64 bits (Unix seconds or milliseconds).
-fn parse_whole(raw: &str) -> Option<u64> {
-    raw.trim().parse().ok()
 }
 
 /// A prefix length in [`MIN_IPV6_PREFIX`]..=[`FULL_IPV6_PREFIX`].
@@ -878,6 +872,67 @@ mod tests {
         assert_eq!(default_timeout.controller_timeout, 120);
         assert!(!default_timeout.controller_stale(1120));
         assert!(default_timeout.controller_stale(1121));
+    }
+
+    /// Every setting that holds a time takes RFC 3339 (with `Z` or an offset) as
+    /// well as Unix seconds (milliseconds for `fifo_cutoff`); garbage, a time
+    /// before 1970, and a `queue_opens_at` beyond its bound keep each key's
+    /// outcome for an unreadable value.
+    #[test]
+    fn times_read_as_unix_or_rfc3339() {
+        for raw in [
+            "1700000000",
+            "2023-11-14T22:13:20Z",
+            "2023-11-15T00:13:20+02:00",
+            " 2023-11-14T17:13:20-05:00 ",
+        ] {
+            let s = settings(&[(CONTROLLER_HEARTBEAT, raw), (QUEUE_OPENS_AT, raw)]);
+            assert_eq!(
+                s.controller_heartbeat,
+                Heartbeat::At(1_700_000_000),
+                "{raw:?}"
+            );
+            assert_eq!(s.queue_opens_at, Some(1_700_000_000), "{raw:?}");
+            assert!(s.fallbacks.is_empty(), "{raw:?}");
+        }
+        for raw in [
+            "1700000000123",
+            "2023-11-14T22:13:20.123Z",
+            "2023-11-14T23:13:20.123+01:00",
+        ] {
+            let s = settings(&[(FIFO_CUTOFF, raw)]);
+            assert_eq!(s.fifo_cutoff, Some(1_700_000_000_123), "{raw:?}");
+            assert!(s.fallbacks.is_empty(), "{raw:?}");
+        }
+        for raw in [
+            "soon",
+            "2023-11-14 22:13:20",
+            "2023-11-14T22:13:20",
+            "1969-12-31T23:59:59Z",
+        ] {
+            let s = settings(&[
+                (CONTROLLER_HEARTBEAT, raw),
+                (FIFO_CUTOFF, raw),
+                (QUEUE_OPENS_AT, raw),
+            ]);
+            assert_eq!(s.controller_heartbeat, Heartbeat::Unreadable, "{raw:?}");
+            assert!(s.controller_stale(1_700_000_000));
+            assert_eq!(s.fifo_cutoff, None, "{raw:?}");
+            assert_eq!(s.queue_opens_at, None, "{raw:?}");
+            assert_eq!(s.fallbacks, vec![FIFO_CUTOFF, QUEUE_OPENS_AT], "{raw:?}");
+        }
+        // `queue_opens_at` beyond its bound (the year 5138), written either way.
+        for raw in [
+            "100000000000",
+            "5138-11-16T09:46:40Z",
+            "9999-12-31T23:59:59Z",
+        ] {
+            let s = settings(&[(QUEUE_OPENS_AT, raw)]);
+            assert_eq!(s.queue_opens_at, None, "{raw:?}");
+            assert_eq!(s.fallbacks, vec![QUEUE_OPENS_AT], "{raw:?}");
+        }
+        let last = settings(&[(QUEUE_OPENS_AT, "5138-11-16T09:46:39Z")]);
+        assert_eq!(last.queue_opens_at, Some(MAX_QUEUE_OPENS_AT));
     }
 
     /// Regression, found by fuzzing `from_lookup`: an integer beyond 64 bits was
@@ -1176,7 +1231,7 @@ mod tests {
         ] {
             assert_eq!(keys_read(&store, path, false), bypass, "{path} {store:?}");
         }
-        // The timeout when the heartbeat is a number; the prefix for IPv6 clients.
+        // The timeout when the heartbeat is a time; the prefix for IPv6 clients.
         let beat = full_store(&[(CONTROLLER_HEARTBEAT, "1700000000")]);
         assert_eq!(
             keys_read(&beat, "/about", false),

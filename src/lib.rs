@@ -50,6 +50,7 @@ pub mod percentage;
 pub mod refresh;
 pub mod token;
 pub mod uid;
+pub mod unix_time;
 pub mod view;
 
 use config::Settings;

@@ -15,6 +15,8 @@ use waiting_room::keys::{MIN_STRONG_KEY_LEN, SigningKey};
 use waiting_room::refresh::{self, RefreshMode};
 use waiting_room::token::is_valid_kid;
 
+use crate::clock::{utc, utc_millis};
+
 /// Every key the room reads from `waitingroom_config`, in the README's order.
 pub use waiting_room::config::KEYS;
 
@@ -133,7 +135,7 @@ fn effective(s: &Settings, key: &str) -> String {
         config::ALLOW_PERCENTAGE => s.allow_percentage.to_string(),
         config::CONTROLLER_HEARTBEAT => match s.controller_heartbeat {
             Heartbeat::Absent => "none (manual tuning)".into(),
-            Heartbeat::At(t) => t.to_string(),
+            Heartbeat::At(t) => format!("{t} ({})", utc(t)),
             Heartbeat::Unreadable => "unreadable (counts as stale)".into(),
         },
         config::CONTROLLER_TIMEOUT => seconds(s.controller_timeout),
@@ -164,15 +166,15 @@ fn effective(s: &Settings, key: &str) -> String {
         config::FIFO_CUTOFF => s
             .fifo_cutoff
             .map_or("none (nobody admitted by FIFO)".into(), |c| {
-                format!("{c} ms")
+                format!("{c} ms ({})", utc_millis(c))
             }),
         config::FIFO_RATE => s
             .fifo_rate
             .map_or("none (entry time unknown)".into(), |r| format!("{r} ms/s")),
         config::FIFO_HOLD => seconds(s.fifo_hold),
-        config::QUEUE_OPENS_AT => s
-            .queue_opens_at
-            .map_or("none (no pre-queue)".into(), |t| t.to_string()),
+        config::QUEUE_OPENS_AT => s.queue_opens_at.map_or("none (no pre-queue)".into(), |t| {
+            format!("{t} ({})", utc(t))
+        }),
         _ => String::new(),
     }
 }
@@ -284,7 +286,7 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
     match s.controller_heartbeat {
         Heartbeat::Absent => {}
         Heartbeat::Unreadable => w.push(
-            "controller_heartbeat is not a whole number of seconds: the room counts it as \
+            "controller_heartbeat is neither Unix seconds nor RFC 3339: the room counts it as \
              stale, and every log line says ALERT=controller-stale"
                 .into(),
         ),

@@ -5,12 +5,13 @@
 use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use waiting_room::control::fifo::{self, FifoController};
 use waiting_room::control::{Controller, Snapshot, Write};
 use waiting_room::log::Record;
 
+use crate::clock::{rfc3339, unix_now};
 use crate::ingest::{BadCounts, Msg};
 use crate::sink::{Items, Sink};
 use crate::state::{Info, SERIES_SECONDS, View};
@@ -119,13 +120,6 @@ impl Rule {
             Rule::Fifo(c) => c.snapshot(SERIES_SECONDS),
         }
     }
-}
-
-/// Unix seconds of the wall clock.
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// The control thread's state.
@@ -252,7 +246,7 @@ impl Control {
             // Said even with --quiet: the edge will fall back.
             eprintln!(
                 "{} no log line for {} s: writing nothing (heartbeat included) until lines come",
-                clock(now),
+                rfc3339(now),
                 self.controller.log_silence().unwrap_or(0)
             );
         }
@@ -271,7 +265,7 @@ impl Control {
     fn say(&self, now: u64, write: &Batch, error: Option<String>) {
         if let Some(error) = &error {
             // Failures are reported even with --quiet.
-            eprintln!("{} write failed: {error}", clock(now));
+            eprintln!("{} write failed: {error}", rfc3339(now));
             if self.quiet {
                 return;
             }
@@ -326,45 +320,12 @@ impl Control {
         let _ = writeln!(
             err,
             "{} {verb} {what} heartbeat={} | waiting {}, active {}, new sessions last minute {} / target {}",
-            clock(now),
+            rfc3339(now),
             heartbeat,
             s.waiting,
             s.active,
             minute.admissions,
             self.info.target_per_minute,
         );
-    }
-}
-
-/// `2023-11-14T22:13:20Z` for Unix seconds.
-pub fn clock(unix: u64) -> String {
-    let (days, secs) = (unix / 86_400, unix % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_clock_reads_utc() {
-        assert_eq!(clock(0), "1970-01-01T00:00:00Z");
-        assert_eq!(clock(1_700_000_000), "2023-11-14T22:13:20Z");
-        assert_eq!(clock(951_782_400), "2000-02-29T00:00:00Z");
     }
 }

@@ -1,13 +1,12 @@
 //! Signing keys for operators: `wrctl keygen`, and what `token`, `rotate` and
 //! `revoke` share: the local JSON stores (a flat object of string values, as
 //! Viceroy reads them), the room's settings from a config file, fresh keys from the
-//! operating system's CSPRNG, and UTC times and durations for people.
+//! operating system's CSPRNG, and durations for people (dates: [`crate::clock`]).
 
 use std::collections::HashMap;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -184,20 +183,6 @@ pub fn settings(path: Option<&Path>) -> Result<Settings, String> {
     Ok(Settings::from_lookup(|key| map.get(key).cloned()))
 }
 
-/// The wall clock, Unix seconds.
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-/// `YYYY-MM-DD HH:MM:SS UTC`: the controller's clock text, for people.
-pub fn utc(t: u64) -> String {
-    // `2023-11-14T22:13:20Z` → `2023-11-14 22:13:20 UTC`.
-    let iso = crate::control::clock(t);
-    format!("{} UTC", iso.trim_end_matches('Z').replacen('T', " ", 1))
-}
-
 /// A duration for people: `45 s`, `5 min`, `5 min 3 s`, `2 h 10 min`, `3 d 4 h`.
 pub fn duration(secs: u64) -> String {
     let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
@@ -231,14 +216,6 @@ pub fn relative(t: u64, now: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
-        assert_eq!(utc(1_700_000_000), "2023-11-14 22:13:20 UTC");
-        assert_eq!(utc(4_102_444_799), "2099-12-31 23:59:59 UTC");
-    }
 
     #[test]
     fn durations_for_people() {

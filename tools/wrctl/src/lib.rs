@@ -63,6 +63,7 @@
 //! readers wait (the channel is bounded).
 
 pub mod cli;
+pub mod clock;
 pub mod config_check;
 pub mod control;
 pub mod ingest;

@@ -12,6 +12,7 @@ use waiting_room::percentage::Percentage;
 use waiting_room::refresh::{self, RefreshMode};
 use waiting_room::view::Status;
 
+use crate::clock::unix_now;
 use crate::config_check;
 use crate::pages::{self, Finding};
 
@@ -279,9 +280,7 @@ fn preview(args: &PreviewArgs) -> ExitCode {
         "deny" => Page::Deny,
         _ => Page::StartWaiting,
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = unix_now();
     let status = sample_status(page, args.percentage, args.wait_period, now);
     let html = status.render(&template);
     if let Err(e) = std::fs::write(&args.out, html) {
@@ -320,9 +319,7 @@ pub fn config(command: ConfigCommand) -> ExitCode {
         Ok(keys) => keys,
         Err(e) => return usage(e),
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = unix_now();
     let report = config_check::check(&store, keys.as_ref(), now);
     println!("Effective settings ({}):", args.file.display());
     for line in &report.effective {

@@ -21,9 +21,9 @@ use serde_json::{Value, json};
 use waiting_room::config::{ACTIVE_KEY, QueueingMethod, Settings};
 use waiting_room::keys::MIN_STRONG_KEY_LEN;
 
+use crate::clock::{unix_now, utc};
 use crate::keys::{
-    check_kid, check_size, duration, generate, read_store, settings, store_strings, unix_now, utc,
-    write_store,
+    check_kid, check_size, duration, generate, read_store, settings, store_strings, write_store,
 };
 use crate::sink::{API_TIMEOUT, FASTLY_API, TOKEN_VAR};
 

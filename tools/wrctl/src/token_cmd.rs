@@ -13,7 +13,8 @@ use waiting_room::keys::{KeyStore, SigningKey};
 use waiting_room::lottery;
 use waiting_room::token::{self, Claims, SignedToken, TokenKind};
 
-use crate::keys::{read_store, relative, settings, store_strings, unix_now, utc};
+use crate::clock::{millis_arg, seconds_arg, unix_now, utc, utc_millis};
+use crate::keys::{read_store, relative, settings, store_strings};
 
 /// `wrctl token …`.
 #[derive(Debug, Clone, Subcommand)]
@@ -35,7 +36,7 @@ is printed as malformed:<field>) or a file cannot be read, 2 on bad usage.",
         after_long_help = "Example:
   wrctl token inspect 'ZGVjPXdhaXQmZXhwPTE3…' --keys local/signingkeys.json
   wrctl token inspect 'Cookie: theme=dark; waiting_room=ZGVj…' --keys local/signingkeys.json \\
-    --uid 203.0.113.7 --config local/config.json --at 1763830000"
+    --uid 203.0.113.7 --config local/config.json --at 2025-11-22T16:46:40Z"
     )]
     Inspect(InspectArgs),
     /// Mint a token with a key from a JSON key file and print its cookie value.
@@ -81,12 +82,13 @@ verify the signature with. No key is ever printed.\nExample: --keys local/signin
 would decide for this visitor presenting this token (needs --keys).\nExample: --uid 203.0.113.7"
     )]
     pub uid: Option<String>,
-    /// The time to judge at, Unix seconds (default now).
+    /// The time to judge at, RFC 3339 or Unix seconds (default now).
     #[arg(
         long,
-        value_name = "UNIX",
-        long_help = "The time, in Unix seconds, the expiry and the decision are judged at \
-(default: now).\nExample: --at 1763830000"
+        value_name = "TIME",
+        value_parser = seconds_arg,
+        long_help = "The time the expiry and the decision are judged at, RFC 3339 or Unix \
+seconds (default: now).\nExample: --at 2025-11-22T17:46:40+01:00 (or --at 1763830000)"
     )]
     pub at: Option<u64>,
     /// JSON config store file with the room's settings (defaults without it).
@@ -126,13 +128,14 @@ Example: --keys local/signingkeys.json"
 (admitted until exp).\nExample: --dec allow"
     )]
     pub dec: TokenKind,
-    /// Expiry: Unix seconds, or +SECONDS from now.
+    /// Expiry: RFC 3339, Unix seconds, or +SECONDS from now.
     #[arg(
         long,
-        value_name = "UNIX|+SECONDS",
+        value_name = "TIME|+SECONDS",
         value_parser = expiry,
         allow_hyphen_values = true,
-        long_help = "The expiry: Unix seconds, or +SECONDS from now.\nExample: --exp +600"
+        long_help = "The expiry: a time, RFC 3339 or Unix seconds, or +SECONDS from now.\n\
+Example: --exp +600 (or --exp 2025-11-22T16:46:40Z)"
     )]
     pub exp: Expiry,
     /// The visitor's IP the token is bound to.
@@ -142,21 +145,25 @@ Example: --keys local/signingkeys.json"
         long_help = "The client IP the token is bound to.\nExample: --uid 203.0.113.7"
     )]
     pub uid: String,
-    /// Admission time, Unix seconds (allow tokens of fixed sessions).
+    /// Admission time, RFC 3339 or Unix seconds (allow tokens of fixed sessions).
     #[arg(
         long,
-        value_name = "UNIX",
-        long_help = "The time of first admission, Unix seconds: allow tokens of fixed sessions \
-(session_mode = fixed) only.\nExample: --adm 1763830000"
+        value_name = "TIME",
+        value_parser = seconds_arg,
+        long_help = "The time of first admission, RFC 3339 or Unix seconds: allow tokens of \
+fixed sessions (session_mode = fixed) only.\nExample: --adm 2025-11-22T16:46:40Z (or --adm \
+1763830000)"
     )]
     pub adm: Option<u64>,
-    /// Arrival time, Unix milliseconds (FIFO wait tokens).
+    /// Arrival time, RFC 3339 or Unix milliseconds (FIFO wait tokens).
     #[arg(
         long,
-        value_name = "UNIX_MS",
+        value_name = "TIME_MS",
+        value_parser = millis_arg,
         conflicts_with = "adm",
-        long_help = "The place in a FIFO line: the time of first arrival, Unix milliseconds \
-(wait tokens in queueing_method = fifo) only.\nExample: --arr 1763830000123"
+        long_help = "The place in a FIFO line: the time of first arrival, RFC 3339 (to the \
+millisecond) or Unix milliseconds (wait tokens in queueing_method = fifo) only.\n\
+Example: --arr 2025-11-22T16:46:40.123Z (or --arr 1763830000123)"
     )]
     pub arr: Option<u64>,
     /// Sign with a key under 32 bytes (for tests only).
@@ -174,13 +181,14 @@ pub enum Expiry {
 }
 
 fn expiry(text: &str) -> Result<Expiry, String> {
-    let number = |t: &str| {
-        t.parse::<u64>()
-            .map_err(|_| format!("{text:?} is neither Unix seconds nor +SECONDS"))
-    };
     match text.strip_prefix('+') {
-        Some(rest) => number(rest).map(Expiry::In),
-        None => number(text).map(Expiry::At),
+        Some(rest) => rest
+            .parse()
+            .map(Expiry::In)
+            .map_err(|_| format!("{text:?} is not +SECONDS")),
+        None => seconds_arg(text)
+            .map(Expiry::At)
+            .map_err(|e| format!("{e}, nor +SECONDS")),
     }
 }
 
@@ -320,12 +328,10 @@ fn print_fields(token: &SignedToken, value: &str, now: u64) {
         println!("adm        {adm} ({}, {})", utc(adm), relative(adm, now));
     }
     if let Some(arr) = c.arr {
-        let secs = arr / 1000;
         println!(
-            "arr        {arr} ({}.{:03}, {})",
-            utc(secs),
-            arr % 1000,
-            relative(secs, now)
+            "arr        {arr} ({}, {})",
+            utc_millis(arr),
+            relative(arr / 1000, now)
         );
     }
     println!("sig        {}", sig_abbreviated(value));
@@ -419,5 +425,21 @@ mod tests {
         assert_eq!(expiry("+30"), Ok(Expiry::In(30)));
         assert_eq!(expiry("1700000000"), Ok(Expiry::At(1_700_000_000)));
         assert!(expiry("soon").is_err());
+        assert_eq!(
+            expiry("2023-11-14T22:13:20Z"),
+            Ok(Expiry::At(1_700_000_000))
+        );
+        assert_eq!(
+            expiry("2023-11-14T23:13:20+01:00"),
+            Ok(Expiry::At(1_700_000_000))
+        );
+        for bad in [
+            "+soon",
+            "+-5",
+            "2023-11-14T22:13:20",
+            "1969-12-31T23:59:59Z",
+        ] {
+            assert!(expiry(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -105,6 +105,47 @@ fn garbage_values_are_named_as_the_room_logs_them() {
 }
 
 /// The warnings of a store with `changes`, asserting exit 0 and no fallback.
+/// Times written as RFC 3339 are read as the room reads them, and printed as
+/// Unix time with their UTC date; an unreadable one is named as a fallback.
+#[test]
+fn times_are_read_as_rfc3339_or_unix_and_shown_in_utc() {
+    let dir = tempfile::tempdir().unwrap();
+    for (opens, cutoff) in [
+        ("1700000000", "1700000000123"),
+        ("2023-11-14T22:13:20Z", "2023-11-14T22:13:20.123Z"),
+        ("2023-11-15T00:13:20+02:00", "2023-11-14T17:13:20.123-05:00"),
+    ] {
+        let conf = store(serde_json::json!({
+            "queueing_method": "fifo",
+            "queue_opens_at": opens,
+            "fifo_cutoff": cutoff,
+            "controller_heartbeat": opens,
+        }));
+        let file = write(dir.path(), "t.json", &conf);
+        let (code, out, err) = config_check(&file, &[]);
+        assert_eq!(code, Some(0), "{opens}: {out}{err}");
+        for line in [
+            "queue_opens_at = 1700000000 (2023-11-14 22:13:20 UTC)  (set)",
+            "fifo_cutoff = 1700000000123 ms (2023-11-14 22:13:20.123 UTC)  (set)",
+            "controller_heartbeat = 1700000000 (2023-11-14 22:13:20 UTC)  (set)",
+        ] {
+            assert!(out.contains(line), "{opens}: {line}\n{out}");
+        }
+    }
+    let conf = store(serde_json::json!({
+        "queueing_method": "fifo",
+        "queue_opens_at": "2023-11-14T22:13:20",
+        "controller_heartbeat": "soon",
+    }));
+    let (code, out, err) = config_check(&write(dir.path(), "bad.json", &conf), &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("config_fallback=queue_opens_at"), "{out}");
+    assert!(
+        err.contains("warning: controller_heartbeat is neither Unix seconds nor RFC 3339"),
+        "{err}"
+    );
+}
+
 fn warnings(changes: serde_json::Value, extra: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "c.json", &store(changes));

@@ -523,6 +523,93 @@ fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
     assert_eq!(with(&["key1", "--exp", "soon"]).code, Some(2));
 }
 
+/// `--exp`, `--adm`, `--arr` and `--at` take RFC 3339 (with `Z` or an offset) as
+/// well as Unix time; garbage and times out of range are usage errors.
+#[test]
+fn time_options_take_rfc3339_or_unix() {
+    let (_dir, keys, _) = stores(json!({}));
+    let keys = keys.to_str().unwrap();
+    let mint_allow = |exp: &str, adm: &str| {
+        wrctl(
+            &[
+                "token", "mint", "--keys", keys, "--kid", "key1", "--dec", "allow", "--exp", exp,
+                "--uid", "10.1.2.3", "--adm", adm,
+            ],
+            &[],
+        )
+    };
+    let unix = mint_allow("1800000000", "1799999700");
+    assert_eq!(unix.code, Some(0), "{}", unix.all());
+    for (exp, adm) in [
+        ("2027-01-15T08:00:00Z", "2027-01-15T07:55:00Z"),
+        ("2027-01-15T09:00:00+01:00", "2027-01-15T02:55:00-05:00"),
+    ] {
+        let run = mint_allow(exp, adm);
+        assert_eq!(run.code, Some(0), "{exp} {adm}: {}", run.all());
+        assert_eq!(run.out, unix.out, "{exp} {adm}");
+    }
+
+    let mint_wait = |arr: &str| {
+        wrctl(
+            &[
+                "token", "mint", "--keys", keys, "--kid", "key1", "--dec", "wait", "--exp", "+30",
+                "--uid", "10.1.2.3", "--arr", arr,
+            ],
+            &[],
+        )
+    };
+    for arr in [
+        "1800000000123",
+        "2027-01-15T08:00:00.123Z",
+        "2027-01-15T03:00:00.123-05:00",
+    ] {
+        let run = mint_wait(arr);
+        assert_eq!(run.code, Some(0), "{arr}: {}", run.all());
+        let token = token::decode(run.out.trim()).unwrap();
+        assert_eq!(token.claims.arr, Some(1_800_000_000_123), "{arr}");
+        let inspect = wrctl(&["token", "inspect", run.out.trim()], &[]);
+        assert!(
+            inspect
+                .out
+                .contains("arr        1800000000123 (2027-01-15 08:00:00.123 UTC, "),
+            "{}",
+            inspect.out
+        );
+    }
+
+    let value = mint(KEY1, "key1", TokenKind::Allow, 1_800_000_300, "203.0.113.7");
+    let inspect_at = |at: &str| wrctl(&["token", "inspect", &value, "--at", at], &[]);
+    let unix = inspect_at("1800000000");
+    assert!(unix.out.contains("UTC, in 5 min)"), "{}", unix.out);
+    for at in ["2027-01-15T08:00:00Z", "2027-01-15T09:00:00+01:00"] {
+        let run = inspect_at(at);
+        assert_eq!(run.code, Some(0), "{at}: {}", run.all());
+        assert_eq!(run.out, unix.out, "{at}");
+    }
+
+    for (option, bad) in [
+        ("--at", "soon"),
+        ("--at", "2027-01-15T08:00:00"),
+        ("--adm", "1969-12-31T23:59:59Z"),
+        ("--arr", "2027-01-15 08:00"),
+        ("--exp", "10000-01-01T00:00:00Z"),
+    ] {
+        let run = match option {
+            "--at" => inspect_at(bad),
+            "--exp" => mint_allow(bad, "1799999700"),
+            _ => wrctl(
+                &[
+                    "token", "mint", "--keys", keys, "--kid", "key1", "--dec", "allow", "--exp",
+                    "+30", "--uid", "10.1.2.3", option, bad,
+                ],
+                &[],
+            ),
+        };
+        assert_eq!(run.code, Some(2), "{option} {bad}: {}", run.all());
+        assert!(run.err.contains("RFC 3339"), "{option} {bad}: {}", run.err);
+    }
+}
+
 /// The `unix N` of the deletion line.
 /// `wrctl rotate` on the local key and config files, with `extra` arguments.
 fn rotate_files(keys: &Path, conf: &Path, extra: &[&str]) -> Run {

@@ -230,7 +230,7 @@ fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
         true,
     );
     // Fifty arrivals, 2 ms apart, at the controller's clock.
-    let now = wrctl::control::unix_now();
+    let now = wrctl::clock::unix_now();
     let records: Vec<Record> = (0..50u64)
         .map(|i| {
             format!(
