@@ -1,68 +1,21 @@
-//! The command line: `run`, `plan` and `cost`, each with `--name value` options.
+//! The command line: `run`, `plan` and `cost`, read by clap. Compound values
+//! (`--session 5:60`, `--nat 0.02:20`, …) go through the small parsers at the end;
+//! what depends on several options (the scenario's bounds, the controller's and
+//! the FIFO rule's options) is checked once the whole line is read.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use clap::error::ErrorKind;
+use clap::{ArgAction, Args, CommandFactory, Parser};
 use waiting_room::config::MAX_DURATION;
+use waiting_room::control::DEFAULT_EXPECTED_PROPAGATION;
 use waiting_room::grid::DrawGrid;
 use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 
+use crate::fifo::FifoSpec;
 use crate::planning::Question;
-use crate::scenario::{Arrivals, Control, Mix, Scenario, Session};
-
-/// Usage text.
-pub const USAGE: &str = "\
-usage:
-  simulate run  [scenario options] [--refresh eligible|fixed|both] [--draw-grid address|global|both]
-                [--out DIR] [--no-plots] [--quiet]
-  simulate plan [scenario options, with lists for the room] [--sample N] [--out FILE]
-  simulate cost [scenario options, with a list for --visitors]
-
-scenario options (defaults for `run`):
-  --visitors N              people (100000)
-  --arrivals SPEC           steady:SECONDS | flash:SECONDS | waves:COUNT:EVERY:WIDTH (steady:3000)
-  --duration SECONDS        virtual time simulated (3600)
-  --allow-percentage P      allow_percentage, up to 4 decimals (20)   plan: a list, e.g. 0.5,1,2.5
-  --wait-period SECONDS     wait_period_duration (30)        plan: a list
-  --allow-timeout SECONDS   allow_period_timeout (3600)      plan: a list
-  --session N:SECONDS       requests after admission, and their spacing (5:60)
-  --mix NAME                the mix of people below, as a whole: plain (one device and tab
-                            each, on its own address, following Refresh, never giving up),
-                            devices (several devices, shared addresses, replayers only),
-                            default, or heavy; the options below change it part by part
-  --multi-device SHARE:DEVICES:SPREAD   people on several devices behind one address (0.1:3:10)
-  --device-spread SECONDS   seconds over which a multi-device person's devices join
-                            (10; overrides the SPREAD of --multi-device)
-  --nat SHARE:SIZE          people behind shared addresses, and how many per address (0.02:20)
-  --attackers SHARE         people who keep and replay their tokens (0.001)
-  --tabs SHARE:N            devices with N tabs on the waiting page, sharing one cookie
-                            jar, each following Refresh (0.3:3)
-  --app-poll SHARE:MIN:MAX  devices that are apps polling every MIN..MAX s instead of
-                            following Refresh (0.05:3:6)
-  --early SHARE             devices whose person reloads at half the page's Refresh (0.1)
-  --abandon SHARE:SECONDS   people who give up waiting, each within SECONDS of arriving
-                            (0.1:1800)
-  --seed N                  seed of every random choice (1)
-  --draw-grid GRID          draw_grid: address (each address's own grid, the room's
-                            default) or global (the VCL's slots); run: also both
-
-closed loop (run only): the room's own controller holds a target, reading the log
-late and writing settings that reach the edge late; --allow-percentage is the
-static setting until its first write lands
-  --target-per-minute N     new sessions a minute to hold
-  --propagation-delay S     seconds from a write until the edge sees it (required)
-  --log-delay S             seconds from a request until the controller reads its line (5)
-  --tick S                  seconds between the controller's ticks (10)
-  --max-active N            at most N live sessions
-  --start P                 percentage written at the first tick, before one is computed
-  --expected-propagation S  propagation delay the controller assumes until it measures one (30)
-  --min P, --max P          bounds of the percentages written (0.0001, 100)
-FIFO mode (run only, with the closed loop: the FIFO rule moves fifo_cutoff)
-  --queueing fifo           the room in FIFO mode (queueing_method = fifo)
-  --fifo-hold SECONDS       fifo_hold (300)
-plan and cost default to plain visitors (one device and tab each on its own address,
-following Refresh, never giving up); run, random or FIFO, to the mix above.";
+use crate::scenario::{Arrivals, Control, Mix, Room, Scenario, Session};
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,420 +75,489 @@ pub enum Command {
     },
 }
 
-/// Parses the arguments after the program name.
-pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
-    let mut args = args.into_iter();
-    let command = args.next().ok_or("no command given")?;
-    let mut options = Options::read(args)?;
-    let parsed = match command.as_str() {
-        "run" if options.0.contains_key("queueing") => fifo_run(&mut options)?,
-        "run" => {
-            let grids = match options.take("draw-grid").as_deref() {
-                None => vec![Scenario::default().room.draw_grid],
-                Some("both") => vec![DrawGrid::Address, DrawGrid::Global],
-                Some(one) => vec![grid(one)?],
-            };
-            let mut scenario = options.scenario(Scenario::default())?;
-            scenario.room.draw_grid = grids[0];
-            scenario.control = options.control()?;
-            check(&scenario)?;
-            Command::Run {
-                scenario,
-                grids,
-                modes: match options.take("refresh").as_deref() {
-                    None | Some("both") => vec![RefreshMode::Eligible, RefreshMode::Fixed],
-                    Some(one) => vec![mode(one)?],
-                },
-                out: PathBuf::from(options.take("out").unwrap_or_else(|| "simulation".into())),
-                no_plots: options.flag("no-plots"),
-                quiet: options.flag("quiet"),
-            }
-        }
-        "plan" => {
-            let defaults = Scenario {
-                mix: Mix::plain(),
-                ..Scenario::default()
-            };
-            let percentages =
-                options.percentages("allow-percentage", defaults.room.allow_percentage)?;
-            let wait_periods = options.list("wait-period", defaults.room.wait_period)?;
-            let allow_timeouts = options.list("allow-timeout", defaults.room.allow_timeout)?;
-            let scenario = options.scenario(defaults)?;
-            let rooms = Question::rooms(
-                &percentages,
-                &wait_periods,
-                &allow_timeouts,
-                scenario.room.draw_grid,
-            );
-            for room in rooms {
-                check(&Scenario { room, ..scenario })?;
-            }
-            Command::Plan {
-                scenario,
-                percentages,
-                wait_periods,
-                allow_timeouts,
-                mode: mode(options.take("refresh").as_deref().unwrap_or("eligible"))?,
-                sample: options.number("sample")?.unwrap_or(20_000),
-                out: options.take("out").map(PathBuf::from),
-            }
-        }
-        "cost" => {
-            let sizes = options.list("visitors", 0)?;
-            let defaults = Scenario {
-                mix: Mix::plain(),
-                arrivals: Arrivals::Flash { seconds: 60 },
-                duration: 600,
-                ..Scenario::default()
-            };
-            Command::Cost {
-                scenario: options.scenario(defaults)?,
-                sizes: if sizes == [0] {
-                    vec![1_000, 10_000, 100_000, 1_000_000]
-                } else {
-                    sizes
-                },
-            }
-        }
-        other => return Err(format!("unknown command {other:?}")),
+/// Parses the arguments after the program name. `--help` and every refusal come
+/// back as clap's error: `.exit()` prints it (help on stdout and exit 0, a
+/// refusal on stderr and exit 2).
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, clap::Error> {
+    let args = std::iter::once("simulate".to_string()).chain(args);
+    let (name, command) = match Sub::try_parse_from(args)? {
+        Sub::Run(run) => ("run", run.resolve()),
+        Sub::Plan(plan) => ("plan", plan.resolve()),
+        Sub::Cost(cost) => ("cost", cost.resolve()),
     };
-    options.finish()?;
-    Ok(parsed)
-}
-
-fn grid(name: &str) -> Result<DrawGrid, String> {
-    match name {
-        "address" => Ok(DrawGrid::Address),
-        "global" => Ok(DrawGrid::Global),
-        other => Err(format!(
-            "--draw-grid {other:?}: expected address or global (run: or both)"
-        )),
-    }
-}
-
-/// `run --queueing fifo …`: plain visitors by default (as `plan` and `cost`).
-fn fifo_run(options: &mut Options) -> Result<Command, String> {
-    match options.take("queueing").as_deref() {
-        Some("fifo") => {}
-        other => {
-            return Err(format!(
-                "--queueing {other:?}: expected fifo (random is the default)"
-            ));
-        }
-    }
-    let mut spec = crate::fifo::FifoSpec::default();
-    if let Some(v) = options.number("fifo-hold")? {
-        spec.fifo_hold = v;
-    }
-    let mut scenario = options.scenario(Scenario::default())?;
-    scenario.control = options.control()?;
-    check(&scenario)?;
-    let control = scenario
-        .control
-        .ok_or("--queueing fifo needs --target-per-minute and --propagation-delay")?;
-    if !(1..=MAX_DURATION).contains(&spec.fifo_hold) {
-        return Err("--fifo-hold must be 1 s to a year".into());
-    }
-    waiting_room::control::fifo::FifoController::new(crate::fifo::options(
-        &control, &scenario, &spec,
-    ))
-    .map_err(|e| format!("the FIFO rule refuses its options: {e}"))?;
-    Ok(Command::Fifo {
-        scenario,
-        spec,
-        out: PathBuf::from(options.take("out").unwrap_or_else(|| "simulation".into())),
-        no_plots: options.flag("no-plots"),
-        quiet: options.flag("quiet"),
+    command.map_err(|why| {
+        let mut cli = Sub::command();
+        cli.build();
+        let sub = cli.find_subcommand_mut(name).expect("a subcommand");
+        sub.error(ErrorKind::ValueValidation, why)
     })
 }
 
-fn mode(name: &str) -> Result<RefreshMode, String> {
-    match name {
-        "eligible" => Ok(RefreshMode::Eligible),
-        "fixed" => Ok(RefreshMode::Fixed),
-        other => Err(format!(
-            "--refresh {other:?}: expected eligible, fixed or both"
-        )),
+/// The waiting room under a virtual crowd: its own decision code at a virtual
+/// clock, reporting origin load, fairness, waits and what replayers get.
+#[derive(Parser)]
+#[command(
+    name = "simulate",
+    after_help = "plan and cost default to plain visitors (one device and tab each on its own \
+address, following Refresh, never giving up); run, random or FIFO, to the default mix."
+)]
+enum Sub {
+    /// Simulate one scenario on one or both draw grids, in one or both refresh
+    /// modes (or in FIFO mode), and write the JSON report and SVG plots.
+    Run(RunArgs),
+    /// For each candidate room (lists for the room's settings), the origin load
+    /// and waits, from a sample scaled up to --visitors.
+    Plan(PlanArgs),
+    /// Cost per decision as the crowd grows (a list for --visitors).
+    Cost(CostArgs),
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// People.
+    #[arg(long, value_name = "N", value_parser = number::<u64>, default_value_t = Scenario::default().visitors)]
+    visitors: u64,
+    #[command(flatten)]
+    room: RoomArgs,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+    /// draw_grid: where new wait tokens expire: each address's own grid (the room's
+    /// default), the VCL's global slots, or one run on each.
+    #[arg(long, value_name = "GRID", value_parser = ["address", "global", "both"], default_value_t = Room::default().draw_grid.to_string())]
+    draw_grid: String,
+    /// Refresh modes to run in, one run each (not in FIFO mode) [default: both].
+    #[arg(long, value_name = "MODE", value_parser = ["eligible", "fixed", "both"], conflicts_with = "queueing")]
+    refresh: Option<String>,
+    /// Directory for the JSON report and SVG plots.
+    #[arg(long, value_name = "DIR", default_value = "simulation")]
+    out: PathBuf,
+    /// The JSON report only, no plots.
+    #[arg(long)]
+    no_plots: bool,
+    /// No progress lines.
+    #[arg(long)]
+    quiet: bool,
+    #[command(flatten)]
+    control: ControlArgs,
+    /// The room in FIFO mode (queueing_method = fifo; random is the default): the
+    /// FIFO rule moves fifo_cutoff in the closed loop, so it needs --target-per-minute.
+    #[arg(long, value_name = "METHOD", value_parser = ["fifo"], requires = "target_per_minute", help_heading = "FIFO mode")]
+    queueing: Option<String>,
+    /// fifo_hold, seconds.
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, requires = "queueing", default_value_t = FifoSpec::default().fifo_hold, help_heading = "FIFO mode")]
+    fifo_hold: u64,
+}
+
+impl RunArgs {
+    fn resolve(self) -> Result<Command, String> {
+        let grids = grids(&self.draw_grid);
+        let mut scenario = self.scenario.apply(Scenario {
+            visitors: self.visitors,
+            room: self.room.room(grids[0]),
+            ..Scenario::default()
+        });
+        scenario.control = self.control.control();
+        check(&scenario)?;
+        let (out, no_plots, quiet) = (self.out, self.no_plots, self.quiet);
+        if self.queueing.is_none() {
+            let modes = modes(self.refresh.as_deref().unwrap_or("both"));
+            return Ok(Command::Run {
+                scenario,
+                grids,
+                modes,
+                out,
+                no_plots,
+                quiet,
+            });
+        }
+        let control = scenario
+            .control
+            .ok_or("--queueing fifo needs --target-per-minute and --propagation-delay")?;
+        if grids.len() > 1 {
+            return Err("--draw-grid both is for random mode: FIFO mode runs one grid".into());
+        }
+        let spec = FifoSpec {
+            fifo_hold: self.fifo_hold,
+        };
+        if !(1..=MAX_DURATION).contains(&spec.fifo_hold) {
+            return Err("--fifo-hold must be 1 s to a year".into());
+        }
+        let options = crate::fifo::options(&control, &scenario, &spec);
+        waiting_room::control::fifo::FifoController::new(options)
+            .map_err(|e| format!("the FIFO rule refuses its options: {e}"))?;
+        Ok(Command::Fifo {
+            scenario,
+            spec,
+            out,
+            no_plots,
+            quiet,
+        })
     }
 }
 
-/// `--name value` pairs (and bare `--quiet`), consumed as they are read.
-struct Options(BTreeMap<String, String>);
+#[derive(Args)]
+struct PlanArgs {
+    /// People.
+    #[arg(long, value_name = "N", value_parser = number::<u64>, default_value_t = Scenario::default().visitors)]
+    visitors: u64,
+    /// Candidate allow_percentage values, up to four decimals each (e.g. 0.5,1,2.5).
+    #[arg(long, value_name = "P,…", value_parser = percentage, value_delimiter = ',', action = ArgAction::Set, default_values_t = [Room::default().allow_percentage])]
+    allow_percentage: Vec<Percentage>,
+    /// Candidate wait_period_duration values, seconds.
+    #[arg(long, value_name = "SECONDS,…", value_parser = number::<u64>, value_delimiter = ',', action = ArgAction::Set, default_values_t = [Room::default().wait_period])]
+    wait_period: Vec<u64>,
+    /// Candidate allow_period_timeout values, seconds.
+    #[arg(long, value_name = "SECONDS,…", value_parser = number::<u64>, value_delimiter = ',', action = ArgAction::Set, default_values_t = [Room::default().allow_timeout])]
+    allow_timeout: Vec<u64>,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+    #[command(flatten)]
+    grid: GridArg,
+    /// Refresh mode.
+    #[arg(long, value_name = "MODE", value_parser = ["eligible", "fixed"], default_value = "eligible")]
+    refresh: String,
+    /// People actually simulated (figures are scaled up to --visitors).
+    #[arg(long, value_name = "N", value_parser = number::<u64>, default_value_t = 20_000)]
+    sample: u64,
+    /// Where to write the answers as JSON (nowhere unless given).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
 
-impl Options {
-    fn read(args: impl Iterator<Item = String>) -> Result<Options, String> {
-        let mut map = BTreeMap::new();
-        let mut args = args.peekable();
-        while let Some(arg) = args.next() {
-            let name = arg
-                .strip_prefix("--")
-                .ok_or(format!("expected an option, found {arg:?}"))?;
-            let value = match args.peek() {
-                Some(next) if !next.starts_with("--") => args.next().unwrap_or_default(),
-                _ => String::new(),
-            };
-            if map.insert(name.to_string(), value).is_some() {
-                return Err(format!("--{name} given twice"));
-            }
-        }
-        Ok(Options(map))
-    }
-
-    fn take(&mut self, name: &str) -> Option<String> {
-        self.0.remove(name)
-    }
-
-    fn flag(&mut self, name: &str) -> bool {
-        self.take(name).is_some()
-    }
-
-    fn number<T: std::str::FromStr>(&mut self, name: &str) -> Result<Option<T>, String> {
-        self.take(name).map(|v| number(name, &v)).transpose()
-    }
-
-    fn fraction(&mut self, name: &str) -> Result<Option<f64>, String> {
-        self.take(name).map(|v| fraction(name, &v)).transpose()
-    }
-
-    /// A comma-separated list; `[default]` when absent.
-    fn list<T: std::str::FromStr + Copy>(
-        &mut self,
-        name: &str,
-        default: T,
-    ) -> Result<Vec<T>, String> {
-        match self.take(name) {
-            None => Ok(vec![default]),
-            Some(raw) => raw.split(',').map(|v| number(name, v)).collect(),
-        }
-    }
-
-    /// A comma-separated list of percentages; `[default]` when absent.
-    fn percentages(&mut self, name: &str, default: Percentage) -> Result<Vec<Percentage>, String> {
-        match self.take(name) {
-            None => Ok(vec![default]),
-            Some(raw) => raw.split(',').map(|v| percentage(name, v)).collect(),
-        }
-    }
-
-    fn percentage(&mut self, name: &str) -> Result<Option<Percentage>, String> {
-        self.take(name).map(|v| percentage(name, &v)).transpose()
-    }
-
-    /// The closed loop, when `--target-per-minute` is given (with `--propagation-delay`).
-    fn control(&mut self) -> Result<Option<Control>, String> {
-        let Some(target) = self.number::<f64>("target-per-minute")? else {
-            for name in CONTROL_OPTIONS {
-                if self.0.contains_key(name) {
-                    return Err(format!("--{name} needs --target-per-minute"));
-                }
-            }
-            return Ok(None);
+impl PlanArgs {
+    fn resolve(self) -> Result<Command, String> {
+        let (visitors, draw_grid) = (self.visitors, grids(&self.grid.draw_grid)[0]);
+        let room = Room {
+            draw_grid,
+            ..Room::default()
         };
-        let mut control = Control::new(target);
-        control.propagation_delay = self
-            .number("propagation-delay")?
-            .ok_or("--target-per-minute needs --propagation-delay SECONDS")?;
-        if let Some(v) = self.number("log-delay")? {
-            control.log_delay = v;
+        let defaults = Scenario {
+            visitors,
+            mix: Mix::plain(),
+            room,
+            ..Scenario::default()
+        };
+        let scenario = self.scenario.apply(defaults);
+        let (percentages, wait_periods, allow_timeouts) =
+            (self.allow_percentage, self.wait_period, self.allow_timeout);
+        for room in Question::rooms(&percentages, &wait_periods, &allow_timeouts, draw_grid) {
+            check(&Scenario { room, ..scenario })?;
         }
-        if let Some(v) = self.number("tick")? {
-            control.tick = v;
-        }
-        control.max_active = self.number("max-active")?;
-        control.start = self.percentage("start")?;
-        if let Some(v) = self.number("expected-propagation")? {
-            control.expected_propagation = Some(v);
-        }
-        if let Some(v) = self.percentage("min")? {
-            control.min = v;
-        }
-        if let Some(v) = self.percentage("max")? {
-            control.max = v;
-        }
-        Ok(Some(control))
+        let (mode, sample, out) = (modes(&self.refresh)[0], self.sample, self.out);
+        Ok(Command::Plan {
+            scenario,
+            percentages,
+            wait_periods,
+            allow_timeouts,
+            mode,
+            sample,
+            out,
+        })
     }
+}
 
-    /// `default`, with every scenario option given applied.
-    fn scenario(&mut self, default: Scenario) -> Result<Scenario, String> {
-        let mut s = default;
-        if let Some(name) = self.take("mix") {
-            s.mix = Mix::named(&name).ok_or_else(|| {
-                format!("--mix {name:?}: expected plain, devices, default or heavy")
+#[derive(Args)]
+struct CostArgs {
+    /// Crowd sizes.
+    #[arg(long, value_name = "N,…", value_parser = number::<u64>, value_delimiter = ',', action = ArgAction::Set, default_value = "1000,10000,100000,1000000")]
+    visitors: Vec<u64>,
+    #[command(flatten)]
+    room: RoomArgs,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+    #[command(flatten)]
+    grid: GridArg,
+}
+
+impl CostArgs {
+    fn resolve(self) -> Result<Command, String> {
+        let scenario = self.scenario.apply(Scenario {
+            mix: Mix::plain(),
+            arrivals: Arrivals::Flash { seconds: 60 },
+            duration: 600,
+            room: self.room.room(grids(&self.grid.draw_grid)[0]),
+            ..Scenario::default()
+        });
+        for &visitors in &self.visitors {
+            check(&Scenario {
+                visitors,
+                ..scenario
             })?;
         }
-        if let Some(v) = self.number("visitors")? {
-            s.visitors = v;
-        }
-        if let Some(spec) = self.take("arrivals") {
-            s.arrivals = Arrivals::parse(&spec)?;
-        }
-        if let Some(v) = self.number("duration")? {
-            s.duration = v;
-        }
-        if let Some(v) = self.percentage("allow-percentage")? {
-            s.room.allow_percentage = v;
-        }
-        if let Some(v) = self.number("wait-period")? {
-            s.room.wait_period = v;
-        }
-        if let Some(v) = self.number("allow-timeout")? {
-            s.room.allow_timeout = v;
-        }
-        if let Some(spec) = self.take("session") {
-            let [requests, interval] = parts::<2>("session", &spec)?;
-            s.session = Session {
-                requests: number("session", requests)?,
-                interval: number("session", interval)?,
-            };
-        }
-        if let Some(spec) = self.take("multi-device") {
-            let [share, devices, spread] = parts::<3>("multi-device", &spec)?;
-            s.mix.multi_device_share = fraction("multi-device", share)?;
-            s.mix.devices = number("multi-device", devices)?;
-            s.mix.device_spread = number("multi-device", spread)?;
-        }
-        if let Some(v) = self.number("device-spread")? {
-            s.mix.device_spread = v;
-        }
-        if let Some(name) = self.take("draw-grid") {
-            s.room.draw_grid = grid(&name)?;
-        }
-        if let Some(spec) = self.take("nat") {
-            let [share, size] = parts::<2>("nat", &spec)?;
-            s.mix.nat_share = fraction("nat", share)?;
-            s.mix.nat_size = number("nat", size)?;
-        }
-        if let Some(share) = self.fraction("attackers")? {
-            s.mix.attacker_share = share;
-        }
-        if let Some(spec) = self.take("tabs") {
-            let [share, tabs] = parts::<2>("tabs", &spec)?;
-            s.mix.tabs_share = fraction("tabs", share)?;
-            s.mix.tabs = number("tabs", tabs)?;
-        }
-        if let Some(spec) = self.take("app-poll") {
-            let [share, least, most] = parts::<3>("app-poll", &spec)?;
-            s.mix.poller_share = fraction("app-poll", share)?;
-            s.mix.poll_every = (number("app-poll", least)?, number("app-poll", most)?);
-        }
-        if let Some(share) = self.fraction("early")? {
-            s.mix.early_share = share;
-        }
-        if let Some(spec) = self.take("abandon") {
-            let [share, seconds] = parts::<2>("abandon", &spec)?;
-            s.mix.abandon_share = fraction("abandon", share)?;
-            s.mix.patience = number("abandon", seconds)?;
-        }
-        if let Some(v) = self.number("seed")? {
-            s.seed = v;
-        }
-        check(&s)?;
-        Ok(s)
+        Ok(Command::Cost {
+            scenario,
+            sizes: self.visitors,
+        })
     }
+}
 
-    fn finish(self) -> Result<(), String> {
-        match self.0.keys().next() {
-            None => Ok(()),
-            Some(name) => Err(format!("unknown or misplaced option --{name}")),
+/// `--draw-grid` of `plan` and `cost`.
+#[derive(Args)]
+struct GridArg {
+    /// draw_grid: where new wait tokens expire: each address's own grid (the room's
+    /// default) or the VCL's global slots.
+    #[arg(long, value_name = "GRID", value_parser = ["address", "global"], default_value_t = Room::default().draw_grid.to_string())]
+    draw_grid: String,
+}
+
+/// The room's settings, one value each (`run` and `cost`).
+#[derive(Args)]
+struct RoomArgs {
+    /// allow_percentage, up to four decimals.
+    #[arg(long, value_name = "P", value_parser = percentage, default_value_t = Room::default().allow_percentage)]
+    allow_percentage: Percentage,
+    /// wait_period_duration, seconds.
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, default_value_t = Room::default().wait_period)]
+    wait_period: u64,
+    /// allow_period_timeout, seconds.
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, default_value_t = Room::default().allow_timeout)]
+    allow_timeout: u64,
+}
+
+impl RoomArgs {
+    fn room(&self, draw_grid: DrawGrid) -> Room {
+        let (allow_percentage, wait_period, allow_timeout) =
+            (self.allow_percentage, self.wait_period, self.allow_timeout);
+        Room {
+            allow_percentage,
+            wait_period,
+            allow_timeout,
+            draw_grid,
         }
     }
 }
 
-/// The options of the closed loop, besides `--target-per-minute`.
-const CONTROL_OPTIONS: [&str; 8] = [
-    "propagation-delay",
-    "log-delay",
-    "tick",
-    "max-active",
-    "start",
-    "expected-propagation",
-    "min",
-    "max",
-];
+/// The options every command shares. `--mix` sets the whole mix; the part options
+/// then change it part by part, wherever they stand on the line, and
+/// `--device-spread` overrides the SPREAD of `--multi-device`.
+#[derive(Args)]
+struct ScenarioArgs {
+    /// When people arrive: steady:SECONDS, flash:SECONDS or waves:COUNT:EVERY:WIDTH
+    /// [default: steady:3000; cost: flash:60].
+    #[arg(long, value_name = "SPEC")]
+    arrivals: Option<Arrivals>,
+    /// Virtual seconds simulated [default: 3600; cost: 600].
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>)]
+    duration: Option<u64>,
+    /// Requests after admission, and the seconds between them [default: 5:60].
+    #[arg(long, value_name = "N:SECONDS", value_parser = session)]
+    session: Option<Session>,
+    /// The mix of people, as a whole: plain (one device and tab each, on its own
+    /// address, following Refresh, never giving up), devices (the default's several
+    /// devices, shared addresses and replayers only), default (the defaults below) or
+    /// heavy (more of everything); the options below change it part by part
+    /// [default: default; plan and cost: plain].
+    #[arg(long, value_name = "NAME")]
+    mix: Option<Mix>,
+    /// People on several devices behind one address: their share, devices each, and
+    /// the seconds over which those join [default mix: 0.1:3:10].
+    #[arg(long, value_name = "SHARE:DEVICES:SPREAD", value_parser = multi_device)]
+    multi_device: Option<(f64, u32, u64)>,
+    /// Seconds over which a multi-device person's devices join; overrides the SPREAD
+    /// of --multi-device [default mix: 10].
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>)]
+    device_spread: Option<u64>,
+    /// People behind shared addresses, and how many per address [default mix: 0.02:20].
+    #[arg(long, value_name = "SHARE:SIZE", value_parser = share_and::<u32>)]
+    nat: Option<(f64, u32)>,
+    /// People who keep and replay their tokens [default mix: 0.001].
+    #[arg(long, value_name = "SHARE", value_parser = fraction)]
+    attackers: Option<f64>,
+    /// Devices with N tabs on the waiting page, sharing one cookie jar, each
+    /// following Refresh [default mix: 0.3:3].
+    #[arg(long, value_name = "SHARE:N", value_parser = share_and::<u32>)]
+    tabs: Option<(f64, u32)>,
+    /// Devices that are apps polling every MIN..MAX s instead of following Refresh
+    /// [default mix: 0.05:3:6].
+    #[arg(long, value_name = "SHARE:MIN:MAX", value_parser = app_poll)]
+    app_poll: Option<(f64, (u64, u64))>,
+    /// Devices whose person reloads at half the page's Refresh [default mix: 0.1].
+    #[arg(long, value_name = "SHARE", value_parser = fraction)]
+    early: Option<f64>,
+    /// People who give up waiting, each within SECONDS of arriving [default mix: 0.1:1800].
+    #[arg(long, value_name = "SHARE:SECONDS", value_parser = share_and::<u64>)]
+    abandon: Option<(f64, u64)>,
+    /// Seed of every random choice.
+    #[arg(long, value_name = "N", value_parser = number::<u64>, default_value_t = Scenario::default().seed)]
+    seed: u64,
+}
+
+impl ScenarioArgs {
+    /// `s` with every option given applied: the mix first, then its parts.
+    fn apply(&self, mut s: Scenario) -> Scenario {
+        s.mix = self.mix.unwrap_or(s.mix);
+        s.arrivals = self.arrivals.unwrap_or(s.arrivals);
+        s.duration = self.duration.unwrap_or(s.duration);
+        s.session = self.session.unwrap_or(s.session);
+        s.seed = self.seed;
+        let m = &mut s.mix;
+        if let Some((share, devices, spread)) = self.multi_device {
+            (m.multi_device_share, m.devices, m.device_spread) = (share, devices, spread);
+        }
+        m.device_spread = self.device_spread.unwrap_or(m.device_spread);
+        (m.nat_share, m.nat_size) = self.nat.unwrap_or((m.nat_share, m.nat_size));
+        m.attacker_share = self.attackers.unwrap_or(m.attacker_share);
+        (m.tabs_share, m.tabs) = self.tabs.unwrap_or((m.tabs_share, m.tabs));
+        (m.poller_share, m.poll_every) = self.app_poll.unwrap_or((m.poller_share, m.poll_every));
+        m.early_share = self.early.unwrap_or(m.early_share);
+        (m.abandon_share, m.patience) = self.abandon.unwrap_or((m.abandon_share, m.patience));
+        s
+    }
+}
+
+/// The closed loop (`run` only): the room's own controller holds a target, reading
+/// the log late and writing settings that reach the edge late. Its options need
+/// `--target-per-minute`, and that needs `--propagation-delay`.
+#[derive(Args)]
+#[command(next_help_heading = "Closed loop")]
+#[group(multiple = true, requires = "target_per_minute")]
+struct ControlArgs {
+    /// New sessions a minute to hold (--allow-percentage is the static setting until
+    /// the controller's first write lands).
+    #[arg(long, value_name = "N", value_parser = number::<f64>, requires = "propagation_delay")]
+    target_per_minute: Option<f64>,
+    /// Seconds from a write until the edge sees it (required with --target-per-minute).
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>)]
+    propagation_delay: Option<u64>,
+    /// Seconds from a request until the controller reads its line.
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, default_value_t = Control::new(0.0).log_delay)]
+    log_delay: u64,
+    /// Seconds between the controller's ticks.
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, default_value_t = Control::new(0.0).tick)]
+    tick: u64,
+    /// At most N live sessions.
+    #[arg(long, value_name = "N", value_parser = number::<u64>)]
+    max_active: Option<u64>,
+    /// Percentage written at the first tick, before one is computed.
+    #[arg(long, value_name = "P", value_parser = percentage)]
+    start: Option<Percentage>,
+    /// Propagation delay the controller assumes until it measures one, seconds.
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, default_value_t = DEFAULT_EXPECTED_PROPAGATION)]
+    expected_propagation: u64,
+    /// Lowest percentage written.
+    #[arg(long, value_name = "P", value_parser = percentage, default_value_t = Control::new(0.0).min)]
+    min: Percentage,
+    /// Highest percentage written.
+    #[arg(long, value_name = "P", value_parser = percentage, default_value_t = Control::new(0.0).max)]
+    max: Percentage,
+}
+
+impl ControlArgs {
+    /// The closed loop, when `--target-per-minute` is given.
+    fn control(&self) -> Option<Control> {
+        Some(Control {
+            target_per_minute: self.target_per_minute?,
+            propagation_delay: self.propagation_delay?,
+            log_delay: self.log_delay,
+            tick: self.tick,
+            max_active: self.max_active,
+            start: self.start,
+            expected_propagation: Some(self.expected_propagation),
+            min: self.min,
+            max: self.max,
+        })
+    }
+}
+
+/// The draw grids a `--draw-grid` value names (clap has checked the name).
+fn grids(name: &str) -> Vec<DrawGrid> {
+    match name {
+        "global" => vec![DrawGrid::Global],
+        "both" => vec![DrawGrid::Address, DrawGrid::Global],
+        _ => vec![DrawGrid::Address],
+    }
+}
+
+/// The refresh modes a `--refresh` value names (clap has checked the name).
+fn modes(name: &str) -> Vec<RefreshMode> {
+    match name {
+        "eligible" => vec![RefreshMode::Eligible],
+        "fixed" => vec![RefreshMode::Fixed],
+        _ => vec![RefreshMode::Eligible, RefreshMode::Fixed],
+    }
+}
 
 /// Rejects scenarios the simulator cannot run meaningfully.
 fn check(s: &Scenario) -> Result<(), String> {
-    if let Some(control) = &s.control {
-        waiting_room::control::Controller::new(control.options(&s.room))
+    const DAY: u64 = 24 * 3600;
+    let refuse = |bad: bool, why: &str| if bad { Err(why.to_string()) } else { Ok(()) };
+    if let Some(c) = &s.control {
+        waiting_room::control::Controller::new(c.options(&s.room))
             .map_err(|e| format!("the controller refuses its options: {e}"))?;
-        let day = 24 * 3600;
-        if control.propagation_delay > day
-            || control.log_delay > day
-            || control.expected_propagation.is_some_and(|e| e > day)
-        {
-            return Err(
-                "--propagation-delay, --log-delay and --expected-propagation are at most a day"
-                    .into(),
-            );
-        }
+        refuse(
+            c.propagation_delay > DAY
+                || c.log_delay > DAY
+                || c.expected_propagation.is_some_and(|e| e > DAY),
+            "--propagation-delay, --log-delay and --expected-propagation are at most a day",
+        )?;
     }
-    let shares = s.mix.multi_device_share + s.mix.nat_share + s.mix.attacker_share;
-    let problems = [
-        (s.visitors == 0, "--visitors must be at least 1"),
-        (s.visitors > 16_000_000, "--visitors is at most 16000000"),
-        (
-            s.duration == 0 || s.duration > 7 * 24 * 3600,
-            "--duration must be 1 s to 7 days",
-        ),
-        (
-            !(1..=MAX_DURATION).contains(&s.room.wait_period),
-            "--wait-period must be 1 s to a year (the room's own bounds)",
-        ),
-        (
-            !(1..=MAX_DURATION).contains(&s.room.allow_timeout),
-            "--allow-timeout must be 1 s to a year (the room's own bounds)",
-        ),
-        (s.mix.devices == 0, "--multi-device needs at least 1 device"),
-        (
-            s.mix.device_spread > 24 * 3600,
-            "--device-spread is at most a day",
-        ),
-        (
-            s.mix.nat_size == 0,
-            "--nat needs at least 1 person per address",
-        ),
-        (
-            shares > 1.0,
-            "the shares of --multi-device, --nat and --attackers exceed 1",
-        ),
-        (!(1..=64).contains(&s.mix.tabs), "--tabs needs 1 to 64 tabs"),
-        (
-            s.mix.poll_every.0 == 0
-                || s.mix.poll_every.0 > s.mix.poll_every.1
-                || s.mix.poll_every.1 > 24 * 3600,
-            "--app-poll needs 1 <= MIN <= MAX <= a day",
-        ),
-        (
-            s.mix.poller_share + s.mix.early_share > 1.0,
-            "the shares of --app-poll and --early exceed 1",
-        ),
-        (
-            !(1..=MAX_DURATION).contains(&s.mix.patience),
-            "--abandon's SECONDS must be 1 s to a year",
-        ),
-    ];
-    match problems.iter().find(|(bad, _)| *bad) {
-        Some((_, why)) => Err(why.to_string()),
-        None => Ok(()),
-    }
+    let (m, room, year) = (&s.mix, &s.room, 1..=MAX_DURATION);
+    refuse(s.visitors == 0, "--visitors must be at least 1")?;
+    refuse(s.visitors > 16_000_000, "--visitors is at most 16000000")?;
+    refuse(
+        !(1..=7 * DAY).contains(&s.duration),
+        "--duration must be 1 s to 7 days",
+    )?;
+    let own_bounds = "must be 1 s to a year (the room's own bounds)";
+    refuse(
+        !year.contains(&room.wait_period),
+        &format!("--wait-period {own_bounds}"),
+    )?;
+    refuse(
+        !year.contains(&room.allow_timeout),
+        &format!("--allow-timeout {own_bounds}"),
+    )?;
+    refuse(m.devices == 0, "--multi-device needs at least 1 device")?;
+    refuse(m.device_spread > DAY, "--device-spread is at most a day")?;
+    refuse(m.nat_size == 0, "--nat needs at least 1 person per address")?;
+    refuse(
+        m.multi_device_share + m.nat_share + m.attacker_share > 1.0,
+        "the shares of --multi-device, --nat and --attackers exceed 1",
+    )?;
+    refuse(!(1..=64).contains(&m.tabs), "--tabs needs 1 to 64 tabs")?;
+    let (least, most) = m.poll_every;
+    refuse(
+        least == 0 || least > most || most > DAY,
+        "--app-poll needs 1 <= MIN <= MAX <= a day",
+    )?;
+    refuse(
+        m.poller_share + m.early_share > 1.0,
+        "the shares of --app-poll and --early exceed 1",
+    )?;
+    refuse(
+        !year.contains(&m.patience),
+        "--abandon's SECONDS must be 1 s to a year",
+    )
 }
 
-fn parts<'a, const N: usize>(name: &str, spec: &'a str) -> Result<[&'a str; N], String> {
+/// `spec` split at ':' into exactly `N` parts.
+fn parts<const N: usize>(spec: &str) -> Result<[&str; N], String> {
     let parts: Vec<&str> = spec.split(':').collect();
     parts
         .try_into()
-        .map_err(|_| format!("--{name} {spec:?}: expected {N} parts separated by ':'"))
+        .map_err(|_| format!("expected {N} parts separated by ':'"))
 }
 
-fn number<T: std::str::FromStr>(name: &str, raw: &str) -> Result<T, String> {
+/// A number; `_` may group digits (`1_000_000`).
+fn number<T: std::str::FromStr>(raw: &str) -> Result<T, String> {
     raw.trim()
         .replace('_', "")
         .parse()
-        .map_err(|_| format!("--{name}: {raw:?} is not a valid number"))
+        .map_err(|_| format!("{raw:?} is not a valid number"))
+}
+
+/// A share between 0 and 1.
+fn fraction(raw: &str) -> Result<f64, String> {
+    let value: f64 = number(raw)?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{raw:?} is not a share between 0 and 1"))
+    }
 }
 
 /// A percentage of 0 to 100 with at most four decimals (`12.5`, `0.0625`).
-fn percentage(name: &str, raw: &str) -> Result<Percentage, String> {
+fn percentage(raw: &str) -> Result<Percentage, String> {
     let text = raw.trim();
     let decimals = text.split_once('.').map_or(0, |(_, f)| f.len());
     let in_range = text
@@ -544,251 +566,103 @@ fn percentage(name: &str, raw: &str) -> Result<Percentage, String> {
     match text.parse() {
         Ok(p) if in_range && decimals <= 4 && !text.starts_with('+') => Ok(p),
         _ => Err(format!(
-            "--{name}: {raw:?} is not a percentage from 0 to 100 with at most four decimals"
+            "{raw:?} is not a percentage from 0 to 100 with at most four decimals"
         )),
     }
 }
 
-fn fraction(name: &str, raw: &str) -> Result<f64, String> {
-    let value: f64 = number(name, raw)?;
-    if (0.0..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!("--{name}: {raw:?} is not a share between 0 and 1"))
-    }
+/// `--session N:SECONDS`.
+fn session(spec: &str) -> Result<Session, String> {
+    let [requests, interval] = parts(spec)?;
+    let (requests, interval) = (number(requests)?, number(interval)?);
+    Ok(Session { requests, interval })
+}
+
+/// `--multi-device SHARE:DEVICES:SPREAD`.
+fn multi_device(spec: &str) -> Result<(f64, u32, u64), String> {
+    let [share, devices, spread] = parts(spec)?;
+    Ok((fraction(share)?, number(devices)?, number(spread)?))
+}
+
+/// `SHARE:N`: `--nat SHARE:SIZE`, `--tabs SHARE:N`, `--abandon SHARE:SECONDS`.
+fn share_and<T: std::str::FromStr>(spec: &str) -> Result<(f64, T), String> {
+    let [share, n] = parts(spec)?;
+    Ok((fraction(share)?, number(n)?))
+}
+
+/// `--app-poll SHARE:MIN:MAX`.
+fn app_poll(spec: &str) -> Result<(f64, (u64, u64)), String> {
+    let [share, least, most] = parts(spec)?;
+    Ok((fraction(share)?, (number(least)?, number(most)?)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(str::to_string).collect()
-    }
-
     #[test]
-    fn run_defaults_to_both_modes() {
-        let Command::Run {
-            scenario,
-            grids,
-            modes,
-            out,
-            no_plots,
-            quiet,
-        } = parse(args("run")).unwrap()
-        else {
-            panic!("not a run");
-        };
-        assert_eq!(scenario, Scenario::default());
-        assert_eq!(grids, [DrawGrid::Address]);
-        assert_eq!(modes, [RefreshMode::Eligible, RefreshMode::Fixed]);
-        assert_eq!(
-            (out, no_plots, quiet),
-            (PathBuf::from("simulation"), false, false)
-        );
-    }
-
-    #[test]
-    fn run_reads_every_scenario_option() {
-        let line = "run --visitors 1_000 --arrivals flash:5 --duration 600 --allow-percentage 30 \
-                    --wait-period 20 --allow-timeout 900 --session 2:30 --multi-device 0.2:4:5 \
-                    --nat 0.1:50 --attackers 0.01 --seed 9 --refresh fixed --out x --quiet \
-                    --draw-grid global --no-plots --tabs 0.4:2 --app-poll 0.2:5:9 --early 0.3 \
-                    --abandon 0.5:300";
-        let Command::Run {
-            scenario: s,
-            grids,
-            modes,
-            no_plots,
-            quiet,
-            ..
-        } = parse(args(line)).unwrap()
-        else {
-            panic!("not a run");
-        };
-        assert_eq!(s.visitors, 1000);
-        assert_eq!(s.arrivals, Arrivals::Flash { seconds: 5 });
-        assert_eq!((s.duration, s.seed), (600, 9));
-        assert_eq!(
-            (
-                s.room.allow_percentage,
-                s.room.wait_period,
-                s.room.allow_timeout
-            ),
-            (Percentage::whole(30), 20, 900)
-        );
-        assert_eq!((s.session.requests, s.session.interval), (2, 30));
-        assert_eq!(
-            (s.mix.multi_device_share, s.mix.devices, s.mix.device_spread),
-            (0.2, 4, 5)
-        );
-        assert_eq!(
-            (s.mix.nat_share, s.mix.nat_size, s.mix.attacker_share),
-            (0.1, 50, 0.01)
-        );
-        assert_eq!((s.mix.tabs_share, s.mix.tabs), (0.4, 2));
-        assert_eq!((s.mix.poller_share, s.mix.poll_every), (0.2, (5, 9)));
-        assert_eq!(s.mix.early_share, 0.3);
-        assert_eq!((s.mix.abandon_share, s.mix.patience), (0.5, 300));
-        assert_eq!(modes, [RefreshMode::Fixed]);
-        assert_eq!(
-            (grids, s.room.draw_grid),
-            (vec![DrawGrid::Global], DrawGrid::Global)
-        );
-        assert!(quiet && no_plots);
-    }
-
-    #[test]
-    fn run_takes_both_grids_and_a_device_spread() {
-        let line = "run --draw-grid both --multi-device 0.2:4:5 --device-spread 120";
-        let Command::Run {
-            scenario, grids, ..
-        } = parse(args(line)).unwrap()
-        else {
-            panic!("not a run");
-        };
-        assert_eq!(grids, [DrawGrid::Address, DrawGrid::Global]);
-        assert_eq!((scenario.mix.devices, scenario.mix.device_spread), (4, 120));
-        let Command::Plan { scenario, .. } =
-            parse(args("plan --draw-grid global --device-spread 40")).unwrap()
-        else {
-            panic!("not a plan");
-        };
-        assert_eq!(
-            (scenario.room.draw_grid, scenario.mix.device_spread),
-            (DrawGrid::Global, 40)
-        );
-    }
-
-    #[test]
-    fn run_reads_the_closed_loop() {
-        let line = "run --target-per-minute 2000 --propagation-delay 60 --start 0.5 --max 20 --allow-percentage 1.25";
-        let Command::Run { scenario, .. } = parse(args(line)).unwrap() else {
-            panic!("not a run");
-        };
-        let control = scenario.control.unwrap();
-        assert_eq!(
-            (
-                control.target_per_minute,
-                control.propagation_delay,
-                control.log_delay,
-                control.tick
-            ),
-            (2000.0, 60, 5, 10)
-        );
-        assert_eq!(control.start, Some("0.5".parse().unwrap()));
-        assert_eq!(control.expected_propagation, Some(30));
-        let line = "run --target-per-minute 2000 --propagation-delay 60 --expected-propagation 45";
-        let Command::Run { scenario: s, .. } = parse(args(line)).unwrap() else {
-            panic!("not a run");
-        };
-        assert_eq!(s.control.unwrap().expected_propagation, Some(45));
-        assert_eq!(
-            (control.min, control.max),
-            (Percentage::STEP, Percentage::whole(20))
-        );
-        assert_eq!(scenario.room.allow_percentage, "1.25".parse().unwrap());
-        let Command::Run { scenario, .. } = parse(args("run")).unwrap() else {
-            panic!("not a run");
-        };
-        assert_eq!(scenario.control, None);
-    }
-
-    #[test]
-    fn plan_takes_lists() {
-        let line = "plan --visitors 200000 --arrivals flash:60 --allow-percentage 10,2.5 --allow-timeout 600,3600";
-        let Command::Plan {
-            percentages,
-            wait_periods,
-            allow_timeouts,
-            scenario,
-            ..
-        } = parse(args(line)).unwrap()
-        else {
-            panic!("not a plan");
-        };
-        assert_eq!(percentages, [Percentage::whole(10), "2.5".parse().unwrap()]);
-        assert_eq!(wait_periods, [30]);
-        assert_eq!(allow_timeouts, [600, 3600]);
-        assert_eq!(scenario.mix, Mix::plain());
-    }
-
-    #[test]
-    fn a_named_mix_is_taken_whole_and_changed_part_by_part() {
-        for (name, mix) in [
-            ("plain", Mix::plain()),
-            ("devices", Mix::devices()),
-            ("default", Mix::default()),
-            ("heavy", Mix::heavy()),
-        ] {
-            let Command::Run { scenario, .. } = parse(args(&format!("run --mix {name}"))).unwrap()
-            else {
-                panic!("not a run");
-            };
-            assert_eq!(scenario.mix, mix);
+    fn number_takes_grouped_digits() {
+        assert_eq!(number::<u64>(" 1_000_000"), Ok(1_000_000));
+        assert_eq!(number::<f64>("12.5"), Ok(12.5));
+        for bad in ["", "-3", "x", "1.5", "1,2"] {
+            assert!(number::<u64>(bad).is_err(), "{bad:?}");
         }
-        let Command::Run { scenario, .. } = parse(args("run --mix heavy --early 0")).unwrap()
-        else {
-            panic!("not a run");
-        };
-        assert_eq!(
-            scenario.mix,
-            Mix {
-                early_share: 0.0,
-                ..Mix::heavy()
-            }
-        );
-        assert!(parse(args("run --mix crowded")).is_err());
     }
 
     #[test]
-    fn bad_input_is_an_error_not_a_panic() {
-        for line in [
-            "",
-            "fly",
-            "run --visitors",
-            "run --visitors -3",
-            "run --visitors 0",
-            "run --arrivals flood:3",
-            "run --allow-percentage 300",
-            "run --nat 2:5",
-            "run --multi-device 0.1:3",
-            "run --tabs 0.5:0",
-            "run --tabs 0.5:65",
-            "run --tabs 1.5:2",
-            "run --app-poll 0.1:0:5",
-            "run --app-poll 0.1:9:5",
-            "run --app-poll 0.6:3:6 --early 0.6",
-            "run --early 2",
-            "run --abandon 0.1:0",
-            "run --abandon 0.1",
-            "run --wait-period 0",
-            "run --wait-period 31536001",
-            "plan --allow-timeout 600,0",
-            "run --bogus 1",
-            "run --refresh sometimes",
-            "run --seed 1 --seed 2",
-            "run stray",
-            "plan --allow-percentage 10,x",
-            "plan --allow-percentage 10,101",
-            "run --allow-percentage 0.00001",
-            "run --allow-percentage -1",
-            "run --allow-percentage 1e1",
-            "run --propagation-delay 30",
-            "run --target-per-minute 100",
-            "run --target-per-minute 0 --propagation-delay 0",
-            "run --target-per-minute 100 --propagation-delay 0 --min 20 --max 10",
-            "run --target-per-minute 100 --propagation-delay 0 --start 50 --max 10",
-            "run --target-per-minute 100 --propagation-delay 0 --tick 0",
-            "plan --target-per-minute 100 --propagation-delay 0",
-            "cost --visitors 10,,20",
-            "run --multi-device 0.6:2:1 --nat 0.6:2",
-            "run --draw-grid vcl",
-            "plan --draw-grid both",
-            "run --device-spread -1",
-            "run --device-spread 100000",
-        ] {
-            assert!(parse(args(line)).is_err(), "{line:?}");
+    fn fraction_is_a_share() {
+        assert_eq!(fraction("0"), Ok(0.0));
+        assert_eq!(fraction("0.25"), Ok(0.25));
+        assert_eq!(fraction("1"), Ok(1.0));
+        for bad in ["", "-0.1", "1.01", "2", "NaN", "x"] {
+            assert!(fraction(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn percentage_has_at_most_four_decimals() {
+        assert_eq!(percentage("12.5"), Ok("12.5".parse().unwrap()));
+        assert_eq!(percentage("0.0001"), Ok(Percentage::STEP));
+        assert_eq!(percentage("100"), Ok(Percentage::whole(100)));
+        for bad in ["", "100.01", "300", "-1", "+5", "0.00001", "1e1", "x"] {
+            assert!(percentage(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn session_spec() {
+        let expected = Session {
+            requests: 2,
+            interval: 30,
+        };
+        assert_eq!(session("2:30"), Ok(expected));
+        for bad in ["", "5", "5:", ":60", "5:60:1", "-1:60", "x:60", "5:1.5"] {
+            assert!(session(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn multi_device_spec() {
+        assert_eq!(multi_device("0.2:4:1_0"), Ok((0.2, 4, 10)));
+        for bad in ["0.1:3", "0.1:3:10:1", "1.5:3:10", "0.1:-3:10", "0.1:3:x"] {
+            assert!(multi_device(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn share_and_a_number_spec() {
+        assert_eq!(share_and::<u32>("0.02:20"), Ok((0.02, 20)));
+        assert_eq!(share_and::<u64>("0.1:1800"), Ok((0.1, 1800)));
+        for bad in ["0.1", "0.1:2:3", "2:5", "0.1:x", "0.1:-1", ":"] {
+            assert!(share_and::<u32>(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn app_poll_spec() {
+        assert_eq!(app_poll("0.05:3:6"), Ok((0.05, (3, 6))));
+        for bad in ["0.1:3", "0.1:3:6:9", "1.1:3:6", "0.1:x:6", "0.1:3:-6"] {
+            assert!(app_poll(bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use simulate::cli::{self, Command, USAGE};
+use simulate::cli::{self, Command};
 use simulate::planning::{self, Question};
 use simulate::population::Population;
 use simulate::report;
@@ -12,12 +12,8 @@ use waiting_room::grid::DrawGrid;
 use waiting_room::refresh::RefreshMode;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let outcome = cli::parse(args).and_then(|command| match command {
+    let command = cli::parse(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());
+    let outcome = match command {
         Command::Run {
             scenario,
             grids,
@@ -64,11 +60,11 @@ fn main() -> ExitCode {
             cost(&scenario, &sizes);
             Ok(())
         }
-    });
+    };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("simulate: {message}\n\n{USAGE}");
+            eprintln!("simulate: {message}");
             ExitCode::from(2)
         }
     }

@@ -1,6 +1,8 @@
 //! What a simulation runs: who arrives when, on which devices and addresses, and
 //! the room's settings.
 
+use std::str::FromStr;
+
 use serde::{Serialize, Serializer};
 use waiting_room::config::Settings;
 use waiting_room::grid::DrawGrid;
@@ -75,6 +77,14 @@ impl Arrivals {
                 width,
             } => rng.below(count) * every + rng.below(width),
         }
+    }
+}
+
+impl FromStr for Arrivals {
+    type Err = String;
+
+    fn from_str(spec: &str) -> Result<Arrivals, String> {
+        Arrivals::parse(spec)
     }
 }
 
@@ -193,6 +203,17 @@ impl Mix {
             abandon_share: 0.0,
             ..Mix::default()
         }
+    }
+}
+
+impl FromStr for Mix {
+    type Err = String;
+
+    /// [`Mix::named`], or why not.
+    fn from_str(name: &str) -> Result<Mix, String> {
+        Mix::named(name).ok_or_else(|| {
+            format!("{name:?} is not a mix: expected plain, devices, default or heavy")
+        })
     }
 }
 
@@ -395,11 +416,24 @@ mod tests {
         let waves = Arrivals::parse("waves:3:600:10").unwrap();
         for bad in ["", "steady", "flash:0", "flash:x", "waves:3:600", "burst:5"] {
             assert!(Arrivals::parse(bad).is_err(), "{bad:?}");
+            assert!(bad.parse::<Arrivals>().is_err(), "{bad:?}");
         }
+        assert_eq!("waves:3:600:10".parse(), Ok(waves));
         let mut rng = Rng::new(3);
         for _ in 0..1000 {
             let t = waves.draw(&mut rng);
             assert!(t < 1210 && t % 600 < 10, "{t}");
+        }
+    }
+
+    #[test]
+    fn mixes_parse_by_name() {
+        assert_eq!("plain".parse(), Ok(Mix::plain()));
+        assert_eq!("devices".parse(), Ok(Mix::devices()));
+        assert_eq!("default".parse(), Ok(Mix::default()));
+        assert_eq!("heavy".parse(), Ok(Mix::heavy()));
+        for bad in ["", "Heavy", "crowded"] {
+            assert!(bad.parse::<Mix>().is_err(), "{bad:?}");
         }
     }
 

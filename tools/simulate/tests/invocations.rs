@@ -1,0 +1,198 @@
+//! Every distinct `simulate` line of scripts/*.sh (their shell variables set as the
+//! scripts set them), and the lines BENCHMARKS.md and docs/closed-loop.md show,
+//! still parse, into the command they meant.
+
+use simulate::cli::{Command, parse};
+use waiting_room::grid::DrawGrid;
+
+fn args(line: &str) -> Vec<String> {
+    line.split_whitespace().map(String::from).collect()
+}
+
+fn parsed(line: &str) -> Command {
+    parse(args(line)).unwrap_or_else(|e| panic!("{line}\n{e}"))
+}
+
+const FLASH: &str = "--visitors 200000 --arrivals flash:10";
+const STEADY: &str = "--visitors 200000 --arrivals steady:3000";
+const WAVES: &str = "--visitors 300000 --arrivals waves:3:1200:60";
+
+/// scripts/closed-loop.sh, on either grid.
+#[test]
+fn closed_loop_script() {
+    for grid in ["address", "global"] {
+        let out = "docs/sim/closed-loop";
+        let common = format!("--refresh eligible --draw-grid {grid} --quiet");
+        for delay in [0, 30, 60] {
+            let run = |name: &str, rest: &str| {
+                let line = format!(
+                    "run {common} --propagation-delay {delay} --out {out}/{name}-delay-{delay} {rest}"
+                );
+                let Command::Run {
+                    scenario, grids, ..
+                } = parsed(&line)
+                else {
+                    panic!("{line}: not a run");
+                };
+                assert_eq!(grids.len(), 1, "{line}");
+                assert_eq!(scenario.control.unwrap().propagation_delay, delay);
+            };
+            for mix in ["plain", "default", "heavy"] {
+                let people = format!("--mix {mix}");
+                run(
+                    "flash",
+                    &format!("{people} {FLASH} --duration 7200 --target-per-minute 2000"),
+                );
+                run(
+                    "steady",
+                    &format!("{people} {STEADY} --duration 7200 --target-per-minute 2000"),
+                );
+                run(
+                    "waves",
+                    &format!("{people} {WAVES} --duration 7200 --target-per-minute 3000"),
+                );
+            }
+            run(
+                "mix-flash-start-1",
+                &format!(
+                    "{FLASH} --duration 7200 --target-per-minute 2000 --allow-percentage 1 --start 1"
+                ),
+            );
+        }
+        for (name, crowd, percentages) in [
+            ("flash", FLASH, "0.5,1,1.15,2,5"),
+            ("steady", STEADY, "1,2,3,5,10"),
+            ("waves", WAVES, "1,2,3,5,10"),
+        ] {
+            let line = format!(
+                "plan --sample 20000 --draw-grid {grid} --mix plain --out {out}/{name}-fixed.json \
+                 {crowd} --duration 7200 --allow-percentage {percentages}"
+            );
+            let Command::Plan {
+                percentages: p,
+                scenario,
+                ..
+            } = parsed(&line)
+            else {
+                panic!("{line}: not a plan");
+            };
+            assert_eq!(p.len(), 5);
+            assert_eq!(scenario.room.draw_grid.to_string(), grid);
+        }
+    }
+}
+
+/// scripts/device-spread.sh.
+#[test]
+fn device_spread_script() {
+    for spread in [10, 40, 120] {
+        let common = format!(
+            "--mix devices --device-spread {spread} --draw-grid both --refresh eligible --no-plots --quiet"
+        );
+        for (crowd, name) in [
+            (FLASH, "flash"),
+            ("--visitors 1000000 --arrivals steady:3000", "steady"),
+            (WAVES, "waves"),
+        ] {
+            let line = format!(
+                "run {common} {crowd} --duration 3600 --out docs/sim/devices/{name}-spread-{spread}"
+            );
+            let Command::Run {
+                scenario, grids, ..
+            } = parsed(&line)
+            else {
+                panic!("{line}: not a run");
+            };
+            assert_eq!(scenario.mix.device_spread, spread);
+            assert_eq!(grids, [DrawGrid::Address, DrawGrid::Global]);
+        }
+    }
+}
+
+/// scripts/fifo-simulations.sh.
+#[test]
+fn fifo_simulations_script() {
+    let common = "--queueing fifo --target-per-minute 2000 --duration 7200 --no-plots --quiet";
+    let run = |name: &str, delay: u64, rest: &str| {
+        let line = format!(
+            "run {common} --propagation-delay {delay} --out docs/sim/fifo/{name}-delay-{delay} {rest}"
+        );
+        let Command::Fifo { scenario, .. } = parsed(&line) else {
+            panic!("{line}: not a FIFO run");
+        };
+        scenario
+    };
+    for delay in [0, 30, 60] {
+        for mix in ["plain", "default", "heavy"] {
+            run(
+                &format!("{mix}-flash"),
+                delay,
+                &format!("--mix {mix} {FLASH}"),
+            );
+            run(
+                &format!("{mix}-steady"),
+                delay,
+                &format!("--mix {mix} {STEADY}"),
+            );
+        }
+    }
+    let s = run(
+        "plain-flash-abandon-30pct",
+        30,
+        &format!("--mix plain {FLASH} --abandon 0.3:1200"),
+    );
+    assert_eq!((s.mix.abandon_share, s.mix.patience), (0.3, 1200));
+}
+
+/// scripts/simulations.sh, and the same lines in BENCHMARKS.md.
+#[test]
+fn simulations_script() {
+    for (crowd, name) in [
+        ("--visitors 1000000 --arrivals steady:3000", "steady"),
+        (FLASH, "flash"),
+        (WAVES, "waves"),
+    ] {
+        let line = format!(
+            "run --mix devices {crowd} --duration 3600 --draw-grid both --out docs/sim/{name}"
+        );
+        assert!(matches!(parsed(&line), Command::Run { .. }), "{line}");
+    }
+    let Command::Cost { sizes, .. } = parsed("cost --visitors 1000,10000,100000,1000000") else {
+        panic!("not a cost");
+    };
+    assert_eq!(sizes, [1_000, 10_000, 100_000, 1_000_000]);
+    let line = "plan --visitors 200000 --arrivals flash:60 --duration 3600 \
+                --allow-percentage 5,10,20 --wait-period 30,60 --allow-timeout 900,3600 --sample 20000";
+    let Command::Plan {
+        percentages,
+        wait_periods,
+        allow_timeouts,
+        sample,
+        ..
+    } = parsed(line)
+    else {
+        panic!("not a plan");
+    };
+    assert_eq!(
+        (percentages.len(), wait_periods, allow_timeouts, sample),
+        (3, vec![30, 60], vec![900, 3600], 20_000)
+    );
+}
+
+/// The lines BENCHMARKS.md and docs/closed-loop.md show beyond the scripts'.
+#[test]
+fn documented_lines() {
+    for line in [
+        "run --mix devices --visitors 200000 --arrivals flash:10 --duration 3600 --device-spread 120 \
+         --draw-grid both --refresh eligible --no-plots --out docs/sim/devices/flash-spread-120",
+        "run --visitors 200000 --arrivals flash:10 --duration 7200 --refresh eligible \
+         --allow-percentage 1 --start 1 --target-per-minute 2000 --propagation-delay 60 \
+         --out docs/sim/closed-loop/mix-flash-start-1-delay-60",
+    ] {
+        assert!(matches!(parsed(line), Command::Run { .. }), "{line}");
+    }
+    let line = "run --queueing fifo --visitors 200000 --arrivals flash:10 --mix plain \
+                --target-per-minute 2000 --propagation-delay 30 --duration 7200 --quiet \
+                --out docs/sim/fifo/plain-flash-delay-30";
+    assert!(matches!(parsed(line), Command::Fifo { .. }), "{line}");
+}
