@@ -16,7 +16,6 @@ cargo clippy --target wasm32-wasip1 --bin edge-waiting-room -- -D warnings
 # and the wasm tools that measure it, so they cannot rot.
 cargo build --release --target wasm32-wasip1 -p edge-waiting-room -p hello-compute -p path-bench \
   -p forward-only -p forward-hmac --bins
-cargo build --release --target wasm32-wasip1 -p forward-parts --bins --features config,keys,log,request
 
 # Doc tests first, so the run closes on the main suite's summary.
 cargo test --workspace --doc

@@ -5,10 +5,8 @@
 //! builds one request per path with real tokens, and derives that floor from the
 //! request itself; [`timing`] times the path and its floor in the same run, so the
 //! ratio between them is the figure that matters (it holds across machines better
-//! than nanoseconds do). [`least`] is the lower bound beside them: the least work
-//! one path must do, written flat. The same code runs natively (`cargo run --release -p
+//! than nanoseconds do). The same code runs natively (`cargo run --release -p
 //! path-bench`, and the `divan` benches) and in wasm under Viceroy.
 
 pub mod cases;
-pub mod least;
 pub mod timing;

@@ -1,5 +1,4 @@
-//! Prints each decision path's cost beside its HMAC floor, as a Markdown table, then
-//! the lower bounds of `least.rs` beside their cases.
+//! Prints each decision path's cost beside its HMAC floor, as a Markdown table.
 //!
 //! Natively: `cargo run --release -p path-bench`. In wasm, under Viceroy:
 //! `cargo build --release --target wasm32-wasip1 -p path-bench` then
@@ -37,22 +36,6 @@ fn main() -> ExitCode {
         std::env::consts::ARCH
     );
     print!("{}", timing::table(&figures, TARGET));
-    println!("\nLower bounds: the least work written flat (tools/path-bench/src/least.rs)");
-    for name in timing::LEAST_CASES {
-        let case = cases.iter().find(|case| case.name == name);
-        let Some(bound) = case.and_then(|case| timing::measure_least(case, effort)) else {
-            eprintln!("path-bench: the lower bound does not do the room's work on {name}");
-            return ExitCode::FAILURE;
-        };
-        println!(
-            "- {name}: {:.0} ns, {:.2}x its floor of {:.0} ns; plan() {:.0} ns, {:.2}x the bound",
-            bound.least_ns,
-            bound.least_ratio(),
-            bound.floor_ns,
-            bound.plan_ns,
-            bound.plan_over_least(),
-        );
-    }
     ExitCode::SUCCESS
 }
 

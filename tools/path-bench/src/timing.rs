@@ -85,84 +85,6 @@ pub fn measure(cases: &[Case], effort: Effort) -> Vec<Figures> {
         .collect()
 }
 
-/// The cases the lower bound of [`crate::least`] does the work of.
-pub const LEAST_CASES: [&str; 2] = ["allow-kept", "allow-renewal"];
-
-/// The lower bound beside its case, median nanoseconds per call.
-#[derive(Debug, Clone, Copy)]
-pub struct Bound {
-    /// The case's name (one of [`LEAST_CASES`]).
-    pub name: &'static str,
-    /// `plan()` on the case.
-    pub plan_ns: f64,
-    /// [`crate::least::admit`] on the same request.
-    pub least_ns: f64,
-    /// The case's floor.
-    pub floor_ns: f64,
-}
-
-impl Bound {
-    /// The lower bound ÷ floor: how close to the floor the design can come.
-    pub fn least_ratio(&self) -> f64 {
-        self.least_ns / self.floor_ns
-    }
-
-    /// `plan()` ÷ the lower bound: what the room's structure costs above it.
-    pub fn plan_over_least(&self) -> f64 {
-        self.plan_ns / self.least_ns
-    }
-}
-
-/// Times the lower bound ([`crate::least::admit`]) beside its case's `plan()`
-/// and floor, round-robin like [`measure`]; `None` when `case` is not one of
-/// [`LEAST_CASES`] or the lower bound does not do the room's work on it.
-pub fn measure_least(case: &Case, effort: Effort) -> Option<Bound> {
-    let percentage = case.settings().allow_percentage.to_string();
-    let room = crate::least::Room::of(case.settings(), &percentage);
-    let header = case.cookie_header()?;
-    let least = || {
-        crate::least::admit(
-            header,
-            crate::cases::UID,
-            case.now,
-            crate::cases::PATH,
-            room,
-            case.keys(),
-        )
-    };
-    let plan = case.plan();
-    let origin_cookie = match plan.origin_cookie {
-        waiting_room::OriginCookie::Replace(others) => Some(others),
-        _ => None,
-    };
-    let does_the_work = least().is_some_and(|admitted| {
-        admitted.log_line == plan.log_line
-            && admitted.set_cookie == plan.set_cookie
-            && admitted.origin_cookie == origin_cookie
-    });
-    if !LEAST_CASES.contains(&case.name) || !does_the_work {
-        return None;
-    }
-    let medians = round_robin(
-        effort.rounds,
-        &mut [
-            Box::new(|| per_call(effort.iterations, || drop(black_box(case.plan())))),
-            Box::new(|| per_call(effort.iterations, || drop(black_box(least())))),
-            Box::new(|| {
-                per_call(effort.iterations, || {
-                    black_box(case.floor());
-                })
-            }),
-        ],
-    );
-    Some(Bound {
-        name: case.name,
-        plan_ns: medians[0],
-        least_ns: medians[1],
-        floor_ns: medians[2],
-    })
-}
-
 /// Runs every batch in turn, round after round (the first [`WARM_UP_ROUNDS`] not
 /// kept), and returns the median time of each.
 fn round_robin(rounds: u32, batches: &mut [Box<dyn FnMut() -> f64 + '_>]) -> Vec<f64> {
@@ -239,22 +161,5 @@ mod tests {
         let table = table(&figures, 1.5);
         assert_eq!(table.lines().count(), 2 + crate::cases::NAMES.len());
         assert!(table.contains("| allow-renewal | 2 |"));
-    }
-
-    #[test]
-    fn the_lower_bounds_are_timed_on_their_cases_only() {
-        let effort = Effort {
-            rounds: 1,
-            iterations: 1,
-        };
-        let case = |name| crate::cases::build(name).unwrap();
-        for name in LEAST_CASES {
-            let bound = measure_least(&case(name), effort).unwrap();
-            assert_eq!(bound.name, name);
-            assert!(bound.least_ns > 0.0 && bound.floor_ns > 0.0 && bound.plan_ns > 0.0);
-        }
-        // A case with a room cookie but another path, and one with none.
-        assert!(measure_least(&case("unexpired-wait"), effort).is_none());
-        assert!(measure_least(&case("no-cookie"), effort).is_none());
     }
 }
