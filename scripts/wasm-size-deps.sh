@@ -135,7 +135,7 @@ if edit "$dir" src/token.rs 's/hex::encode\(sig\)/sig.iter().map(|b| format!("{b
 fi
 
 dir=$(tree stub-rand_chacha "$rev")
-if edit "$dir" src/lottery.rs 's/let mut rng = ChaCha20Rng::seed_from_u64\(u64::from\(seed\)\);\s*let x = u64::from\(rng\.next_u32\(\)\);/let x = u64::from(seed);/' &&
+if edit "$dir" src/lottery.rs 's/ChaCha20Rng::seed_from_u64\(u64::from\(seed\)\)\.next_u32\(\)/seed/' &&
   edit "$dir" src/lottery.rs 's/use rand_chacha::[^\n]*\n//g' &&
   edit "$dir" Cargo.toml 's/\nrand_chacha = "[^"]*"//'; then
   size=$(stripped "$dir" -p edge-waiting-room)
