@@ -19,67 +19,25 @@
 //! The seed depends only on the signature, so presenting the same token again can
 //! never re-roll it, and the draw is the same on every platform.
 
+use rand_chacha::ChaCha20Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+
 use crate::percentage::Percentage;
 
 /// Whether the token with lottery seed `seed` wins at `percentage`.
 pub fn wins(seed: u32, percentage: Percentage) -> bool {
-    let x = u64::from(first_output(u64::from(seed)));
+    let x = u64::from(draw(seed));
     // x < 2^32 and p_micro ≤ 10^6 < 2^20: both sides stay below 2^52.
     x * 1_000_000 < u64::from(percentage.micros()) << 32
 }
 
-/// `ChaCha20Rng::seed_from_u64(seed).next_u32()` (steps 2 and 3 above), computed
-/// directly: the PCG32 expansion of `seed` into the 256-bit key, then the first
-/// word of ChaCha20 block 0 (counter 0, stream 0). One block, where rand_chacha
-/// computes four at a time to buffer them; the tests compare the two.
-fn first_output(mut seed: u64) -> u32 {
-    const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
-    let mut input = [0u32; 16];
-    input[..4].copy_from_slice(&SIGMA);
-    for word in &mut input[4..12] {
-        *word = pcg32(&mut seed);
-    }
-    let mut x = input;
-    for _ in 0..10 {
-        quarter_round(&mut x, 0, 4, 8, 12);
-        quarter_round(&mut x, 1, 5, 9, 13);
-        quarter_round(&mut x, 2, 6, 10, 14);
-        quarter_round(&mut x, 3, 7, 11, 15);
-        quarter_round(&mut x, 0, 5, 10, 15);
-        quarter_round(&mut x, 1, 6, 11, 12);
-        quarter_round(&mut x, 2, 7, 8, 13);
-        quarter_round(&mut x, 3, 4, 9, 14);
-    }
-    x[0].wrapping_add(input[0])
-}
-
-/// rand_core's `seed_from_u64` step: advance a PCG32 state, output one word (the
-/// key's little-endian bytes, read back as the same word).
-fn pcg32(state: &mut u64) -> u32 {
-    const MUL: u64 = 6_364_136_223_846_793_005;
-    const INC: u64 = 11_634_580_027_462_260_723;
-    *state = state.wrapping_mul(MUL).wrapping_add(INC);
-    let s = *state;
-    let xorshifted = (((s >> 18) ^ s) >> 27) as u32;
-    xorshifted.rotate_right((s >> 59) as u32)
-}
-
-fn quarter_round(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
-    x[a] = x[a].wrapping_add(x[b]);
-    x[d] = (x[d] ^ x[a]).rotate_left(16);
-    x[c] = x[c].wrapping_add(x[d]);
-    x[b] = (x[b] ^ x[c]).rotate_left(12);
-    x[a] = x[a].wrapping_add(x[b]);
-    x[d] = (x[d] ^ x[a]).rotate_left(8);
-    x[c] = x[c].wrapping_add(x[d]);
-    x[b] = (x[b] ^ x[c]).rotate_left(7);
+/// `x` of steps 2 and 3 above: the first 32-bit output of ChaCha20 seeded from `seed`.
+fn draw(seed: u32) -> u32 {
+    ChaCha20Rng::seed_from_u64(u64::from(seed)).next_u32()
 }
 
 #[cfg(test)]
 mod tests {
-    use rand_chacha::ChaCha20Rng;
-    use rand_chacha::rand_core::{Rng, SeedableRng};
-
     use super::*;
 
     /// Known answers from `scripts/lottery_reference.py`, an independent Python
@@ -110,36 +68,46 @@ mod tests {
         assert_eq!(at_0_5, [227, 297, 399, 535, 675, 863, 1026, 1711]);
     }
 
+    /// The drawn word itself, from the same reference (its `chacha20_first_word` of
+    /// `pcg32_seed(seed)`): a change to the draw fails here even where no outcome
+    /// above would flip.
+    #[test]
+    fn first_words_match_the_independent_reference() {
+        let known = [
+            (0, 2_180_380_594),
+            (1, 1_346_647_962),
+            (2, 1_404_504_974),
+            (3, 2_671_719_423),
+            (1_703_433, 169_675_493),
+            (4_186_227, 1_085_039_704),
+            (0x00FF_FFFF, 3_647_383_944),
+            (u32::MAX, 105_087_891),
+        ];
+        for (seed, word) in known {
+            assert_eq!(draw(seed), word, "seed {seed}");
+        }
+        // Every 997th seed a token can carry (below 2^24), then 0xFFFFFF and
+        // u32::MAX, folded as `h = h * 31 + word` (mod 2^64) by the reference.
+        let seeds = (0..0x00FF_FFFF).step_by(997).chain([0x00FF_FFFF, u32::MAX]);
+        let (count, folded) = seeds.fold((0, 0u64), |(count, h), seed| {
+            (
+                count + 1,
+                h.wrapping_mul(31).wrapping_add(u64::from(draw(seed))),
+            )
+        });
+        assert_eq!((count, folded), (16_830, 17_371_282_090_292_437_305));
+    }
+
     /// Every whole percentage draws exactly as the integer rule `x * 100 < p * 2^32`
     /// of earlier versions (and of every token minted by them).
     #[test]
     fn whole_percentages_draw_exactly_as_the_integer_rule() {
         for seed in (0..0x00FF_FFFF).step_by(7_919) {
-            let x = u64::from(ChaCha20Rng::seed_from_u64(u64::from(seed)).next_u32());
+            let x = u64::from(draw(seed));
             for whole in 0..=100u8 {
                 let integer_rule = x * 100 < u64::from(whole) << 32;
                 assert_eq!(wins(seed, Percentage::whole(whole)), integer_rule);
             }
-        }
-    }
-
-    /// The one-block computation is rand_chacha's first output, seed for seed
-    /// (every seed a token can carry is below 2^24; the larger ones check the
-    /// whole PCG32 expansion).
-    #[test]
-    fn first_output_is_rand_chachas_first_output() {
-        let seeds = (0..0x00FF_FFFF_u64).step_by(997).chain([
-            0x00FF_FFFF,
-            1 << 24,
-            u64::from(u32::MAX),
-            u64::MAX,
-        ]);
-        for seed in seeds {
-            assert_eq!(
-                first_output(seed),
-                ChaCha20Rng::seed_from_u64(seed).next_u32(),
-                "seed {seed}"
-            );
         }
     }
 

@@ -5,13 +5,13 @@
 //! room's own numbers (never from the request), and are HTML-escaped all the same;
 //! an unknown `{{name}}` is left as it is.
 
-use std::fmt::Write as _;
+use serde::{Serialize, Serializer};
 
 use crate::config::QueueingMethod;
 use crate::decision::Decision;
 use crate::estimate::{Estimate, Place};
 use crate::page::Page;
-use crate::percentage::Percentage;
+use crate::percentage::{MICROS_PER_PERCENT, Percentage};
 
 /// The facts about one waiting visitor, for a page or for JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,120 +128,76 @@ impl Status {
             Page::Deny => "closed",
             Page::OriginUnavailable => "unavailable",
         };
-        let estimate = self.estimate.map_or(Json::Null, |e| {
-            Json::Object(vec![
-                ("mean", Json::number(e.mean)),
-                ("p25", Json::number(e.p25)),
-                ("p50", Json::number(e.p50)),
-                ("p75", Json::number(e.p75)),
-            ])
-        });
-        let optional = |n: Option<u64>| n.map_or(Json::Null, Json::number);
-        let mut out = String::with_capacity(256);
         let fifo = self.queueing_method == QueueingMethod::Fifo;
-        let mut fields = vec![
-            // The text form of a percentage is always a valid JSON number (`50`, `12.5`).
-            (
-                "allow_percentage",
-                Json::Number(self.allow_percentage.to_string()),
-            ),
-            (
-                "decision",
-                self.decision
-                    .map_or(Json::Null, |d| Json::Text(d.to_string())),
-            ),
-            ("estimate", estimate),
-            (
-                "next_draw_in",
-                optional(self.estimate.map(|e| e.next_draw_in)),
-            ),
-            (
-                "queueing_method",
-                Json::Str(if fifo { "fifo" } else { "random" }),
-            ),
-            ("refresh_after", optional(self.refresh_after)),
-            ("status", Json::Str(status)),
-            ("timestamp", Json::number(self.now)),
-            (
-                "wait_period_duration",
-                Json::number(self.wait_period_duration),
-            ),
-        ];
-        if fifo {
-            // Kept in alphabetical order with the others.
-            let place = self.place;
-            fields.push(("arrived_at", optional(place.map(|p| p.arrived_at))));
-            fields.push(("entry_in", optional(self.entry_in())));
-            fields.push(("entry_in_known", Json::Bool(self.entry_in().is_some())));
-            fields.sort_by_key(|(key, _)| *key);
-        }
-        Json::Object(fields).write(&mut out);
-        out
+        let body = JsonStatus {
+            allow_percentage: self.allow_percentage,
+            arrived_at: fifo.then(|| self.place.map(|p| p.arrived_at)),
+            decision: self.decision.map(Decision::name),
+            entry_in: fifo.then(|| self.entry_in()),
+            entry_in_known: fifo.then(|| self.entry_in().is_some()),
+            estimate: self.estimate.map(|e| JsonEstimate {
+                mean: e.mean,
+                p25: e.p25,
+                p50: e.p50,
+                p75: e.p75,
+            }),
+            next_draw_in: self.estimate.map(|e| e.next_draw_in),
+            queueing_method: if fifo { "fifo" } else { "random" },
+            refresh_after: self.refresh_after,
+            status,
+            timestamp: self.now,
+            wait_period_duration: self.wait_period_duration,
+        };
+        // Cannot fail: every key is a string and every value serializes.
+        serde_json::to_string(&body).unwrap_or_default()
     }
 }
 
-/// The little of JSON the status needs, written by hand: serde_json cost the wasm
-/// about 17 KB for this one object (docs/wasm-size-deps.md).
-enum Json<'a> {
-    Null,
-    Bool(bool),
-    Str(&'a str),
-    /// A string made for the occasion.
-    Text(String),
-    /// A number, in its JSON text form.
-    Number(String),
-    /// An object, its keys written in the order given.
-    Object(Vec<(&'a str, Json<'a>)>),
+/// The JSON status. serde writes the fields in the order declared here: keep them
+/// alphabetical. A FIFO-only field (`Option<…>`, skipped when `None`) is left out
+/// in random mode, and `null` in FIFO mode when unknown.
+#[derive(Serialize)]
+struct JsonStatus {
+    #[serde(serialize_with = "percentage_number")]
+    allow_percentage: Percentage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrived_at: Option<Option<u64>>,
+    decision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entry_in: Option<Option<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entry_in_known: Option<bool>,
+    estimate: Option<JsonEstimate>,
+    next_draw_in: Option<u64>,
+    queueing_method: &'static str,
+    refresh_after: Option<u64>,
+    status: &'static str,
+    timestamp: u64,
+    wait_period_duration: u64,
 }
 
-impl Json<'_> {
-    fn number(n: u64) -> Self {
-        Json::Number(n.to_string())
-    }
-
-    fn write(&self, out: &mut String) {
-        match self {
-            Json::Null => out.push_str("null"),
-            Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Json::Str(text) => write_json_string(out, text),
-            Json::Text(text) => write_json_string(out, text),
-            Json::Number(text) => out.push_str(text),
-            Json::Object(fields) => {
-                out.push('{');
-                for (i, (key, value)) in fields.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write_json_string(out, key);
-                    out.push(':');
-                    value.write(out);
-                }
-                out.push('}');
-            }
-        }
-    }
+/// The status's `estimate`, its fields alphabetical too.
+#[derive(Serialize)]
+struct JsonEstimate {
+    mean: u64,
+    p25: u64,
+    p50: u64,
+    p75: u64,
 }
 
-/// `text` as a JSON string, escaped as RFC 8259 requires (quote, backslash and
-/// control characters), with the short escapes where JSON has them.
-fn write_json_string(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if c < ' ' => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
+/// A percentage as the number its text form shows (`50`, `12.5`): a whole one as
+/// an integer, any other as the float nearest its four decimals, which serde_json
+/// writes as its shortest text that reads back the same, the text form itself.
+fn percentage_number<S: Serializer>(
+    percentage: &Percentage,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let micros = percentage.micros();
+    if micros.is_multiple_of(MICROS_PER_PERCENT) {
+        serializer.serialize_u32(micros / MICROS_PER_PERCENT)
+    } else {
+        serializer.serialize_f64(f64::from(micros) / f64::from(MICROS_PER_PERCENT))
     }
-    out.push('"');
 }
 
 /// Whether the client asked for JSON: `Accept` names `application/json` and not
@@ -470,8 +426,8 @@ mod tests {
         );
     }
 
-    /// The hand-written JSON reads back, with serde_json, as the same values
-    /// serde_json's own `json!` wrote before.
+    /// The status reads back as the same values, and is the same text, as
+    /// serde_json's `json!` object of them wrote before.
     #[test]
     fn json_status_parses_to_the_same_values_as_serde_json_wrote() {
         let unavailable = Status {
@@ -516,24 +472,17 @@ mod tests {
         }
     }
 
-    /// Every percentage is written as the number serde_json wrote for it.
+    /// Every percentage is written as its text form, the number serde_json wrote
+    /// for it (parsed from that text) before.
     #[test]
     fn every_percentage_is_written_as_serde_json_wrote_it() {
         for percentage in (0..=Percentage::HUNDRED.micros()).map(Percentage::from_micros) {
             let text = percentage.to_string();
             let number: serde_json::Number = text.parse().unwrap();
             assert_eq!(serde_json::Value::Number(number).to_string(), text);
-        }
-    }
-
-    #[test]
-    fn json_strings_are_escaped_as_serde_json_escapes_them() {
-        let all_ascii: String = (0u8..=127).map(char::from).collect();
-        for text in ["", "plain", "quote \" back \\ slash", "é ✓ 😀", &all_ascii] {
-            let mut out = String::new();
-            write_json_string(&mut out, text);
-            assert_eq!(out, serde_json::to_string(text).unwrap());
-            assert_eq!(serde_json::from_str::<String>(&out).unwrap(), text);
+            let mut written = Vec::new();
+            percentage_number(&percentage, &mut serde_json::Serializer::new(&mut written)).unwrap();
+            assert_eq!(String::from_utf8(written).unwrap(), text);
         }
     }
 

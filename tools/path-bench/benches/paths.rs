@@ -122,7 +122,7 @@ mod parts {
         bencher.bench_local(|| black_box(&presented.claims).mint(&key));
     }
 
-    /// The lottery: one ChaCha20 block seeded from the signature, one draw.
+    /// The lottery: ChaCha20 seeded from the signature, one draw.
     #[divan::bench]
     fn lottery_draw(bencher: divan::Bencher) {
         bencher.bench_local(|| {
