@@ -56,7 +56,7 @@
 //! Places are passed at the target's pace of *sessions*: the allowance is
 //! divided by the new sessions (allow tokens, counted per token) the rule has
 //! seen per show it expected of the places it passed
-//! ([`FifoController::sessions_per_show`]). That ratio is the feedback: an
+//! ([`FifoController::sessions_per_expected_show`]). That ratio is the feedback: an
 //! address behind which several people or devices each get an allow token is
 //! counted for what it admits, tabs repeating one token add nothing, and
 //! whatever else makes passed places bring more or fewer sessions than their
@@ -589,7 +589,7 @@ impl FifoController {
     /// admitted: places are passed at the target's pace of sessions, so a
     /// lasting gap between the sessions and the shows expected is removed
     /// within the window.
-    pub fn sessions_per_show(&self, newest: u64) -> f64 {
+    pub fn sessions_per_expected_show(&self, newest: u64) -> f64 {
         // Sessions from when this rule first saw a place it passed settle.
         let Some(&first) = self.outcomes.keys().next() else {
             return 1.0;
@@ -681,7 +681,7 @@ impl FifoController {
         };
         let at = self.worth_now(newest);
         let per_tick = self.options.target_per_minute * self.options.tick as f64 / 60.0;
-        let need = self.allowance(base, &at) / self.sessions_per_show(newest) + self.carry;
+        let need = self.allowance(base, &at) / self.sessions_per_expected_show(newest) + self.carry;
         if need <= 0.0 {
             return (base, Some(need.max(-per_tick)));
         }

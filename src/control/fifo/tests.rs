@@ -536,12 +536,12 @@ fn a_live_sessions_lines_leave_the_place_of_a_device_still_waiting() {
     c.tick(T0 + 4);
     // One show of one passed place, one session (the prior aside): 6/6.
     assert_eq!(c.show_up(), [1.0, 1.0]);
-    let per_show = c.sessions_per_show(T0 + 4);
+    let per_show = c.sessions_per_expected_show(T0 + 4);
     assert!((per_show - 1.0).abs() < 1e-9, "{per_show}");
 }
 
 #[test]
-fn stale_places_that_bring_nobody_are_made_up_for_by_the_sessions_per_show() {
+fn stale_places_that_bring_nobody_are_made_up_for_by_the_sessions_per_expected_show() {
     // 100 places stop polling at once; 10 others keep polling. A line a minute
     // later shows a cutoff past all of them: the 100 were stale when passed
     // and never come back, the 10 are admitted. A stale place is weighed at
@@ -587,7 +587,7 @@ fn stale_places_that_bring_nobody_are_made_up_for_by_the_sessions_per_show() {
     assert_eq!(live, 1.0);
     assert_eq!(stale, MIN_SHOW_UP, "5 / 105 shows, held at the floor");
     // (10 sessions + 5) over (10 + 100 × 0.1 expected + 5).
-    let per_show = c.sessions_per_show(after);
+    let per_show = c.sessions_per_expected_show(after);
     assert!((per_show - 15.0 / 25.0).abs() < 1e-9, "{per_show}");
 }
 
@@ -701,7 +701,11 @@ fn places_whose_passing_admits_several_tokens_are_passed_at_the_sessions_pace() 
         &waiting(T0 + 1, 99, "anon", T0 * 1000 + 500, T0 + HOLD, Some(cutoff)),
         T0 + 1,
     );
-    assert_eq!(c.sessions_per_show(T0 + 1), 1.0, "no show seen yet");
+    assert_eq!(
+        c.sessions_per_expected_show(T0 + 1),
+        1.0,
+        "no show seen yet"
+    );
     for n in 0..20u32 {
         for k in 0..3 {
             c.observe(
@@ -711,9 +715,9 @@ fn places_whose_passing_admits_several_tokens_are_passed_at_the_sessions_pace() 
         }
     }
     // (60 sessions + 5) over (20 shows + 5).
-    let per_show = c.sessions_per_show(T0 + 4);
+    let per_show = c.sessions_per_expected_show(T0 + 4);
     assert!((per_show - 65.0 / 25.0).abs() < 1e-9, "{per_show}");
     // A tab repeating a token adds nothing.
     c.observe(&admitted(T0 + 4, 0, T0 * 1000, cutoff), T0 + 5);
-    assert_eq!(c.sessions_per_show(T0 + 4), per_show);
+    assert_eq!(c.sessions_per_expected_show(T0 + 4), per_show);
 }
