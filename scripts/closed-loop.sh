@@ -16,10 +16,14 @@
 # Writes report.json and closed-loop-eligible.svg per run under
 # docs/sim/closed-loop/, prints each run's figures, and writes them all as a
 # Markdown table (table.md). Two runs at a time: about 40 minutes on 2 idle cores.
+# Then every crowd and mix again with the POP's ceiling under the controller
+# (pop_new_sessions_per_minute at 1.05 times the target; runs named *-ceiling):
+# about 35 minutes more. `scripts/closed-loop.sh address ceiling` runs only those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 grid=${1:-address}
+only=${2:-all}
 cargo build --release -p simulate
 simulate=target/release/simulate
 case $grid in
@@ -43,6 +47,7 @@ run() { # name delay args...
 
 # Each crowd with each mix; two runs at a time, one a core.
 for delay in 0 30 60; do
+  [ "$only" = ceiling ] && break
   for mix in plain mix heavy; do
     case $mix in
       plain) people=(--mix plain) ;;
@@ -62,6 +67,27 @@ for delay in 0 30 60; do
     wait "$first"
   done
 done
+
+# The POP's ceiling at 1.05 times the target: the room holds a won draw once the
+# minute has admitted that many, whatever the percentage in effect.
+for delay in 0 30 60; do
+  for mix in plain mix heavy; do
+    case $mix in
+      plain) people=(--mix plain) ;;
+      mix) people=(--mix default) ;;
+      heavy) people=(--mix heavy) ;;
+    esac
+    run "$mix-flash-ceiling" "$delay" "${people[@]}" "${flash[@]}" --target-per-minute 2000 \
+      --pop-new-sessions-per-minute 2100 &
+    first=$!
+    run "$mix-steady-ceiling" "$delay" "${people[@]}" "${steady[@]}" --target-per-minute 2000 \
+      --pop-new-sessions-per-minute 2100
+    wait "$first"
+    run "$mix-waves-ceiling" "$delay" "${people[@]}" "${waves[@]}" --target-per-minute 3000 \
+      --pop-new-sessions-per-minute 3150
+  done
+done
+[ "$only" = ceiling ] && { python3 scripts/closed-loop-table.py "$out" | tee "$out/table.md"; exit 0; }
 
 # Fixed percentages, as the planning mode tabulates them (a sample of 20,000 scaled up).
 plan() { # name args...

@@ -72,9 +72,15 @@ pub const FIFO_HOLD: &str = "fifo_hold";
 /// FIFO: Unix seconds (or RFC 3339 time) the line opens; visitors who come before
 /// share its first second in an order drawn per address (the pre-queue).
 pub const QUEUE_OPENS_AT: &str = "queue_opens_at";
+/// Random mode: won draws a POP admits in a minute at most; a win over it waits
+/// on as after a loss (a whole number, 1 to [`MAX_POP_NEW_SESSIONS_PER_MINUTE`];
+/// unset: no ceiling). See [`crate::ceiling`].
+pub const POP_NEW_SESSIONS_PER_MINUTE: &str = "pop_new_sessions_per_minute";
+/// Highest `pop_new_sessions_per_minute`.
+pub const MAX_POP_NEW_SESSIONS_PER_MINUTE: u32 = 10_000_000;
 
 /// Every key the room reads from `waitingroom_config`.
-pub const KEYS: [&str; 25] = [
+pub const KEYS: [&str; 26] = [
     ENABLED,
     PROTECTED_PATHS,
     ALLOW_PERCENTAGE,
@@ -100,6 +106,7 @@ pub const KEYS: [&str; 25] = [
     FIFO_RATE,
     FIFO_HOLD,
     QUEUE_OPENS_AT,
+    POP_NEW_SESSIONS_PER_MINUTE,
 ];
 
 /// Status codes a waiting page may use.
@@ -296,6 +303,8 @@ pub struct Settings {
     pub fifo_hold: u64,
     /// FIFO: Unix seconds the line opens (the pre-queue before it).
     pub queue_opens_at: Option<u64>,
+    /// Random mode: won draws a POP admits in a minute at most (`None`: no ceiling).
+    pub pop_new_sessions_per_minute: Option<u32>,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,
 }
@@ -511,6 +520,16 @@ impl Settings {
             },
             None,
         );
+        let pop_new_sessions_per_minute = read.when(applies && !fifo).value(
+            POP_NEW_SESSIONS_PER_MINUTE,
+            |raw| {
+                raw.parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=MAX_POP_NEW_SESSIONS_PER_MINUTE).contains(n))
+                    .map(Some)
+            },
+            None,
+        );
 
         Settings {
             enabled,
@@ -538,6 +557,7 @@ impl Settings {
             fifo_rate,
             fifo_hold,
             queue_opens_at,
+            pop_new_sessions_per_minute,
             fallbacks: read.fallbacks,
         }
     }
@@ -968,6 +988,21 @@ mod tests {
     }
 
     #[test]
+    fn the_pops_ceiling_is_a_whole_number_or_none() {
+        assert_eq!(settings(&[]).pop_new_sessions_per_minute, None);
+        let s = settings(&[(POP_NEW_SESSIONS_PER_MINUTE, "2500")]);
+        assert_eq!(
+            (s.pop_new_sessions_per_minute, s.fallbacks.len()),
+            (Some(2500), 0)
+        );
+        for raw in ["0", "-5", "2.5", "lots", "", "10000001", "4294967296"] {
+            let s = settings(&[(POP_NEW_SESSIONS_PER_MINUTE, raw)]);
+            assert_eq!(s.pop_new_sessions_per_minute, None, "{raw:?}");
+            assert_eq!(s.fallbacks, vec![POP_NEW_SESSIONS_PER_MINUTE], "{raw:?}");
+        }
+    }
+
+    #[test]
     fn durations_fall_back_to_defaults_when_unusable() {
         for raw in [
             "0",
@@ -1256,7 +1291,7 @@ mod tests {
             FIFO_HOLD,
             QUEUE_OPENS_AT,
         ]);
-        assert_eq!(random.len(), 18);
+        assert_eq!(random.len(), 19);
         for store in [full_store(&[]), full_store(&[(QUEUEING_METHOD, "lifo")])] {
             assert_eq!(keys_read(&store, "/events/1", false), random);
         }
@@ -1288,6 +1323,7 @@ mod tests {
                 ALLOW_PERCENTAGE_FALLBACK,
                 UID_IPV6_PREFIX,
                 REFRESH_MODE,
+                POP_NEW_SESSIONS_PER_MINUTE,
                 DRAW_GRID,
             ])
         );
@@ -1295,7 +1331,7 @@ mod tests {
         let beat = full_store(&[(QUEUEING_METHOD, "fifo"), (CONTROLLER_HEARTBEAT, "1")]);
         assert_eq!(
             keys_read(&beat, "/events", true),
-            all_but(&[REFRESH_MODE, DRAW_GRID])
+            all_but(&[REFRESH_MODE, DRAW_GRID, POP_NEW_SESSIONS_PER_MINUTE])
         );
     }
 

@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use hmac::Mac as _;
 
+use crate::ceiling::{self, Ceiling, PopCounts};
 use crate::config::{QueueingMethod, SessionMode, Settings};
 use crate::grid;
 use crate::keys::{KeyStore, SigningKey};
@@ -65,10 +66,11 @@ impl FromStr for Decision {
 
 impl Transition {
     /// Every transition.
-    pub const ALL: [Transition; 8] = [
+    pub const ALL: [Transition; 9] = [
         Transition::SessionExpired,
         Transition::LotteryWon,
         Transition::LotteryLost,
+        Transition::CeilingReached,
         Transition::RedeemWindowPassed,
         Transition::CutoffReached,
         Transition::HoldExpired,
@@ -82,6 +84,7 @@ impl Transition {
             Transition::SessionExpired => "session-expired",
             Transition::LotteryWon => "lottery-won",
             Transition::LotteryLost => "lottery-lost",
+            Transition::CeilingReached => "ceiling-reached",
             Transition::RedeemWindowPassed => "redeem-window-passed",
             Transition::CutoffReached => "cutoff-reached",
             Transition::HoldExpired => "hold-expired",
@@ -144,6 +147,10 @@ pub enum Transition {
     LotteryWon,
     /// An expired wait token that lost the lottery.
     LotteryLost,
+    /// An expired wait token that won the lottery while the POP had admitted
+    /// `pop_new_sessions_per_minute` in the last minute: held, it waits on as
+    /// after a loss ([`crate::ceiling`]).
+    CeilingReached,
     /// A wait token presented after its redeem window: it re-waits without a draw,
     /// so a copy of a winning token cannot be replayed for new sessions forever.
     /// (In FIFO mode the visitor arrives anew.)
@@ -261,6 +268,9 @@ pub struct Verdict {
     /// The id of a key shorter than [`MIN_STRONG_KEY_LEN`](crate::keys::MIN_STRONG_KEY_LEN)
     /// bytes that this request used (to verify or to sign), if any: logged as weak.
     pub weak_key: Option<String>,
+    /// A won draw the POP must count against its ceiling, by its
+    /// [`draw_key`](crate::ceiling::draw_key) (`None`: nothing to count).
+    pub pop_count: Option<String>,
 }
 
 /// Decides for a request at `now` (Unix seconds) from client `uid`, carrying the
@@ -287,6 +297,20 @@ pub fn decide_at(
     cookie: Option<&str>,
     settings: &Settings,
     keys: &impl KeyStore,
+) -> Verdict {
+    decide_in_pop(now, millis, uid, cookie, settings, keys, None)
+}
+
+/// [`decide_at`] in a POP whose counts of won draws are `pop`, for
+/// `pop_new_sessions_per_minute` ([`crate::ceiling`]).
+pub fn decide_in_pop(
+    now: u64,
+    millis: u16,
+    uid: &str,
+    cookie: Option<&str>,
+    settings: &Settings,
+    keys: &impl KeyStore,
+    pop: Option<&dyn PopCounts>,
 ) -> Verdict {
     let now_ms = now
         .saturating_mul(1000)
@@ -322,6 +346,17 @@ pub fn decide_at(
                 (decision, transition, None)
             }
         }
+    };
+    // The POP's ceiling may hold a won draw: it waits on as after a loss.
+    let (decision, transition, pop_count) = match (transition, &token) {
+        (Some(Transition::LotteryWon), Some(token)) => {
+            let ceiling = settings.pop_new_sessions_per_minute;
+            match ceiling::judge(ceiling, pop, now, uid, token.claims.exp) {
+                Ceiling::Admit(count) => (decision, transition, count),
+                Ceiling::Hold => (Decision::ReWait, Some(Transition::CeilingReached), None),
+            }
+        }
+        _ => (decision, transition, None),
     };
     let (wait_exp, due) = if fifo {
         fifo_due(
@@ -391,6 +426,7 @@ pub fn decide_at(
         session,
         exp,
         weak_key: keys.weak.map(str::to_string),
+        pop_count,
     }
 }
 

@@ -6,15 +6,19 @@ use std::cell::OnceCell;
 use std::io::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use fastly::erl::{CounterDuration, Penaltybox, RateCounter};
 use fastly::http::header::{ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, COOKIE, HOST, SET_COOKIE};
 use fastly::log::Endpoint;
 use fastly::{ConfigStore, Request, Response, SecretStore};
 
 use waiting_room::answer::{BodySource, OriginOutcome, RELEASE_HEADER};
+use waiting_room::ceiling::PopCounts;
 use waiting_room::config::Settings;
 use waiting_room::keys::{KeyStore, SigningKey};
 use waiting_room::page::{NO_STORE, Page, PageBody};
-use waiting_room::resources::{BACKEND, CONFIG_STORE, KEY_STORE, PAGE_STORE};
+use waiting_room::resources::{
+    BACKEND, CONFIG_STORE, COUNTED_DRAWS, KEY_STORE, PAGE_STORE, WON_DRAWS,
+};
 use waiting_room::uid::{is_ipv6_network, uid_of};
 use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 
@@ -50,6 +54,9 @@ pub fn handle(mut req: Request) -> Response {
         .get_header_str_lossy(ACCEPT_LANGUAGE)
         .map(|v| v.into_owned());
     let (now, millis) = unix_now();
+    let pop = settings
+        .pop_new_sessions_per_minute
+        .map(|_| EdgeCounts::open());
     let visit = Visit {
         now,
         millis,
@@ -60,8 +67,15 @@ pub fn handle(mut req: Request) -> Response {
         tls: req.get_tls_protocol_bytes().is_some(),
         accept: accept.as_deref(),
         accept_language: accept_language.as_deref(),
+        pop: pop.as_ref().map(|p| p as &dyn PopCounts),
     };
     let mut plan = plan(&visit, &settings, &keys);
+    if let (Some(pop), Some(key)) = (
+        &pop,
+        plan.verdict.as_ref().and_then(|v| v.pop_count.as_deref()),
+    ) {
+        pop.count(key);
+    }
 
     let mut resp = match plan.action {
         Action::Forward => {
@@ -175,6 +189,54 @@ fn fetch_page(visitor: Option<&Request>, path: &str) -> Result<Vec<u8>, String> 
 /// Where signing keys live: a Secret Store named `waitingroom_signingkeys` when the
 /// service has one (recommended), else the config store of the same name. Opened
 /// at the first lookup: a request the room does not apply to never opens it.
+/// The POP's counts of won draws, for `pop_new_sessions_per_minute`: an
+/// edge rate counter of the draws admitted, and a penalty box of the tokens
+/// counted (so that tabs presenting one token count once). Where edge rate
+/// limiting is not enabled, or locally, the counter reads zero or fails: the
+/// ceiling then holds nobody.
+struct EdgeCounts {
+    won: RateCounter,
+    counted: Penaltybox,
+}
+
+/// The one entry of the rate counter: every won draw of the service counts
+/// under it.
+const WON_ENTRY: &str = "won";
+
+impl EdgeCounts {
+    fn open() -> EdgeCounts {
+        EdgeCounts {
+            won: RateCounter::open(WON_DRAWS),
+            counted: Penaltybox::open(COUNTED_DRAWS),
+        }
+    }
+
+    /// Counts the won draw `key` (errors leave it uncounted: the ceiling is a guard,
+    /// and a request is never failed for it).
+    fn count(&self, key: &str) {
+        let _ = self.counted.add(key, std::time::Duration::from_secs(60));
+        let _ = self.won.increment(WON_ENTRY, 1);
+    }
+}
+
+impl std::fmt::Debug for EdgeCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EdgeCounts")
+    }
+}
+
+impl PopCounts for EdgeCounts {
+    fn last_minute(&self, _now: u64) -> Option<u32> {
+        self.won
+            .lookup_count(WON_ENTRY, CounterDuration::SixtySecs)
+            .ok()
+    }
+
+    fn counted(&self, token: &str) -> bool {
+        self.counted.has(token).unwrap_or(false)
+    }
+}
+
 #[derive(Default)]
 struct SigningKeys(OnceCell<KeyStores>);
 

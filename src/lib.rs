@@ -22,6 +22,7 @@
 //!     tls: false,
 //!     accept: None,
 //!     accept_language: None,
+//!     pop: None,
 //! };
 //! let plan = plan(&visit, &settings, &keys);
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
@@ -35,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod answer;
+pub mod ceiling;
 pub mod config;
 pub mod control;
 pub mod cookie;
@@ -69,6 +71,10 @@ pub mod resources {
     pub const PAGE_STORE: &str = "waitingroom_pages";
     /// The protected site.
     pub const BACKEND: &str = "origin";
+    /// Edge rate counter of the won draws a POP admitted (`pop_new_sessions_per_minute`).
+    pub const WON_DRAWS: &str = "waitingroom_won_draws";
+    /// Penalty box of the won draws counted, by token.
+    pub const COUNTED_DRAWS: &str = "waitingroom_counted_draws";
 }
 
 /// One request, as plain values.
@@ -92,6 +98,9 @@ pub struct Visit<'a> {
     pub accept: Option<&'a str>,
     /// The request's `Accept-Language` header, for per-language pages.
     pub accept_language: Option<&'a str>,
+    /// The POP's counts of won draws, for `pop_new_sessions_per_minute`
+    /// (`None`: not counted, and the ceiling holds nobody).
+    pub pop: Option<&'a dyn ceiling::PopCounts>,
 }
 
 /// What the edge does with the request.
@@ -185,13 +194,14 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         };
     }
 
-    let verdict = decision::decide_at(
+    let verdict = decision::decide_in_pop(
         visit.now,
         visit.millis,
         visit.uid,
         room_cookie,
         settings,
         keys,
+        visit.pop,
     );
     let action = match verdict.decision {
         Decision::Allow => Action::Forward,

@@ -204,11 +204,12 @@ pub struct Record {
 }
 
 impl Record {
-    /// Whether this request was a lottery draw (won or lost).
+    /// Whether this request was a lottery draw (won, lost, or won and held by
+    /// the POP's ceiling).
     pub fn is_draw(&self) -> bool {
         matches!(
             self.transition,
-            Some(Transition::LotteryWon | Transition::LotteryLost)
+            Some(Transition::LotteryWon | Transition::LotteryLost | Transition::CeilingReached)
         )
     }
 
@@ -471,6 +472,7 @@ mod tests {
             session: None,
             exp: Some(60),
             weak_key: None,
+            pop_count: None,
         };
         for text in ["0", "1", "50", "100", "12.5", "0.0001", "33.3333", "99.99"] {
             let settings = Settings {

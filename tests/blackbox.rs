@@ -212,6 +212,37 @@ fn expired_wait_tokens_are_a_deterministic_mix_of_admit_and_rewait() {
     );
 }
 
+/// With `pop_new_sessions_per_minute` set the edge opens its rate counter and
+/// penalty box on every draw; Viceroy's read zero, so the ceiling (whose rule
+/// the native tests pin) holds nobody here, and nothing fails.
+#[test]
+fn the_pops_ceiling_uses_the_edges_counters_and_locally_holds_nobody() {
+    let room = Room::start(&[
+        ("allow_percentage", "99"),
+        ("pop_new_sessions_per_minute", "1"),
+    ]);
+    let mut admitted = 0;
+    for visitor in 30..34u8 {
+        let uid = format!("127.0.0.{visitor}");
+        let Some(exp) = (now() - 20..now() - 2).rev().find(|&exp| {
+            let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
+            lottery::wins(
+                mint::seed(&mint::vcl_sig(KEY1, &text)),
+                Percentage::whole(99),
+            )
+        }) else {
+            continue;
+        };
+        let token = mint::mint(KEY1, "wait", exp, &uid, "key1");
+        let r = room.get_with_cookie(visitor, "/events", &format!("waiting_room={token}"));
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+        assert!(room.last_log_line().contains("transition=lottery-won"));
+        admitted += 1;
+    }
+    assert!(admitted >= 2, "{admitted} admitted");
+}
+
 #[test]
 fn a_winning_wait_token_replayed_after_its_window_does_not_admit() {
     // At 99 % almost every token wins its draw (at 100 % there is no draw at all).

@@ -661,3 +661,53 @@ fn a_renewal_looks_its_key_up_once() {
     assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
     assert_eq!(lookups.get(), 1);
 }
+
+/// `pop_new_sessions_per_minute`: once the POP has admitted its ceiling's worth of
+/// won draws in the last minute, a winning token waits on as after a loss; a
+/// token counted already (another tab) is admitted without being counted again.
+#[test]
+fn a_won_draw_over_the_pops_ceiling_waits_on_as_after_a_loss() {
+    use waiting_room::ceiling::{ExactCounts, PopCounts, draw_key};
+    use waiting_room::decision::decide_in_pop;
+    let ceiling = Settings {
+        pop_new_sessions_per_minute: Some(2),
+        ..settings(50)
+    };
+    let winners: Vec<(String, u64)> = (0..)
+        .map(|i| (format!("198.51.100.{i}"), NOW - 1 - i % 20))
+        .filter(|(uid, exp)| wins(*exp, uid, 50))
+        .take(3)
+        .collect();
+    let mut counts = ExactCounts::default();
+    let draw = |counts: &ExactCounts, (uid, exp): &(String, u64), settings: &Settings| {
+        let token = mint::mint(K1, "wait", *exp, uid, "key1");
+        decide_in_pop(NOW, 0, uid, Some(&token), settings, &keys(), Some(counts))
+    };
+    for winner in &winners[..2] {
+        let v = draw(&counts, winner, &ceiling);
+        assert_eq!(v.transition, Some(Transition::LotteryWon));
+        assert_eq!(v.pop_count, Some(draw_key(&winner.0, winner.1)));
+        counts.count(NOW, v.pop_count.unwrap());
+    }
+    // Another tab of the first winner: admitted, not counted again.
+    let tab = draw(&counts, &winners[0], &ceiling);
+    assert_eq!((tab.decision, tab.pop_count), (Decision::Allow, None));
+    // The third winner is held: a new wait token on its address's grid.
+    let (uid, _) = &winners[2];
+    let held = draw(&counts, &winners[2], &ceiling);
+    assert_eq!(held.decision, Decision::ReWait);
+    assert_eq!(held.transition, Some(Transition::CeilingReached));
+    assert_eq!(
+        held.cookie,
+        CookieAction::Set(expected_wait_token(NOW, uid))
+    );
+    assert_eq!(held.wait_exp, Some(mint::address_exp(NOW, uid, 30)));
+    assert_eq!((held.session, held.pop_count), (None, None));
+    // Without the setting, the same counts hold nobody.
+    assert_eq!(
+        draw(&counts, &winners[2], &settings(50)).decision,
+        Decision::Allow
+    );
+    // A minute on, the POP's count has room again.
+    assert_eq!(counts.last_minute(NOW + 60), Some(0));
+}

@@ -30,6 +30,7 @@ fn run_visitor(uid: &str, settings: &Settings, keys: &HashMap<String, String>) -
             tls: false,
             accept: None,
             accept_language: None,
+            pop: None,
         };
         let p = plan(&visit, settings, keys);
         if p.action == Action::Forward {

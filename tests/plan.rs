@@ -40,6 +40,7 @@ fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {
         tls: false,
         accept: None,
         accept_language: None,
+        pop: None,
     }
 }
 
@@ -313,6 +314,7 @@ fn a_page_is_json_for_apps_and_a_store_template_for_browsers() {
     let browser = Visit {
         accept: Some("text/html"),
         accept_language: Some("de-CH, fr;q=0.5"),
+        pop: None,
         ..visit("/events", None)
     };
     let answer = p.page(Page::StartWaiting, &browser, &s);

@@ -734,7 +734,9 @@ impl Controller {
         let series = self.intake.series();
         let chances = series.sum(from, newest + 1, |s| s.chances_micros) as f64
             / f64::from(Percentage::HUNDRED.micros());
-        let won = series.sum(from, newest + 1, |s| s.drawn_admissions) as f64;
+        // A win the POP's ceiling held is the room's doing, not the crowd's: it
+        // counts as won.
+        let won = series.sum(from, newest + 1, |s| s.drawn_admissions + s.held_wins) as f64;
         ((won + YIELD_PRIOR) / (chances + YIELD_PRIOR)).clamp(YIELD_RANGE.0, YIELD_RANGE.1)
     }
 

@@ -33,6 +33,9 @@ pub struct Seen {
     pub draw: Option<bool>,
     /// An allow token with `session=new` the address did not hold yet.
     pub new_session: bool,
+    /// The draw won, but the POP's ceiling held it (`draw` is `Some(false)`:
+    /// it made no session).
+    pub held: bool,
 }
 
 /// Who holds which token: waiting addresses (their wait token's end, redeem
@@ -76,8 +79,13 @@ impl Tokens {
                 }
                 let held = self.waiting.hold(uid, end);
                 seen.arrival = held.is_none() && record.is_arrival();
-                if record.transition == Some(Transition::LotteryLost) {
-                    seen.draw = Some(false);
+                match record.transition {
+                    Some(Transition::LotteryLost) => seen.draw = Some(false),
+                    Some(Transition::CeilingReached) => {
+                        seen.draw = Some(false);
+                        seen.held = true;
+                    }
+                    _ => {}
                 }
             }
             Some(Decision::Allow) => {
@@ -155,6 +163,25 @@ mod tests {
         );
         assert!(tokens.see(&late).new_session);
         assert_eq!((tokens.waiting.len(), tokens.active.len()), (0, 1));
+    }
+
+    #[test]
+    fn a_win_the_pops_ceiling_held_is_one_held_draw_per_token() {
+        let mut tokens = Tokens::new(100, 30);
+        tokens.see(&line(
+            "waitingroom t=100 decision=anon uid=10.0.0.1 p=5 exp=160 path=/events",
+        ));
+        let held = line(
+            "waitingroom t=161 decision=re-wait uid=10.0.0.1 p=5 transition=ceiling-reached exp=220 path=/events",
+        );
+        let first = tokens.see(&held);
+        assert_eq!(
+            (first.draw, first.held, first.new_session),
+            (Some(false), true, false)
+        );
+        // Its other tabs: the same token.
+        assert_eq!(tokens.see(&held), Seen::default());
+        assert_eq!((tokens.waiting.len(), tokens.active.len()), (1, 0));
     }
 
     #[test]

@@ -370,6 +370,7 @@ pub fn plan(data: &[u8]) -> Plan {
         tls: input.below(2) == 0,
         accept: None,
         accept_language: None,
+        pop: None,
     };
     let keys = &fuzz_input::key_store;
     let plan = waiting_room::plan(&visit, &settings, keys);

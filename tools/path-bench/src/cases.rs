@@ -63,6 +63,7 @@ impl Case {
             tls: false,
             accept: None,
             accept_language: None,
+            pop: None,
         };
         plan(&visit, &self.settings, &self.keys)
     }

@@ -170,6 +170,11 @@ impl RunArgs {
                 quiet,
             });
         }
+        if scenario.room.pop_new_sessions_per_minute.is_some() {
+            return Err(
+                "--pop-new-sessions-per-minute holds lottery wins: random mode only".into(),
+            );
+        }
         let control = scenario
             .control
             .ok_or("--queueing fifo needs --target-per-minute and --propagation-delay")?;
@@ -312,6 +317,10 @@ struct RoomArgs {
     /// allow_period_timeout, seconds.
     #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, default_value_t = Room::default().allow_timeout)]
     allow_timeout: u64,
+    /// pop_new_sessions_per_minute: won draws the room (one POP) admits in a
+    /// minute at most; a win over it waits on as after a loss [default: none].
+    #[arg(long, value_name = "N", value_parser = pop_ceiling)]
+    pop_new_sessions_per_minute: Option<u32>,
 }
 
 impl RoomArgs {
@@ -323,6 +332,7 @@ impl RoomArgs {
             wait_period,
             allow_timeout,
             draw_grid,
+            pop_new_sessions_per_minute: self.pop_new_sessions_per_minute,
         }
     }
 }
@@ -569,6 +579,15 @@ fn percentage(raw: &str) -> Result<Percentage, String> {
             "{raw:?} is not a percentage from 0 to 100 with at most four decimals"
         )),
     }
+}
+
+/// `--pop-new-sessions-per-minute`: 1 to the room's highest.
+fn pop_ceiling(raw: &str) -> Result<u32, String> {
+    let max = waiting_room::config::MAX_POP_NEW_SESSIONS_PER_MINUTE;
+    number::<u32>(raw)
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| format!("{raw:?} is not a whole number from 1 to {max}"))
 }
 
 /// `--session N:SECONDS`.

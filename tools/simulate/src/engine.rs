@@ -2,10 +2,12 @@
 //! `decide`, at a virtual clock; its refresh comes from the room's own
 //! `refresh_after` and the estimate it shows from the room's own `estimate`.
 
+use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
+use waiting_room::ceiling::ExactCounts;
 use waiting_room::config::Settings;
 use waiting_room::decision::{self, CookieAction, Decision, Session, Transition, Verdict};
 use waiting_room::outlook;
@@ -29,6 +31,8 @@ pub struct Room {
     /// The settings every request reads.
     pub settings: Settings,
     keys: HashMap<String, String>,
+    /// The POP's counts of won draws, for `pop_new_sessions_per_minute`.
+    pop: RefCell<ExactCounts>,
 }
 
 impl Room {
@@ -37,12 +41,29 @@ impl Room {
         Room {
             settings: scenario.room.settings(mode),
             keys: HashMap::from([(KID.to_string(), SECRET.to_string())]),
+            pop: RefCell::default(),
         }
     }
 
     /// One decision, by the room's own code.
     pub fn decide(&self, now: u64, uid: &str, cookie: Option<&str>) -> Verdict {
-        decision::decide(now, uid, cookie, &self.settings, &self.keys)
+        let verdict = {
+            let pop = self.pop.borrow();
+            let counts = &*pop as &dyn waiting_room::ceiling::PopCounts;
+            decision::decide_in_pop(
+                now,
+                0,
+                uid,
+                cookie,
+                &self.settings,
+                &self.keys,
+                Some(counts),
+            )
+        };
+        if let Some(key) = &verdict.pop_count {
+            self.pop.borrow_mut().count(now, key.clone());
+        }
+        verdict
     }
 }
 

@@ -231,6 +231,9 @@ pub struct Room {
     /// `global`, the VCL's slot boundaries).
     #[serde(serialize_with = "grid")]
     pub draw_grid: DrawGrid,
+    /// `pop_new_sessions_per_minute`: the POP's ceiling on won draws a minute
+    /// (the simulator is one POP; `None`: no ceiling).
+    pub pop_new_sessions_per_minute: Option<u32>,
 }
 
 impl Default for Room {
@@ -240,6 +243,7 @@ impl Default for Room {
             wait_period: 30,
             allow_timeout: 3600,
             draw_grid: Settings::default().draw_grid,
+            pop_new_sessions_per_minute: None,
         }
     }
 }
@@ -254,6 +258,7 @@ impl Room {
             allow_period_timeout: self.allow_timeout,
             refresh_mode: mode,
             draw_grid: self.draw_grid,
+            pop_new_sessions_per_minute: self.pop_new_sessions_per_minute,
             ..Settings::default()
         }
     }

@@ -24,6 +24,7 @@ fn flash(control: Option<Control>, draw_grid: DrawGrid) -> Scenario {
             wait_period: 30,
             allow_timeout: 3600,
             draw_grid,
+            pop_new_sessions_per_minute: None,
         },
         session: Session {
             requests: 1,

@@ -30,6 +30,7 @@ fn small(arrivals: Arrivals, mix: Mix) -> Scenario {
             wait_period: 10,
             allow_timeout: 600,
             draw_grid: DrawGrid::Address,
+            pop_new_sessions_per_minute: None,
         },
         session: Session {
             requests: 1,
