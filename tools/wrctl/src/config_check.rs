@@ -175,6 +175,11 @@ fn effective(s: &Settings, key: &str) -> String {
         config::QUEUE_OPENS_AT => s.queue_opens_at.map_or("none (no pre-queue)".into(), |t| {
             format!("{t} ({})", utc(t))
         }),
+        config::POP_NEW_SESSIONS_PER_MINUTE => s
+            .pop_new_sessions_per_minute
+            .map_or("none (no ceiling)".into(), |n| {
+                format!("{n} won draws a minute a POP (needs edge rate limiting)")
+            }),
         _ => String::new(),
     }
 }
@@ -275,6 +280,13 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
         w.push(format!(
             "{key} is set but queueing_method is random: it has no effect"
         ));
+    }
+    if fifo && store.contains_key(config::POP_NEW_SESSIONS_PER_MINUTE) {
+        w.push(
+            "pop_new_sessions_per_minute is set but queueing_method is fifo: the ceiling holds \
+             lottery wins only, so it has no effect"
+                .into(),
+        );
     }
     if s.uid_ipv6_prefix < 64 {
         w.push(format!(

@@ -205,6 +205,10 @@ fn each_surprising_combination_is_warned_about() {
             "fifo_cutoff is set but queueing_method is random: it has no effect",
         ),
         (
+            serde_json::json!({"queueing_method": "fifo", "fifo_cutoff": "1", "pop_new_sessions_per_minute": "100"}),
+            "pop_new_sessions_per_minute is set but queueing_method is fifo",
+        ),
+        (
             serde_json::json!({"uid_ipv6_prefix": "48"}),
             "uid_ipv6_prefix /48 is shorter than a /64",
         ),
