@@ -36,7 +36,7 @@ pub struct Status {
     pub place: Option<Place>,
 }
 
-/// The template variables, in the order the README lists them.
+/// The template variables, in the order docs/pages.md lists them.
 pub const VARIABLES: [&str; 14] = [
     "wait_p25",
     "wait_p50",
@@ -120,7 +120,7 @@ impl Status {
         out
     }
 
-    /// The JSON status for apps (schema in the README). Keys are written in
+    /// The JSON status for apps (schema in docs/pages.md). Keys are written in
     /// alphabetical order, as the room always has.
     pub fn json(&self) -> String {
         let status = match self.page {

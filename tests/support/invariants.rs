@@ -599,7 +599,7 @@ fn fifo_place(token: &Vouched, visit: &Visit, settings: &Settings) -> Option<u64
     })
 }
 
-/// The pre-queue place of `uid` (README, "FIFO"): the opening second plus the
+/// The pre-queue place of `uid` (docs/fifo.md, "The pre-queue"): the opening second plus the
 /// first four bytes of `HMAC(active key, "prequeue&uid=<uid or its /64>&opens=…")`
 /// mod 1000, computed here independently (0 when the active key is unusable).
 fn prequeue_place(uid: &str, opens: u64, settings: &Settings) -> u64 {
@@ -814,7 +814,7 @@ fn assert_cookie_not_logged(line: &str, value: &str, visit: &Visit, settings: &S
     }
 }
 
-/// A token that an independent reading of the token format (README, "The token") accepts.
+/// A token that an independent reading of the token format (docs/token.md) accepts.
 #[derive(Debug)]
 struct Vouched {
     dec: TokenKind,

@@ -1,6 +1,6 @@
 //! Every distinct `simulate` line of scripts/*.sh (their shell variables set as the
-//! scripts set them), and the lines BENCHMARKS.md and docs/closed-loop.md show,
-//! still parse, into the command they meant.
+//! scripts set them), and the lines BENCHMARKS.md, docs/closed-loop.md and
+//! docs/sim/README.md show, still parse, into the command they meant.
 
 use simulate::cli::{Command, parse};
 use waiting_room::grid::DrawGrid;
@@ -179,7 +179,8 @@ fn simulations_script() {
     );
 }
 
-/// The lines BENCHMARKS.md and docs/closed-loop.md show beyond the scripts'.
+/// The lines BENCHMARKS.md, docs/closed-loop.md and docs/sim/README.md show beyond the
+/// scripts'.
 #[test]
 fn documented_lines() {
     for line in [

@@ -290,8 +290,9 @@ showing it in effect): it aims its first computed writes at the draws they will 
         value_name = "P",
         value_parser = percentage,
         long_help = "allow_percentage written at the first tick, before the controller has \
-seen two draw periods of log (4 x --wait-period). Within --min..--max. Unset: only the \
-heartbeat is written until then.\nExample: --start 100"
+seen a draw period of log (2 x --wait-period); until then a computed percentage is \
+written only when lower than the one in effect. Within --min..--max. Unset: only the \
+heartbeat, and such lower percentages, are written until then.\nExample: --start 100"
     )]
     pub start: Option<Percentage>,
 

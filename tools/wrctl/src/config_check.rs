@@ -17,7 +17,7 @@ use waiting_room::token::is_valid_kid;
 
 use crate::clock::{utc, utc_millis};
 
-/// Every key the room reads from `waitingroom_config`, in the README's order.
+/// Every key the room reads from `waitingroom_config`, in the README table's order.
 pub use waiting_room::config::KEYS;
 
 /// A `wait_period_duration` above this many seconds gets a warning: a new
