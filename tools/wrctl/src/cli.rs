@@ -64,7 +64,7 @@ exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
   wrctl control --target-per-minute 600 --dry-run --listen 127.0.0.1:8080 < recorded.log
 
   # A FIFO room (queueing_method = fifo): move fifo_cutoff instead of the percentage:
-  viceroy serve -C fastly.toml bin/main.wasm | \
+  viceroy serve -C fastly.toml bin/main.wasm | \\
     wrctl control --queueing fifo --target-per-minute 600 --config-file config.json"
     )]
     Control(ControlArgs),
@@ -114,9 +114,10 @@ prints.",
   wrctl rotate --kid key3 --fastly-config-store CONFIG_STORE_ID --fastly-secret-store SECRET_STORE_ID"
     )]
     Rotate(crate::rotate::RotateArgs),
-    /// Remove a key from a JSON key store (never the active one).
+    /// Remove a key from the key store, a JSON file or Fastly's (never the active one).
     #[command(
-        long_about = "Remove key KID from the JSON key store (atomic replace, other keys kept). \
+        long_about = "Remove key KID from the key store: a JSON file (atomic replace, other keys \
+kept) or, with --fastly-config-store and --fastly-secret-store, Fastly's stores through the API. \
 The key the config's active_key names is refused (exit 1: rotate first), and so is a key the \
 file does not hold. Revoke a rotated-out key only after the time `wrctl rotate` printed: \
 tokens it signed are rejected as unknown-key from then on.",
@@ -301,8 +302,8 @@ heartbeat, and such lower percentages, are written until then.\nExample: --start
         long,
         value_name = "PATH",
         long_help = "Write to this Viceroy JSON config-store file (the file a local room's \
-fastly.toml names for waitingroom_config): each write reads it, sets allow_percentage and \
-controller_heartbeat, keeps every other key, and replaces it atomically (a temporary file \
+fastly.toml names for waitingroom_config): each write reads it, sets allow_percentage (in \
+FIFO mode fifo_cutoff and fifo_rate) and controller_heartbeat, keeps every other key, and replaces it atomically (a temporary file \
 in the same directory renamed over it). It must exist and hold a JSON object at start.\n\
 Example: --config-file ./config.json"
     )]
