@@ -4,14 +4,16 @@
 //! The controller's percentage reaches the edge a propagation delay after it
 //! saw the log. A wave that arrives meanwhile draws at the old percentage, and
 //! where writes take a minute to land, its first minute admits up to twice the
-//! target or more. With a ceiling set, each POP counts the draws it admitted in
-//! the last minute (Fastly's edge rate counters, shared by the POP's nodes), and
-//! a draw that wins while the count is at the ceiling is held: the visitor
-//! waits on, with a new wait token, as after a lost draw (`transition=ceiling-reached`
-//! in the log). A won draw is counted once per token (the address and the
-//! token's end): tabs and devices that present one token count once, through
-//! the POP's penalty box. The ceiling only holds lottery wins: a room open at
-//! 100 %, a session kept or renewed and FIFO mode are not counted or held.
+//! target or more; so does the crowd's last minute, once the controller has
+//! opened the room to 100 %. With a ceiling set, each POP counts the new sessions
+//! it started in the last minute (Fastly's edge rate counters, shared by the
+//! POP's nodes), and a request that would start one while the count is at the
+//! ceiling is held: the visitor waits on with a new wait token, as after a
+//! lost draw (`transition=ceiling-reached` in the log). A new session counts
+//! once per token (the address and the wait token's end, or the second, for a
+//! visitor without one): tabs and devices that present one token count once,
+//! through the POP's penalty box. Sessions kept or renewed are neither counted
+//! nor held, and FIFO mode has its own order: the ceiling is random mode's.
 //!
 //! The counts are the POP's, so the ceiling is per POP: set it to what the
 //! busiest POP may admit. Where the edge cannot count (edge rate limiting not
@@ -21,30 +23,32 @@
 /// What the POP counted: the edge's rate counter and penalty box, or the
 /// simulator's and the tests' exact counts.
 pub trait PopCounts: std::fmt::Debug {
-    /// Won draws this POP counted in the last minute (`None`: unknown, and
+    /// New sessions this POP counted in the last minute (`None`: unknown, and
     /// the ceiling holds nobody).
     fn last_minute(&self, now: u64) -> Option<u32>;
-    /// Whether the draw of `token` (its [`draw_key`]) was counted already.
+    /// Whether the new session of `token` (its [`draw_key`]) was counted already.
     fn counted(&self, token: &str) -> bool;
 }
 
-/// What the ceiling says of a won draw.
+/// What the ceiling says of a new session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ceiling {
     /// Admit it; count it under this key when `Some` (the edge's business, after
     /// the response is planned).
     Admit(Option<String>),
-    /// Hold it: the POP admitted its ceiling's worth in the last minute.
+    /// Hold it: the POP started its ceiling's worth in the last minute.
     Hold,
 }
 
-/// What identifies a wait token to count: its address and its end.
+/// What identifies a new session to count: the address, and the end of the
+/// wait token it presented (or the second, without one).
 pub fn draw_key(uid: &str, exp: u64) -> String {
     format!("{uid} {exp}")
 }
 
-/// The ceiling's word on a won draw of the wait token ending `exp` held by
-/// `uid`, at `now`, with `per_minute` the setting and `counts` the POP's.
+/// The ceiling's word on a new session for `uid` at `now`, whose wait token
+/// ends at `exp` (`now` without one), with `per_minute` the setting and
+/// `counts` the POP's.
 pub fn judge(
     per_minute: Option<u32>,
     counts: Option<&dyn PopCounts>,
@@ -66,7 +70,7 @@ pub fn judge(
 }
 
 /// Exact counts for one POP, at a virtual clock: the simulator's and the
-/// tests'. Won draws by ten-second bucket (the edge's counters keep ten-second
+/// tests'. New sessions by ten-second bucket (the edge's counters keep ten-second
 /// buckets too) and the tokens counted in the last minute.
 #[derive(Debug, Clone, Default)]
 pub struct ExactCounts {
@@ -79,7 +83,7 @@ pub struct ExactCounts {
 const COUNTED_FOR: u64 = 60;
 
 impl ExactCounts {
-    /// Counts the won draw `key` at `now`.
+    /// Counts the new session `key` at `now`.
     pub fn count(&mut self, now: u64, key: String) {
         let bucket = now / 10;
         match self.buckets.back_mut() {

@@ -72,7 +72,7 @@ pub const FIFO_HOLD: &str = "fifo_hold";
 /// FIFO: Unix seconds (or RFC 3339 time) the line opens; visitors who come before
 /// share its first second in an order drawn per address (the pre-queue).
 pub const QUEUE_OPENS_AT: &str = "queue_opens_at";
-/// Random mode: won draws a POP admits in a minute at most; a win over it waits
+/// Random mode: new sessions a POP starts in a minute at most; one over it waits
 /// on as after a loss (a whole number, 1 to [`MAX_POP_NEW_SESSIONS_PER_MINUTE`];
 /// unset: no ceiling). See [`crate::ceiling`].
 pub const POP_NEW_SESSIONS_PER_MINUTE: &str = "pop_new_sessions_per_minute";
@@ -303,7 +303,7 @@ pub struct Settings {
     pub fifo_hold: u64,
     /// FIFO: Unix seconds the line opens (the pre-queue before it).
     pub queue_opens_at: Option<u64>,
-    /// Random mode: won draws a POP admits in a minute at most (`None`: no ceiling).
+    /// Random mode: new sessions a POP starts in a minute at most (`None`: no ceiling).
     pub pop_new_sessions_per_minute: Option<u32>,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,

@@ -147,9 +147,9 @@ pub enum Transition {
     LotteryWon,
     /// An expired wait token that lost the lottery.
     LotteryLost,
-    /// An expired wait token that won the lottery while the POP had admitted
-    /// `pop_new_sessions_per_minute` in the last minute: held, it waits on as
-    /// after a loss ([`crate::ceiling`]).
+    /// A new session (a won draw, or a room open at 100 %) while the POP had
+    /// started `pop_new_sessions_per_minute` in the last minute: held, the
+    /// visitor waits on with a new wait token, as after a loss ([`crate::ceiling`]).
     CeilingReached,
     /// A wait token presented after its redeem window: it re-waits without a draw,
     /// so a copy of a winning token cannot be replayed for new sessions forever.
@@ -268,7 +268,7 @@ pub struct Verdict {
     /// The id of a key shorter than [`MIN_STRONG_KEY_LEN`](crate::keys::MIN_STRONG_KEY_LEN)
     /// bytes that this request used (to verify or to sign), if any: logged as weak.
     pub weak_key: Option<String>,
-    /// A won draw the POP must count against its ceiling, by its
+    /// A new session the POP must count against its ceiling, by its
     /// [`draw_key`](crate::ceiling::draw_key) (`None`: nothing to count).
     pub pop_count: Option<String>,
 }
@@ -301,7 +301,7 @@ pub fn decide_at(
     decide_in_pop(now, millis, uid, cookie, settings, keys, None)
 }
 
-/// [`decide_at`] in a POP whose counts of won draws are `pop`, for
+/// [`decide_at`] in a POP whose counts of new sessions are `pop`, for
 /// `pop_new_sessions_per_minute` ([`crate::ceiling`]).
 pub fn decide_in_pop(
     now: u64,
@@ -347,17 +347,26 @@ pub fn decide_in_pop(
             }
         }
     };
-    // The POP's ceiling may hold a won draw: it waits on as after a loss.
-    let (decision, transition, pop_count) = match (transition, &token) {
-        (Some(Transition::LotteryWon), Some(token)) => {
+    // The POP's ceiling may hold a new session (a won draw, or a visitor a room
+    // open at 100 % lets in): the visitor waits on, with a new wait token.
+    let held_session = token
+        .as_ref()
+        .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
+    let (decision, transition, pop_count) =
+        if decision == Decision::Allow && held_session.is_none() && !fifo {
+            let wait = token.as_ref().filter(|t| t.claims.dec == TokenKind::Wait);
+            let end = wait.map_or(now, |t| t.claims.exp);
             let ceiling = settings.pop_new_sessions_per_minute;
-            match ceiling::judge(ceiling, pop, now, uid, token.claims.exp) {
+            match ceiling::judge(ceiling, pop, now, uid, end) {
                 Ceiling::Admit(count) => (decision, transition, count),
-                Ceiling::Hold => (Decision::ReWait, Some(Transition::CeilingReached), None),
+                Ceiling::Hold if wait.is_some() => {
+                    (Decision::ReWait, Some(Transition::CeilingReached), None)
+                }
+                Ceiling::Hold => (Decision::Anon, Some(Transition::CeilingReached), None),
             }
-        }
-        _ => (decision, transition, None),
-    };
+        } else {
+            (decision, transition, None)
+        };
     let (wait_exp, due) = if fifo {
         fifo_due(
             (now, now_ms),
@@ -377,9 +386,6 @@ pub fn decide_in_pop(
         (_, Some(due)) => due.arr,
         (_, None) => kept_place,
     };
-    let held_session = token
-        .as_ref()
-        .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
     let session = (decision == Decision::Allow).then_some(match (held_session, due) {
         (None, _) => Session::New,
         (Some(_), Some(_)) => Session::Renewed,

@@ -17,7 +17,7 @@ use waiting_room::config::Settings;
 use waiting_room::keys::{KeyStore, SigningKey};
 use waiting_room::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{
-    BACKEND, CONFIG_STORE, COUNTED_DRAWS, KEY_STORE, PAGE_STORE, WON_DRAWS,
+    BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, NEW_SESSIONS, PAGE_STORE,
 };
 use waiting_room::uid::{is_ipv6_network, uid_of};
 use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
@@ -186,36 +186,33 @@ fn fetch_page(visitor: Option<&Request>, path: &str) -> Result<Vec<u8>, String> 
     Ok(resp.into_body_bytes())
 }
 
-/// Where signing keys live: a Secret Store named `waitingroom_signingkeys` when the
-/// service has one (recommended), else the config store of the same name. Opened
-/// at the first lookup: a request the room does not apply to never opens it.
-/// The POP's counts of won draws, for `pop_new_sessions_per_minute`: an
-/// edge rate counter of the draws admitted, and a penalty box of the tokens
+/// The POP's counts of new sessions, for `pop_new_sessions_per_minute`: an
+/// edge rate counter of the sessions started, and a penalty box of the tokens
 /// counted (so that tabs presenting one token count once). Where edge rate
 /// limiting is not enabled, or locally, the counter reads zero or fails: the
 /// ceiling then holds nobody.
 struct EdgeCounts {
-    won: RateCounter,
+    started: RateCounter,
     counted: Penaltybox,
 }
 
-/// The one entry of the rate counter: every won draw of the service counts
+/// The one entry of the rate counter: every new session of the service counts
 /// under it.
-const WON_ENTRY: &str = "won";
+const STARTED_ENTRY: &str = "started";
 
 impl EdgeCounts {
     fn open() -> EdgeCounts {
         EdgeCounts {
-            won: RateCounter::open(WON_DRAWS),
-            counted: Penaltybox::open(COUNTED_DRAWS),
+            started: RateCounter::open(NEW_SESSIONS),
+            counted: Penaltybox::open(COUNTED_SESSIONS),
         }
     }
 
-    /// Counts the won draw `key` (errors leave it uncounted: the ceiling is a guard,
+    /// Counts the new session `key` (errors leave it uncounted: the ceiling is a guard,
     /// and a request is never failed for it).
     fn count(&self, key: &str) {
         let _ = self.counted.add(key, std::time::Duration::from_secs(60));
-        let _ = self.won.increment(WON_ENTRY, 1);
+        let _ = self.started.increment(STARTED_ENTRY, 1);
     }
 }
 
@@ -227,8 +224,8 @@ impl std::fmt::Debug for EdgeCounts {
 
 impl PopCounts for EdgeCounts {
     fn last_minute(&self, _now: u64) -> Option<u32> {
-        self.won
-            .lookup_count(WON_ENTRY, CounterDuration::SixtySecs)
+        self.started
+            .lookup_count(STARTED_ENTRY, CounterDuration::SixtySecs)
             .ok()
     }
 
@@ -237,6 +234,9 @@ impl PopCounts for EdgeCounts {
     }
 }
 
+/// Where signing keys live: a Secret Store named `waitingroom_signingkeys` when the
+/// service has one (recommended), else the config store of the same name. Opened
+/// at the first lookup: a request the room does not apply to never opens it.
 #[derive(Default)]
 struct SigningKeys(OnceCell<KeyStores>);
 

@@ -71,10 +71,10 @@ pub mod resources {
     pub const PAGE_STORE: &str = "waitingroom_pages";
     /// The protected site.
     pub const BACKEND: &str = "origin";
-    /// Edge rate counter of the won draws a POP admitted (`pop_new_sessions_per_minute`).
-    pub const WON_DRAWS: &str = "waitingroom_won_draws";
-    /// Penalty box of the won draws counted, by token.
-    pub const COUNTED_DRAWS: &str = "waitingroom_counted_draws";
+    /// Edge rate counter of the new sessions a POP started (`pop_new_sessions_per_minute`).
+    pub const NEW_SESSIONS: &str = "waitingroom_new_sessions";
+    /// Penalty box of the new sessions counted, by token.
+    pub const COUNTED_SESSIONS: &str = "waitingroom_counted_sessions";
 }
 
 /// One request, as plain values.
@@ -98,7 +98,7 @@ pub struct Visit<'a> {
     pub accept: Option<&'a str>,
     /// The request's `Accept-Language` header, for per-language pages.
     pub accept_language: Option<&'a str>,
-    /// The POP's counts of won draws, for `pop_new_sessions_per_minute`
+    /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`
     /// (`None`: not counted, and the ceiling holds nobody).
     pub pop: Option<&'a dyn ceiling::PopCounts>,
 }

@@ -711,3 +711,45 @@ fn a_won_draw_over_the_pops_ceiling_waits_on_as_after_a_loss() {
     // A minute on, the POP's count has room again.
     assert_eq!(counts.last_minute(NOW + 60), Some(0));
 }
+
+/// In a room open at 100 % every new session counts against the POP's ceiling,
+/// and once it is reached a newcomer starts waiting; a live session is kept.
+#[test]
+fn a_room_open_at_100_percent_holds_newcomers_over_the_pops_ceiling() {
+    use waiting_room::ceiling::{ExactCounts, draw_key};
+    use waiting_room::decision::decide_in_pop;
+    let open = Settings {
+        pop_new_sessions_per_minute: Some(1),
+        ..settings(100)
+    };
+    let mut counts = ExactCounts::default();
+    let first = decide_in_pop(NOW, 0, "198.51.100.1", None, &open, &keys(), Some(&counts));
+    assert_eq!(
+        (first.decision, first.session),
+        (Decision::Allow, Some(Session::New))
+    );
+    assert_eq!(first.pop_count, Some(draw_key("198.51.100.1", NOW)));
+    counts.count(NOW, first.pop_count.unwrap());
+    let held = decide_in_pop(NOW, 0, UID, None, &open, &keys(), Some(&counts));
+    assert_eq!(held.decision, Decision::Anon);
+    assert_eq!(held.transition, Some(Transition::CeilingReached));
+    assert_eq!(
+        held.cookie,
+        CookieAction::Set(expected_wait_token(NOW, UID))
+    );
+    // A visitor holding a live session keeps it, uncounted.
+    let live = mint::mint(K1, "allow", NOW + 3000, UID, "key1");
+    let kept = decide_in_pop(NOW, 0, UID, Some(&live), &open, &keys(), Some(&counts));
+    assert_eq!(
+        (kept.decision, kept.session),
+        (Decision::Allow, Some(Session::Kept))
+    );
+    assert_eq!(kept.pop_count, None);
+    // A waiting visitor's wait token is what counts, and what is held.
+    let waiting = mint::mint(K1, "wait", NOW + 30, UID, "key1");
+    let rewait = decide_in_pop(NOW, 0, UID, Some(&waiting), &open, &keys(), Some(&counts));
+    assert_eq!(
+        (rewait.decision, rewait.transition),
+        (Decision::ReWait, Some(Transition::CeilingReached))
+    );
+}

@@ -13,7 +13,7 @@ pub struct Second {
     pub admissions: u64,
     /// Of those, the ones a draw handed out.
     pub drawn_admissions: u64,
-    /// Won draws the POP's ceiling held (`transition=ceiling-reached`).
+    /// New sessions the POP's ceiling held (wins, and visitors of a room open at 100 %) (`transition=ceiling-reached`).
     pub held_wins: u64,
     /// Sessions renewed or kept.
     pub renewals: u64,

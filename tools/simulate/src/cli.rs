@@ -317,7 +317,7 @@ struct RoomArgs {
     /// allow_period_timeout, seconds.
     #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, default_value_t = Room::default().allow_timeout)]
     allow_timeout: u64,
-    /// pop_new_sessions_per_minute: won draws the room (one POP) admits in a
+    /// pop_new_sessions_per_minute: new sessions the room (one POP) starts in a
     /// minute at most; a win over it waits on as after a loss [default: none].
     #[arg(long, value_name = "N", value_parser = pop_ceiling)]
     pop_new_sessions_per_minute: Option<u32>,

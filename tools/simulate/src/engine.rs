@@ -31,7 +31,7 @@ pub struct Room {
     /// The settings every request reads.
     pub settings: Settings,
     keys: HashMap<String, String>,
-    /// The POP's counts of won draws, for `pop_new_sessions_per_minute`.
+    /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`.
     pop: RefCell<ExactCounts>,
 }
 

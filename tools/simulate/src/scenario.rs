@@ -231,7 +231,7 @@ pub struct Room {
     /// `global`, the VCL's slot boundaries).
     #[serde(serialize_with = "grid")]
     pub draw_grid: DrawGrid,
-    /// `pop_new_sessions_per_minute`: the POP's ceiling on won draws a minute
+    /// `pop_new_sessions_per_minute`: the POP's ceiling on new sessions a minute
     /// (the simulator is one POP; `None`: no ceiling).
     pub pop_new_sessions_per_minute: Option<u32>,
 }

@@ -178,7 +178,7 @@ fn effective(s: &Settings, key: &str) -> String {
         config::POP_NEW_SESSIONS_PER_MINUTE => s
             .pop_new_sessions_per_minute
             .map_or("none (no ceiling)".into(), |n| {
-                format!("{n} won draws a minute a POP (needs edge rate limiting)")
+                format!("{n} new sessions a minute a POP (needs edge rate limiting)")
             }),
         _ => String::new(),
     }
