@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 import { checkAxe } from "./axe.mjs";
+import { fail, timeoutMs, withChromium } from "./common.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -34,8 +35,7 @@ if (!args.url) {
       "[--timeout-secs N]",
   );
 }
-const timeoutMs = Number(args["timeout-secs"]) * 1000;
-if (!(timeoutMs > 0)) fail(`--timeout-secs must be a positive number, not ${args["timeout-secs"]}`);
+const timeout = timeoutMs(args);
 const origin = new URL(args.url).origin;
 const VIEWPORTS = [
   { name: "phone", width: 390, height: 844 },
@@ -44,39 +44,13 @@ const VIEWPORTS = [
 /** How many charts the page draws. */
 const CHARTS = 5;
 
-function fail(message) {
-  console.error(`FAILED: ${message}`);
-  process.exit(1);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  timeout: 30_000,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
-let failure = null;
-try {
+await withChromium(chromium, async (browser) => {
   mkdirSync(args.out, { recursive: true });
-  for (const viewport of VIEWPORTS) await visit(viewport, viewport.name === "desktop");
-} catch (e) {
-  failure = e.message;
-} finally {
-  await browser.close();
-}
-if (failure) fail(failure);
+  for (const viewport of VIEWPORTS) await visit(browser, viewport, viewport.name === "desktop");
+});
 console.log("OK");
 
-async function visit({ name, width, height }, cutOff) {
+async function visit(browser, { name, width, height }, cutOff) {
   const page = await browser.newPage({ viewport: { width, height } });
   const problems = [];
   let expectFetchErrors = false;
@@ -100,11 +74,11 @@ async function visit({ name, width, height }, cutOff) {
     await page.waitForFunction(
       (n) => document.body.dataset.updated !== undefined && document.querySelectorAll("svg[role=img][aria-label]").length === n,
       CHARTS,
-      { timeout: timeoutMs },
+      { timeout },
     );
   } catch {
     const text = await page.innerText("body").catch(() => "(no page)");
-    throw new Error(`${label} drew no snapshot within ${timeoutMs / 1000} s (${problems.join("; ")}); it shows:\n${text}`);
+    throw new Error(`${label} drew no snapshot within ${timeout / 1000} s (${problems.join("; ")}); it shows:\n${text}`);
   }
   const updated = await page.evaluate(() => document.body.dataset.updated);
   const charts = await page.$$eval("svg[role=img]", (svgs) => svgs.map((s) => s.getAttribute("aria-label")));

@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 import { checkAxe } from "./axe.mjs";
+import { fail, timeoutMs, withChromium } from "./common.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -34,43 +35,13 @@ const expected = [
   ...args.expect,
   ...(process.env.WAITING_ROOM_EXPECT ?? "").split("\n").filter((t) => t.trim() !== ""),
 ];
-const timeoutMs = Number(args["timeout-secs"]) * 1000;
-if (!(timeoutMs > 0)) fail(`--timeout-secs must be a positive number, not ${args["timeout-secs"]}`);
+const timeout = timeoutMs(args);
 
-function fail(message) {
-  console.error(`FAILED: ${message}`);
-  process.exit(1);
-}
-
-// The flags keep Chromium off the network but for the page under test; playwright
-// gives every launch a fresh, empty profile (--user-data-dir) of its own.
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  timeout: 30_000,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
-let failure = null;
-try {
-  await visit(await browser.newPage({ viewport: { width: 1024, height: 640 } }));
-} catch (e) {
-  failure = e.message;
-} finally {
-  await browser.close();
-}
-if (failure) fail(failure);
+await withChromium(chromium, async (browser) => visit(browser));
 console.log("OK");
 
-async function visit(page) {
+async function visit(browser) {
+  const page = await browser.newPage({ viewport: { width: 1024, height: 640 } });
   // Every page the main frame shows, with the room's Refresh header, for the log.
   page.on("response", (r) => {
     if (r.request().isNavigationRequest() && r.frame() === page.mainFrame()) {
@@ -93,18 +64,18 @@ async function visit(page) {
   const waiting = join(args.out, "waiting-page.png");
   await page.screenshot({ path: waiting });
   console.log(`waiting page: ${waiting}`);
-  await checkPhoneAndDesktop(await first.text());
+  await checkPhoneAndDesktop(browser, await first.text());
 
   // A locator outlives navigations: it finds the text on whichever page is shown.
   try {
     await page
       .getByText(args["origin-text"])
       .first()
-      .waitFor({ state: "visible", timeout: timeoutMs });
+      .waitFor({ state: "visible", timeout });
   } catch {
     const now = await page.innerText("body").catch(() => "(no page)");
     throw new Error(
-      `the origin did not appear within ${timeoutMs / 1000} s of automatic refreshes; ` +
+      `the origin did not appear within ${timeout / 1000} s of automatic refreshes; ` +
         `the page shows:\n${now}`,
     );
   }
@@ -116,7 +87,7 @@ async function visit(page) {
 
 // The waiting page as served, in a page of its own: the copy has no `Refresh` header,
 // so it stays put while axe runs at each width (the visitor's page refreshes on).
-async function checkPhoneAndDesktop(html) {
+async function checkPhoneAndDesktop(browser, html) {
   const copy = await browser.newPage({ viewport: { width: 390, height: 844 } });
   const errors = [];
   copy.on("pageerror", (e) => errors.push(e.message));
