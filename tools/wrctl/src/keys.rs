@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use waiting_room::config::{DEFAULT_ACTIVE_KEY, Settings};
 use waiting_room::keys::MIN_STRONG_KEY_LEN;
 use waiting_room::token;
+use waiting_room::view::human_duration;
 
 use crate::sink::replace;
 
@@ -183,32 +184,11 @@ pub fn settings(path: Option<&Path>) -> Result<Settings, String> {
     Ok(Settings::from_lookup(|key| map.get(key).cloned()))
 }
 
-/// A duration for people: `45 s`, `5 min`, `5 min 3 s`, `2 h 10 min`, `3 d 4 h`.
-pub fn duration(secs: u64) -> String {
-    let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
-    let pair = |a: u64, ua: &str, b: u64, ub: &str| {
-        if b == 0 {
-            format!("{a} {ua}")
-        } else {
-            format!("{a} {ua} {b} {ub}")
-        }
-    };
-    if d > 0 {
-        pair(d, "d", h, "h")
-    } else if h > 0 {
-        pair(h, "h", m, "min")
-    } else if m > 0 {
-        pair(m, "min", s, "s")
-    } else {
-        format!("{s} s")
-    }
-}
-
 /// `in 5 min`, `12 min ago` or `now`: `t` seen from `now`.
 pub fn relative(t: u64, now: u64) -> String {
     match t.cmp(&now) {
-        std::cmp::Ordering::Greater => format!("in {}", duration(t - now)),
-        std::cmp::Ordering::Less => format!("{} ago", duration(now - t)),
+        std::cmp::Ordering::Greater => format!("in {}", human_duration(t - now)),
+        std::cmp::Ordering::Less => format!("{} ago", human_duration(now - t)),
         std::cmp::Ordering::Equal => "now".into(),
     }
 }
@@ -218,11 +198,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_for_people() {
-        assert_eq!(duration(0), "0 s");
-        assert_eq!(duration(300), "5 min");
-        assert_eq!(duration(303), "5 min 3 s");
-        assert_eq!(duration(7800), "2 h 10 min");
+    fn times_relative_to_now() {
+        assert_eq!(relative(100, 7900), "2 h 10 min ago");
         assert_eq!(relative(100, 400), "5 min ago");
         assert_eq!(relative(400, 100), "in 5 min");
         assert_eq!(relative(5, 5), "now");

@@ -23,7 +23,7 @@ use waiting_room::keys::MIN_STRONG_KEY_LEN;
 
 use crate::clock::{unix_now, utc};
 use crate::keys::{
-    check_kid, check_size, duration, generate, read_store, settings, store_strings, write_store,
+    check_kid, check_size, generate, read_store, settings, store_strings, write_store,
 };
 use crate::sink::{API_TIMEOUT, FASTLY_API, TOKEN_VAR};
 
@@ -177,7 +177,7 @@ fn report(old: &str, new: &str, now: u64, settings: &Settings, revoke_hint: &str
         "{old} can be deleted after {} (unix {at}), in {}: allow_period_timeout {} s + 3 × \
          wait_period_duration {} s, or longer for a long redeem_window or held FIFO places",
         utc(at),
-        duration(at - now),
+        waiting_room::view::human_duration(at - now),
         settings.allow_period_timeout,
         settings.wait_period_duration
     );

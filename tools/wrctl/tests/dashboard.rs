@@ -15,6 +15,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use support::{Wrctl, eventually, unix_now};
+use wrctl::pages::thousands;
 use wrctl::synthetic::Crowd;
 
 const SCRIPT_BOUND: Duration = Duration::from_secs(120);
@@ -60,7 +61,7 @@ fn the_controllers_own_dashboard_passes_in_chromium() {
             "range 0.0001–100 %".into(),
             "target 600".into(),
             "max 20,000".into(),
-            with_commas(status["lines_total"].as_u64().unwrap()),
+            thousands(status["lines_total"].as_u64().unwrap() as usize),
             "1 bad".into(),
             "dry run".into(),
         ];
@@ -109,17 +110,4 @@ fn settled_status(wrctl: &Wrctl, lines: usize) -> serde_json::Value {
         let after = wrctl.status();
         (after["allow_percentage"] == before["allow_percentage"]).then_some(after)
     })
-}
-
-/// `1234567` as `1,234,567`, as the page writes numbers.
-fn with_commas(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
