@@ -196,6 +196,7 @@ async fn serve(stream: TcpStream, app: Router, limit: Duration, _slot: OwnedSema
         .header_read_timeout(limit)
         .max_header_size(MAX_HEAD)
         .max_headers(MAX_HEADERS)
+        .half_close(true)
         .keep_alive(false);
     let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
     let _ = timeout(limit * LIFE_IN_TIMEOUTS, connection).await;

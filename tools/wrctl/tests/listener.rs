@@ -98,16 +98,19 @@ fn posted_lines_are_counted_in_metrics_and_status() {
     assert_eq!(value("wrctl_arrivals_last_minute"), Some(250.0));
     assert_eq!(value("wrctl_waiting_addresses"), Some(250.0));
     assert_eq!(value("wrctl_target_new_sessions_per_minute"), Some(60.0));
-    // Every sample has its HELP and TYPE, and counters end in _total.
+    // Every sample has its HELP and TYPE (OpenMetrics names a counter's family
+    // without the _total its sample carries), and counters end in _total.
     for line in metrics.lines().filter(|l| !l.starts_with('#')) {
         let name = line.split(['{', ' ']).next().unwrap();
-        assert!(metrics.contains(&format!("# HELP {name} ")), "{name}");
-        let kind = metrics
+        let (family, kind) = metrics
             .lines()
-            .find_map(|l| l.strip_prefix(&format!("# TYPE {name} ")))
-            .unwrap();
+            .filter_map(|l| l.strip_prefix("# TYPE ")?.split_once(' '))
+            .find(|(family, _)| name == *family || name.strip_suffix("_total") == Some(family))
+            .unwrap_or_else(|| panic!("no TYPE for {name}"));
+        assert!(metrics.contains(&format!("# HELP {family} ")), "{name}");
         assert_eq!(kind == "counter", name.ends_with("_total"), "{name}");
     }
+    assert!(metrics.ends_with("# EOF\n"), "{metrics}");
 
     let status = wrctl.status();
     assert_eq!(status["lines_total"], 1015);
