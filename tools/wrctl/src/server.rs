@@ -244,12 +244,26 @@ type App = State<Arc<Shared>>;
 
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
-        .route("/", get(dashboard).post(logs).fallback(not_allowed("GET, HEAD, POST")))
-        .route("/dashboard", get(dashboard).fallback(not_allowed("GET, HEAD")))
+        .route(
+            "/",
+            get(dashboard)
+                .post(logs)
+                .fallback(not_allowed("GET, HEAD, POST")),
+        )
+        .route(
+            "/dashboard",
+            get(dashboard).fallback(not_allowed("GET, HEAD")),
+        )
         .route("/logs", post(logs).fallback(not_allowed("POST")))
-        .route(CHALLENGE_PATH, get(challenge).fallback(not_allowed("GET, HEAD")))
+        .route(
+            CHALLENGE_PATH,
+            get(challenge).fallback(not_allowed("GET, HEAD")),
+        )
         .route("/metrics", get(metrics).fallback(not_allowed("GET, HEAD")))
-        .route("/status.json", get(status).fallback(not_allowed("GET, HEAD")))
+        .route(
+            "/status.json",
+            get(status).fallback(not_allowed("GET, HEAD")),
+        )
         .fallback(|| async { text(StatusCode::NOT_FOUND, "not found\n") })
         .with_state(shared)
 }
@@ -296,15 +310,29 @@ async fn challenge(State(shared): App) -> Response {
 
 async fn metrics(State(shared): App) -> Response {
     match view(&shared).await {
-        Some(view) => answer(StatusCode::OK, crate::state::METRICS_CONTENT_TYPE, view.metrics()),
-        None => text(StatusCode::SERVICE_UNAVAILABLE, "the controller did not answer\n"),
+        Some(view) => answer(
+            StatusCode::OK,
+            crate::state::METRICS_CONTENT_TYPE,
+            view.metrics(),
+        ),
+        None => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the controller did not answer\n",
+        ),
     }
 }
 
 async fn status(State(shared): App) -> Response {
     match view(&shared).await {
-        Some(view) => answer(StatusCode::OK, "application/json", view.status_json().to_string()),
-        None => text(StatusCode::SERVICE_UNAVAILABLE, "the controller did not answer\n"),
+        Some(view) => answer(
+            StatusCode::OK,
+            "application/json",
+            view.status_json().to_string(),
+        ),
+        None => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the controller did not answer\n",
+        ),
     }
 }
 
@@ -333,7 +361,11 @@ fn too_large(limit: u64) -> Response {
 
 /// Takes a POSTed body of log lines (within the limits) and hands it to the controller.
 async fn logs(State(shared): App, headers: HeaderMap, body: Body) -> Response {
-    let header = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    let header = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
     if let Some(secret) = &shared.settings.log_secret
         && !authorized(header(header::AUTHORIZATION), secret)
     {
@@ -426,7 +458,10 @@ async fn read_body(body: Body, limit: u64, idle: Duration) -> Result<Vec<u8>, Re
 fn gunzip(raw: &[u8], limit: u64) -> Result<Vec<u8>, Response> {
     use std::io::Read as _;
     let mut body = Vec::new();
-    match MultiGzDecoder::new(raw).take(limit + 1).read_to_end(&mut body) {
+    match MultiGzDecoder::new(raw)
+        .take(limit + 1)
+        .read_to_end(&mut body)
+    {
         Ok(_) if body.len() as u64 > limit => Err(too_large(limit)),
         Ok(_) => Ok(body),
         Err(e) => Err(text(
@@ -453,7 +488,12 @@ mod tests {
     #[test]
     fn only_the_bearer_secret_is_authorized() {
         assert!(authorized(Some("Bearer s3cret"), "s3cret"));
-        for wrong in [None, Some("s3cret"), Some("Bearer s3cre"), Some("bearer s3cret")] {
+        for wrong in [
+            None,
+            Some("s3cret"),
+            Some("Bearer s3cre"),
+            Some("bearer s3cret"),
+        ] {
             assert!(!authorized(wrong, "s3cret"), "{wrong:?}");
         }
     }

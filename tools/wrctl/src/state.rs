@@ -290,7 +290,8 @@ impl View {
                 "fifo_rate last written: arrival milliseconds the cutoff passes a second.",
                 f.rate.map(|r| r.thousandths() as f64 / 1000.0),
             );
-            let show_up = Family::<[(&'static str, &'static str); 1], Gauge<f64, AtomicU64>>::default();
+            let show_up =
+                Family::<[(&'static str, &'static str); 1], Gauge<f64, AtomicU64>>::default();
             show_up
                 .get_or_create(&[("holder", "live")])
                 .set(rounded(f.show_up));
