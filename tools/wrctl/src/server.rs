@@ -350,8 +350,11 @@ async fn view(shared: &Shared) -> Option<View> {
     .flatten()
 }
 
-fn too_large(limit: u64) -> Response {
-    text(
+/// A refused body: the status and the text said.
+type Refusal = (StatusCode, String);
+
+fn too_large(limit: u64) -> Refusal {
+    (
         StatusCode::PAYLOAD_TOO_LARGE,
         format!(
             "the body is larger than {limit} bytes (--max-body-bytes); none of it was counted\n"
@@ -381,7 +384,8 @@ async fn logs(State(shared): App, headers: HeaderMap, body: Body) -> Response {
         .and_then(|n| n.trim().parse::<u64>().ok())
         .is_some_and(|n| n > limit)
     {
-        return too_large(limit);
+        let (status, why) = too_large(limit);
+        return text(status, why);
     }
     let encoding = header(header::CONTENT_ENCODING)
         .unwrap_or_default()
@@ -406,13 +410,17 @@ async fn logs(State(shared): App, headers: HeaderMap, body: Body) -> Response {
     };
     let raw = match read_body(body, limit, shared.settings.timeout).await {
         Ok(raw) => raw,
-        Err(answer) => return answer,
+        Err((status, why)) => return text(status, why),
     };
     let tx = shared.tx.clone();
     let counted = tokio::task::spawn_blocking(move || {
         let body = if gzip { gunzip(&raw, limit)? } else { raw };
-        ingest::read_body(&body, &tx)
-            .map_err(|_| text(StatusCode::SERVICE_UNAVAILABLE, "the controller stopped\n"))
+        ingest::read_body(&body, &tx).map_err(|_| {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the controller stopped\n".into(),
+            )
+        })
     })
     .await;
     match counted {
@@ -420,21 +428,21 @@ async fn logs(State(shared): App, headers: HeaderMap, body: Body) -> Response {
             StatusCode::OK,
             format!("accepted {lines} lines ({bad} bad)\n"),
         ),
-        Ok(Err(answer)) => answer,
+        Ok(Err((status, why))) => text(status, why),
         Err(_) => text(StatusCode::SERVICE_UNAVAILABLE, "the controller stopped\n"),
     }
 }
 
 /// The body, at most `limit` bytes, each piece within `idle` of the one before.
-async fn read_body(body: Body, limit: u64, idle: Duration) -> Result<Vec<u8>, Response> {
+async fn read_body(body: Body, limit: u64, idle: Duration) -> Result<Vec<u8>, Refusal> {
     let mut body = Limited::new(body, usize::try_from(limit).unwrap_or(usize::MAX));
     let mut raw = Vec::new();
     loop {
         match timeout(idle, body.frame()).await {
             Err(_) => {
-                return Err(text(
+                return Err((
                     StatusCode::BAD_REQUEST,
-                    "the body stopped coming (--http-timeout)\n",
+                    "the body stopped coming (--http-timeout)\n".into(),
                 ));
             }
             Ok(None) => return Ok(raw),
@@ -445,7 +453,7 @@ async fn read_body(body: Body, limit: u64, idle: Duration) -> Result<Vec<u8>, Re
             }
             Ok(Some(Err(e))) if e.is::<LengthLimitError>() => return Err(too_large(limit)),
             Ok(Some(Err(e))) => {
-                return Err(text(
+                return Err((
                     StatusCode::BAD_REQUEST,
                     format!("cannot read the body: {e}\n"),
                 ));
@@ -455,7 +463,7 @@ async fn read_body(body: Body, limit: u64, idle: Duration) -> Result<Vec<u8>, Re
 }
 
 /// The gzip `raw` unzipped, or the answer when it is not gzip or larger than `limit`.
-fn gunzip(raw: &[u8], limit: u64) -> Result<Vec<u8>, Response> {
+fn gunzip(raw: &[u8], limit: u64) -> Result<Vec<u8>, Refusal> {
     use std::io::Read as _;
     let mut body = Vec::new();
     match MultiGzDecoder::new(raw)
@@ -464,7 +472,7 @@ fn gunzip(raw: &[u8], limit: u64) -> Result<Vec<u8>, Response> {
     {
         Ok(_) if body.len() as u64 > limit => Err(too_large(limit)),
         Ok(_) => Ok(body),
-        Err(e) => Err(text(
+        Err(e) => Err((
             StatusCode::BAD_REQUEST,
             format!("the body is not gzip: {e}\n"),
         )),
@@ -505,7 +513,7 @@ mod tests {
         gz.write_all(&[b'a'; 1000]).unwrap();
         let zipped = gz.finish().unwrap();
         assert_eq!(gunzip(&zipped, 1000).unwrap().len(), 1000);
-        assert_eq!(gunzip(&zipped, 999).unwrap_err().status(), 413);
-        assert_eq!(gunzip(b"plain", 1000).unwrap_err().status(), 400);
+        assert_eq!(gunzip(&zipped, 999).unwrap_err().0, 413);
+        assert_eq!(gunzip(b"plain", 1000).unwrap_err().0, 400);
     }
 }
