@@ -378,6 +378,20 @@ one is answered 413 and none of it counted.\nExample: --max-body-bytes 10485760"
     )]
     pub max_body_bytes: u64,
 
+    /// Seconds a client may take to send its request head (and between two
+    /// pieces of a body).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=3600),
+        long_help = "Seconds an HTTP client may take to send its request head, and to send \
+the next piece of a body; a slower client is cut off (so silent or trickling clients cannot \
+hold the listener's 128 connections). A connection lives at most ten times this.\n\
+Example: --http-timeout 10"
+    )]
+    pub http_timeout: u64,
+
     /// Print only failures and the start-up lines.
     #[arg(
         long,

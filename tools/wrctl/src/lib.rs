@@ -42,6 +42,7 @@
 //! | `--listen ADDR` | none | serve HTTP (see [`server`]) |
 //! | `--service-id ID` | none (`*`) | service IDs the logging challenge names (repeatable) |
 //! | `--max-body-bytes BYTES` | 104857600 | largest POST body (413 above) |
+//! | `--http-timeout SECONDS` | 30 | longest an HTTP client may take to send its request head, or the next piece of a body |
 //! | `--quiet` | | no line per write |
 //!
 //! Exactly one of `--config-file`, `--fastly-store-id` and `--dry-run`. With
@@ -52,8 +53,8 @@
 //!
 //! # How it runs
 //!
-//! A reader thread parses stdin, and with `--listen` the HTTP connection threads parse the
-//! POSTed bodies; both send batches of records over a bounded channel to one
+//! A reader thread parses stdin, and with `--listen` the listener's thread (a tokio
+//! runtime, see [`server`]) has the POSTed bodies parsed on tokio's blocking threads; both send batches of records over a bounded channel to one
 //! control thread, which observes them, ticks every `--tick` seconds of the wall
 //! clock, writes, and answers the listener's requests for its state. Lines that are
 //! not room lines (Viceroy's own output, …) are counted as bad lines and skipped;

@@ -88,6 +88,7 @@ fn control(args: ControlArgs) -> ExitCode {
             max_body: args.max_body_bytes,
             service_ids: args.service_ids.clone(),
             log_secret,
+            timeout: std::time::Duration::from_secs(args.http_timeout),
         };
         match server::start(addr, settings, tx.clone()) {
             Ok(bound) => eprintln!("wrctl: listening on http://{bound}"),

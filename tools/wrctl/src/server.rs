@@ -1,34 +1,65 @@
-//! The HTTP listener (`--listen`): a small HTTP/1.1 server on std's `TcpListener`,
-//! with `httparse` reading the request head. One thread a connection, at most
-//! [`MAX_CONNECTIONS`] at once (more get 503), every read and write bounded by
-//! [`IO_TIMEOUT`], the head by [`MAX_HEAD`] bytes, the body by `--max-body-bytes`,
-//! and at most [`MAX_BODIES`] bodies read at once (so memory stays under
-//! `MAX_BODIES` × 2 × `--max-body-bytes`; a POST that waits longer than
-//! [`IO_TIMEOUT`] for its turn gets 503); one request a connection
-//! (`Connection: close`).
+//! The HTTP listener (`--listen`), on [hyper] (HTTP/1.1) with [axum] routing.
+//!
+//! Why these crates: hyper is the HTTP implementation most of Rust's servers stand
+//! on, and it bounds what an untrusted client can make it hold: the time to send a
+//! request head (`header_read_timeout`), the size of that head
+//! (`max_header_size`) and the count of its headers; axum adds only the routing
+//! (and a 405 for a method a path does not take). tiny_http was the alternative, but
+//! it has no bound on the time a head may take, which is what a slow client uses.
+//!
+//! Limits, and what a client past one gets:
+//!
+//! | limit | value | past it |
+//! | --- | --- | --- |
+//! | connections served at once | [`MAX_CONNECTIONS`] | 503 `too many connections`, at once, unread |
+//! | time to send the request head | `--http-timeout` (30 s) | the connection is closed, no answer |
+//! | request head (request line and headers) | [`MAX_HEAD`] bytes, [`MAX_HEADERS`] headers | 431 (hyper's answer) |
+//! | wait between two pieces of a body | `--http-timeout` | 400 |
+//! | a connection's whole life | [`LIFE_IN_TIMEOUTS`] × `--http-timeout` | closed |
+//! | POST body | `--max-body-bytes`, after gzip decoding too | 413, none of it counted |
+//! | POST bodies read and parsed at once | [`MAX_BODIES`] (memory under `MAX_BODIES` × 2 × `--max-body-bytes`) | a POST waits up to `--http-timeout` for its turn, then 503 with `Retry-After` |
+//!
+//! One request a connection (`Connection: close`).
 //!
 //! | method | path | answer |
 //! | --- | --- | --- |
 //! | POST | `/`, `/logs` | newline-separated log lines, as Fastly's HTTPS logging endpoint posts them (`Content-Length` or chunked; `Content-Encoding: gzip` accepted): 200 `accepted N lines (M bad)`; 401 without `Authorization: Bearer $WRCTL_LOG_SECRET` when that variable is set; 413 over `--max-body-bytes` (after unzipping too), and nothing counted; 415 for another encoding |
 //! | GET | `/.well-known/fastly/logging/challenge` | 200, the SHA-256 (lowercase hex) of each `--service-id`, one a line, or `*` |
-//! | GET | `/metrics` | Prometheus text format 0.0.4 |
+//! | GET | `/metrics` | OpenMetrics text (see [`crate::state::View::metrics`]) |
 //! | GET | `/status.json` | the controller's state (see [`crate::state::View::status_json`]) |
 //! | GET | `/`, `/dashboard` | the dashboard page |
 //!
 //! HEAD is answered like GET, without the body. Another method on one of these
-//! paths: 405 with `Allow`; any other path: 404; a request that is not HTTP: 400; a
-//! head over [`MAX_HEAD`] bytes: 431.
+//! paths: 405 with `Allow`; any other path: 404; a request that is not HTTP: 400
+//! from hyper, or the connection closed when nothing in it reads as a request.
+//!
+//! The server runs on a single-threaded tokio runtime of its own thread; parsing a
+//! body and asking the control thread for its state (both of which may wait on the
+//! bounded channel) run on tokio's blocking threads.
 
-use std::io::{self, BufRead, BufReader, Cursor, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::io;
+use std::net::{Shutdown, SocketAddr};
+use std::sync::Arc;
 use std::sync::mpsc::{SyncSender, sync_channel};
-use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::header::{self, HeaderMap, HeaderName};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get, post};
 use flate2::read::MultiGzDecoder;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use sha2::{Digest, Sha256};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::{Instant, timeout};
 
 use crate::ingest::{self, Msg};
 use crate::state::View;
@@ -39,16 +70,23 @@ pub const DASHBOARD: &str = include_str!("../static/dashboard.html");
 pub const CHALLENGE_PATH: &str = "/.well-known/fastly/logging/challenge";
 /// Connections served at once; more are answered 503.
 pub const MAX_CONNECTIONS: usize = 128;
-/// Longest wait for a client to send or take the next bytes.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default of `--http-timeout`: the longest a client may take to send its
+/// request head, or between two pieces of its body.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// A connection lives at most this many `--http-timeout`s (a client that sends its
+/// body slowly but steadily, or does not read its answer, is cut off then).
+pub const LIFE_IN_TIMEOUTS: u32 = 10;
 /// Largest request head (request line and headers), bytes.
 pub const MAX_HEAD: usize = 16 * 1024;
+/// Most headers in a request.
+pub const MAX_HEADERS: usize = 64;
 /// POST bodies read and parsed at once.
 pub const MAX_BODIES: usize = 4;
-/// Most headers in a request.
-const MAX_HEADERS: usize = 64;
 /// How long a request for the controller's state waits for the control thread.
 const VIEW_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a closed connection's unread bytes are drained, so that the client
+/// reads the answer rather than a reset.
+const LINGER: Duration = Duration::from_millis(500);
 
 /// What the listener needs to know.
 #[derive(Debug, Clone)]
@@ -61,6 +99,8 @@ pub struct Settings {
     /// `Authorization: Bearer <secret>` (Fastly's HTTPS endpoint sends it as its
     /// custom header), so nobody else can feed the controller lines.
     pub log_secret: Option<String>,
+    /// `--http-timeout`: see [`DEFAULT_TIMEOUT`].
+    pub timeout: Duration,
 }
 
 /// The environment variable holding the secret log POSTs must carry.
@@ -92,421 +132,351 @@ pub fn challenge_body(service_ids: &[String]) -> String {
 struct Shared {
     settings: Settings,
     challenge: String,
-    open: AtomicUsize,
     tx: SyncSender<Msg>,
-    /// Bodies being read, out of [`MAX_BODIES`].
-    bodies: Mutex<usize>,
-    body_done: Condvar,
-}
-
-impl Shared {
-    /// Waits for a turn to read a body; `None` after [`IO_TIMEOUT`].
-    fn body_turn(&self) -> Option<BodyTurn<'_>> {
-        let bodies = self.bodies.lock().unwrap_or_else(|e| e.into_inner());
-        let (mut bodies, _) = self
-            .body_done
-            .wait_timeout_while(bodies, IO_TIMEOUT, |n| *n >= MAX_BODIES)
-            .unwrap_or_else(|e| e.into_inner());
-        if *bodies >= MAX_BODIES {
-            return None;
-        }
-        *bodies += 1;
-        Some(BodyTurn(self))
-    }
-}
-
-/// A turn to read a body, given back when dropped.
-struct BodyTurn<'a>(&'a Shared);
-
-impl Drop for BodyTurn<'_> {
-    fn drop(&mut self) {
-        *self.0.bodies.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
-        self.0.body_done.notify_one();
-    }
-}
-
-/// A connection's place among the [`MAX_CONNECTIONS`], given back when dropped.
-struct Slot(Arc<Shared>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.open.fetch_sub(1, Ordering::SeqCst);
-    }
+    /// Turns to read a body, [`MAX_BODIES`] of them.
+    bodies: Semaphore,
 }
 
 /// Binds `addr` and serves it on a thread of its own; returns the bound address.
 pub fn start(addr: SocketAddr, settings: Settings, tx: SyncSender<Msg>) -> io::Result<SocketAddr> {
-    let listener = TcpListener::bind(addr)?;
+    let listener = std::net::TcpListener::bind(addr)?;
+    listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()?;
     let shared = Arc::new(Shared {
         challenge: challenge_body(&settings.service_ids),
         settings,
-        open: AtomicUsize::new(0),
         tx,
-        bodies: Mutex::new(0),
-        body_done: Condvar::new(),
+        bodies: Semaphore::new(MAX_BODIES),
     });
     thread::Builder::new()
         .name("http".into())
-        .spawn(move || accept(listener, shared))?;
+        .spawn(move || runtime.block_on(accept(listener, shared)))?;
     Ok(bound)
 }
 
-fn accept(listener: TcpListener, shared: Arc<Shared>) {
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else {
+async fn accept(listener: std::net::TcpListener, shared: Arc<Shared>) {
+    let listener = match TcpListener::from_std(listener) {
+        Ok(listener) => listener,
+        Err(e) => return eprintln!("wrctl: the listener stopped: {e}"),
+    };
+    let app = router(Arc::clone(&shared));
+    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
             // Out of file descriptors, or a connection reset before it was taken.
-            thread::sleep(Duration::from_millis(10));
+            tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
-        if shared.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-            shared.open.fetch_sub(1, Ordering::SeqCst);
-            let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-            let _ = Answer::text(503, "too many connections\n").send(&stream, false);
-            continue;
-        }
-        let slot = Slot(Arc::clone(&shared));
-        // If the thread cannot start, the closure (and the slot) is dropped.
-        let _ = thread::Builder::new()
-            .name("http-conn".into())
-            .spawn(move || {
-                let _ = serve(&stream, &slot.0);
-                linger(&stream);
-            });
+        match Arc::clone(&connections).try_acquire_owned() {
+            Ok(permit) => tokio::spawn(serve(stream, app.clone(), shared.settings.timeout, permit)),
+            Err(_) => tokio::spawn(refuse(stream)),
+        };
     }
 }
 
-/// Closes our side and lets the client's unread bytes drain a moment, so that it
-/// reads the answer rather than a reset.
-fn linger(stream: &TcpStream) {
+/// Serves one connection with hyper, within the limits, then lingers.
+async fn serve(stream: TcpStream, app: Router, limit: Duration, _slot: OwnedSemaphorePermit) {
+    let _ = stream.set_nodelay(true);
+    // A second handle on the socket: hyper closes its own when it is done (after an
+    // answer to a request it did not read to the end, too), and this one lets the
+    // client's unread bytes drain before the socket closes.
+    let Ok(stream) = stream.into_std() else {
+        return;
+    };
+    let spare = stream.try_clone();
+    let Ok(stream) = TcpStream::from_std(stream) else {
+        return;
+    };
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limit)
+        .max_header_size(MAX_HEAD)
+        .max_headers(MAX_HEADERS)
+        .half_close(true)
+        .keep_alive(false);
+    let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
+    let _ = timeout(limit * LIFE_IN_TIMEOUTS, connection).await;
+    if let Ok(spare) = spare {
+        linger(spare).await;
+    }
+}
+
+/// Answers a connection over [`MAX_CONNECTIONS`] with a 503, unread.
+async fn refuse(stream: TcpStream) {
+    const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
+        Content-Type: text/plain; charset=utf-8\r\nContent-Length: 21\r\n\
+        Retry-After: 1\r\nConnection: close\r\n\r\ntoo many connections\n";
+    // A new socket's send buffer takes these bytes at once; if not, no answer.
+    let _ = stream.try_write(BUSY);
+    if let Ok(stream) = stream.into_std() {
+        linger(stream).await;
+    }
+}
+
+/// Closes our side and reads what the client still sends for [`LINGER`] (at most
+/// 1 MiB), so that it reads the answer rather than a reset.
+async fn linger(stream: std::net::TcpStream) {
     let _ = stream.shutdown(Shutdown::Write);
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    let Ok(stream) = TcpStream::from_std(stream) else {
+        return;
+    };
+    let deadline = Instant::now() + LINGER;
     let mut sink = [0u8; 8192];
-    let mut left = 1 << 20;
+    let mut left = 1usize << 20;
     while left > 0 {
-        match (&*stream).read(&mut sink) {
-            Ok(n) if n > 0 => left -= n.min(left),
+        match tokio::time::timeout_at(deadline, stream.readable()).await {
+            Ok(Ok(())) => match stream.try_read(&mut sink) {
+                Ok(0) => break,
+                Ok(n) => left = left.saturating_sub(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => break,
+            },
             _ => break,
         }
     }
 }
 
-/// A request's head, owned.
-struct Head {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
+type App = State<Arc<Shared>>;
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route(
+            "/",
+            get(dashboard)
+                .post(logs)
+                .fallback(not_allowed("GET, HEAD, POST")),
+        )
+        .route(
+            "/dashboard",
+            get(dashboard).fallback(not_allowed("GET, HEAD")),
+        )
+        .route("/logs", post(logs).fallback(not_allowed("POST")))
+        .route(
+            CHALLENGE_PATH,
+            get(challenge).fallback(not_allowed("GET, HEAD")),
+        )
+        .route("/metrics", get(metrics).fallback(not_allowed("GET, HEAD")))
+        .route(
+            "/status.json",
+            get(status).fallback(not_allowed("GET, HEAD")),
+        )
+        .fallback(|| async { text(StatusCode::NOT_FOUND, "not found\n") })
+        .with_state(shared)
 }
 
-impl Head {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+/// The 405 for the methods a path does not take.
+fn not_allowed(allow: &'static str) -> MethodRouter<Arc<Shared>> {
+    MethodRouter::new().fallback(move || async move {
+        let mut answer = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+        answer
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static(allow));
+        answer
+    })
+}
+
+/// An answer with the headers every answer carries.
+fn answer(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response {
+    let headers = [
+        (header::CONTENT_TYPE, content_type),
+        (header::CACHE_CONTROL, "no-store"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    ];
+    (status, headers, body.into()).into_response()
+}
+
+fn text(status: StatusCode, body: impl Into<String>) -> Response {
+    answer(status, "text/plain; charset=utf-8", body.into())
+}
+
+fn with(mut answer: Response, name: HeaderName, value: &'static str) -> Response {
+    answer
+        .headers_mut()
+        .insert(name, HeaderValue::from_static(value));
+    answer
+}
+
+async fn dashboard() -> Response {
+    answer(StatusCode::OK, "text/html; charset=utf-8", DASHBOARD)
+}
+
+async fn challenge(State(shared): App) -> Response {
+    text(StatusCode::OK, shared.challenge.clone())
+}
+
+async fn metrics(State(shared): App) -> Response {
+    match view(&shared).await {
+        Some(view) => answer(
+            StatusCode::OK,
+            crate::state::METRICS_CONTENT_TYPE,
+            view.metrics(),
+        ),
+        None => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the controller did not answer\n",
+        ),
     }
 }
 
-/// An answer about to be sent.
-struct Answer {
-    status: u16,
-    headers: Vec<(&'static str, String)>,
-    body: Vec<u8>,
-}
-
-impl Answer {
-    fn new(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Answer {
-        Answer {
-            status,
-            headers: vec![("Content-Type", content_type.to_string())],
-            body: body.into(),
-        }
-    }
-
-    fn text(status: u16, body: impl Into<String>) -> Answer {
-        Answer::new(status, "text/plain; charset=utf-8", body.into())
-    }
-
-    fn with(mut self, name: &'static str, value: &str) -> Answer {
-        self.headers.push((name, value.to_string()));
-        self
-    }
-
-    fn send(&self, mut stream: &TcpStream, head_only: bool) -> io::Result<()> {
-        let mut out = format!(
-            "HTTP/1.1 {} {}\r\nContent-Length: {}\r\nConnection: close\r\n\
-             Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n",
-            self.status,
-            reason(self.status),
-            self.body.len()
-        );
-        for (name, value) in &self.headers {
-            out.push_str(&format!("{name}: {value}\r\n"));
-        }
-        out.push_str("\r\n");
-        let mut bytes = out.into_bytes();
-        if !head_only {
-            bytes.extend_from_slice(&self.body);
-        }
-        stream.write_all(&bytes)?;
-        stream.flush()
+async fn status(State(shared): App) -> Response {
+    match view(&shared).await {
+        Some(view) => answer(
+            StatusCode::OK,
+            "application/json",
+            view.status_json().to_string(),
+        ),
+        None => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the controller did not answer\n",
+        ),
     }
 }
 
-fn reason(status: u16) -> &'static str {
-    match status {
-        100 => "Continue",
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        413 => "Content Too Large",
-        415 => "Unsupported Media Type",
-        431 => "Request Header Fields Too Large",
-        501 => "Not Implemented",
-        503 => "Service Unavailable",
-        _ => "",
-    }
+/// Asks the control thread for its state (on a blocking thread: the channel may
+/// be full).
+async fn view(shared: &Shared) -> Option<View> {
+    let tx = shared.tx.clone();
+    tokio::task::spawn_blocking(move || {
+        let (reply, rx) = sync_channel(1);
+        tx.send(Msg::View(reply)).ok()?;
+        rx.recv_timeout(VIEW_TIMEOUT).ok()
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
-/// Reads one request from `stream` and answers it.
-fn serve(stream: &TcpStream, shared: &Shared) -> io::Result<()> {
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    stream.set_nodelay(true)?;
-    let (head, rest) = match read_head(stream)? {
-        Ok(parsed) => parsed,
-        Err(answer) => return answer.send(stream, false),
-    };
-    let head_only = head.method == "HEAD";
-    let answer = route(&head, rest, stream, shared);
-    answer.send(stream, head_only)
-}
+/// A refused body: the status and the text said.
+type Refusal = (StatusCode, String);
 
-/// The request head, and the bytes read past it; or the answer to a bad head.
-/// `Ok(Err(_))` also when the client closed before sending anything.
-fn read_head(mut stream: &TcpStream) -> io::Result<Result<(Head, Vec<u8>), Answer>> {
-    let mut data = Vec::with_capacity(2048);
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = stream.read(&mut buf)?;
-        if n == 0 {
-            return Ok(Err(Answer::text(
-                400,
-                "the request ended before its head did\n",
-            )));
-        }
-        data.extend_from_slice(&buf[..n]);
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut request = httparse::Request::new(&mut headers);
-        match request.parse(&data) {
-            Ok(httparse::Status::Complete(len)) if len <= MAX_HEAD => {
-                let head = Head {
-                    method: request.method.unwrap_or_default().to_string(),
-                    path: request.path.unwrap_or_default().to_string(),
-                    headers: request
-                        .headers
-                        .iter()
-                        .map(|h| {
-                            (
-                                h.name.to_string(),
-                                String::from_utf8_lossy(h.value).trim().to_string(),
-                            )
-                        })
-                        .collect(),
-                };
-                return Ok(Ok((head, data[len..].to_vec())));
-            }
-            Ok(httparse::Status::Partial) if data.len() <= MAX_HEAD => {}
-            Ok(_) | Err(httparse::Error::TooManyHeaders) => {
-                return Ok(Err(Answer::text(431, "the request head is too large\n")));
-            }
-            Err(e) => {
-                return Ok(Err(Answer::text(
-                    400,
-                    format!("not an HTTP request: {e}\n"),
-                )));
-            }
-        }
-    }
-}
-
-fn route(head: &Head, rest: Vec<u8>, stream: &TcpStream, shared: &Shared) -> Answer {
-    let path = head.path.split('?').next().unwrap_or("");
-    let get = matches!(head.method.as_str(), "GET" | "HEAD");
-    let post = head.method == "POST";
-    let not_allowed = |allow: &str| Answer::text(405, "method not allowed\n").with("Allow", allow);
-    match path {
-        "/" | "/dashboard" if get => Answer::new(200, "text/html; charset=utf-8", DASHBOARD),
-        "/" | "/logs" if post => match &shared.settings.log_secret {
-            Some(secret) if !authorized(head.header("Authorization"), secret) => Answer::text(
-                401,
-                "log lines need Authorization: Bearer <WRCTL_LOG_SECRET>\n",
-            )
-            .with("WWW-Authenticate", "Bearer"),
-            _ => ingest_body(head, rest, stream, shared),
-        },
-        "/" => not_allowed("GET, HEAD, POST"),
-        "/logs" => not_allowed("POST"),
-        CHALLENGE_PATH if get => Answer::text(200, shared.challenge.clone()),
-        "/metrics" if get => match view(&shared.tx) {
-            Some(view) => Answer::new(
-                200,
-                "text/plain; version=0.0.4; charset=utf-8",
-                view.metrics(),
-            ),
-            None => Answer::text(503, "the controller did not answer\n"),
-        },
-        "/status.json" if get => match view(&shared.tx) {
-            Some(view) => Answer::new(200, "application/json", view.status_json().to_string()),
-            None => Answer::text(503, "the controller did not answer\n"),
-        },
-        "/dashboard" | CHALLENGE_PATH | "/metrics" | "/status.json" => not_allowed("GET, HEAD"),
-        _ => Answer::text(404, "not found\n"),
-    }
-}
-
-/// Asks the control thread for its state.
-fn view(tx: &SyncSender<Msg>) -> Option<View> {
-    let (reply, rx) = sync_channel(1);
-    tx.send(Msg::View(reply)).ok()?;
-    rx.recv_timeout(VIEW_TIMEOUT).ok()
-}
-
-fn too_large(limit: u64) -> Answer {
-    Answer::text(
-        413,
+fn too_large(limit: u64) -> Refusal {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
         format!(
             "the body is larger than {limit} bytes (--max-body-bytes); none of it was counted\n"
         ),
     )
 }
 
-/// Reads a POSTed body of log lines (within the limit) and hands it to the controller.
-fn ingest_body(head: &Head, rest: Vec<u8>, stream: &TcpStream, shared: &Shared) -> Answer {
-    let limit = shared.settings.max_body;
-    let chunked = match head
-        .header("Transfer-Encoding")
-        .map(str::to_ascii_lowercase)
+/// Takes a POSTed body of log lines (within the limits) and hands it to the controller.
+async fn logs(State(shared): App, headers: HeaderMap, body: Body) -> Response {
+    let header = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    if let Some(secret) = &shared.settings.log_secret
+        && !authorized(header(header::AUTHORIZATION), secret)
     {
-        None => false,
-        Some(te) if te.trim() == "chunked" => true,
-        Some(_) => return Answer::text(501, "only chunked transfer encoding is understood\n"),
-    };
-    let length = match (chunked, head.header("Content-Length")) {
-        (true, _) | (false, None) => None,
-        (false, Some(text)) => match text.parse::<u64>() {
-            Ok(n) if n > limit => return too_large(limit),
-            Ok(n) => Some(n),
-            Err(_) => return Answer::text(400, "Content-Length is not a number\n"),
-        },
-    };
-    let encoding = head
-        .header("Content-Encoding")
-        .map(|e| e.to_ascii_lowercase())
-        .unwrap_or_default();
+        let refused = text(
+            StatusCode::UNAUTHORIZED,
+            "log lines need Authorization: Bearer <WRCTL_LOG_SECRET>\n",
+        );
+        return with(refused, header::WWW_AUTHENTICATE, "Bearer");
+    }
+    let limit = shared.settings.max_body;
+    // hyper has checked that a Content-Length is a number.
+    if header(header::CONTENT_LENGTH)
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > limit)
+    {
+        let (status, why) = too_large(limit);
+        return text(status, why);
+    }
+    let encoding = header(header::CONTENT_ENCODING)
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
     let gzip = match encoding.as_str() {
         "" | "identity" => false,
         "gzip" | "x-gzip" => true,
         other => {
-            return Answer::text(
-                415,
+            return text(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 format!("Content-Encoding {other} is not accepted: gzip or none\n"),
             );
         }
     };
-    let Some(_turn) = shared.body_turn() else {
-        return Answer::text(503, "too many log bodies at once: try again\n")
-            .with("Retry-After", "1");
+    let Ok(Ok(_turn)) = timeout(shared.settings.timeout, shared.bodies.acquire()).await else {
+        let busy = text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many log bodies at once: try again\n",
+        );
+        return with(busy, header::RETRY_AFTER, "1");
     };
-    if head
-        .header("Expect")
-        .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
-    {
-        let mut s = stream;
-        if s.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").is_err() {
-            return Answer::text(400, "the connection failed\n");
-        }
-    }
-    let mut input = BufReader::new(Cursor::new(rest).chain(stream));
-    let raw = if chunked {
-        read_chunked(&mut input, limit)
-    } else {
-        read_exact_len(&mut input, length.unwrap_or(0))
+    let raw = match read_body(body, limit, shared.settings.timeout).await {
+        Ok(raw) => raw,
+        Err((status, why)) => return text(status, why),
     };
-    let raw = match raw {
-        Ok(Some(raw)) => raw,
-        Ok(None) => return too_large(limit),
-        Err(e) => return Answer::text(400, format!("cannot read the body: {e}\n")),
-    };
-    let body = if gzip {
-        let mut body = Vec::new();
-        match MultiGzDecoder::new(raw.as_slice())
-            .take(limit + 1)
-            .read_to_end(&mut body)
-        {
-            Ok(_) if body.len() as u64 > limit => return too_large(limit),
-            Ok(_) => body,
-            Err(e) => return Answer::text(400, format!("the body is not gzip: {e}\n")),
-        }
-    } else {
-        raw
-    };
-    match ingest::read_body(&body, &shared.tx) {
-        Ok((lines, bad)) => Answer::text(200, format!("accepted {lines} lines ({bad} bad)\n")),
-        Err(_) => Answer::text(503, "the controller stopped\n"),
+    let tx = shared.tx.clone();
+    let counted = tokio::task::spawn_blocking(move || {
+        let body = if gzip { gunzip(&raw, limit)? } else { raw };
+        ingest::read_body(&body, &tx).map_err(|_| {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the controller stopped\n".into(),
+            )
+        })
+    })
+    .await;
+    match counted {
+        Ok(Ok((lines, bad))) => text(
+            StatusCode::OK,
+            format!("accepted {lines} lines ({bad} bad)\n"),
+        ),
+        Ok(Err((status, why))) => text(status, why),
+        Err(_) => text(StatusCode::SERVICE_UNAVAILABLE, "the controller stopped\n"),
     }
 }
 
-/// Exactly `length` bytes.
-fn read_exact_len(input: &mut impl Read, length: u64) -> io::Result<Option<Vec<u8>>> {
-    let mut body = Vec::with_capacity(length.min(1 << 20) as usize);
-    input.take(length).read_to_end(&mut body)?;
-    if (body.len() as u64) < length {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "the body ended early",
-        ));
-    }
-    Ok(Some(body))
-}
-
-/// A chunked body, or `None` past `limit` bytes.
-fn read_chunked(input: &mut impl BufRead, limit: u64) -> io::Result<Option<Vec<u8>>> {
-    let bad = |why: &str| io::Error::new(io::ErrorKind::InvalidData, why.to_string());
-    let mut body = Vec::new();
+/// The body, at most `limit` bytes, each piece within `idle` of the one before.
+async fn read_body(body: Body, limit: u64, idle: Duration) -> Result<Vec<u8>, Refusal> {
+    let mut body = Limited::new(body, usize::try_from(limit).unwrap_or(usize::MAX));
+    let mut raw = Vec::new();
     loop {
-        let line = read_line(input)?;
-        let size = line.split(';').next().unwrap_or("").trim();
-        let size = u64::from_str_radix(size, 16).map_err(|_| bad("a chunk size is not hex"))?;
-        if size == 0 {
-            // Trailers, up to the empty line.
-            while !read_line(input)?.is_empty() {}
-            return Ok(Some(body));
-        }
-        if body.len() as u64 + size > limit {
-            return Ok(None);
-        }
-        let before = body.len();
-        input.take(size).read_to_end(&mut body)?;
-        if (body.len() - before) as u64 != size || !read_line(input)?.is_empty() {
-            return Err(bad("a chunk is cut short"));
+        match timeout(idle, body.frame()).await {
+            Err(_) => {
+                return Err((
+                    StatusCode::BAD_REQUEST,
+                    "the body stopped coming (--http-timeout)\n".into(),
+                ));
+            }
+            Ok(None) => return Ok(raw),
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    raw.extend_from_slice(&data);
+                }
+            }
+            Ok(Some(Err(e))) if e.is::<LengthLimitError>() => return Err(too_large(limit)),
+            Ok(Some(Err(e))) => {
+                return Err((
+                    StatusCode::BAD_REQUEST,
+                    format!("cannot read the body: {e}\n"),
+                ));
+            }
         }
     }
 }
 
-/// One CRLF-terminated line of at most 1 KiB, without its end.
-fn read_line(input: &mut impl BufRead) -> io::Result<String> {
-    let mut line = Vec::new();
-    input.take(1024).read_until(b'\n', &mut line)?;
-    if line.last() != Some(&b'\n') {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "a chunk line is cut short or too long",
-        ));
+/// The gzip `raw` unzipped, or the answer when it is not gzip or larger than `limit`.
+fn gunzip(raw: &[u8], limit: u64) -> Result<Vec<u8>, Refusal> {
+    use std::io::Read as _;
+    let mut body = Vec::new();
+    match MultiGzDecoder::new(raw)
+        .take(limit + 1)
+        .read_to_end(&mut body)
+    {
+        Ok(_) if body.len() as u64 > limit => Err(too_large(limit)),
+        Ok(_) => Ok(body),
+        Err(e) => Err((
+            StatusCode::BAD_REQUEST,
+            format!("the body is not gzip: {e}\n"),
+        )),
     }
-    Ok(String::from_utf8_lossy(&line).trim_end().to_string())
 }
 
 #[cfg(test)]
@@ -524,20 +494,26 @@ mod tests {
     }
 
     #[test]
-    fn chunked_bodies_are_joined_and_bounded() {
-        let raw = b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer: x\r\n\r\n";
-        assert_eq!(
-            read_chunked(&mut &raw[..], 100).unwrap(),
-            Some(b"hello world".to_vec())
-        );
-        assert_eq!(read_chunked(&mut &raw[..], 8).unwrap(), None);
-        for bad in [
-            &b"zz\r\n"[..],
-            b"5\r\nhel",
-            b"5\r\nhelloXX\r\n0\r\n\r\n",
-            b"5",
+    fn only_the_bearer_secret_is_authorized() {
+        assert!(authorized(Some("Bearer s3cret"), "s3cret"));
+        for wrong in [
+            None,
+            Some("s3cret"),
+            Some("Bearer s3cre"),
+            Some("bearer s3cret"),
         ] {
-            assert!(read_chunked(&mut &bad[..], 100).is_err(), "{bad:?}");
+            assert!(!authorized(wrong, "s3cret"), "{wrong:?}");
         }
+    }
+
+    #[test]
+    fn gzip_is_bounded_after_unzipping() {
+        use std::io::Write as _;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&[b'a'; 1000]).unwrap();
+        let zipped = gz.finish().unwrap();
+        assert_eq!(gunzip(&zipped, 1000).unwrap().len(), 1000);
+        assert_eq!(gunzip(&zipped, 999).unwrap_err().0, 413);
+        assert_eq!(gunzip(b"plain", 1000).unwrap_err().0, 400);
     }
 }

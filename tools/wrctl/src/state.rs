@@ -1,8 +1,14 @@
 //! What `GET /status.json` and `GET /metrics` show: a copy of the controller's
 //! state, taken by the control thread on request, rendered here.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::{Metric, Registry};
 
 use serde_json::{Value, json};
 use waiting_room::control::Snapshot;
@@ -10,6 +16,9 @@ use waiting_room::control::fifo::FifoStatus;
 use waiting_room::percentage::Percentage;
 
 use crate::ingest::BadCounts;
+
+/// The `Content-Type` of `GET /metrics`.
+pub const METRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// Seconds of per-second counts `status.json` carries.
 pub const SERIES_SECONDS: u64 = 600;
@@ -67,6 +76,8 @@ pub struct LastMinute {
     pub draws: u64,
     /// Visitors who started waiting.
     pub arrivals: u64,
+    /// New sessions the POP's ceiling held.
+    pub held_wins: u64,
 }
 
 impl View {
@@ -80,6 +91,7 @@ impl View {
                 admissions: sum.admissions + s.admissions,
                 draws: sum.draws + s.draws,
                 arrivals: sum.arrivals + s.arrivals,
+                held_wins: sum.held_wins + s.held_wins,
             })
     }
 
@@ -163,188 +175,206 @@ impl View {
         })
     }
 
-    /// The metrics, in Prometheus text format 0.0.4.
+    /// The metrics, in the OpenMetrics text format ([`METRICS_CONTENT_TYPE`]),
+    /// by `prometheus-client`'s encoder. A value not known yet (no write, no line)
+    /// is left out, with its `# HELP` and `# TYPE`.
     pub fn metrics(&self) -> String {
         let s = &self.snapshot;
         let c = &s.counters;
         let minute = self.last_minute();
-        let mut out = String::with_capacity(4096);
-        let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, Option<f64>)]| {
-            let _ = writeln!(out, "# HELP {name} {help}");
-            let _ = writeln!(out, "# TYPE {name} {kind}");
-            for (labels, value) in samples {
-                if let Some(value) = value {
-                    let _ = writeln!(out, "{name}{labels} {value}");
-                }
-            }
-        };
-        let n = |v: u64| Some(v as f64);
+        let mut m = Metrics::default();
         let pct = |p: Option<Percentage>| p.map(|p| f64::from(p.micros()) / 10_000.0);
-        metric(
+        m.counter(
             "wrctl_log_lines_total",
-            "counter",
             "Room log lines counted by the controller.",
-            &[("", n(c.lines))],
+            c.lines,
         );
-        let bad = self.bad.by_reason();
-        let bad_samples: Vec<(String, Option<f64>)> = bad
-            .iter()
-            .map(|(reason, v)| (format!("{{reason=\"{reason}\"}}"), n(*v)))
-            .collect();
-        let bad_samples: Vec<(&str, Option<f64>)> =
-            bad_samples.iter().map(|(l, v)| (l.as_str(), *v)).collect();
-        metric(
+        let bad = Family::<[(&'static str, &'static str); 1], Counter>::default();
+        for (reason, v) in self.bad.by_reason() {
+            bad.get_or_create(&[("reason", reason)]).inc_by(v);
+        }
+        m.register(
             "wrctl_bad_log_lines_total",
-            "counter",
             "Lines read that were not readable room log lines, by reason.",
-            &bad_samples,
+            bad,
         );
-        metric(
+        m.counter(
             "wrctl_late_log_lines_total",
-            "counter",
             "Room log lines older than the controller's one-hour window, not counted.",
-            &[("", n(c.late_lines))],
+            c.late_lines,
         );
-        metric(
+        m.counter(
             "wrctl_future_log_lines_total",
-            "counter",
             "Room log lines stamped more than 300 s ahead of the controller's clock, not counted.",
-            &[("", n(c.future_lines))],
+            c.future_lines,
         );
-        metric(
+        m.counter(
             "wrctl_writes_total",
-            "counter",
             "Writes to the config store confirmed (in a dry run: writes that would have been made).",
-            &[("", n(c.writes))],
+            c.writes,
         );
-        metric(
+        m.counter(
             "wrctl_write_failures_total",
-            "counter",
             "Writes to the config store that failed.",
-            &[("", n(c.write_failures))],
+            c.write_failures,
         );
-        metric(
+        m.ratio(
             "wrctl_allow_percentage",
-            "gauge",
             "allow_percentage last written, in percent.",
-            &[("", pct(s.written))],
+            pct(s.written),
         );
-        metric(
+        m.ratio(
             "wrctl_wanted_allow_percentage",
-            "gauge",
             "allow_percentage the controller's last decision asked for, in percent.",
-            &[("", pct(s.wanted))],
+            pct(s.wanted),
         );
-        metric(
+        m.ratio(
             "wrctl_target_new_sessions_per_minute",
-            "gauge",
             "The target of new sessions a minute (--target-per-minute).",
-            &[("", Some(self.info.target_per_minute))],
+            Some(self.info.target_per_minute),
         );
-        metric(
+        m.gauge(
             "wrctl_max_active_sessions",
-            "gauge",
             "The most live sessions allowed (--max-active); absent when not set.",
-            &[("", self.info.max_active.map(|v| v as f64))],
+            self.info.max_active,
         );
         let seen = s.now.is_some();
-        metric(
+        m.gauge(
             "wrctl_waiting_addresses",
-            "gauge",
             "Addresses holding a live wait token.",
-            &[("", seen.then_some(s.waiting as f64))],
+            seen.then_some(s.waiting),
         );
-        metric(
+        m.gauge(
             "wrctl_active_sessions",
-            "gauge",
             "Addresses holding a live allow token.",
-            &[("", seen.then_some(s.active as f64))],
+            seen.then_some(s.active),
         );
-        metric(
+        m.gauge(
             "wrctl_untracked_addresses",
-            "gauge",
             "Addresses not tracked because the controller's capacity was reached.",
-            &[("", n(s.overflow))],
+            Some(s.overflow),
         );
-        metric(
+        m.gauge(
             "wrctl_admissions_last_minute",
-            "gauge",
             "New sessions in the last 60 s of log time.",
-            &[("", n(minute.admissions))],
+            Some(minute.admissions),
         );
-        metric(
+        m.gauge(
+            "wrctl_held_wins_last_minute",
+            "New sessions the POP's ceiling held (transition=ceiling-reached) in the last 60 s of log time.",
+            Some(minute.held_wins),
+        );
+        m.gauge(
             "wrctl_draws_last_minute",
-            "gauge",
             "Lottery draws in the last 60 s of log time.",
-            &[("", n(minute.draws))],
+            Some(minute.draws),
         );
-        metric(
+        m.gauge(
             "wrctl_arrivals_last_minute",
-            "gauge",
             "Visitors who started waiting in the last 60 s of log time.",
-            &[("", n(minute.arrivals))],
+            Some(minute.arrivals),
         );
         if let Some(f) = &self.fifo {
-            let ms = |v: Option<u64>| v.map(|v| v as f64);
-            metric(
+            m.gauge(
                 "wrctl_fifo_cutoff_milliseconds",
-                "gauge",
                 "fifo_cutoff last written, Unix milliseconds; absent before the first.",
-                &[("", ms(f.cutoff))],
+                f.cutoff,
             );
-            metric(
+            m.gauge(
                 "wrctl_fifo_cutoff_in_effect_milliseconds",
-                "gauge",
                 "The highest fifo_cutoff the room's lines showed in effect, Unix milliseconds.",
-                &[("", ms(f.cutoff_in_effect))],
+                f.cutoff_in_effect,
             );
-            metric(
+            m.ratio(
                 "wrctl_fifo_rate",
-                "gauge",
                 "fifo_rate last written: arrival milliseconds the cutoff passes a second.",
-                &[("", f.rate.map(|r| r.thousandths() as f64 / 1000.0))],
+                f.rate.map(|r| r.thousandths() as f64 / 1000.0),
             );
-            metric(
+            let show_up =
+                Family::<[(&'static str, &'static str); 1], Gauge<f64, AtomicU64>>::default();
+            show_up
+                .get_or_create(&[("holder", "live")])
+                .set(rounded(f.show_up));
+            show_up
+                .get_or_create(&[("holder", "stale")])
+                .set(rounded(f.show_up_stale));
+            m.register(
                 "wrctl_fifo_show_up_ratio",
-                "gauge",
                 "Share of places passed by the cutoff whose holder came back and was admitted, \
                  by whether the holder was still polling when passed.",
-                &[
-                    ("{holder=\"live\"}", Some(rounded(f.show_up))),
-                    ("{holder=\"stale\"}", Some(rounded(f.show_up_stale))),
-                ],
+                show_up,
             );
-            metric(
+            m.gauge(
                 "wrctl_fifo_places_ahead",
-                "gauge",
                 "Places held beyond the cutoff in effect.",
-                &[("", seen.then_some(f.ahead as f64))],
+                seen.then_some(f.ahead),
             );
-            metric(
+            m.gauge(
                 "wrctl_propagation_delay_seconds",
-                "gauge",
                 "Seconds from a write to the first log line showing it in effect, as last measured.",
-                &[("", f.propagation.map(|p| p as f64))],
+                f.propagation,
             );
-            metric(
+            m.counter(
                 "wrctl_not_fifo_log_lines_total",
-                "counter",
                 "Decided lines without cutoff= (the room is not in FIFO mode).",
-                &[("", n(f.not_fifo_lines))],
+                f.not_fifo_lines,
             );
         }
-        metric(
+        m.gauge(
             "wrctl_last_write_timestamp_seconds",
-            "gauge",
             "Unix time of the last confirmed write; absent before the first.",
-            &[("", s.last_write.map(|t| t as f64))],
+            s.last_write,
         );
-        metric(
+        m.gauge(
             "wrctl_newest_log_timestamp_seconds",
-            "gauge",
             "Unix time of the newest room log line counted; absent before the first.",
-            &[("", s.now.map(|t| t as f64))],
+            s.now,
         );
+        m.encode()
+    }
+}
+
+/// A registry of metrics for one answer, named as they are exposed.
+#[derive(Default)]
+struct Metrics(Registry);
+
+impl Metrics {
+    /// Registers `metric` as `name` (a counter's without the `_total` the encoder
+    /// adds) with `help` (without the full stop the encoder adds).
+    fn register(&mut self, name: &str, help: &str, metric: impl Metric) {
+        let name = name.strip_suffix("_total").unwrap_or(name);
+        self.0.register(name, help.trim_end_matches('.'), metric);
+    }
+
+    /// A counter; `name` ends in `_total`.
+    fn counter(&mut self, name: &str, help: &str, value: u64) {
+        let counter = Counter::<u64>::default();
+        counter.inc_by(value);
+        self.register(name, help, counter);
+    }
+
+    /// A whole-number gauge; left out when `None`.
+    fn gauge(&mut self, name: &str, help: &str, value: Option<u64>) {
+        if let Some(value) = value {
+            let gauge = Gauge::<i64>::default();
+            gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
+            self.register(name, help, gauge);
+        }
+    }
+
+    /// A gauge with a fraction; left out when `None`.
+    fn ratio(&mut self, name: &str, help: &str, value: Option<f64>) {
+        if let Some(value) = value {
+            let gauge = Gauge::<f64, AtomicU64>::default();
+            gauge.set(value);
+            self.register(name, help, gauge);
+        }
+    }
+
+    fn encode(&self) -> String {
+        let mut out = String::with_capacity(4096);
+        // Writing to a String cannot fail.
+        let _ = encode(&mut out, &self.0);
         out
     }
 }

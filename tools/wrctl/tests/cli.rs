@@ -256,6 +256,7 @@ fn the_help_documents_every_option_with_an_example() {
         "--listen",
         "--service-id",
         "--max-body-bytes",
+        "--http-timeout",
         "--quiet",
     ] {
         assert!(
@@ -263,7 +264,7 @@ fn the_help_documents_every_option_with_an_example() {
             "{flag}"
         );
     }
-    assert_eq!(help.matches("Example:").count(), 21, "{help}");
+    assert_eq!(help.matches("Example:").count(), 22, "{help}");
     assert!(help.contains("FASTLY_API_TOKEN"));
 }
 

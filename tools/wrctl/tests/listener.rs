@@ -98,16 +98,19 @@ fn posted_lines_are_counted_in_metrics_and_status() {
     assert_eq!(value("wrctl_arrivals_last_minute"), Some(250.0));
     assert_eq!(value("wrctl_waiting_addresses"), Some(250.0));
     assert_eq!(value("wrctl_target_new_sessions_per_minute"), Some(60.0));
-    // Every sample has its HELP and TYPE, and counters end in _total.
+    // Every sample has its HELP and TYPE (OpenMetrics names a counter's family
+    // without the _total its sample carries), and counters end in _total.
     for line in metrics.lines().filter(|l| !l.starts_with('#')) {
         let name = line.split(['{', ' ']).next().unwrap();
-        assert!(metrics.contains(&format!("# HELP {name} ")), "{name}");
-        let kind = metrics
+        let (family, kind) = metrics
             .lines()
-            .find_map(|l| l.strip_prefix(&format!("# TYPE {name} ")))
-            .unwrap();
+            .filter_map(|l| l.strip_prefix("# TYPE ")?.split_once(' '))
+            .find(|(family, _)| name == *family || name.strip_suffix("_total") == Some(family))
+            .unwrap_or_else(|| panic!("no TYPE for {name}"));
+        assert!(metrics.contains(&format!("# HELP {family} ")), "{name}");
         assert_eq!(kind == "counter", name.ends_with("_total"), "{name}");
     }
+    assert!(metrics.ends_with("# EOF\n"), "{metrics}");
 
     let status = wrctl.status();
     assert_eq!(status["lines_total"], 1015);
@@ -307,4 +310,50 @@ fn with_a_log_secret_only_posts_that_carry_it_are_counted() {
     assert!(!wrctl.get("/metrics").contains("s3cret"));
     assert!(!wrctl.get("/status.json").contains("s3cret"));
     assert!(!wrctl.stderr().contains("s3cret"));
+}
+
+#[test]
+fn a_client_trickling_its_head_is_cut_off_while_others_are_served() {
+    use std::io::Read as _;
+    use std::time::{Duration, Instant};
+    let wrctl = start(&["--http-timeout", "3"]);
+    let addr = wrctl.addr.unwrap();
+    let started = Instant::now();
+    let slow = std::thread::spawn(move || {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        stream.write_all(b"GET /metrics HTTP/1.1\r\n").unwrap();
+        // One byte of a header every 200 ms, never the end of the head.
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 1024];
+        while started.elapsed() < support::BOUND {
+            if stream.write_all(b"x").is_err() {
+                return Some(answer);
+            }
+            match stream.read(&mut buf) {
+                Ok(0) => return Some(answer),
+                Ok(n) => answer.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(_) => return Some(answer),
+            }
+        }
+        None
+    });
+    // Meanwhile another client is served, at once.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(wrctl.request("GET", "/status.json", &[], b"").status, 200);
+    assert!(
+        !slow.is_finished(),
+        "the trickling client was cut off early"
+    );
+    let answer = slow
+        .join()
+        .unwrap()
+        .expect("the trickling client was not cut off");
+    // Cut off without an answer to its request.
+    assert!(!answer.starts_with(b"HTTP/1.1 200"), "{answer:?}");
+    assert_eq!(wrctl.request("GET", "/metrics", &[], b"").status, 200);
 }
