@@ -1,5 +1,6 @@
-//! The closed loop: the room's own controller ([`waiting_room::control::Controller`])
-//! on the simulator's virtual clock. Every request's log line is written by the
+//! The closed loop: a controller of the room's own ([`waiting_room::control::Controller`]
+//! in random mode, [`waiting_room::control::fifo::FifoController`] in FIFO mode) on
+//! the simulator's virtual clock. Every request's log line is written by the
 //! room's own [`waiting_room::log::decision_line`] and read back by the room's own
 //! [`waiting_room::log::Record`] parser, `log_delay` seconds after the request, so
 //! the controller reads exactly the contract the live controller reads. It ticks
@@ -10,22 +11,130 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use waiting_room::config::{Heartbeat, Settings};
-use waiting_room::control::{Controller, Counters, Write};
+use waiting_room::control::fifo::{self, FifoController};
+use waiting_room::control::{self, Controller, Counters};
 use waiting_room::decision::Verdict;
 use waiting_room::log::{self, Record};
 
 use crate::engine::START;
-use crate::scenario::{Control, Room};
+use crate::scenario::Control;
 
 /// The path every simulated request asks for.
 const PATH: &str = "/events";
 
+/// A controller's rule, as the loop drives it: what it reads, when it writes,
+/// and what its writes change at the edge.
+pub trait Rule {
+    /// One write to the config store.
+    type Write;
+    /// A log record reaches the rule at Unix second `now`.
+    fn observe(&mut self, record: &Record, now: u64);
+    /// A log line that did not parse.
+    fn bad_line(&mut self);
+    /// The rule's tick at Unix second `now`: a write, if one is due.
+    fn tick(&mut self, now: u64) -> Option<Self::Write>;
+    /// The config store took `write` at Unix second `now`.
+    fn written(&mut self, write: &Self::Write, now: u64);
+    /// The setting `write` moves, for the trace (the percentage in millionths,
+    /// or the FIFO cutoff), if it moves it.
+    fn moved(write: &Self::Write) -> Option<u64>;
+    /// `write` reaches the edge's `settings`.
+    fn land(write: Self::Write, settings: &mut Settings);
+    /// Addresses the rule counts as waiting.
+    fn waiting(&self) -> u64;
+    /// The rule's counters.
+    fn counters(&self) -> Counters;
+}
+
+/// The percentage controller: it writes `allow_percentage`.
+impl Rule for Controller {
+    type Write = control::Write;
+
+    fn observe(&mut self, record: &Record, now: u64) {
+        Controller::observe(self, record, now);
+    }
+
+    fn bad_line(&mut self) {
+        Controller::bad_line(self);
+    }
+
+    fn tick(&mut self, now: u64) -> Option<control::Write> {
+        Controller::tick(self, now)
+    }
+
+    fn written(&mut self, write: &control::Write, now: u64) {
+        Controller::written(self, write, now);
+    }
+
+    fn moved(write: &control::Write) -> Option<u64> {
+        write.allow_percentage.map(|p| u64::from(p.micros()))
+    }
+
+    fn land(write: control::Write, settings: &mut Settings) {
+        if let Some(p) = write.allow_percentage {
+            settings.allow_percentage = p;
+        }
+        settings.controller_heartbeat = Heartbeat::At(write.heartbeat);
+    }
+
+    fn waiting(&self) -> u64 {
+        self.snapshot(0).waiting
+    }
+
+    fn counters(&self) -> Counters {
+        Controller::counters(self)
+    }
+}
+
+/// The FIFO rule: it writes `fifo_cutoff` and `fifo_rate`.
+impl Rule for FifoController {
+    type Write = fifo::Write;
+
+    fn observe(&mut self, record: &Record, now: u64) {
+        FifoController::observe(self, record, now);
+    }
+
+    fn bad_line(&mut self) {
+        FifoController::bad_line(self);
+    }
+
+    fn tick(&mut self, now: u64) -> Option<fifo::Write> {
+        FifoController::tick(self, now)
+    }
+
+    fn written(&mut self, write: &fifo::Write, now: u64) {
+        FifoController::written(self, write, now);
+    }
+
+    fn moved(write: &fifo::Write) -> Option<u64> {
+        write.fifo_cutoff
+    }
+
+    fn land(write: fifo::Write, settings: &mut Settings) {
+        if let Some(cutoff) = write.fifo_cutoff {
+            settings.fifo_cutoff = Some(cutoff);
+        }
+        if let Some(rate) = write.fifo_rate {
+            settings.fifo_rate = Some(rate);
+        }
+        settings.controller_heartbeat = Heartbeat::At(write.heartbeat);
+    }
+
+    fn waiting(&self) -> u64 {
+        self.snapshot(0).waiting
+    }
+
+    fn counters(&self) -> Counters {
+        FifoController::counters(self)
+    }
+}
+
 /// What the controller did over a run.
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
-    /// Seconds (from the start) of each write, and the percentage it carried
-    /// (millionths), if it changed it.
-    pub writes: Vec<(u64, Option<u32>)>,
+    /// Seconds (from the start) of each write, and the setting it moved (the
+    /// percentage in millionths, or the FIFO cutoff), if it moved it.
+    pub writes: Vec<(u64, Option<u64>)>,
     /// Addresses the controller counted as waiting, at each tick: (second, count).
     pub waiting: Vec<(u64, u64)>,
     /// The controller's counters at the end.
@@ -37,27 +146,26 @@ pub struct Trace {
 }
 
 /// The controller, its inbox of log records and the writes on their way to the edge.
-pub struct ClosedLoop {
+pub struct ClosedLoop<R: Rule> {
     spec: Control,
-    controller: Controller,
+    rule: R,
     /// Log records in the order written, with the second they reach the controller.
     inbox: VecDeque<(u64, Record)>,
     /// Writes on their way, with the second they reach the edge.
-    in_flight: VecDeque<(u64, Write)>,
+    in_flight: VecDeque<(u64, R::Write)>,
     trace: Trace,
 }
 
-impl ClosedLoop {
-    /// The loop of `spec` for `room`; `Err` when the controller refuses the options.
-    pub fn new(spec: Control, room: &Room) -> Result<ClosedLoop, String> {
-        let controller = Controller::new(spec.options(room)).map_err(|e| e.to_string())?;
-        Ok(ClosedLoop {
+impl<R: Rule> ClosedLoop<R> {
+    /// `rule` in the loop, with the delays and tick of `spec`.
+    pub fn new(spec: Control, rule: R) -> ClosedLoop<R> {
+        ClosedLoop {
             spec,
-            controller,
+            rule,
             inbox: VecDeque::new(),
             in_flight: VecDeque::new(),
             trace: Trace::default(),
-        })
+        }
     }
 
     /// The request at Unix second `now` from `uid` got `verdict`: its log line
@@ -67,7 +175,7 @@ impl ClosedLoop {
         let line = log::decision_line(now, uid, PATH, verdict, settings);
         match line.parse::<Record>() {
             Ok(record) => self.inbox.push_back((now + self.spec.log_delay, record)),
-            Err(_) => self.controller.bad_line(),
+            Err(_) => self.rule.bad_line(),
         }
         self.trace.log_nanos += started.elapsed().as_nanos();
     }
@@ -79,37 +187,30 @@ impl ClosedLoop {
         let started = Instant::now();
         while self.inbox.front().is_some_and(|(at, _)| *at <= now) {
             if let Some((_, record)) = self.inbox.pop_front() {
-                self.controller.observe(&record, now);
+                self.rule.observe(&record, now);
             }
         }
         if t.is_multiple_of(self.spec.tick) {
-            if let Some(write) = self.controller.tick(now) {
+            if let Some(write) = self.rule.tick(now) {
                 // The config store takes the write at once; the edge sees it later.
-                self.controller.written(&write, now);
-                self.trace
-                    .writes
-                    .push((t, write.allow_percentage.map(|p| p.micros())));
+                self.rule.written(&write, now);
+                self.trace.writes.push((t, R::moved(&write)));
                 self.in_flight
                     .push_back((now + self.spec.propagation_delay, write));
             }
-            self.trace
-                .waiting
-                .push((t, self.controller.snapshot(0).waiting));
+            self.trace.waiting.push((t, self.rule.waiting()));
         }
         self.trace.controller_nanos += started.elapsed().as_nanos();
         while self.in_flight.front().is_some_and(|(at, _)| *at <= now) {
             if let Some((_, write)) = self.in_flight.pop_front() {
-                if let Some(p) = write.allow_percentage {
-                    settings.allow_percentage = p;
-                }
-                settings.controller_heartbeat = Heartbeat::At(write.heartbeat);
+                R::land(write, settings);
             }
         }
     }
 
-    /// What the controller did.
-    pub fn finish(mut self) -> Trace {
-        self.trace.counters = self.controller.counters();
-        self.trace
+    /// What the controller did, and the controller as it ended.
+    pub fn finish(mut self) -> (Trace, R) {
+        self.trace.counters = self.rule.counters();
+        (self.trace, self.rule)
     }
 }

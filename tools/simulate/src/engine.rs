@@ -1,6 +1,14 @@
-//! The event loop: every device's every request goes through the room's own
-//! `decide`, at a virtual clock; its refresh comes from the room's own
-//! `refresh_after` and the estimate it shows from the room's own `estimate`.
+//! The one event loop, for both queueing methods: every device's every request
+//! goes through the room's own `decide`, at a virtual clock kept to the
+//! millisecond; its refresh comes from the room's own `refresh_after` and the
+//! estimate it shows from the room's own `estimate`. The crowd (people, devices,
+//! tabs, apps, reloaders, abandonment, replayers), their cookie jars, the
+//! scheduling of requests and the log feed to the controller are here once; what
+//! differs by queueing method is a [`Method`]: the room's settings, when each
+//! device first asks, the controller's rule in the loop ([`closed_loop`]) and
+//! what a person's devices do once the person is in.
+//!
+//! [`closed_loop`]: crate::closed_loop
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -9,12 +17,13 @@ use std::time::Instant;
 
 use waiting_room::ceiling::ExactCounts;
 use waiting_room::config::Settings;
+use waiting_room::control::Controller;
 use waiting_room::decision::{self, CookieAction, Decision, Session, Transition, Verdict};
 use waiting_room::outlook;
 use waiting_room::refresh::RefreshMode;
 
 use crate::attacker::Jar;
-use crate::closed_loop::ClosedLoop;
+use crate::closed_loop::{ClosedLoop, Rule};
 use crate::population::{Kind, Population, address_text};
 use crate::progress::Progress;
 use crate::record::Record;
@@ -36,23 +45,35 @@ pub struct Room {
 }
 
 impl Room {
-    /// The room of `scenario`, refreshing in `mode`.
+    /// The room of `scenario`, refreshing in `mode` (random mode).
     pub fn new(scenario: &Scenario, mode: RefreshMode) -> Room {
+        Room::with_settings(scenario.room.settings(mode))
+    }
+
+    /// The room with `settings`.
+    pub fn with_settings(settings: Settings) -> Room {
         Room {
-            settings: scenario.room.settings(mode),
+            settings,
             keys: HashMap::from([(KID.to_string(), SECRET.to_string())]),
             pop: RefCell::default(),
         }
     }
 
-    /// One decision, by the room's own code.
+    /// One decision at Unix second `now`, by the room's own code.
     pub fn decide(&self, now: u64, uid: &str, cookie: Option<&str>) -> Verdict {
+        self.decide_at(now, 0, uid, cookie)
+    }
+
+    /// One decision at Unix second `now` and `millis` past it (FIFO places are
+    /// kept to the millisecond), by the room's own code, with the POP's counts
+    /// (they hold lottery wins; FIFO mode reads none).
+    pub fn decide_at(&self, now: u64, millis: u16, uid: &str, cookie: Option<&str>) -> Verdict {
         let verdict = {
             let pop = self.pop.borrow();
             let counts = &*pop as &dyn waiting_room::ceiling::PopCounts;
             decision::decide_in_pop(
                 now,
-                0,
+                millis,
                 uid,
                 cookie,
                 &self.settings,
@@ -67,6 +88,51 @@ impl Room {
     }
 }
 
+/// What a person's devices do once the person is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnceIn {
+    /// A device not yet in is closed before its next request; a device in keeps
+    /// following the page it is shown (random mode's crowd).
+    CloseOthers,
+    /// Every device sends its next request, and is closed when that shows a
+    /// waiting page (FIFO mode's crowd).
+    LeaveAtWaitingPage,
+}
+
+/// What the loop runs differently by queueing method.
+pub struct Method<R: Rule> {
+    /// The room, with the method's settings.
+    pub room: Room,
+    /// Each device's first request, milliseconds from the start.
+    pub first_request: Vec<u64>,
+    /// The controller's rule in the loop, when one runs.
+    pub closed_loop: Option<ClosedLoop<R>>,
+    /// What a person's devices do once the person is in.
+    pub once_in: OnceIn,
+}
+
+impl Method<Controller> {
+    /// Random mode (the lottery), refreshing in `mode`: every device first asks
+    /// at the whole second it arrives; with a target, the percentage controller
+    /// moves `allow_percentage`.
+    pub fn random(scenario: &Scenario, population: &Population, mode: RefreshMode) -> Self {
+        Method {
+            room: Room::new(scenario, mode),
+            first_request: population
+                .devices
+                .iter()
+                .map(|d| d.arrival * 1000)
+                .collect(),
+            closed_loop: scenario.control.map(|spec| {
+                let controller = Controller::new(spec.options(&scenario.room))
+                    .expect("the controller's options are checked with the scenario");
+                ClosedLoop::new(spec, controller)
+            }),
+            once_in: OnceIn::CloseOthers,
+        }
+    }
+}
+
 /// One device's cookie jar and progress.
 #[derive(Debug, Default)]
 struct DeviceState {
@@ -77,18 +143,37 @@ struct DeviceState {
     session_left: u32,
 }
 
-/// Runs `scenario` in `mode` over `population` and records what happened.
+/// Runs `scenario` in random mode, refreshing in `mode`, over `population` and
+/// records what happened.
 pub fn run(
     scenario: &Scenario,
     population: &Population,
     mode: RefreshMode,
     progress: &mut Progress,
 ) -> Record {
+    let method = Method::random(scenario, population, mode);
+    run_method(scenario, population, method, progress).0
+}
+
+/// Runs `scenario` with `method` over `population`: what happened, and the
+/// controller's rule as it ended, when one ran.
+pub fn run_method<R: Rule>(
+    scenario: &Scenario,
+    population: &Population,
+    method: Method<R>,
+    progress: &mut Progress,
+) -> (Record, Option<R>) {
     let uids: Vec<String> = (0..population.addresses).map(address_text).collect();
+    let mut queue: BinaryHeap<Reverse<(u64, u32)>> = method
+        .first_request
+        .iter()
+        .enumerate()
+        .map(|(index, &ms)| Reverse((ms, index as u32)))
+        .collect();
     let mut sim = Simulation {
         scenario,
         population,
-        room: Room::new(scenario, mode),
+        room: method.room,
         uids: &uids,
         devices: population
             .devices
@@ -97,33 +182,27 @@ pub fn run(
             .collect(),
         jars: HashMap::new(),
         record: Record::new(scenario, population),
-        closed_loop: scenario.control.map(|spec| {
-            ClosedLoop::new(spec, &scenario.room)
-                .expect("the controller's options are checked with the scenario")
-        }),
+        closed_loop: method.closed_loop,
+        once_in: method.once_in,
         next_second: 0,
     };
-    let mut queue: BinaryHeap<Reverse<(u64, u32)>> = population
-        .devices
-        .iter()
-        .enumerate()
-        .map(|(index, device)| Reverse((device.arrival, index as u32)))
-        .collect();
+    let end = scenario.duration.saturating_mul(1000);
     let started = Instant::now();
-    while let Some(Reverse((t, device))) = queue.pop() {
-        if t >= scenario.duration {
+    while let Some(Reverse((ms, device))) = queue.pop() {
+        if ms >= end {
             break;
         }
-        sim.advance_to(t);
-        if let Some(next) = sim.visit(device, t) {
+        sim.advance_to(ms / 1000);
+        if let Some(next) = sim.visit(device, ms) {
             queue.push(Reverse((next, device)));
         }
-        progress.tick(t, scenario.duration, sim.record.decisions);
+        progress.tick(ms / 1000, scenario.duration, sim.record.decisions);
     }
     sim.advance_to(scenario.duration.saturating_sub(1));
-    sim.record.control = sim.closed_loop.take().map(ClosedLoop::finish);
+    let (trace, rule) = sim.closed_loop.take().map(ClosedLoop::finish).unzip();
+    sim.record.control = trace;
     sim.record.wall_seconds = started.elapsed().as_secs_f64();
-    sim.record
+    (sim.record, rule)
 }
 
 /// When `device` would have been admitted had it been its person's only device
@@ -163,7 +242,7 @@ pub fn address_key(uid: &str) -> u64 {
     hasher.finish()
 }
 
-struct Simulation<'a> {
+struct Simulation<'a, R: Rule> {
     scenario: &'a Scenario,
     population: &'a Population,
     room: Room,
@@ -172,12 +251,13 @@ struct Simulation<'a> {
     jars: HashMap<u32, Jar>,
     record: Record,
     /// The controller, when the scenario runs one.
-    closed_loop: Option<ClosedLoop>,
+    closed_loop: Option<ClosedLoop<R>>,
+    once_in: OnceIn,
     /// The first second not yet begun.
     next_second: u64,
 }
 
-impl Simulation<'_> {
+impl<R: Rule> Simulation<'_, R> {
     /// Begins every second up to `t`: the controller's inbox, ticks and writes,
     /// and the percentage in effect.
     fn advance_to(&mut self, t: u64) {
@@ -192,16 +272,20 @@ impl Simulation<'_> {
         }
     }
 
-    /// One request from `device` at second `t`; when it comes back, if it does.
-    fn visit(&mut self, device: u32, t: u64) -> Option<u64> {
+    /// One request from `device` at millisecond `ms` from the start; when it
+    /// comes back, if it does.
+    fn visit(&mut self, device: u32, ms: u64) -> Option<u64> {
         let index = device as usize;
         let seen = self.population.devices[index];
         let person = seen.person as usize;
         let kind = self.population.people[person].kind;
-        if !self.devices[index].admitted && self.record.is_admitted(person) {
+        let t = ms / 1000;
+        let person_in = self.record.is_admitted(person);
+        if !self.devices[index].admitted && person_in && self.once_in == OnceIn::CloseOthers {
             return None; // the person got in on another device and closed this one
         }
-        if !self.devices[index].admitted && self.population.people[person].gave_up_by(t) {
+        if !person_in && self.population.people[person].gave_up_by(t) {
+            self.record.give_up(person);
             return None; // the person gave up waiting
         }
         let now = START + t;
@@ -209,11 +293,21 @@ impl Simulation<'_> {
         let uid = uids[seen.address as usize].as_str();
         let presented = self.devices[index].cookie.clone();
         let presented_exp = self.devices[index].wait_exp;
-        let verdict = self.timed_decide(now, uid, presented.as_deref());
-        // The device's other tabs send the same request with the same cookie.
-        for _ in 1..seen.tabs {
-            if self.timed_decide(now, uid, presented.as_deref()).decision == Decision::Allow {
-                self.record.origin_request(t);
+        let verdict = self.timed_decide(ms, uid, presented.as_deref());
+        // The device's other tabs send the same request with the same cookie. The
+        // room keeps nothing between requests but the POP's counts: while the
+        // last verdict counted nothing there, a tab gets that very verdict again.
+        if seen.tabs > 1 {
+            let mut last = verdict.clone();
+            for _ in 1..seen.tabs {
+                if last.pop_count.is_some() {
+                    last = self.timed_decide(ms, uid, presented.as_deref());
+                } else {
+                    self.answered(ms, uid, &last);
+                }
+                if last.decision == Decision::Allow {
+                    self.record.origin_request(t);
+                }
             }
         }
         let won = verdict.transition == Some(Transition::LotteryWon);
@@ -227,6 +321,9 @@ impl Simulation<'_> {
             self.record.draw(seen.address, presented_exp, now, won, p);
         }
         self.apply_cookie(index, &verdict);
+        if let Some(arr) = verdict.arr {
+            self.record.placed(person, arr);
+        }
 
         match verdict.decision {
             Decision::Allow => {
@@ -234,13 +331,15 @@ impl Simulation<'_> {
                 if !self.devices[index].admitted {
                     self.devices[index].admitted = true;
                     self.devices[index].session_left = self.scenario.session.requests;
-                    self.record.admit(person, t);
+                    if !person_in {
+                        self.record.admit(person, ms);
+                    }
                     if kind == Kind::Attacker && won {
                         self.jars.entry(device).or_default().winner = presented;
                     }
                 }
                 if kind == Kind::Attacker {
-                    self.replay_winner(device, uid, now, t);
+                    self.replay_winner(device, uid, ms);
                 }
                 let state = &mut self.devices[index];
                 if state.session_left == 0 {
@@ -248,36 +347,47 @@ impl Simulation<'_> {
                     return None;
                 }
                 state.session_left -= 1;
-                Some(t + self.scenario.session.interval)
+                Some(ms + self.scenario.session.interval * 1000)
             }
             Decision::Anon | Decision::Wait | Decision::ReWait => {
+                if person_in && self.once_in == OnceIn::LeaveAtWaitingPage {
+                    return None;
+                }
                 let exp = verdict.wait_exp?;
                 let outlook = outlook(now, exp, verdict.arr, uid, &self.room.settings);
                 self.record.first_page(person, t, outlook.estimate);
                 if kind == Kind::Attacker && verdict.transition == Some(Transition::LotteryLost) {
-                    self.reroll(device, uid, now, presented);
+                    self.reroll(device, uid, ms, presented);
                 }
-                Some(t + seen.habit.next_after(outlook.refresh_after))
+                Some(ms + seen.habit.next_after(outlook.refresh_after) * 1000)
             }
             Decision::Deny => None,
         }
     }
 
-    fn timed_decide(&mut self, now: u64, uid: &str, cookie: Option<&str>) -> Verdict {
+    /// One decision at millisecond `ms` from the start, timed, counted and logged.
+    fn timed_decide(&mut self, ms: u64, uid: &str, cookie: Option<&str>) -> Verdict {
+        let now = START + ms / 1000;
         let started = Instant::now();
-        let verdict = self.room.decide(now, uid, cookie);
+        let verdict = self.room.decide_at(now, (ms % 1000) as u16, uid, cookie);
         self.record.decide_nanos += started.elapsed().as_nanos();
+        self.record.decide_calls += 1;
+        self.answered(ms, uid, &verdict);
+        verdict
+    }
+
+    /// The request from `uid` at millisecond `ms` from the start got `verdict`:
+    /// counted, its allow token noted, its line logged.
+    fn answered(&mut self, ms: u64, uid: &str, verdict: &Verdict) {
         self.record.decisions += 1;
         if verdict.session == Some(Session::New)
             && let Some(exp) = verdict.exp
         {
-            self.record
-                .allow_token(address_key(uid), exp, now.saturating_sub(START));
+            self.record.allow_token(address_key(uid), exp, ms / 1000);
         }
         if let Some(closed_loop) = &mut self.closed_loop {
-            closed_loop.logged(now, uid, &verdict, &self.room.settings);
+            closed_loop.logged(START + ms / 1000, uid, verdict, &self.room.settings);
         }
-        verdict
     }
 
     fn apply_cookie(&mut self, index: usize, verdict: &Verdict) {
@@ -300,17 +410,17 @@ impl Simulation<'_> {
 
     /// An attacker that just lost presents every losing token it kept, and lends
     /// the one it just lost to an accomplice elsewhere.
-    fn reroll(&mut self, device: u32, uid: &str, now: u64, lost: Option<String>) {
+    fn reroll(&mut self, device: u32, uid: &str, ms: u64, lost: Option<String>) {
         let Some(lost) = lost else { return };
         let mut jar = self.jars.remove(&device).unwrap_or_default();
         jar.keep(lost.clone());
         for old in jar.losers() {
-            let verdict = self.timed_decide(now, uid, Some(old));
+            let verdict = self.timed_decide(ms, uid, Some(old));
             self.record
                 .attack
                 .reroll(verdict.decision == Decision::Allow);
         }
-        let verdict = self.timed_decide(now, Jar::ACCOMPLICE, Some(&lost));
+        let verdict = self.timed_decide(ms, Jar::ACCOMPLICE, Some(&lost));
         self.record
             .attack
             .cross_address(verdict.decision == Decision::Allow);
@@ -319,17 +429,17 @@ impl Simulation<'_> {
 
     /// An admitted attacker presents its winning wait token again, from its own
     /// address and from an accomplice's.
-    fn replay_winner(&mut self, device: u32, uid: &str, now: u64, t: u64) {
+    fn replay_winner(&mut self, device: u32, uid: &str, ms: u64) {
         let Some(winner) = self.jars.get(&device).and_then(|jar| jar.winner.clone()) else {
             return;
         };
-        let verdict = self.timed_decide(now, uid, Some(&winner));
+        let verdict = self.timed_decide(ms, uid, Some(&winner));
         let admitted = verdict.decision == Decision::Allow;
         self.record.attack.replay(admitted);
         if admitted {
-            self.record.replay_admission(t);
+            self.record.replay_admission(ms / 1000);
         }
-        let verdict = self.timed_decide(now, Jar::ACCOMPLICE, Some(&winner));
+        let verdict = self.timed_decide(ms, Jar::ACCOMPLICE, Some(&winner));
         self.record
             .attack
             .cross_address(verdict.decision == Decision::Allow);

@@ -2,8 +2,9 @@
 //! `queueing_method = fifo`, and the FIFO rule ([`waiting_room::control::fifo`])
 //! in the loop.
 //!
-//! Every request is decided by the room's own [`waiting_room::decision::decide_at`]
-//! to the millisecond: a person's first request comes at their own millisecond
+//! It runs the simulator's one event loop ([`crate::engine`]) with FIFO mode's
+//! [`Method`]. Every request is decided by the room's own
+//! [`waiting_room::decision::decide_at`] to the millisecond: a person's first request comes at their own millisecond
 //! (the people arriving within one second are spread evenly over it, in a random
 //! order, so they hold distinct places whenever a second has at most a thousand
 //! of them; beyond that, people sharing a millisecond share a place, as they
@@ -24,29 +25,23 @@
 //! the admissions per minute against the target, checked as the closed loop
 //! checks them.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::HashMap;
 use std::path::Path;
-use std::time::Instant;
 
 use serde::Serialize;
-use waiting_room::config::{Heartbeat, QueueingMethod, Settings};
+use waiting_room::config::{QueueingMethod, Settings};
 use waiting_room::control::fifo::{FifoController, FifoOptions};
-use waiting_room::decision::{self, CookieAction, Decision, Session};
-use waiting_room::log::{self, Record};
-use waiting_room::outlook;
 use waiting_room::refresh::RefreshMode;
 
-use crate::engine::{START, address_key};
-use crate::population::{Population, address_text};
+use crate::closed_loop::ClosedLoop;
+use crate::engine::{self, Method, OnceIn, Room};
+use crate::population::Population;
 use crate::progress::Progress;
+use crate::record::Record;
 use crate::rng::Rng;
 use crate::scenario::{Control, Scenario};
 use crate::stats::percentile;
 
-const KID: &str = "key1";
-const SECRET: &str = "simulated-signing-key-0123456789abcdef";
-const PATH: &str = "/events";
 /// A checked minute within ±10 % of the target.
 const BAND: f64 = 0.10;
 
@@ -168,13 +163,6 @@ pub struct FifoReport {
     pub wall_seconds: f64,
 }
 
-struct Device {
-    person: u32,
-    uid: u32,
-    cookie: Option<String>,
-    session_left: u32,
-}
-
 /// Runs `scenario` in FIFO mode; `Err` when it has no controller or the rule
 /// refuses its options.
 pub fn run(
@@ -186,18 +174,56 @@ pub fn run(
     let control = scenario
         .control
         .ok_or("--queueing fifo needs --target-per-minute (the FIFO rule in the loop)")?;
-    let mut rule = FifoController::new(options(&control, scenario, spec))
+    let rule = FifoController::new(options(&control, scenario, spec))
         .map_err(|e| format!("the FIFO rule refuses its options: {e}"))?;
-    let mut settings = Settings {
-        queueing_method: QueueingMethod::Fifo,
-        fifo_hold: spec.fifo_hold,
-        ..scenario.room.settings(RefreshMode::Eligible)
+    let method = Method {
+        room: Room::with_settings(Settings {
+            queueing_method: QueueingMethod::Fifo,
+            fifo_hold: spec.fifo_hold,
+            ..scenario.room.settings(RefreshMode::Eligible)
+        }),
+        first_request: first_requests(scenario, population),
+        closed_loop: Some(ClosedLoop::new(control, rule)),
+        once_in: OnceIn::LeaveAtWaitingPage,
     };
-    let keys = HashMap::from([(KID.to_string(), SECRET.to_string())]);
-    let mut rng = Rng::new(scenario.seed ^ 0x5f1f_0f1f_0000_0001);
-    let people = population.people.len();
+    let mut progress = Progress::new("fifo", verbose);
+    let (record, rule) = engine::run_method(scenario, population, method, &mut progress);
+    let (Some(trace), Some(rule)) = (&record.control, rule) else {
+        return Err("the FIFO rule did not run in the loop".into());
+    };
+    let status = rule.status(0);
+    let report = summarise(Summary {
+        scenario,
+        control: &control,
+        spec,
+        population,
+        record: &record,
+    });
+    let points: Vec<(u64, u64)> = (0..population.people.len())
+        .filter_map(|i| {
+            let admitted = record.admitted_at(i)?;
+            let arrival = population.people[i].arrival;
+            Some((arrival, admitted.saturating_sub(arrival)))
+        })
+        .collect();
+    Ok((
+        FifoReport {
+            writes: trace.writes.len() as u64,
+            cutoff_writes: trace.writes.iter().filter(|w| w.1.is_some()).count() as u64,
+            show_up: [status.show_up, status.show_up_stale],
+            measured_propagation: status.propagation,
+            decisions: record.decisions,
+            wall_seconds: record.wall_seconds,
+            ..report
+        },
+        points,
+    ))
+}
 
-    // Each device's first millisecond: a second's arrivals spread evenly over it.
+/// Each device's first request, milliseconds from the start: a second's
+/// arrivals spread evenly over it, in a random order.
+fn first_requests(scenario: &Scenario, population: &Population) -> Vec<u64> {
+    let mut rng = Rng::new(scenario.seed ^ 0x5f1f_0f1f_0000_0001);
     let mut by_second: HashMap<u64, Vec<usize>> = HashMap::new();
     for (i, d) in population.devices.iter().enumerate() {
         by_second.entry(d.arrival).or_default().push(i);
@@ -211,187 +237,10 @@ pub fn run(
         }
         let k = devices.len() as u64;
         for (j, &d) in devices.iter().enumerate() {
-            first_ms[d] = (START + second) * 1000 + j as u64 * 1000 / k;
+            first_ms[d] = second * 1000 + j as u64 * 1000 / k;
         }
     }
-    let mut devices: Vec<Device> = population
-        .devices
-        .iter()
-        .map(|d| Device {
-            person: d.person,
-            uid: d.address,
-            cookie: None,
-            session_left: scenario.session.requests,
-        })
-        .collect();
-    let uids: Vec<String> = (0..population.addresses).map(address_text).collect();
-    let mut place = vec![u64::MAX; people];
-    let mut admitted_ms: Vec<Option<u64>> = vec![None; people];
-    // New sessions as the origin and the controller see them: distinct allow
-    // tokens (the address and the token's `exp`) handed out with `session=new`.
-    let mut tokens: HashSet<(u64, u64)> = HashSet::new();
-    let mut new_sessions = vec![0u64; scenario.duration.div_ceil(60) as usize];
-    let mut gave_up = vec![false; people];
-    let mut queue: BinaryHeap<Reverse<(u64, u32)>> = first_ms
-        .iter()
-        .enumerate()
-        .map(|(i, &ms)| Reverse((ms, i as u32)))
-        .collect();
-    let mut inbox: VecDeque<(u64, Record)> = VecDeque::new();
-    let mut in_flight: VecDeque<(u64, waiting_room::control::fifo::Write)> = VecDeque::new();
-    let (mut writes, mut cutoff_writes, mut decisions) = (0u64, 0u64, 0u64);
-    let mut next_second = 0u64;
-    let end_ms = (START + scenario.duration) * 1000;
-    let mut progress = Progress::new("fifo", verbose);
-    let started = Instant::now();
-
-    // Second `t` begins: lines due reach the rule, it ticks, writes due land.
-    let mut second = |t: u64,
-                      settings: &mut Settings,
-                      rule: &mut FifoController,
-                      inbox: &mut VecDeque<(u64, Record)>| {
-        let now = START + t;
-        while inbox.front().is_some_and(|(at, _)| *at <= now) {
-            if let Some((_, record)) = inbox.pop_front() {
-                rule.observe(&record, now);
-            }
-        }
-        if t.is_multiple_of(control.tick)
-            && let Some(write) = rule.tick(now)
-        {
-            rule.written(&write, now);
-            writes += 1;
-            cutoff_writes += u64::from(write.fifo_cutoff.is_some());
-            in_flight.push_back((now + control.propagation_delay, write));
-        }
-        while in_flight.front().is_some_and(|(at, _)| *at <= now) {
-            if let Some((_, write)) = in_flight.pop_front() {
-                if let Some(cutoff) = write.fifo_cutoff {
-                    settings.fifo_cutoff = Some(cutoff);
-                }
-                if let Some(rate) = write.fifo_rate {
-                    settings.fifo_rate = Some(rate);
-                }
-                settings.controller_heartbeat = Heartbeat::At(write.heartbeat);
-            }
-        }
-    };
-
-    while let Some(Reverse((ms, device))) = queue.pop() {
-        if ms >= end_ms {
-            break;
-        }
-        let t = ms / 1000 - START;
-        while next_second <= t {
-            second(next_second, &mut settings, &mut rule, &mut inbox);
-            next_second += 1;
-        }
-        let d = &mut devices[device as usize];
-        let person = d.person as usize;
-        let admitted_before = admitted_ms[person].is_some();
-        if !admitted_before && population.people[person].gave_up_by(ms / 1000 - START) {
-            gave_up[person] = true;
-            continue;
-        }
-        let seen = population.devices[device as usize];
-        let uid = uids[d.uid as usize].as_str();
-        let verdict = decision::decide_at(
-            ms / 1000,
-            (ms % 1000) as u16,
-            uid,
-            d.cookie.as_deref(),
-            &settings,
-            &keys,
-        );
-        decisions += 1;
-        let now = ms / 1000;
-        // The device's other tabs send the same request with the same cookie:
-        // the same verdict, a line each.
-        for _ in 0..seen.tabs {
-            let line = log::decision_line(now, uid, PATH, &verdict, &settings);
-            match line.parse::<Record>() {
-                Ok(record) => inbox.push_back((now + control.log_delay, record)),
-                Err(_) => rule.bad_line(),
-            }
-        }
-        decisions += u64::from(seen.tabs - 1);
-        match &verdict.cookie {
-            CookieAction::Set(value) => d.cookie = Some(value.clone()),
-            CookieAction::Delete => d.cookie = None,
-            CookieAction::Keep => {}
-        }
-        if let Some(arr) = verdict.arr
-            && place[person] == u64::MAX
-        {
-            place[person] = arr;
-        }
-        if verdict.session == Some(Session::New)
-            && let Some(exp) = verdict.exp
-            && tokens.insert((address_key(uid), exp))
-            && let Some(slot) = new_sessions.get_mut((ms / 1000 - START) as usize / 60)
-        {
-            *slot += 1;
-        }
-        let next = match verdict.decision {
-            Decision::Allow => {
-                if verdict.session == Some(Session::New) && !admitted_before {
-                    admitted_ms[person] = Some(ms);
-                }
-                if d.session_left == 0 {
-                    None
-                } else {
-                    d.session_left -= 1;
-                    Some(ms + scenario.session.interval * 1000)
-                }
-            }
-            Decision::Anon | Decision::Wait | Decision::ReWait if admitted_before => None,
-            Decision::Anon | Decision::Wait | Decision::ReWait => verdict.wait_exp.map(|exp| {
-                let o = outlook(now, exp, verdict.arr, uid, &settings);
-                ms + seen.habit.next_after(o.refresh_after) * 1000
-            }),
-            Decision::Deny => None,
-        };
-        if let Some(next) = next {
-            queue.push(Reverse((next, device)));
-        }
-        progress.tick(t, scenario.duration, decisions);
-    }
-    while next_second < scenario.duration {
-        second(next_second, &mut settings, &mut rule, &mut inbox);
-        next_second += 1;
-    }
-    let wall_seconds = started.elapsed().as_secs_f64();
-
-    let status = rule.status(0);
-    let report = summarise(Summary {
-        scenario,
-        control: &control,
-        spec,
-        population,
-        place: &place,
-        admitted_ms: &admitted_ms,
-        new_sessions: &new_sessions,
-        gave_up: &gave_up,
-    });
-    let points: Vec<(u64, u64)> = (0..people)
-        .filter_map(|i| {
-            let adm = admitted_ms[i]?;
-            let arrival = population.people[i].arrival;
-            Some((arrival, (adm / 1000).saturating_sub(START + arrival)))
-        })
-        .collect();
-    Ok((
-        FifoReport {
-            writes,
-            cutoff_writes,
-            show_up: [status.show_up, status.show_up_stale],
-            measured_propagation: status.propagation,
-            decisions,
-            wall_seconds,
-            ..report
-        },
-        points,
-    ))
+    first_ms
 }
 
 struct Summary<'a> {
@@ -399,37 +248,48 @@ struct Summary<'a> {
     control: &'a Control,
     spec: &'a FifoSpec,
     population: &'a Population,
-    place: &'a [u64],
-    admitted_ms: &'a [Option<u64>],
-    /// Distinct allow tokens handed out with `session=new`, per minute.
-    new_sessions: &'a [u64],
-    gave_up: &'a [bool],
+    /// The run: places, admissions (milliseconds from the start), who gave up,
+    /// and new sessions (distinct allow tokens handed out with `session=new`).
+    record: &'a Record,
+}
+
+impl Summary<'_> {
+    /// `person`'s place (`u64::MAX`: none).
+    fn place(&self, person: usize) -> u64 {
+        self.record.place(person).unwrap_or(u64::MAX)
+    }
 }
 
 fn summarise(s: Summary<'_>) -> FifoReport {
     let target = s.control.target_per_minute;
     let people = s.population.people.len();
     let minutes = s.scenario.duration.div_ceil(60) as usize;
+    let new_sessions: Vec<u64> = s
+        .record
+        .new_tokens
+        .chunks(60)
+        .map(|m| m.iter().sum())
+        .collect();
     let mut per_minute = vec![0u64; minutes];
     // People waiting at the end of each minute: arrived, not admitted, not gone.
     let mut change = vec![0i64; minutes + 1];
-    let minute_of = |ms: u64| ((ms / 1000 - START) as usize / 60).min(minutes);
+    let minute_of = |ms: u64| ((ms / 1000) as usize / 60).min(minutes);
     let mut last_admission = 0;
     let mut everyone = true;
     for i in 0..people {
         change[(s.population.people[i].arrival as usize / 60).min(minutes)] += 1;
-        match s.admitted_ms[i] {
+        match s.record.admitted_ms(i) {
             Some(ms) => {
                 if let Some(slot) = per_minute.get_mut(minute_of(ms)) {
                     *slot += 1;
                 }
                 change[minute_of(ms)] -= 1;
-                last_admission = last_admission.max(ms / 1000 - START);
+                last_admission = last_admission.max(ms / 1000);
             }
-            None if s.gave_up[i] => {
+            None if s.record.gave_up(i) => {
                 let person = &s.population.people[i];
                 if let Some(after) = person.gives_up_after {
-                    change[minute_of((START + person.arrival + after) * 1000)] -= 1;
+                    change[minute_of((person.arrival + after) * 1000)] -= 1;
                 }
             }
             None => everyone = false,
@@ -448,28 +308,28 @@ fn summarise(s: Summary<'_>) -> FifoReport {
         .collect();
     let still = |m: usize| {
         // Someone who stayed is still waiting at the end of minute m.
-        let end_ms = (START + (m as u64 + 1) * 60) * 1000;
+        let end_ms = (m as u64 + 1) * 60 * 1000;
         (0..people).any(|i| {
-            !s.gave_up[i]
-                && (START + s.population.people[i].arrival) * 1000 < end_ms
-                && s.admitted_ms[i].is_none_or(|a| a >= end_ms)
+            !s.record.gave_up(i)
+                && s.population.people[i].arrival * 1000 < end_ms
+                && s.record.admitted_ms(i).is_none_or(|a| a >= end_ms)
         })
     };
     let checked: Vec<f64> = (0..minutes)
         .filter(|&m| at_start(m) as f64 >= target && !starts.iter().any(|&s| m == s + 1))
         .filter(|&m| still(m))
-        .map(|m| s.new_sessions.get(m).copied().unwrap_or(0) as f64 / target)
+        .map(|m| new_sessions.get(m).copied().unwrap_or(0) as f64 / target)
         .collect();
     let within = checked
         .iter()
         .filter(|r| (1.0 - BAND..=1.0 + BAND).contains(*r))
         .count() as u64;
     let admitted: Vec<(u64, u64)> = (0..people)
-        .filter_map(|i| Some((s.place[i], s.admitted_ms[i]?)))
+        .filter_map(|i| Some((s.place(i), s.record.admitted_ms(i)?)))
         .collect();
     let (tau, tied) = kendall_tau_b(&admitted);
     let total: u64 = per_minute.iter().sum();
-    let abandoned = s.gave_up.iter().filter(|&&g| g).count() as u64;
+    let abandoned = (0..people).filter(|&i| s.record.gave_up(i)).count() as u64;
     FifoReport {
         spec: *s.spec,
         target_per_minute: target,
@@ -498,7 +358,7 @@ fn summarise(s: Summary<'_>) -> FifoReport {
         implied_minutes: total as f64 / target,
         deciles: deciles(&s),
         per_minute,
-        new_sessions_per_minute: s.new_sessions.to_vec(),
+        new_sessions_per_minute: new_sessions,
         writes: 0,
         cutoff_writes: 0,
         show_up: [1.0, 1.0],
@@ -511,9 +371,9 @@ fn summarise(s: Summary<'_>) -> FifoReport {
 /// Waits by tenth of the arrival order, over the people who stayed.
 fn deciles(s: &Summary<'_>) -> Vec<Decile> {
     let mut stayed: Vec<usize> = (0..s.population.people.len())
-        .filter(|&i| !s.gave_up[i])
+        .filter(|&i| !s.record.gave_up(i))
         .collect();
-    stayed.sort_by_key(|&i| (s.place[i], i));
+    stayed.sort_by_key(|&i| (s.place(i), i));
     let n = stayed.len();
     (0..10)
         .filter_map(|k| {
@@ -523,8 +383,8 @@ fn deciles(s: &Summary<'_>) -> Vec<Decile> {
             let mut waits: Vec<u64> = part
                 .iter()
                 .filter_map(|&i| {
-                    let arrived = (START + s.population.people[i].arrival) * 1000;
-                    Some(s.admitted_ms[i]?.saturating_sub(arrived) / 1000)
+                    let arrived = s.population.people[i].arrival * 1000;
+                    Some(s.record.admitted_ms(i)?.saturating_sub(arrived) / 1000)
                 })
                 .collect();
             waits.sort_unstable();

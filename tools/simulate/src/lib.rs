@@ -8,9 +8,11 @@
 //! lottery's fairness slot by slot, what extra devices and shared addresses change,
 //! realised waits against the displayed estimate, and what a replay attacker gets.
 //!
-//! With a target of new sessions a minute, the room's own controller
-//! ([`waiting_room::control::Controller`]) runs in the loop ([`closed_loop`]): it
-//! reads the room's own log lines late and its writes reach the edge late.
+//! One event loop ([`engine`]) serves both queueing methods: the lottery, and
+//! FIFO mode ([`fifo`]). With a target of new sessions a minute, the room's own
+//! controller ([`waiting_room::control::Controller`], or the FIFO rule) runs in
+//! the loop ([`closed_loop`]): it reads the room's own log lines late and its
+//! writes reach the edge late.
 
 pub mod attacker;
 pub mod cli;

@@ -11,8 +11,8 @@ use crate::closed_loop::Trace;
 use crate::population::Population;
 use crate::scenario::Scenario;
 
-/// "Not admitted" in [`Record::admitted_at`].
-const NEVER: u32 = u32::MAX;
+/// "Not admitted" in [`Record::admitted_ms`].
+const NEVER: u64 = u64::MAX;
 
 /// Drawn tokens remembered before old ones are forgotten.
 const PRUNE_AT: usize = 1 << 20;
@@ -52,14 +52,22 @@ pub struct Record {
     pub holding_delta: Vec<i64>,
     /// Draws per slot, from the run's first slot.
     pub slots: Vec<SlotDraws>,
-    /// Each person's admission second (`u32::MAX`: not admitted).
-    admitted_at: Vec<u32>,
+    /// Each person's admission, milliseconds from the start (`u64::MAX`: not admitted).
+    admitted_ms: Vec<u64>,
+    /// Each person's FIFO place: the `arr` of the first verdict that carried
+    /// one (`u64::MAX`: none).
+    place: Vec<u64>,
+    /// Who gave up waiting.
+    gave_up: Vec<bool>,
     /// Each person's first waiting page: when, and the estimate it showed.
     pub first_estimate: Vec<Option<(u64, Estimate)>>,
     /// The attackers' tally.
     pub attack: AttackTally,
-    /// Decisions taken (every call of `decide`).
+    /// Requests decided (a tab repeating its device's request counts, whether
+    /// or not `decide` ran again for it).
     pub decisions: u64,
+    /// Calls of `decide`.
+    pub decide_calls: u64,
     /// Nanoseconds spent inside `decide`.
     pub decide_nanos: u128,
     /// Wall-clock seconds of the run.
@@ -89,10 +97,13 @@ impl Record {
             browsing_delta: vec![0; seconds + 1],
             holding_delta: vec![0; seconds + 1],
             slots: Vec::new(),
-            admitted_at: vec![NEVER; population.people.len()],
+            admitted_ms: vec![NEVER; population.people.len()],
+            place: vec![u64::MAX; population.people.len()],
+            gave_up: vec![false; population.people.len()],
             first_estimate: vec![None; population.people.len()],
             attack: AttackTally::default(),
             decisions: 0,
+            decide_calls: 0,
             decide_nanos: 0,
             wall_seconds: 0.0,
             drawn: HashSet::new(),
@@ -112,10 +123,41 @@ impl Record {
 
     /// When `person` was admitted, seconds from the start.
     pub fn admitted_at(&self, person: usize) -> Option<u64> {
-        self.admitted_at
+        self.admitted_ms(person).map(|ms| ms / 1000)
+    }
+
+    /// When `person` was admitted, milliseconds from the start.
+    pub fn admitted_ms(&self, person: usize) -> Option<u64> {
+        self.admitted_ms
             .get(person)
-            .filter(|&&t| t != NEVER)
-            .map(|&t| u64::from(t))
+            .copied()
+            .filter(|&ms| ms != NEVER)
+    }
+
+    /// `person`'s FIFO place (the `arr` of their first verdict that carried one).
+    pub fn place(&self, person: usize) -> Option<u64> {
+        self.place.get(person).copied().filter(|&p| p != u64::MAX)
+    }
+
+    /// `person` was given the place `arr`; only the first counts.
+    pub fn placed(&mut self, person: usize, arr: u64) {
+        if let Some(slot) = self.place.get_mut(person)
+            && *slot == u64::MAX
+        {
+            *slot = arr;
+        }
+    }
+
+    /// Whether `person` gave up waiting.
+    pub fn gave_up(&self, person: usize) -> bool {
+        self.gave_up.get(person).copied().unwrap_or(false)
+    }
+
+    /// `person` gave up waiting.
+    pub fn give_up(&mut self, person: usize) {
+        if let Some(slot) = self.gave_up.get_mut(person) {
+            *slot = true;
+        }
     }
 
     /// A draw of the wait token expiring at `exp` held at `address`, at a
@@ -170,13 +212,14 @@ impl Record {
         bump(&mut self.origin_requests, t, 1);
     }
 
-    /// `person` admitted at second `t`: a new session.
-    pub fn admit(&mut self, person: usize, t: u64) {
-        if let Some(slot) = self.admitted_at.get_mut(person)
+    /// `person` admitted at millisecond `ms` from the start: a new session.
+    pub fn admit(&mut self, person: usize, ms: u64) {
+        if let Some(slot) = self.admitted_ms.get_mut(person)
             && *slot == NEVER
         {
-            *slot = u32::try_from(t).unwrap_or(NEVER - 1);
+            *slot = ms;
         }
+        let t = ms / 1000;
         bump(&mut self.new_sessions, t, 1);
         bump_signed(&mut self.browsing_delta, t, 1);
         bump_signed(&mut self.holding_delta, t, 1);

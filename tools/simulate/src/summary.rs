@@ -126,7 +126,7 @@ pub struct FirstMinutes {
 /// What the decisions cost.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Cost {
-    /// Calls of `decide`.
+    /// Requests decided.
     pub decisions: u64,
     /// Per person.
     pub decisions_per_person: f64,
@@ -325,7 +325,7 @@ pub fn summarise(
         cost: Cost {
             decisions: record.decisions,
             decisions_per_person: record.decisions as f64 / population.people.len().max(1) as f64,
-            ns_per_decision: record.decide_nanos as f64 / record.decisions.max(1) as f64,
+            ns_per_decision: record.decide_nanos as f64 / record.decide_calls.max(1) as f64,
             waiting_peak,
             wall_seconds: record.wall_seconds,
         },
@@ -357,10 +357,10 @@ pub fn summarise(
 /// Of the percentages written (second, millionths), the times the direction
 /// turned, and the largest write over the lowest written within `period`
 /// seconds before it (`None` before a second write).
-fn turns_and_rises(writes: &[(u64, Option<u32>)], period: u64) -> (u64, Option<f64>) {
+fn turns_and_rises(writes: &[(u64, Option<u64>)], period: u64) -> (u64, Option<f64>) {
     let written: Vec<(u64, f64)> = writes
         .iter()
-        .filter_map(|&(t, p)| Some((t, f64::from(p?))))
+        .filter_map(|&(t, p)| Some((t, p? as f64)))
         .collect();
     let mut turns = 0;
     let mut last_step: Option<bool> = None;
