@@ -1,7 +1,6 @@
 //! The `Cookie` request header and the `Set-Cookie` attributes, in one place.
 
 use crate::config::{SameSite, SecureWhen, Settings};
-use crate::decimal::Decimal;
 use crate::token::COOKIE_NAME;
 
 /// The `Set-Cookie` value that deletes the waiting-room cookie (as the VCL does).
@@ -44,17 +43,12 @@ impl Attributes {
     }
 }
 
-/// The `Set-Cookie` value that stores `token` with `attributes`, written into one
-/// buffer of the right size.
+/// The `Set-Cookie` value that stores `token` with `attributes`.
 pub fn set_cookie(token: &str, attributes: &Attributes) -> String {
-    const LONGEST_ATTRIBUTES: usize =
-        "; path=/; max-age=18446744073709551615; HttpOnly; SameSite=Strict; Secure".len();
-    let mut value = String::with_capacity(COOKIE_NAME.len() + 1 + token.len() + LONGEST_ATTRIBUTES);
-    value.push_str(COOKIE_NAME);
-    value.push('=');
-    value.push_str(token);
-    value.push_str("; path=/; max-age=");
-    value.push_str(Decimal::new(attributes.max_age).as_str());
+    let mut value = format!(
+        "{COOKIE_NAME}={token}; path=/; max-age={}",
+        attributes.max_age
+    );
     if attributes.http_only {
         value.push_str("; HttpOnly");
     }

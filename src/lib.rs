@@ -40,7 +40,6 @@ pub mod ceiling;
 pub mod config;
 pub mod control;
 pub mod cookie;
-pub mod decimal;
 pub mod decision;
 pub mod estimate;
 pub mod grid;
