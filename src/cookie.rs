@@ -9,22 +9,22 @@ pub const DELETE_COOKIE: &str =
 
 /// The attributes of the cookie the room sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Attributes {
+pub(crate) struct Attributes {
     /// `max-age`, seconds.
-    pub max_age: u64,
+    pub(crate) max_age: u64,
     /// `HttpOnly`: scripts cannot read the token.
-    pub http_only: bool,
+    pub(crate) http_only: bool,
     /// `SameSite`.
-    pub same_site: SameSite,
+    pub(crate) same_site: SameSite,
     /// `Secure`: sent over TLS only.
-    pub secure: bool,
+    pub(crate) secure: bool,
 }
 
 impl Attributes {
     /// The attributes for a request over TLS (`tls`) or not. `SameSite=None` is only
     /// valid with `Secure` (browsers drop the cookie otherwise), so without `Secure`
     /// it becomes `Lax`.
-    pub fn new(settings: &Settings, tls: bool) -> Attributes {
+    pub(crate) fn new(settings: &Settings, tls: bool) -> Attributes {
         let secure = match settings.cookie_secure {
             SecureWhen::Auto => tls,
             SecureWhen::Always => true,
@@ -44,7 +44,7 @@ impl Attributes {
 }
 
 /// The `Set-Cookie` value that stores `token` with `attributes`.
-pub fn set_cookie(token: &str, attributes: &Attributes) -> String {
+pub(crate) fn set_cookie(token: &str, attributes: &Attributes) -> String {
     let mut value = format!(
         "{COOKIE_NAME}={token}; path=/; max-age={}",
         attributes.max_age
