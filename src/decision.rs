@@ -434,7 +434,7 @@ pub fn decide_in_pop(
     }
 }
 
-/// Decodes `value` into `buf` and checks, in the VCL's order, the uid, the key and
+/// Decodes `value` and checks, in the VCL's order, the uid, the key and
 /// the signature.
 fn validate(value: &str, uid: &str, keys: &impl KeyStore) -> Result<SignedToken, Rejection> {
     let token = token::decode(value).map_err(Rejection::Malformed)?;
