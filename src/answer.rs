@@ -84,18 +84,8 @@ impl Plan {
         true
     }
 
-    /// Whether a page for this plan needs the settings read by
-    /// [`Settings::from_lookup`]: a request the room did not apply to read only
-    /// what its plan uses ([`Settings::for_request`]), but its page (the origin
-    /// could not be reached) shows the percentage, the wait period and the
-    /// queueing method. A rare page, worth the reads.
-    pub fn page_reads_every_setting(&self) -> bool {
-        self.verdict.is_none()
-    }
-
     /// The room's `page` for the visitor of `visit`: JSON for apps that ask for it,
-    /// else an HTML template to fill in. `settings`: see
-    /// [`Plan::page_reads_every_setting`].
+    /// else an HTML template to fill in.
     pub fn page(&self, page: Page, visit: &Visit<'_>, settings: &Settings) -> PageAnswer {
         let json = view::wants_json(visit.accept);
         let status = self.status(page, settings, visit.now);

@@ -4,9 +4,9 @@
 //! A value that is missing or unusable never fails a request: it falls back, and
 //! the key's name is recorded in [`Settings::fallbacks`] so the log can say so.
 //!
-//! The edge reads only the keys a request can use ([`Settings::for_request`]: each
-//! lookup is a host call); the tools and the tests read them all
-//! ([`Settings::from_lookup`]).
+//! The edge reads in two tiers ([`Settings::for_request`]): the few keys a request
+//! the room does not apply to needs ([`BYPASS_KEYS`]), then, when the room applies,
+//! every key. The tools and the tests read them all ([`Settings::from_lookup`]).
 
 use crate::grid::DrawGrid;
 use crate::percentage::Percentage;
@@ -107,6 +107,18 @@ pub const KEYS: [&str; 26] = [
     FIFO_HOLD,
     QUEUE_OPENS_AT,
     POP_NEW_SESSIONS_PER_MINUTE,
+];
+
+/// The keys a request the room does not apply to needs, the edge's first tier
+/// ([`Settings::for_request`]): whether the room applies, the bypass line (which
+/// flags a stale controller) and the visitor's uid.
+pub const BYPASS_KEYS: [&str; 6] = [
+    ENABLED,
+    PROTECTED_PATHS,
+    CONTROLLER_HEARTBEAT,
+    CONTROLLER_TIMEOUT,
+    LOGGER_NAME,
+    UID_IPV6_PREFIX,
 ];
 
 /// Status codes a waiting page may use.
@@ -322,68 +334,36 @@ impl Settings {
     /// the simulator) and the tests read, every unusable value named in
     /// [`Settings::fallbacks`].
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Settings {
-        Settings::read(&lookup, None)
+        Settings::read(&lookup)
     }
 
-    /// The settings one request can use, for the edge: reads through `lookup` only
-    /// the keys whose value can matter to the [`plan`](crate::plan) of a request
-    /// for `path` from a client whose address is IPv6 or not (`client_is_ipv6`:
-    /// [`uid::is_ipv6_network`](crate::uid::is_ipv6_network), the addresses
-    /// `uid_ipv6_prefix` applies to),
-    /// each given the keys already read; every other field keeps its default, as
-    /// if the key were missing, and a key not read is never named in `fallbacks`.
-    /// The rules, beside each key below:
-    ///
-    /// - always: `enabled`, `protected_paths`, `controller_heartbeat` (a bypass
-    ///   line says when it is stale) and `logger_name`; `controller_timeout` when
-    ///   the heartbeat reads as a time (an unreadable one is stale whatever the
-    ///   timeout); `uid_ipv6_prefix` for an IPv6 client (the uid, on every line);
-    /// - when the room does not apply to the request (disabled, or the path is not
-    ///   protected) nothing else;
-    /// - otherwise the rest, but `allow_percentage_fallback` only with a heartbeat
-    ///   (it counts only while the heartbeat is stale), the FIFO keys
-    ///   (`fifo_cutoff`, `fifo_rate`, `fifo_hold`, `queue_opens_at`) only in FIFO
-    ///   mode, and `refresh_mode` and `draw_grid` only in random mode (a FIFO
-    ///   waiter always holds a place, whose page comes back at the FIFO pace).
-    ///
-    /// A plan from these settings is the plan from [`Settings::from_lookup`],
-    /// but for `config_fallback`, which names only the unusable keys read. A
-    /// page for a request the room does not apply to (the origin could not be
-    /// reached) shows settings this did not read: read them with
-    /// [`Settings::from_lookup`] (see [`Plan::page`](crate::Plan::page)).
-    pub fn for_request(
-        lookup: impl Fn(&str) -> Option<String>,
-        path: &str,
-        client_is_ipv6: bool,
-    ) -> Settings {
-        Settings::read(
-            &lookup,
-            Some(ReadFor {
-                path,
-                client_is_ipv6,
-            }),
-        )
+    /// The settings for a request for `path`, for the edge (each lookup is a host
+    /// call): first the [`BYPASS_KEYS`], all that a request the room does not apply
+    /// to needs (its plan is a bypass: forwarded, logged, its uid made), every
+    /// other key taking its default as if missing; then, when the room applies to
+    /// `path`, every key ([`Settings::from_lookup`]).
+    pub fn for_request(lookup: impl Fn(&str) -> Option<String>, path: &str) -> Settings {
+        let bypass =
+            Settings::from_lookup(|key| BYPASS_KEYS.contains(&key).then(|| lookup(key)).flatten());
+        if bypass.protects(path) {
+            Settings::from_lookup(lookup)
+        } else {
+            bypass
+        }
     }
 
-    /// Reads the settings: every key (`request` is `None`), or only those
-    /// `request` can use. Keys are read in one order either way, so `fallbacks`
-    /// lists them in that order.
-    fn read(lookup: &dyn Fn(&str) -> Option<String>, request: Option<ReadFor<'_>>) -> Settings {
+    /// Reads every setting. Keys are read in one order, so `fallbacks` lists them
+    /// in that order.
+    fn read(lookup: &dyn Fn(&str) -> Option<String>) -> Settings {
         let mut read = Reader {
             lookup,
             fallbacks: Vec::new(),
-            every_key: request.is_none(),
         };
-        // Every key is read the same way: its parser, or its default when missing
-        // (or, through `read.when(false)`, not needed by this request). A parser
-        // that accepts anything never records a fallback.
+        // Every key is read the same way: its parser, or its default when missing.
+        // A parser that accepts anything never records a fallback.
         let enabled = read.value(ENABLED, |raw| Some(raw.trim() == "true"), false);
         let protected_paths = read.value(PROTECTED_PATHS, parse_paths, default_paths());
-        // Whether the room applies: a request it does not apply to is forwarded
-        // and logged as a bypass, which needs only the keys read unconditionally.
-        let applies = request.is_some_and(|r| protects(enabled, &protected_paths, r.path));
-        let ipv6 = request.is_some_and(|r| r.client_is_ipv6);
-        let queueing_method = read.when(applies).word(
+        let queueing_method = read.word(
             QUEUEING_METHOD,
             &[
                 ("random", QueueingMethod::Random),
@@ -397,46 +377,35 @@ impl Settings {
             QueueingMethod::Random => DEFAULT_ALLOW_PERCENTAGE,
             QueueingMethod::Fifo => FIFO_DEFAULT_ALLOW_PERCENTAGE,
         };
-        let fifo = queueing_method == QueueingMethod::Fifo;
-        let allow_percentage =
-            read.when(applies)
-                .value(ALLOW_PERCENTAGE, parse_percentage, default_percentage);
+        let allow_percentage = read.value(ALLOW_PERCENTAGE, parse_percentage, default_percentage);
         let controller_heartbeat = read.value(
             CONTROLLER_HEARTBEAT,
             |raw| Some(unix_time::parse_seconds(raw).map_or(Heartbeat::Unreadable, Heartbeat::At)),
             Heartbeat::Absent,
         );
-        // The timeout counts only against a heartbeat that reads as a time.
-        let heartbeat_at = matches!(controller_heartbeat, Heartbeat::At(_));
-        let controller_timeout = read.when(heartbeat_at).value(
+        let controller_timeout = read.value(
             CONTROLLER_TIMEOUT,
             parse_duration,
             DEFAULT_CONTROLLER_TIMEOUT,
         );
-        // The fallback counts only while a heartbeat is stale.
-        let heartbeat = controller_heartbeat != Heartbeat::Absent;
-        let allow_percentage_fallback = read.when(applies && heartbeat).value(
+        let allow_percentage_fallback = read.value(
             ALLOW_PERCENTAGE_FALLBACK,
             |raw| parse_percentage(raw).map(Some),
             None,
         );
-        let allow_period_timeout = read.when(applies).value(
+        let allow_period_timeout = read.value(
             ALLOW_PERIOD_TIMEOUT,
             parse_duration,
             DEFAULT_ALLOW_PERIOD_TIMEOUT,
         );
-        let wait_period_duration = read.when(applies).value(
+        let wait_period_duration = read.value(
             WAIT_PERIOD_DURATION,
             parse_duration,
             DEFAULT_WAIT_PERIOD_DURATION,
         );
-        let cookie_lifetime =
-            read.when(applies)
-                .value(COOKIE_LIFETIME, parse_duration, DEFAULT_COOKIE_LIFETIME);
-        let redeem_window =
-            read.when(applies)
-                .value(REDEEM_WINDOW, |raw| parse_duration(raw).map(Some), None);
-        let active_key = read.when(applies).value(
+        let cookie_lifetime = read.value(COOKIE_LIFETIME, parse_duration, DEFAULT_COOKIE_LIFETIME);
+        let redeem_window = read.value(REDEEM_WINDOW, |raw| parse_duration(raw).map(Some), None);
+        let active_key = read.value(
             ACTIVE_KEY,
             |raw| Some(raw.trim().to_string()),
             DEFAULT_ACTIVE_KEY.to_string(),
@@ -446,9 +415,7 @@ impl Settings {
             |raw| Some(Some(raw.trim().to_string()).filter(|name| !name.is_empty())),
             None,
         );
-        // A FIFO waiter holds a place, and its page comes back at the FIFO pace:
-        // the refresh mode and the draw grid serve the lottery only.
-        let refresh_mode = read.when(applies && !fifo).word(
+        let refresh_mode = read.word(
             REFRESH_MODE,
             &[
                 ("eligible", RefreshMode::Eligible),
@@ -456,10 +423,8 @@ impl Settings {
             ],
             RefreshMode::Eligible,
         );
-        let waiting_status = read
-            .when(applies)
-            .value(WAITING_STATUS, parse_waiting_status, 200);
-        let session_mode = read.when(applies).word(
+        let waiting_status = read.value(WAITING_STATUS, parse_waiting_status, 200);
+        let session_mode = read.word(
             SESSION_MODE,
             &[
                 ("sliding", SessionMode::Sliding),
@@ -467,10 +432,8 @@ impl Settings {
             ],
             SessionMode::Sliding,
         );
-        let cookie_httponly =
-            read.when(applies)
-                .word(COOKIE_HTTPONLY, &[("true", true), ("false", false)], true);
-        let cookie_samesite = read.when(applies).word(
+        let cookie_httponly = read.word(COOKIE_HTTPONLY, &[("true", true), ("false", false)], true);
+        let cookie_samesite = read.word(
             COOKIE_SAMESITE,
             &[
                 ("lax", SameSite::Lax),
@@ -479,7 +442,7 @@ impl Settings {
             ],
             SameSite::Lax,
         );
-        let cookie_secure = read.when(applies).word(
+        let cookie_secure = read.word(
             COOKIE_SECURE,
             &[
                 ("auto", SecureWhen::Auto),
@@ -488,30 +451,20 @@ impl Settings {
             ],
             SecureWhen::Auto,
         );
-        let draw_grid = read.when(applies && !fifo).word(
+        let draw_grid = read.word(
             DRAW_GRID,
             &[("address", DrawGrid::Address), ("global", DrawGrid::Global)],
             DrawGrid::Address,
         );
-        // Only an IPv6 client's uid depends on the prefix (on every line, bypass
-        // or not).
-        let uid_ipv6_prefix =
-            read.when(ipv6)
-                .value(UID_IPV6_PREFIX, parse_ipv6_prefix, FULL_IPV6_PREFIX);
-        // Random mode reads none of the FIFO keys: a FIFO place arriving there
-        // leaves the line at its address's next draw, which needs none of them.
-        let fifo_cutoff = read.when(applies && fifo).value(
+        let uid_ipv6_prefix = read.value(UID_IPV6_PREFIX, parse_ipv6_prefix, FULL_IPV6_PREFIX);
+        let fifo_cutoff = read.value(
             FIFO_CUTOFF,
             |raw| unix_time::parse_millis(raw).map(Some),
             None,
         );
-        let fifo_rate =
-            read.when(applies && fifo)
-                .value(FIFO_RATE, |raw| raw.parse().ok().map(Some), None);
-        let fifo_hold =
-            read.when(applies && fifo)
-                .value(FIFO_HOLD, parse_duration, DEFAULT_FIFO_HOLD);
-        let queue_opens_at = read.when(applies && fifo).value(
+        let fifo_rate = read.value(FIFO_RATE, |raw| raw.parse().ok().map(Some), None);
+        let fifo_hold = read.value(FIFO_HOLD, parse_duration, DEFAULT_FIFO_HOLD);
+        let queue_opens_at = read.value(
             QUEUE_OPENS_AT,
             |raw| {
                 unix_time::parse_seconds(raw)
@@ -520,7 +473,7 @@ impl Settings {
             },
             None,
         );
-        let pop_new_sessions_per_minute = read.when(applies && !fifo).value(
+        let pop_new_sessions_per_minute = read.value(
             POP_NEW_SESSIONS_PER_MINUTE,
             |raw| {
                 raw.parse::<u32>()
@@ -589,23 +542,12 @@ impl Settings {
 
     /// Whether the room applies to a request for `path` (the URL path, without query).
     pub fn protects(&self, path: &str) -> bool {
-        protects(self.enabled, &self.protected_paths, path)
+        self.enabled
+            && self
+                .protected_paths
+                .iter()
+                .any(|prefix| path.starts_with(prefix.as_str()))
     }
-}
-
-/// Whether a room `enabled` or not, protecting `protected_paths`, applies to `path`.
-fn protects(enabled: bool, protected_paths: &[String], path: &str) -> bool {
-    enabled
-        && protected_paths
-            .iter()
-            .any(|prefix| path.starts_with(prefix.as_str()))
-}
-
-/// The request [`Settings::for_request`] reads for.
-#[derive(Debug, Clone, Copy)]
-struct ReadFor<'p> {
-    path: &'p str,
-    client_is_ipv6: bool,
 }
 
 /// The controller's heartbeat, as read from the store.
@@ -623,19 +565,9 @@ pub enum Heartbeat {
 struct Reader<'a> {
     lookup: &'a dyn Fn(&str) -> Option<String>,
     fallbacks: Vec<&'static str>,
-    /// Read every key, needed or not ([`Settings::from_lookup`]).
-    every_key: bool,
 }
 
-impl<'a> Reader<'a> {
-    /// The reader of a key this request needs only when `needed`: a key not
-    /// needed is not looked up, and takes its default.
-    fn when(&mut self, needed: bool) -> Needed<'_, 'a> {
-        Needed {
-            read: (needed || self.every_key).then_some(self),
-        }
-    }
-
+impl Reader<'_> {
     /// The parsed value of `key`; the default when it is missing, or when it does
     /// not parse (then the key is recorded as a fallback).
     fn value<T>(&mut self, key: &'static str, parse: fn(&str) -> Option<T>, default: T) -> T {
@@ -663,30 +595,6 @@ impl<'a> Reader<'a> {
                 self.fallbacks.push(key);
                 default
             }
-        }
-    }
-}
-
-/// A key read only when needed ([`Reader::when`]): [`Reader::value`] and
-/// [`Reader::word`], or the default without a lookup.
-struct Needed<'r, 'a> {
-    read: Option<&'r mut Reader<'a>>,
-}
-
-impl Needed<'_, '_> {
-    /// [`Reader::value`] when needed, else `default`.
-    fn value<T>(self, key: &'static str, parse: fn(&str) -> Option<T>, default: T) -> T {
-        match self.read {
-            Some(read) => read.value(key, parse, default),
-            None => default,
-        }
-    }
-
-    /// [`Reader::word`] when needed, else `default`.
-    fn word<T: Copy>(self, key: &'static str, choices: &[(&str, T)], default: T) -> T {
-        match self.read {
-            Some(read) => read.word(key, choices, default),
-            None => default,
         }
     }
 }
@@ -741,13 +649,10 @@ fn parse_duration(raw: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod for_request_tests;
-
-#[cfg(test)]
 mod tests {
     use super::*;
     use std::cell::RefCell;
-    use std::collections::{BTreeSet, HashMap};
+    use std::collections::{BTreeMap, HashMap};
 
     fn settings(pairs: &[(&str, &str)]) -> Settings {
         let map: HashMap<String, String> = pairs
@@ -1183,31 +1088,23 @@ mod tests {
     }
 
     /// The keys [`Settings::for_request`] looks up in `pairs` for a request for
-    /// `path` from an IPv6 client or not (each once).
-    fn keys_read(pairs: &[(&str, &str)], path: &str, ipv6: bool) -> BTreeSet<String> {
+    /// `path`, each with the number of times it was looked up.
+    fn keys_read(pairs: &[(&str, &str)], path: &str) -> BTreeMap<String, usize> {
         let map: HashMap<&str, &str> = pairs.iter().copied().collect();
-        let read = RefCell::new(Vec::new());
+        let read = RefCell::new(BTreeMap::new());
         Settings::for_request(
             |key| {
-                read.borrow_mut().push(key.to_string());
+                *read.borrow_mut().entry(key.to_string()).or_default() += 1;
                 map.get(key).map(|v| v.to_string())
             },
             path,
-            ipv6,
         );
-        let read = read.into_inner();
-        let set: BTreeSet<String> = read.iter().cloned().collect();
-        assert_eq!(set.len(), read.len(), "a key read twice: {read:?}");
-        set
+        read.into_inner()
     }
 
-    fn set(keys: &[&str]) -> BTreeSet<String> {
-        keys.iter().map(|k| k.to_string()).collect()
-    }
-
-    /// Every key but `skipped`.
-    fn all_but(skipped: &[&str]) -> BTreeSet<String> {
-        &set(&KEYS) - &set(skipped)
+    /// `keys`, each looked up `times`.
+    fn read_times(keys: &[&str], times: usize) -> BTreeMap<String, usize> {
+        keys.iter().map(|k| (k.to_string(), times)).collect()
     }
 
     /// A store with a usable value for every key, `extra` on top.
@@ -1256,87 +1153,40 @@ mod tests {
     }
 
     #[test]
-    fn a_request_the_room_does_not_apply_to_reads_four_keys() {
-        let bypass = set(&[ENABLED, PROTECTED_PATHS, CONTROLLER_HEARTBEAT, LOGGER_NAME]);
+    fn a_request_the_room_does_not_apply_to_reads_the_bypass_keys() {
         for (store, path) in [
             (full_store(&[(ENABLED, "false")]), "/events"),
             (full_store(&[]), "/about"),
             (full_store(&[(QUEUEING_METHOD, "fifo")]), "/about"),
+            (
+                full_store(&[(CONTROLLER_HEARTBEAT, "1700000000")]),
+                "/about",
+            ),
             (vec![], "/events"),
         ] {
-            assert_eq!(keys_read(&store, path, false), bypass, "{path} {store:?}");
+            assert_eq!(
+                keys_read(&store, path),
+                read_times(&BYPASS_KEYS, 1),
+                "{path} {store:?}"
+            );
         }
-        // The timeout when the heartbeat is a time; the prefix for IPv6 clients.
-        let beat = full_store(&[(CONTROLLER_HEARTBEAT, "1700000000")]);
-        assert_eq!(
-            keys_read(&beat, "/about", false),
-            &bypass | &set(&[CONTROLLER_TIMEOUT])
-        );
-        let unreadable = full_store(&[(CONTROLLER_HEARTBEAT, "soon")]);
-        assert_eq!(keys_read(&unreadable, "/about", false), bypass);
-        assert_eq!(
-            keys_read(&beat, "/about", true),
-            &bypass | &set(&[CONTROLLER_TIMEOUT, UID_IPV6_PREFIX])
-        );
     }
 
     #[test]
-    fn a_random_request_without_heartbeat_reads_no_fifo_fallback_or_prefix_key() {
-        let random = all_but(&[
-            CONTROLLER_TIMEOUT,
-            ALLOW_PERCENTAGE_FALLBACK,
-            UID_IPV6_PREFIX,
-            FIFO_CUTOFF,
-            FIFO_RATE,
-            FIFO_HOLD,
-            QUEUE_OPENS_AT,
-        ]);
-        assert_eq!(random.len(), 19);
-        for store in [full_store(&[]), full_store(&[(QUEUEING_METHOD, "lifo")])] {
-            assert_eq!(keys_read(&store, "/events/1", false), random);
+    fn a_request_the_room_applies_to_reads_every_key() {
+        let mut twice = read_times(&KEYS, 1);
+        twice.extend(read_times(&BYPASS_KEYS, 2));
+        for store in [
+            full_store(&[]),
+            full_store(&[(QUEUEING_METHOD, " FIFO ")]),
+            full_store(&[(CONTROLLER_HEARTBEAT, "soon")]),
+        ] {
+            assert_eq!(keys_read(&store, "/events/1"), twice, "{store:?}");
         }
-        assert_eq!(
-            keys_read(&full_store(&[]), "/events/1", true),
-            &random | &set(&[UID_IPV6_PREFIX])
-        );
-        // A heartbeat brings in the timeout and the fallback.
-        let beat = full_store(&[(CONTROLLER_HEARTBEAT, "1700000000")]);
-        assert_eq!(
-            keys_read(&beat, "/events/1", false),
-            &random | &set(&[CONTROLLER_TIMEOUT, ALLOW_PERCENTAGE_FALLBACK])
-        );
-        let unreadable = full_store(&[(CONTROLLER_HEARTBEAT, "soon")]);
-        assert_eq!(
-            keys_read(&unreadable, "/events/1", false),
-            &random | &set(&[ALLOW_PERCENTAGE_FALLBACK])
-        );
     }
 
     #[test]
-    fn a_fifo_request_reads_the_fifo_keys_but_not_the_lottery_ones() {
-        let fifo = full_store(&[(QUEUEING_METHOD, " FIFO ")]);
-        let read = keys_read(&fifo, "/events", false);
-        assert_eq!(
-            read,
-            all_but(&[
-                CONTROLLER_TIMEOUT,
-                ALLOW_PERCENTAGE_FALLBACK,
-                UID_IPV6_PREFIX,
-                REFRESH_MODE,
-                POP_NEW_SESSIONS_PER_MINUTE,
-                DRAW_GRID,
-            ])
-        );
-        assert!(read.is_superset(&set(&[FIFO_CUTOFF, FIFO_RATE, FIFO_HOLD, QUEUE_OPENS_AT])));
-        let beat = full_store(&[(QUEUEING_METHOD, "fifo"), (CONTROLLER_HEARTBEAT, "1")]);
-        assert_eq!(
-            keys_read(&beat, "/events", true),
-            all_but(&[REFRESH_MODE, DRAW_GRID, POP_NEW_SESSIONS_PER_MINUTE])
-        );
-    }
-
-    #[test]
-    fn keys_not_read_are_not_fallbacks() {
+    fn a_request_is_read_as_from_lookup_reads_its_keys() {
         let pairs = [
             (ENABLED, "true"),
             (FIFO_CUTOFF, "soon"),
@@ -1346,8 +1196,9 @@ mod tests {
         ];
         let map: HashMap<&str, &str> = pairs.iter().copied().collect();
         let lookup = |key: &str| map.get(key).map(|v| v.to_string());
+        let full = Settings::from_lookup(lookup);
         assert_eq!(
-            Settings::from_lookup(lookup).fallbacks,
+            full.fallbacks,
             vec![
                 CONTROLLER_TIMEOUT,
                 WAITING_STATUS,
@@ -1355,13 +1206,13 @@ mod tests {
                 FIFO_CUTOFF
             ]
         );
-        let lazy = Settings::for_request(lookup, "/events", false);
-        assert_eq!(lazy.fallbacks, vec![WAITING_STATUS]);
-        assert_eq!(lazy.fifo_cutoff, None);
-        assert!(
-            Settings::for_request(lookup, "/about", false)
-                .fallbacks
-                .is_empty()
+        assert_eq!(Settings::for_request(lookup, "/events"), full);
+        // Outside the room: the bypass keys, every other key as if missing.
+        let bypass = Settings::for_request(lookup, "/about");
+        assert_eq!(bypass.fallbacks, vec![CONTROLLER_TIMEOUT, UID_IPV6_PREFIX]);
+        assert_eq!(
+            bypass,
+            Settings::from_lookup(|key| lookup(key).filter(|_| BYPASS_KEYS.contains(&key)))
         );
     }
 }

@@ -1,6 +1,7 @@
 //! The classifier: from the clock, the client, its cookie, the settings and the
 //! keys to a decision and the cookie to send back.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::str::FromStr;
 
@@ -11,7 +12,7 @@ use crate::config::{QueueingMethod, SessionMode, Settings};
 use crate::grid;
 use crate::keys::{KeyStore, SigningKey};
 use crate::lottery;
-use crate::token::{self, ClaimsRef, Malformed, TokenKind, TokenRef};
+use crate::token::{self, Claims, Malformed, SignedToken, TokenKind};
 
 /// The room's decision for one protected request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,17 +316,14 @@ pub fn decide_in_pop(
     let now_ms = now
         .saturating_mul(1000)
         .saturating_add(u64::from(millis.min(999)));
-    // The cookie is decoded into this buffer and read there; the keys borrow the
-    // token's key id from it.
-    let mut decoded = [0u8; token::DECODE_BUF_LEN];
-    let keys = &mut RequestKeys::new(keys);
+    let keys = &NotingWeak::new(keys);
     let percentage = settings.percentage_at(now);
     // A closed room ignores the cookie. At 100 % the VCL ignores it too; here it is
     // read so that a session's renewal is told from a new admission (the
     // controller counts new sessions) and a fixed session keeps its admission time.
     let (token, rejection) = match cookie.filter(|_| !percentage.is_zero()) {
         None => (None, None),
-        Some(value) => match validate(value, uid, keys, &mut decoded) {
+        Some(value) => match validate(value, uid, keys) {
             Ok(token) => (Some(token), None),
             Err(why) => (None, Some(why)),
         },
@@ -409,15 +407,15 @@ pub fn decide_in_pop(
             // (`exp` above still names the token due: the log says when the
             // visitor's place would end, and the alert says none was issued.)
             Some(key) => {
-                let claims = ClaimsRef {
+                let claims = Claims {
                     dec: due.kind,
                     exp: due.exp,
-                    uid,
-                    kid: &settings.active_key,
+                    uid: uid.to_string(),
+                    kid: settings.active_key.clone(),
                     adm: due.adm,
                     arr: due.arr,
                 };
-                (CookieAction::Set(claims.mint(key)), false)
+                (CookieAction::Set(claims.mint(&key)), false)
             }
         },
     };
@@ -431,31 +429,26 @@ pub fn decide_in_pop(
         arr,
         session,
         exp,
-        weak_key: keys.weak.map(str::to_string),
+        weak_key: keys.weak.take(),
         pop_count,
     }
 }
 
-/// Decodes `value` into `buf` and checks, in the VCL's order, the uid, the key and
+/// Decodes `value` and checks, in the VCL's order, the uid, the key and
 /// the signature.
-fn validate<'t, K: KeyStore>(
-    value: &str,
-    uid: &str,
-    keys: &mut RequestKeys<'_, 't, K>,
-    buf: &'t mut [u8; token::DECODE_BUF_LEN],
-) -> Result<TokenRef<'t>, Rejection> {
-    let token = token::decode_in(value, buf).map_err(Rejection::Malformed)?;
+fn validate(value: &str, uid: &str, keys: &impl KeyStore) -> Result<SignedToken, Rejection> {
+    let token = token::decode(value).map_err(Rejection::Malformed)?;
     if token.claims.uid != uid {
         return Err(Rejection::UidMismatch {
-            token_uid: token.claims.uid.to_string(),
+            token_uid: token.claims.uid.clone(),
         });
     }
-    let Some(key) = keys.key(token.claims.kid) else {
+    let Some(key) = keys.key(&token.claims.kid) else {
         return Err(Rejection::UnknownKey {
-            kid: token.claims.kid.to_string(),
+            kid: token.claims.kid.clone(),
         });
     };
-    if !token.verify(key) {
+    if !token.verify(&key) {
         return Err(Rejection::BadSignature);
     }
     Ok(token)
@@ -464,7 +457,7 @@ fn validate<'t, K: KeyStore>(
 /// When an allow token's session ends: its `exp`, or, for a fixed session that
 /// carries its admission time, `adm + allow_period_timeout` (so a live change of
 /// the timeout applies to running sessions).
-fn session_end(claims: &ClaimsRef<'_>, settings: &Settings) -> u64 {
+fn session_end(claims: &Claims, settings: &Settings) -> u64 {
     match (settings.session_mode, claims.adm) {
         (SessionMode::Fixed, Some(adm)) => adm.saturating_add(settings.allow_period_timeout),
         _ => claims.exp,
@@ -473,7 +466,7 @@ fn session_end(claims: &ClaimsRef<'_>, settings: &Settings) -> u64 {
 
 /// A valid token keeps its decision until `now` is strictly after its expiry; an
 /// expired wait token draws only within `redeem_window` seconds of its expiry.
-fn classify(now: u64, token: &TokenRef<'_>, settings: &Settings) -> (Decision, Option<Transition>) {
+fn classify(now: u64, token: &SignedToken, settings: &Settings) -> (Decision, Option<Transition>) {
     let exp = token.claims.exp;
     match token.claims.dec {
         TokenKind::Allow if now > session_end(&token.claims, settings) => {
@@ -503,7 +496,7 @@ fn lottery_due(
     now: u64,
     uid: &str,
     decision: Decision,
-    held: Option<&TokenRef<'_>>,
+    held: Option<&SignedToken>,
     settings: &Settings,
 ) -> (Option<u64>, Option<Due>) {
     match decision {
@@ -522,19 +515,19 @@ fn lottery_due(
 /// carry. A newcomer gets a place at their arrival; a held place is re-issued
 /// (same place, a new hold) only when less than half its hold remains, or when
 /// the place is not the token's own.
-fn fifo_due<'k, K: KeyStore>(
+fn fifo_due(
     (now, now_ms): (u64, u64),
     uid: &str,
     decision: Decision,
-    held: Option<&TokenRef<'_>>,
+    held: Option<&SignedToken>,
     kept_place: Option<u64>,
-    settings: &'k Settings,
-    keys: &mut RequestKeys<'_, 'k, K>,
+    settings: &Settings,
+    keys: &impl KeyStore,
 ) -> (Option<u64>, Option<Due>) {
     let hold_end = fifo_hold_end(now, settings);
     match decision {
         Decision::Wait => {
-            let held = held.map(|t| t.claims);
+            let held = held.map(|t| &t.claims);
             // Also when the place is not the token's own (a lottery ticket joining,
             // a place moved behind the pre-queue), when the hold is longer than the
             // settings give (they were mistyped, then mended), or when another key
@@ -563,11 +556,11 @@ fn fifo_due<'k, K: KeyStore>(
 /// admitted, a place whose hold ended arrives anew, any other waits. A lottery
 /// wait token (five fields) joins the line within its redeem window. Returns the
 /// place the token holds or joins at, if any.
-fn classify_fifo<'k, K: KeyStore>(
+fn classify_fifo(
     now: u64,
-    token: &TokenRef<'_>,
-    settings: &'k Settings,
-    keys: &mut RequestKeys<'_, 'k, K>,
+    token: &SignedToken,
+    settings: &Settings,
+    keys: &impl KeyStore,
 ) -> (Decision, Option<Transition>, Option<u64>) {
     let claims = &token.claims;
     if claims.dec == TokenKind::Allow {
@@ -594,11 +587,11 @@ fn classify_fifo<'k, K: KeyStore>(
 /// before the line opens: an earlier one (a token from before `queue_opens_at`
 /// was set, a lottery ticket joining) is the address's pre-queue place. `None`
 /// for a lottery token past its redeem window.
-fn fifo_place<'k, K: KeyStore>(
+fn fifo_place(
     now: u64,
-    token: &TokenRef<'_>,
-    settings: &'k Settings,
-    keys: &mut RequestKeys<'_, 'k, K>,
+    token: &SignedToken,
+    settings: &Settings,
+    keys: &impl KeyStore,
 ) -> Option<u64> {
     let claims = &token.claims;
     let place = match claims.arr {
@@ -611,7 +604,7 @@ fn fifo_place<'k, K: KeyStore>(
     };
     Some(match settings.queue_opens_at {
         Some(opens) if place < opens.saturating_mul(1000) => {
-            prequeue_place(opens, claims.uid, settings, keys)
+            prequeue_place(opens, &claims.uid, settings, keys)
         }
         _ => place,
     })
@@ -628,12 +621,7 @@ fn fifo_hold_end(now: u64, settings: &Settings) -> u64 {
 /// pre-queue (before `queue_opens_at`), their pre-queue place in the line's first
 /// second; or in that first second, its end, behind the whole pre-queue (racing
 /// the opening gains nothing over coming early).
-fn arrival<'k, K: KeyStore>(
-    now_ms: u64,
-    uid: &str,
-    settings: &'k Settings,
-    keys: &mut RequestKeys<'_, 'k, K>,
-) -> u64 {
+fn arrival(now_ms: u64, uid: &str, settings: &Settings, keys: &impl KeyStore) -> u64 {
     let Some(opens) = settings.queue_opens_at else {
         return now_ms;
     };
@@ -651,17 +639,13 @@ fn arrival<'k, K: KeyStore>(
 /// /64's, whatever `uid_ipv6_prefix` says, so that trying the many addresses of
 /// one network for an early offset gains nothing. A key rotation during the
 /// pre-queue draws new offsets for addresses that come back without their token.
-fn prequeue_place<'k, K: KeyStore>(
-    opens: u64,
-    uid: &str,
-    settings: &'k Settings,
-    keys: &mut RequestKeys<'_, 'k, K>,
-) -> u64 {
+fn prequeue_place(opens: u64, uid: &str, settings: &Settings, keys: &impl KeyStore) -> u64 {
     let network = uid
         .parse::<std::net::Ipv6Addr>()
         .ok()
         .map(|ip| crate::uid::uid_of(ip.into(), 64));
-    let offset = keys.prequeue_offset(
+    let offset = prequeue_offset(
+        keys,
         &settings.active_key,
         network.as_deref().unwrap_or(uid),
         opens,
@@ -717,7 +701,7 @@ impl Due {
 /// session is then renewed to `now + allow_period_timeout`, a fixed one keeps its
 /// admission time. A VCL-format allow token in a fixed session (no admission time)
 /// is never renewed, so it ends at its own expiry.
-fn allow_token(now: u64, held: Option<&TokenRef<'_>>, settings: &Settings) -> Option<Due> {
+fn allow_token(now: u64, held: Option<&SignedToken>, settings: &Settings) -> Option<Due> {
     let timeout = settings.allow_period_timeout;
     let fixed = settings.session_mode == SessionMode::Fixed;
     let running = held
@@ -743,7 +727,7 @@ fn allow_token(now: u64, held: Option<&TokenRef<'_>>, settings: &Settings) -> Op
 /// half of `allow_period_timeout` remains (the session slides) or more than the
 /// whole timeout remains (the timeout was lowered). Otherwise the visitor keeps it:
 /// one HMAC instead of two, and the origin's response goes back untouched.
-fn renewal_due(now: u64, claims: &ClaimsRef<'_>, settings: &Settings) -> bool {
+fn renewal_due(now: u64, claims: &Claims, settings: &Settings) -> bool {
     if claims.kid != settings.active_key {
         return true;
     }
@@ -753,52 +737,45 @@ fn renewal_due(now: u64, claims: &ClaimsRef<'_>, settings: &Settings) -> bool {
         && (remaining.saturating_mul(2) < timeout || remaining > timeout)
 }
 
-/// The keys one request uses: each looked up (and its HMAC state keyed) once, so a
-/// renewal verifies and signs with one lookup and one keying, not two; and the
-/// first weak one noted for the log. Key ids are borrowed from the request (the
-/// token's, the settings' active key).
-struct RequestKeys<'s, 'k, K> {
+/// The key store as one request uses it: notes the first weak key it hands out
+/// (to verify or to sign), for the log.
+struct NotingWeak<'s, K> {
     store: &'s K,
-    last: Option<(&'k str, Option<SigningKey>)>,
-    weak: Option<&'k str>,
+    weak: RefCell<Option<String>>,
 }
 
-impl<'s, 'k, K: KeyStore> RequestKeys<'s, 'k, K> {
+impl<'s, K: KeyStore> NotingWeak<'s, K> {
     fn new(store: &'s K) -> Self {
-        RequestKeys {
+        NotingWeak {
             store,
-            last: None,
-            weak: None,
+            weak: RefCell::new(None),
         }
     }
+}
 
-    /// The key called `kid`, if the store holds a usable one.
-    fn key(&mut self, kid: &'k str) -> Option<&SigningKey> {
-        if !matches!(&self.last, Some((last, _)) if *last == kid) {
-            self.last = Some((kid, self.store.key(kid)));
-        }
-        let key = self.last.as_ref().and_then(|(_, key)| key.as_ref())?;
-        if key.is_weak() && self.weak.is_none() {
-            self.weak = Some(kid);
+impl<K: KeyStore> KeyStore for NotingWeak<'_, K> {
+    fn key(&self, kid: &str) -> Option<SigningKey> {
+        let key = self.store.key(kid)?;
+        if key.is_weak() {
+            self.weak
+                .borrow_mut()
+                .get_or_insert_with(|| kid.to_string());
         }
         Some(key)
     }
+}
 
-    /// The pre-queue offset of `uid` for a line opening at `opens`: 0–999 ms from
-    /// the HMAC of `prequeue&uid=…&opens=…` under the key `kid` (0 when it names
-    /// no usable key: then no token is issued anyway).
-    fn prequeue_offset(&mut self, kid: &'k str, uid: &str, opens: u64) -> u64 {
-        let Some(key) = self.key(kid) else {
-            return 0;
-        };
-        let mut mac = key.mac();
-        mac.update(b"prequeue&uid=");
-        mac.update(uid.as_bytes());
-        mac.update(b"&opens=");
-        mac.update(crate::decimal::Decimal::new(opens).as_bytes());
-        let digest = mac.finalize().into_bytes();
-        u64::from(u32::from_be_bytes([
-            digest[0], digest[1], digest[2], digest[3],
-        ])) % 1000
-    }
+/// The pre-queue offset of `uid` for a line opening at `opens`: 0–999 ms from
+/// the HMAC of `prequeue&uid=…&opens=…` under the key `kid` (0 when it names
+/// no usable key: then no token is issued anyway).
+fn prequeue_offset(keys: &impl KeyStore, kid: &str, uid: &str, opens: u64) -> u64 {
+    let Some(key) = keys.key(kid) else {
+        return 0;
+    };
+    let mut mac = key.mac();
+    mac.update(format!("prequeue&uid={uid}&opens={opens}").as_bytes());
+    let digest = mac.finalize().into_bytes();
+    u64::from(u32::from_be_bytes([
+        digest[0], digest[1], digest[2], digest[3],
+    ])) % 1000
 }

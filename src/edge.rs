@@ -19,21 +19,17 @@ use waiting_room::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{
     BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, NEW_SESSIONS, PAGE_STORE,
 };
-use waiting_room::uid::{is_ipv6_network, uid_of};
+use waiting_room::uid::uid_of;
 use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 
 /// Handles one request. Never fails: every error becomes a clean page.
 pub fn handle(mut req: Request) -> Response {
     let client_ip = req.get_client_ip_addr();
     let path = req.get_path().to_string();
-    // Settings: only the keys this request can use. A missing store reads as
-    // empty, so every key takes its default.
+    // Settings: the few keys a bypass needs, and every key when the room applies.
+    // A missing store reads as empty, so every key takes its default.
     let config = open(CONFIG_STORE);
-    let settings = Settings::for_request(
-        |key| lookup(&config, key),
-        &path,
-        client_ip.is_some_and(is_ipv6_network),
-    );
+    let settings = Settings::for_request(|key| lookup(&config, key), &path);
     let keys = SigningKeys::default();
 
     // Identity is the connection's address (an IPv6 client's network, when
@@ -107,18 +103,14 @@ pub fn handle(mut req: Request) -> Response {
                     None
                 }
             };
+            // The room answers for the origin, outside the room too: its page
+            // shows the stored settings, every one of them.
             answered.unwrap_or_else(|| {
-                page(
-                    &mut plan,
-                    Page::OriginUnavailable,
-                    &visit,
-                    &settings,
-                    &config,
-                    None,
-                )
+                let settings = Settings::from_lookup(|key| lookup(&config, key));
+                page(&mut plan, Page::OriginUnavailable, &visit, &settings, None)
             })
         }
-        Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, &config, Some(&req)),
+        Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req)),
     };
 
     if let Some(set_cookie) = &plan.set_cookie {
@@ -137,16 +129,8 @@ fn page(
     page: Page,
     visit: &Visit<'_>,
     settings: &Settings,
-    config: &Option<ConfigStore>,
     visitor: Option<&Request>,
 ) -> Response {
-    let every_setting;
-    let settings = if plan.page_reads_every_setting() {
-        every_setting = Settings::from_lookup(|key| lookup(config, key));
-        &every_setting
-    } else {
-        settings
-    };
     let answer = plan.page(page, visit, settings);
     let body = match answer.body {
         BodySource::Ready(body) => body,

@@ -40,7 +40,6 @@ pub mod ceiling;
 pub mod config;
 pub mod control;
 pub mod cookie;
-pub mod decimal;
 pub mod decision;
 pub mod estimate;
 pub mod grid;
@@ -149,33 +148,22 @@ impl OriginCookie {
     /// What becomes of `header` on its way to the origin: the waiting-room cookie is
     /// removed whatever the decision; a header without one is left byte for byte.
     pub fn for_header(header: Option<&str>) -> OriginCookie {
-        read_cookies(header).1
-    }
-
-    fn from_split(without_room_cookie: Option<Option<String>>) -> OriginCookie {
-        match without_room_cookie {
-            None => OriginCookie::AsSent,
-            Some(None) => OriginCookie::Remove,
-            Some(Some(others)) => OriginCookie::Replace(others),
+        match header {
+            Some(header) if cookie::has_room_cookie(header) => {
+                match cookie::without_room_cookie(header) {
+                    None => OriginCookie::Remove,
+                    Some(others) => OriginCookie::Replace(others),
+                }
+            }
+            _ => OriginCookie::AsSent,
         }
-    }
-}
-
-/// The room's cookie in `header` and the `Cookie` header the origin gets, from one
-/// reading of it.
-fn read_cookies(header: Option<&str>) -> (Option<&str>, OriginCookie) {
-    match header.map(cookie::split) {
-        None => (None, OriginCookie::AsSent),
-        Some(split) => (
-            split.room_cookie,
-            OriginCookie::from_split(split.without_room_cookie),
-        ),
     }
 }
 
 /// Plans the response to `visit`.
 pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Plan {
-    let (room_cookie, origin_cookie) = read_cookies(visit.cookie_header);
+    let room_cookie = visit.cookie_header.and_then(cookie::find);
+    let origin_cookie = OriginCookie::for_header(visit.cookie_header);
     if !settings.protects(visit.path) {
         let scope = if settings.enabled {
             "unprotected-path"

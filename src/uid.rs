@@ -31,7 +31,7 @@ pub fn uid_of(ip: IpAddr, ipv6_prefix: u8) -> String {
 
 /// Whether `uid_ipv6_prefix` applies to a client at `ip`: an IPv6 address that is
 /// not an IPv4 address mapped into IPv6 (those are whole, as IPv4 is).
-pub fn is_ipv6_network(ip: IpAddr) -> bool {
+fn is_ipv6_network(ip: IpAddr) -> bool {
     matches!(ip, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none())
 }
 

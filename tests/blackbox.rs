@@ -363,16 +363,24 @@ fn disabled_room_and_unprotected_paths_pass_through_without_the_room_cookie() {
 /// in order. (An edge that read every key would name it on both lines.)
 #[test]
 fn a_request_names_only_the_unusable_keys_it_read() {
-    let room = Room::start(&[("allow_percentage", "100"), ("fifo_cutoff", "garbled")]);
+    let room = Room::start(&[
+        ("allow_percentage", "100"),
+        ("fifo_cutoff", "garbled"),
+        ("controller_timeout", "0"),
+    ]);
+    // The room applies: every key is read, the FIFO ones in random mode too.
     assert!(room.get(2, "/events", &[]).body.contains(ORIGIN_MARKER));
     let line = room.last_log_line();
     assert!(line.contains("decision=allow"), "{line}");
-    assert!(!line.contains("config_fallback"), "{line}");
-
-    room.set_config("queueing_method", "fifo");
-    assert!(room.get(2, "/events", &[]).body.contains(ORIGIN_MARKER));
+    assert!(
+        line.ends_with(" config_fallback=controller_timeout,fifo_cutoff"),
+        "{line}"
+    );
+    // A bypass reads only the keys it needs.
+    assert!(room.get(2, "/about", &[]).body.contains(ORIGIN_MARKER));
     let line = room.last_log_line();
-    assert!(line.contains("config_fallback=fifo_cutoff"), "{line}");
+    assert!(line.contains("decision=bypass"), "{line}");
+    assert!(!line.contains("config_fallback"), "{line}");
 }
 
 #[test]

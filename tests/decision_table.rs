@@ -649,19 +649,6 @@ fn a_fixed_session_is_re_signed_only_when_the_key_rotates() {
     );
 }
 
-#[test]
-fn a_renewal_looks_its_key_up_once() {
-    let lookups = std::cell::Cell::new(0);
-    let store = |kid: &str| {
-        lookups.set(lookups.get() + 1);
-        (kid == "key1").then(|| K1.to_string())
-    };
-    let token = mint::mint(K1, "allow", NOW + 100, UID, "key1");
-    let v = decide(NOW, UID, Some(&token), &settings(50), &store);
-    assert_eq!(v.cookie, CookieAction::Set(expected_allow_token(NOW)));
-    assert_eq!(lookups.get(), 1);
-}
-
 /// `pop_new_sessions_per_minute`: once the POP has admitted its ceiling's worth of
 /// won draws in the last minute, a winning token waits on as after a loss; a
 /// token counted already (another tab) is admitted without being counted again.
