@@ -4,7 +4,7 @@
 //!
 //! Every request has a connection of its own. Viceroy's epoch ticker (a thread that
 //! wakes every 50 µs, busy or idle) is found in an idle second after the warm-up and
-//! reported apart from the threads that serve requests. `--help` lists the options.
+//! reported apart from the threads that serve requests.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -13,8 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use clap::error::ErrorKind;
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use viceroy_cost::{Case, Cost, Stat, allow_token, get, schedstat_ns, stat, summary, table};
 
 /// The signing key the room's store holds, and its id.
@@ -28,11 +27,12 @@ const PATH: &str = "/events";
 /// Whole-program CPU per request through Viceroy, the room's beside programs that
 /// only forward.
 ///
-/// The room (a young token, and a renewing one), and a second build of it if given, beside a Compute program that
-/// only forwards and one that forwards after two HMAC-SHA256, each in its own Viceroy
-/// in front of one demo origin, sent requests in turn; each Viceroy's CPU time is
-/// read from /proc. Prints Markdown tables: each run's, then one row a run.
-/// scripts/viceroy-cost.sh builds the programs and runs this.
+/// The room (a young token, and a renewing one), and a second build of it if given,
+/// beside a Compute program that only forwards and one that forwards after two
+/// HMAC-SHA256, each in its own Viceroy in front of one demo origin, sent requests in
+/// turn; each Viceroy's CPU time is read from /proc. Prints Markdown tables: each
+/// run's, then one row a run. scripts/viceroy-cost.sh builds the programs and runs
+/// this.
 #[derive(Parser)]
 #[command(
     name = "viceroy-cost",
@@ -56,20 +56,20 @@ struct Options {
     #[arg(long, value_name = "PATH", default_value_os_t = std::env::var_os("VICEROY").map_or("viceroy".into(), PathBuf::from))]
     viceroy: PathBuf,
     /// The demo origin's binary.
-    #[arg(long, value_name = "PATH", default_value_os_t = built("release/demo-origin"))]
+    #[arg(long, value_name = "PATH", value_parser = existing, default_value_os_t = built("release/demo-origin"))]
     origin: PathBuf,
     /// The room's wasm.
-    #[arg(long, value_name = "WASM", default_value_os_t = wasm("edge-waiting-room"))]
+    #[arg(long, value_name = "WASM", value_parser = existing, default_value_os_t = wasm("edge-waiting-room"))]
     room: PathBuf,
     /// A second build of the room (an earlier commit's, say), measured in the same
     /// rounds as the room, on the same two tokens.
-    #[arg(long, value_name = "WASM")]
+    #[arg(long, value_name = "WASM", value_parser = existing)]
     baseline_room: Option<PathBuf>,
     /// The program that only forwards (tools/forward-only).
-    #[arg(long, value_name = "WASM", default_value_os_t = wasm("forward-only"))]
+    #[arg(long, value_name = "WASM", value_parser = existing, default_value_os_t = wasm("forward-only"))]
     forward_only: PathBuf,
     /// The program that forwards after two HMAC-SHA256 (tools/forward-hmac).
-    #[arg(long, value_name = "WASM", default_value_os_t = wasm("forward-hmac"))]
+    #[arg(long, value_name = "WASM", value_parser = existing, default_value_os_t = wasm("forward-hmac"))]
     forward_hmac: PathBuf,
 }
 
@@ -83,6 +83,16 @@ fn built(path: &str) -> PathBuf {
 /// A Compute program's release wasm under the target directory.
 fn wasm(name: &str) -> PathBuf {
     built(&format!("wasm32-wasip1/release/{name}.wasm"))
+}
+
+/// A program that must be there already (defaults included).
+fn existing(raw: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(raw);
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err("no such file (scripts/viceroy-cost.sh builds it)".to_string())
+    }
 }
 
 impl Options {
@@ -107,27 +117,6 @@ impl Options {
 
 fn main() -> ExitCode {
     let options = Options::parse();
-    let programs = [
-        &options.origin,
-        &options.room,
-        &options.forward_only,
-        &options.forward_hmac,
-    ];
-    if let Some(missing) = programs
-        .into_iter()
-        .chain(&options.baseline_room)
-        .find(|path| !path.exists())
-    {
-        Options::command()
-            .error(
-                ErrorKind::ValueValidation,
-                format!(
-                    "{} is missing (scripts/viceroy-cost.sh builds it)",
-                    missing.display()
-                ),
-            )
-            .exit();
-    }
     let deadline = Instant::now() + Duration::from_secs(options.max_seconds);
     println!("{}", machine(&options));
     let mut runs = Vec::new();
