@@ -33,12 +33,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+[ -z "$baseline" ] || rev="$(git rev-parse --verify --short "$baseline^{commit}")"
 target="${CARGO_TARGET_DIR:-target}"
 cargo build --release --target wasm32-wasip1 -p edge-waiting-room -p forward-only -p forward-hmac --bins
 cargo build --release -p demo-origin -p viceroy-cost
 
 if [ -n "$baseline" ]; then
-  rev="$(git rev-parse --verify --short "$baseline^{commit}")"
   worktree="$(mktemp -d /tmp/viceroy-cost-baseline.XXXXXX)"
   remove_worktree() { git worktree remove --force "$worktree" 2>/dev/null || true; rm -rf "$worktree"; }
   trap remove_worktree EXIT
