@@ -1,16 +1,10 @@
-//! Whole-program CPU per request through Viceroy: the room (a young token, and a
-//! renewing one), a Compute program that only forwards, and one that forwards after
-//! two HMAC-SHA256, each in its own Viceroy in front of the same demo origin, sent
-//! requests in turn (A, B, C, D, A, B, …), each Viceroy's CPU time read from `/proc`
-//! before and after. `scripts/viceroy-cost.sh` builds everything and runs it.
+//! The driver of the whole-program cost run (docs/viceroy-cost.md): it starts the
+//! processes, sends the rounds and reads `/proc`; what it measures is `Options`' doc
+//! (its `--help`), the pure parts are in `lib.rs`.
 //!
 //! Every request has a connection of its own. Viceroy's epoch ticker (a thread that
 //! wakes every 50 µs, busy or idle) is found in an idle second after the warm-up and
 //! reported apart from the threads that serve requests.
-//!
-//! Options: `--runs N` (3), `--rounds N` per case (3000), `--warmup N` rounds (300),
-//! `--max-seconds N` for the whole invocation (900), and the programs: `--viceroy`,
-//! `--origin`, `--room`, `--forward-only`, `--forward-hmac`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -19,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use clap::Parser;
 use viceroy_cost::{Case, Cost, Stat, allow_token, get, schedstat_ns, stat, summary, table};
 
 /// The signing key the room's store holds, and its id.
@@ -29,86 +24,99 @@ const ALLOW_PERIOD: u64 = 3600;
 /// The protected path every request asks for.
 const PATH: &str = "/events";
 
+/// Whole-program CPU per request through Viceroy, the room's beside programs that
+/// only forward.
+///
+/// The room (a young token, and a renewing one), and a second build of it if given,
+/// beside a Compute program that only forwards and one that forwards after two
+/// HMAC-SHA256, each in its own Viceroy in front of one demo origin, sent requests in
+/// turn; each Viceroy's CPU time is read from /proc. Prints Markdown tables: each
+/// run's, then one row a run. scripts/viceroy-cost.sh builds the programs and runs
+/// this.
+#[derive(Parser)]
+#[command(
+    name = "viceroy-cost",
+    after_help = "Example, this build against an earlier one (the script builds both):
+  scripts/viceroy-cost.sh --baseline 0b8f6a6 --runs 3 --rounds 2000 --warmup 200"
+)]
 struct Options {
+    /// Runs, each with a fresh origin and fresh Viceroys.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), default_value_t = 3)]
     runs: u32,
+    /// Measured rounds per run: one request to each program per round.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), default_value_t = 3000)]
     rounds: u32,
+    /// Warm-up rounds per run, before the idle second and the measured rounds.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), default_value_t = 300)]
     warmup: u32,
+    /// Time limit for the whole invocation, in seconds: a run still going then fails.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), default_value_t = 900)]
     max_seconds: u64,
+    /// The Viceroy binary ($VICEROY when set).
+    #[arg(long, value_name = "PATH", default_value_os_t = std::env::var_os("VICEROY").map_or("viceroy".into(), PathBuf::from))]
     viceroy: PathBuf,
+    /// The demo origin's binary.
+    #[arg(long, value_name = "PATH", value_parser = existing, default_value_os_t = built("release/demo-origin"))]
     origin: PathBuf,
+    /// The room's wasm.
+    #[arg(long, value_name = "WASM", value_parser = existing, default_value_os_t = wasm("edge-waiting-room"))]
     room: PathBuf,
+    /// A second build of the room (an earlier commit's, say), measured in the same
+    /// rounds as the room, on the same two tokens.
+    #[arg(long, value_name = "WASM", value_parser = existing)]
+    baseline_room: Option<PathBuf>,
+    /// The program that only forwards (tools/forward-only).
+    #[arg(long, value_name = "WASM", value_parser = existing, default_value_os_t = wasm("forward-only"))]
     forward_only: PathBuf,
+    /// The program that forwards after two HMAC-SHA256 (tools/forward-hmac).
+    #[arg(long, value_name = "WASM", value_parser = existing, default_value_os_t = wasm("forward-hmac"))]
     forward_hmac: PathBuf,
 }
 
-impl Default for Options {
-    fn default() -> Self {
-        let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_string());
-        let wasm =
-            |name: &str| PathBuf::from(format!("{target}/wasm32-wasip1/release/{name}.wasm"));
-        Options {
-            runs: 3,
-            rounds: 3000,
-            warmup: 300,
-            max_seconds: 900,
-            viceroy: std::env::var("VICEROY")
-                .unwrap_or_else(|_| "viceroy".to_string())
-                .into(),
-            origin: PathBuf::from(format!("{target}/release/demo-origin")),
-            room: wasm("edge-waiting-room"),
-            forward_only: wasm("forward-only"),
-            forward_hmac: wasm("forward-hmac"),
-        }
+/// `path` under the workspace's target directory ($CARGO_TARGET_DIR, else target).
+fn built(path: &str) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or("target".into(), PathBuf::from)
+        .join(path)
+}
+
+/// A Compute program's release wasm under the target directory.
+fn wasm(name: &str) -> PathBuf {
+    built(&format!("wasm32-wasip1/release/{name}.wasm"))
+}
+
+/// A program that must be there already (defaults included).
+fn existing(raw: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(raw);
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err("no such file (scripts/viceroy-cost.sh builds it)".to_string())
     }
 }
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut o = Options::default();
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
-        let number = || {
-            value
-                .parse::<u32>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or(format!("{flag}: {value:?} is not a positive whole number"))
-        };
-        match flag.as_str() {
-            "--runs" => o.runs = number()?,
-            "--rounds" => o.rounds = number()?,
-            "--warmup" => o.warmup = number()?,
-            "--max-seconds" => o.max_seconds = number()?.into(),
-            "--viceroy" => o.viceroy = value.into(),
-            "--origin" => o.origin = value.into(),
-            "--room" => o.room = value.into(),
-            "--forward-only" => o.forward_only = value.into(),
-            "--forward-hmac" => o.forward_hmac = value.into(),
-            _ => return Err(format!("unknown option {flag}")),
+impl Options {
+    /// The wasm each case runs; `None` for the baseline room's cases without one.
+    fn wasm(&self, case: Case) -> Option<&Path> {
+        match case {
+            Case::RoomYoung | Case::RoomRenewing => Some(&self.room),
+            Case::BaselineYoung | Case::BaselineRenewing => self.baseline_room.as_deref(),
+            Case::ForwardOnly => Some(&self.forward_only),
+            Case::ForwardHmac => Some(&self.forward_hmac),
         }
     }
-    for path in [&o.origin, &o.room, &o.forward_only, &o.forward_hmac] {
-        if !path.exists() {
-            return Err(format!(
-                "{} is missing (scripts/viceroy-cost.sh builds it)",
-                path.display()
-            ));
-        }
+
+    /// The cases of a round, in order: the baseline room's only when there is one.
+    fn cases(&self) -> Vec<Case> {
+        Case::ALL
+            .into_iter()
+            .filter(|case| self.wasm(*case).is_some())
+            .collect()
     }
-    Ok(o)
 }
 
 fn main() -> ExitCode {
-    let options = match parse(std::env::args().skip(1)) {
-        Ok(o) => o,
-        Err(message) => {
-            eprintln!(
-                "viceroy-cost: {message}\nusage: viceroy-cost [--runs N] [--rounds N] [--warmup N] \
-                 [--max-seconds N] [--viceroy PATH] [--origin PATH] [--room WASM] \
-                 [--forward-only WASM] [--forward-hmac WASM]"
-            );
-            return ExitCode::from(2);
-        }
-    };
+    let options = Options::parse();
     let deadline = Instant::now() + Duration::from_secs(options.max_seconds);
     println!("{}", machine(&options));
     let mut runs = Vec::new();
@@ -145,18 +153,32 @@ fn machine(o: &Options) -> String {
         .output()
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
         .unwrap_or_else(|_| "unknown".to_string());
+    let cases = o.cases();
+    let names: Vec<&str> = cases.iter().map(|c| c.short()).collect();
+    let mut sizes = format!("- room: {}", size(&o.room));
+    if let Some(baseline) = &o.baseline_room {
+        sizes += &format!("; baseline room: {}", size(baseline));
+    }
     format!(
         "## Whole-program CPU per request through Viceroy\n\n\
          - machine: {cpus} CPUs ({model}), load average before: {}\n\
          - {viceroy}, one process per case, in front of one demo origin\n\
-         - {} runs, each {} warm-up rounds then {} measured rounds of 4 requests \
-         (room young, room renewing, forward-only, forward + 2 HMAC, in turn), \
-         a new connection per request\n",
+         {sizes}\n\
+         - {} runs, each {} warm-up rounds then {} measured rounds of {} requests \
+         ({}, in turn), a new connection per request\n",
         loadavg(),
         o.runs,
         o.warmup,
         o.rounds,
+        cases.len(),
+        names.join(", "),
     )
+}
+
+/// A file's size and path, for the header.
+fn size(path: &Path) -> String {
+    let bytes = fs::metadata(path).map_or(0, |m| m.len());
+    format!("{} ({bytes} bytes)", path.display())
 }
 
 fn loadavg() -> String {
@@ -279,7 +301,7 @@ format = "inline-toml"
     )
 }
 
-/// One whole run: a fresh origin and four Viceroys, warm-up, measured rounds.
+/// One whole run: a fresh origin and a Viceroy per case, warm-up, measured rounds.
 fn measure(o: &Options, deadline: Instant) -> Result<Vec<Cost>, String> {
     let dir = std::env::temp_dir().join(format!("viceroy-cost-{}", std::process::id()));
     fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -311,12 +333,8 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
     let toml = dir.join("fastly.toml");
     fs::write(&toml, manifest(origin_addr)).map_err(|e| format!("{}: {e}", toml.display()))?;
     let mut viceroys = Vec::new();
-    for case in Case::ALL {
-        let wasm = match case {
-            Case::RoomYoung | Case::RoomRenewing => &o.room,
-            Case::ForwardOnly => &o.forward_only,
-            Case::ForwardHmac => &o.forward_hmac,
-        };
+    for case in o.cases() {
+        let wasm = o.wasm(case).expect("a case with a program");
         let addr = free_addr()?;
         let log_name = format!("viceroy-{}.log", viceroys.len() + 1);
         let log = log_file(&log_name)?;
@@ -351,9 +369,12 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
         allow_token(KEY, KID, now + ALLOW_PERIOD / 6, "127.0.0.1")
     );
     // Each baseline gets the same request as the room case it is set against.
-    let cookie = |case: Case| match case {
-        Case::RoomYoung | Case::ForwardOnly => young.as_str(),
-        Case::RoomRenewing | Case::ForwardHmac => renewing.as_str(),
+    let cookie = |case: Case| {
+        if case.renewing_token() {
+            renewing.as_str()
+        } else {
+            young.as_str()
+        }
     };
 
     let round = |viceroys: &[(Case, Proc, SocketAddr)]| -> Result<(), String> {
