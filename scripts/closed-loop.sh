@@ -45,15 +45,14 @@ run() { # name delay args...
     sed -n '2p' | sed "s/^/$name, propagation delay $delay s: /"
 }
 
+# The simulator's --mix for a run's mix name.
+mix_of() { case $1 in mix) echo default ;; *) echo "$1" ;; esac; }
+
 # Each crowd with each mix; two runs at a time, one a core.
 for delay in 0 30 60; do
   [ "$only" = ceiling ] && break
   for mix in plain mix heavy; do
-    case $mix in
-      plain) people=(--mix plain) ;;
-      mix) people=(--mix default) ;;
-      heavy) people=(--mix heavy) ;;
-    esac
+    people=(--mix "$(mix_of "$mix")")
     run "$mix-flash" "$delay" "${people[@]}" "${flash[@]}" --target-per-minute 2000 &
     first=$!
     run "$mix-steady" "$delay" "${people[@]}" "${steady[@]}" --target-per-minute 2000
@@ -72,11 +71,7 @@ done
 # minute has admitted that many, whatever the percentage in effect.
 for delay in 0 30 60; do
   for mix in plain mix heavy; do
-    case $mix in
-      plain) people=(--mix plain) ;;
-      mix) people=(--mix default) ;;
-      heavy) people=(--mix heavy) ;;
-    esac
+    people=(--mix "$(mix_of "$mix")")
     run "$mix-flash-ceiling" "$delay" "${people[@]}" "${flash[@]}" --target-per-minute 2000 \
       --pop-new-sessions-per-minute 2100 &
     first=$!
