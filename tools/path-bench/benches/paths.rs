@@ -37,5 +37,5 @@ fn main() {
         "\nRatios from the same run (medians of {} rounds):",
         Effort::default().rounds
     );
-    print!("{}", timing::table(&figures, 1.5));
+    print!("{}", timing::table(&figures));
 }

@@ -100,15 +100,15 @@ fn round_robin(rounds: u32, batches: &mut [Box<dyn FnMut() -> f64 + '_>]) -> Vec
     samples.iter_mut().map(|s| median(s)).collect()
 }
 
-/// A Markdown table of the figures, with the target (`plan()` within `target` × floor).
-pub fn table(figures: &[Figures], target: f64) -> String {
+/// A Markdown table of the figures.
+pub fn table(figures: &[Figures]) -> String {
     let mut out = String::from(
-        "| path | HMACs | plan() ns | decide() ns | floor ns | plan/floor | decide/floor | within target |\n\
-         |---|---:|---:|---:|---:|---:|---:|---|\n",
+        "| path | HMACs | plan() ns | decide() ns | floor ns | plan/floor | decide/floor |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
     );
     for f in figures {
         out.push_str(&format!(
-            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {} |\n",
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |\n",
             f.name,
             f.floor_macs,
             f.plan_ns,
@@ -116,11 +116,6 @@ pub fn table(figures: &[Figures], target: f64) -> String {
             f.floor_ns,
             f.plan_ratio(),
             f.decide_ratio(),
-            if f.plan_ratio() <= target {
-                "yes"
-            } else {
-                "no"
-            },
         ));
     }
     out
@@ -158,7 +153,7 @@ mod tests {
             iterations: 1,
         };
         let figures = measure(&cases, effort);
-        let table = table(&figures, 1.5);
+        let table = table(&figures);
         assert_eq!(table.lines().count(), 2 + crate::cases::NAMES.len());
         assert!(table.contains("| allow-renewal | 2 |"));
     }
