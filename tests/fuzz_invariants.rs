@@ -8,6 +8,9 @@ mod support;
 
 use std::collections::BTreeMap;
 
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+
 use support::invariants;
 
 /// Inputs per target by default: enough to reach signed, tampered and expired
@@ -17,16 +20,12 @@ const DEFAULT_CASES: usize = 60_000;
 /// The longest input generated, in bytes.
 const MAX_INPUT: usize = 400;
 
-/// SplitMix64: a tiny, well-mixed PRNG, so a failing case is reproducible from the seed.
-struct SplitMix64(u64);
+/// The inputs' generator: seeded, so a failing case is reproducible from the seed.
+struct Seeded(ChaCha8Rng);
 
-impl SplitMix64 {
+impl Seeded {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn below(&mut self, n: usize) -> usize {
@@ -38,7 +37,7 @@ impl SplitMix64 {
 /// changed, inserted or removed, or a random stretch overwritten), as a
 /// fuzzer would try.
 fn inputs(seed: u64, count: usize) -> impl Iterator<Item = Vec<u8>> {
-    let mut rng = SplitMix64(seed);
+    let mut rng = Seeded(ChaCha8Rng::seed_from_u64(seed));
     let mut previous: Vec<u8> = Vec::new();
     (0..count).map(move |_| {
         let mut data = previous.clone();
