@@ -67,6 +67,7 @@ pub mod cli;
 pub mod clock;
 pub mod config_check;
 pub mod control;
+pub mod fastly_api;
 pub mod ingest;
 pub mod keys;
 pub mod pages;

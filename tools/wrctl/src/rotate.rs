@@ -14,18 +14,17 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 use waiting_room::config::{ACTIVE_KEY, QueueingMethod, Settings};
 use waiting_room::keys::MIN_STRONG_KEY_LEN;
 
 use crate::clock::{unix_now, utc};
+use crate::fastly_api::Client as Api;
 use crate::keys::{
     check_kid, check_size, generate, read_store, settings, store_strings, write_store,
 };
-use crate::sink::{API_TIMEOUT, FASTLY_API, TOKEN_VAR};
+use crate::sink::{FASTLY_API, TOKEN_VAR};
 
 /// The options of `wrctl rotate`.
 #[derive(Debug, Clone, Args)]
@@ -199,7 +198,7 @@ pub fn rotate(args: RotateArgs) -> ExitCode {
             let Some(kid) = args.kid.clone() else {
                 crate::cli::usage_error("--kid is required with --fastly-config-store");
             };
-            let api = Api::from_env(&args.fastly_api_url);
+            let api = api_from_env(&args.fastly_api_url);
             rotate_fastly(&api, config_store, secret_store, &kid, args.bytes)
         }
         _ => rotate_files(&args),
@@ -338,135 +337,14 @@ fn revoke_fastly(api: &Api, config_store: &str, secret_store: &str, kid: &str) -
     ExitCode::SUCCESS
 }
 
-/// The Fastly API calls of a rotation, with the client settings of `wrctl control`'s
-/// writes ([`crate::sink::FastlyApi`]).
-struct Api {
-    agent: ureq::Agent,
-    base: String,
-    token: String,
-}
-
-impl Api {
-    /// A client of the API at `base` with the token from `FASTLY_API_TOKEN`; without
-    /// one, a usage error (exit 2).
-    fn from_env(base: &str) -> Api {
-        match std::env::var(TOKEN_VAR) {
-            Ok(token) if !token.trim().is_empty() => Api::new(base, token),
-            _ => crate::cli::usage_error(&format!(
-                "the Fastly API token must be in the environment variable {TOKEN_VAR}"
-            )),
-        }
-    }
-
-    fn new(base: &str, token: String) -> Api {
-        let config = ureq::Agent::config_builder()
-            .timeout_global(Some(API_TIMEOUT))
-            .http_status_as_error(false)
-            .user_agent(concat!("wrctl/", env!("CARGO_PKG_VERSION")))
-            .build();
-        Api {
-            agent: config.into(),
-            base: base.trim_end_matches('/').to_string(),
-            token,
-        }
-    }
-
-    /// The config store's items: `GET /resources/stores/config/ID/items`.
-    fn config_items(
-        &self,
-        store: &str,
-    ) -> Result<std::collections::HashMap<String, String>, String> {
-        let url = format!("{}/resources/stores/config/{store}/items", self.base);
-        let response = self
-            .agent
-            .get(&url)
-            .header("Fastly-Key", &self.token)
-            .header("Accept", "application/json")
-            .call();
-        let body = self.answer(response)?;
-        let items: Value = serde_json::from_str(&body)
-            .map_err(|e| format!("the config store's items are not JSON: {e}"))?;
-        let items = items
-            .as_array()
-            .ok_or("the config store's items are not a JSON array")?;
-        Ok(items
-            .iter()
-            .filter_map(|item| {
-                Some((
-                    item.get("item_key")?.as_str()?.to_string(),
-                    item.get("item_value")?.as_str()?.to_string(),
-                ))
-            })
-            .collect())
-    }
-
-    /// `POST /resources/stores/secret/ID/secrets` with `{"name", "secret": base64}`.
-    fn create_secret(&self, store: &str, name: &str, secret: &str) -> Result<(), String> {
-        let url = format!("{}/resources/stores/secret/{store}/secrets", self.base);
-        let body = json!({"name": name, "secret": STANDARD.encode(secret)}).to_string();
-        let response = self
-            .agent
-            .post(&url)
-            .header("Fastly-Key", &self.token)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .send(body);
-        self.answer(response).map(drop)
-    }
-
-    /// `DELETE /resources/stores/secret/ID/secrets/NAME`.
-    fn delete_secret(&self, store: &str, name: &str) -> Result<(), String> {
-        let url = format!(
-            "{}/resources/stores/secret/{store}/secrets/{name}",
-            self.base
-        );
-        let response = self
-            .agent
-            .delete(&url)
-            .header("Fastly-Key", &self.token)
-            .header("Accept", "application/json")
-            .call();
-        self.answer(response).map(drop)
-    }
-
-    /// One upsert with `PATCH /resources/stores/config/ID/items`, as `wrctl control` writes.
-    fn upsert_item(&self, store: &str, key: &str, value: &str) -> Result<(), String> {
-        let url = format!("{}/resources/stores/config/{store}/items", self.base);
-        let body =
-            json!({"items": [{"op": "upsert", "item_key": key, "item_value": value}]}).to_string();
-        let response = self
-            .agent
-            .patch(&url)
-            .header("Fastly-Key", &self.token)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .send(body);
-        self.answer(response).map(drop)
-    }
-
-    /// The body of a successful answer, or what went wrong (never with the token).
-    fn answer(
-        &self,
-        response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-    ) -> Result<String, String> {
-        let redact = |m: String| m.replace(&self.token, "[token]");
-        let mut response =
-            response.map_err(|e| redact(format!("Fastly API request failed: {e}")))?;
-        let status = response.status();
-        let body = response
-            .body_mut()
-            .with_config()
-            .limit(1 << 20)
-            .read_to_string()
-            .unwrap_or_default();
-        if status.is_success() {
-            return Ok(body);
-        }
-        let body: String = body.chars().take(300).collect();
-        Err(redact(format!(
-            "Fastly API answered {status}: {}",
-            body.trim().replace(['\n', '\r'], " ")
-        )))
+/// A client of the API at `base` with the token from `FASTLY_API_TOKEN`; without
+/// one, a usage error (exit 2).
+fn api_from_env(base: &str) -> Api {
+    match std::env::var(TOKEN_VAR) {
+        Ok(token) if !token.trim().is_empty() => Api::new(base, token),
+        _ => crate::cli::usage_error(&format!(
+            "the Fastly API token must be in the environment variable {TOKEN_VAR}"
+        )),
     }
 }
 
@@ -475,7 +353,7 @@ pub fn revoke(args: RevokeArgs) -> ExitCode {
     if let (Some(config_store), Some(secret_store)) =
         (&args.fastly_config_store, &args.fastly_secret_store)
     {
-        let api = Api::from_env(&args.fastly_api_url);
+        let api = api_from_env(&args.fastly_api_url);
         return revoke_fastly(&api, config_store, secret_store, &args.kid);
     }
     let (Some(keys_path), Some(config_path)) = (&args.keys, &args.config) else {

@@ -6,6 +6,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::fastly_api::Client;
 use serde_json::{Map, Value, json};
 use waiting_room::control::{Write, fifo};
 
@@ -145,29 +146,20 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
 /// with every item as an upsert (in FIFO mode the cutoff, the rate and the
 /// heartbeat in one batch, so the edge never sees a cutoff without its rate).
 pub struct FastlyApi {
-    agent: ureq::Agent,
+    client: Client,
     url: String,
     store_id: String,
-    token: String,
 }
 
 impl FastlyApi {
     /// A client of the API at `api` (no trailing slash needed) for config store
     /// `store_id`, authenticated with `token`.
     pub fn new(api: &str, store_id: &str, token: String) -> FastlyApi {
-        let config = ureq::Agent::config_builder()
-            .timeout_global(Some(API_TIMEOUT))
-            .http_status_as_error(false)
-            .user_agent(concat!("wrctl/", env!("CARGO_PKG_VERSION")))
-            .build();
+        let client = Client::new(api, token);
         FastlyApi {
-            agent: config.into(),
-            url: format!(
-                "{}/resources/stores/config/{store_id}/items",
-                api.trim_end_matches('/')
-            ),
+            url: client.items_url(store_id),
+            client,
             store_id: store_id.to_string(),
-            token,
         }
     }
 
@@ -189,47 +181,11 @@ pub fn batch_body(write: &dyn Items) -> String {
 
 impl Sink for FastlyApi {
     fn write(&mut self, write: &dyn Items) -> Result<(), String> {
-        let response = self
-            .agent
-            .patch(&self.url)
-            .header("Fastly-Key", &self.token)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .send(batch_body(write));
-        let mut response = match response {
-            Ok(r) => r,
-            Err(e) => return Err(self.redact(format!("Fastly API request failed: {e}"))),
-        };
-        let status = response.status();
-        if status.is_success() {
-            return Ok(());
-        }
-        let body = response
-            .body_mut()
-            .with_config()
-            .limit(4096)
-            .read_to_string()
-            .unwrap_or_default();
-        let body: String = body.chars().take(300).collect();
-        Err(self.redact(format!(
-            "Fastly API answered {status}: {}",
-            body.trim().replace(['\n', '\r'], " ")
-        )))
+        self.client.patch_items(&self.store_id, batch_body(write))
     }
 
     fn describe(&self) -> String {
         format!("fastly config store {}", self.store_id)
-    }
-}
-
-impl FastlyApi {
-    /// Never lets the token into a message.
-    fn redact(&self, message: String) -> String {
-        if self.token.is_empty() {
-            message
-        } else {
-            message.replace(&self.token, "[token]")
-        }
     }
 }
 
