@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the token decoder, the Cookie-header parser, the settings and the whole
-# plan with cargo-fuzz (targets in fuzz/, invariants in tests/support/invariants.rs),
+# plan with cargo-fuzz (targets in fuzz/, invariants in test-support/src/invariants.rs),
 # one target after the other (one core), for FUZZ_SECONDS_PER_TARGET seconds each
 # (default 60), then prints each target's executions, time and corpus size.
 #

@@ -1,7 +1,7 @@
 //! Black-box tests: the built wasm in Viceroy, a real demo origin, real HTTP from
 //! several 127.0.0.x visitors. Tokens in a given state come from the tests' own minter.
 
-mod support;
+use test_support as support;
 
 use demo_origin::ORIGIN_MARKER;
 use support::http::Response;

@@ -2,7 +2,7 @@
 //! origin, real HTTP from 127.0.0.x visitors. Fractional percentages, the
 //! controller heartbeat and its fallback, and the origin's release of a session.
 
-mod support;
+use test_support as support;
 
 use demo_origin::{ORIGIN_MARKER, RELEASE_PREFIX};
 use support::mint;

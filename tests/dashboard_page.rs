@@ -5,7 +5,7 @@
 //! desktop width, that no request leaves the page's origin and that the page says so
 //! when status.json stops answering. Screenshots stay in `artifacts/dashboard*/`.
 
-mod support;
+use test_support as support;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};

@@ -1,8 +1,7 @@
 //! Every row of the decision table (docs/how-it-works.md), natively, with a fixed
 //! clock. Tokens in a given state come from the tests' own minter.
 
-#[path = "support/mint.rs"]
-mod mint;
+use test_support::mint;
 
 use std::collections::HashMap;
 

@@ -1,8 +1,7 @@
 //! Every row of the FIFO decision table (docs/fifo.md), natively, with a fixed
 //! clock. Tokens in a given state come from the tests' own minter.
 
-#[path = "support/mint.rs"]
-mod mint;
+use test_support::mint;
 
 use std::collections::HashMap;
 

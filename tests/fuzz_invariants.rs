@@ -1,10 +1,10 @@
-//! The fuzz targets' invariants (`tests/support/invariants.rs`), run natively over
+//! The fuzz targets' invariants (`test-support/src/invariants.rs`), run natively over
 //! pseudo-random and mutated inputs from a fixed seed, so every test run checks
 //! them without a fuzzer. `cargo fuzz` (see `fuzz/`) explores further.
 //!
 //! `FUZZ_INVARIANT_CASES` overrides the number of inputs per target.
 
-mod support;
+use test_support as support;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! Black-box tests of the hardening: keys from a Secret Store, weak keys, and an
 //! origin that is slow or failing. The built wasm in Viceroy, real HTTP.
 
-mod support;
+use test_support as support;
 
 use demo_origin::ORIGIN_MARKER;
 use support::mint;

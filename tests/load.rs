@@ -19,7 +19,7 @@
 //! visitors over 32 source addresses keeps closed connections waiting out
 //! TIME_WAIT from exhausting any address's ephemeral ports.
 
-mod support;
+use test_support as support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,7 +37,7 @@ use waiting_room::percentage::Percentage;
 
 /// Source addresses 127.0.0.2 to 127.0.0.33.
 const VISITORS: std::ops::RangeInclusive<u8> = 2..=33;
-/// The room's `allow_percentage` and `cookie_lifetime` (tests/support/room.rs).
+/// The room's `allow_percentage` and `cookie_lifetime` (test-support/src/room.rs).
 const PERCENTAGE: u8 = 50;
 const COOKIE_LIFETIME: u64 = 7200;
 const ALLOW_PERIOD: u64 = 3600;

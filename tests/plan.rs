@@ -1,7 +1,6 @@
 //! The request plan, natively: scope, which page, which Set-Cookie, what is logged.
 
-#[path = "support/mint.rs"]
-mod mint;
+use test_support::mint;
 
 use std::collections::HashMap;
 

@@ -14,7 +14,7 @@
 //! so the band is wide enough not to fail by chance and narrow enough to fail a
 //! controller that jumps (the rule before this one let in 16× its target).
 
-mod support;
+use test_support as support;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

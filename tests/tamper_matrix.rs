@@ -2,8 +2,7 @@
 //! attacker might try, each with the decision and the logged reason it must get.
 //! One table, read top to bottom.
 
-#[path = "support/mint.rs"]
-mod mint;
+use test_support::mint;
 
 use std::collections::HashMap;
 

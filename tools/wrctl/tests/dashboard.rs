@@ -5,14 +5,12 @@
 //! the controller stops answering. Needs Chromium, Node.js and the npm packages of
 //! `tests/browser` (scripts/setup.sh); `WAITING_ROOM_SKIP_BROWSER=1` skips it.
 
-// The room's browser helpers; this test uses only some of them.
-#[path = "../../../tests/support/browser.rs"]
-#[allow(dead_code)]
-mod browser;
 mod support;
 
 use std::path::Path;
+
 use std::time::Duration;
+use test_support::browser;
 
 use support::{Wrctl, eventually, unix_now};
 use wrctl::pages::thousands;

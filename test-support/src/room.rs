@@ -309,7 +309,7 @@ pub fn wasm_path() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|_| {
             Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("target/wasm32-wasip1/release/edge-waiting-room.wasm")
+                .join("../target/wasm32-wasip1/release/edge-waiting-room.wasm")
         });
     assert!(
         path.exists(),
