@@ -345,26 +345,22 @@ pub fn decide_in_pop(
             }
         }
     };
-    // The POP's ceiling may hold a new session (a won draw, or a visitor a room
-    // open at 100 % lets in): the visitor waits on, with a new wait token.
     let held_session = token
         .as_ref()
         .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
-    let (decision, transition, pop_count) =
-        if decision == Decision::Allow && held_session.is_none() && !fifo {
-            let wait = token.as_ref().filter(|t| t.claims.dec == TokenKind::Wait);
-            let end = wait.map_or(now, |t| t.claims.exp);
-            let ceiling = settings.pop_new_sessions_per_minute;
-            match ceiling::judge(ceiling, pop, now, uid, end) {
-                Ceiling::Admit(count) => (decision, transition, count),
-                Ceiling::Hold if wait.is_some() => {
-                    (Decision::ReWait, Some(Transition::CeilingReached), None)
-                }
-                Ceiling::Hold => (Decision::Anon, Some(Transition::CeilingReached), None),
-            }
-        } else {
-            (decision, transition, None)
-        };
+    let new_session = decision == Decision::Allow && held_session.is_none();
+    let (decision, transition, pop_count) = if new_session && !fifo {
+        at_the_ceiling(
+            now,
+            uid,
+            token.as_ref(),
+            settings,
+            pop,
+            (decision, transition),
+        )
+    } else {
+        (decision, transition, None)
+    };
     let (wait_exp, due) = if fifo {
         fifo_due(
             (now, now_ms),
@@ -431,6 +427,28 @@ pub fn decide_in_pop(
         exp,
         weak_key: keys.weak.take(),
         pop_count,
+    }
+}
+
+/// The POP's ceiling on a new session (a won draw, or a visitor a room open at
+/// 100 % lets in): `admitted` stands, with the session to count, or the visitor
+/// waits on with a new wait token ([`crate::ceiling`]).
+fn at_the_ceiling(
+    now: u64,
+    uid: &str,
+    token: Option<&SignedToken>,
+    settings: &Settings,
+    pop: Option<&dyn PopCounts>,
+    admitted: (Decision, Option<Transition>),
+) -> (Decision, Option<Transition>, Option<String>) {
+    let wait = token.filter(|t| t.claims.dec == TokenKind::Wait);
+    let end = wait.map_or(now, |t| t.claims.exp);
+    match ceiling::judge(settings.pop_new_sessions_per_minute, pop, now, uid, end) {
+        Ceiling::Admit(count) => (admitted.0, admitted.1, count),
+        Ceiling::Hold if wait.is_some() => {
+            (Decision::ReWait, Some(Transition::CeilingReached), None)
+        }
+        Ceiling::Hold => (Decision::Anon, Some(Transition::CeilingReached), None),
     }
 }
 
