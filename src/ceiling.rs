@@ -76,6 +76,8 @@ pub fn judge(
 pub struct ExactCounts {
     buckets: std::collections::VecDeque<(u64, u32)>,
     counted: std::collections::HashMap<String, u64>,
+    /// When the counted tokens were last pruned.
+    pruned_at: u64,
 }
 
 /// Seconds a counted token stays counted (the edge's penalty box keeps an
@@ -94,8 +96,11 @@ impl ExactCounts {
             self.buckets.pop_front();
         }
         self.counted.insert(key, now);
-        if self.counted.len() > 4096 {
+        // Once a minute: a token stays counted one to two minutes, as in the
+        // edge's penalty box, and pruning costs nothing per count.
+        if now >= self.pruned_at + COUNTED_FOR {
             self.counted.retain(|_, at| *at + COUNTED_FOR > now);
+            self.pruned_at = now;
         }
     }
 }
