@@ -38,7 +38,6 @@
 pub mod answer;
 pub mod ceiling;
 pub mod config;
-pub mod control;
 pub mod cookie;
 pub mod decision;
 pub mod estimate;

@@ -14,11 +14,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use control::record::Record;
 use demo_origin::ORIGIN_MARKER;
 use support::browser::{self, assert_screenshot};
 use support::room::Room;
 use waiting_room::decision::Decision;
-use waiting_room::log::Record;
 
 /// What the waiting page must show. Add a text here when the page gains one (an
 /// estimate, say); `WAITING_ROOM_EXPECT` adds more for one run.

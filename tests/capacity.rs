@@ -4,12 +4,12 @@
 
 use test_support as support;
 
+use control::record::Record;
 use demo_origin::{ORIGIN_MARKER, RELEASE_PREFIX};
 use support::mint;
 use support::room::{KEY1, Room, now};
 use waiting_room::cookie::DELETE_COOKIE;
 use waiting_room::decision::{Decision, Session};
-use waiting_room::log::Record;
 
 const DENY_PAGE: &str = "closed right now";
 

@@ -4,11 +4,11 @@ use test_support::mint;
 
 use std::collections::HashMap;
 
+use control::record::Record;
 use waiting_room::answer::{BodySource, OriginOutcome};
 use waiting_room::config::Settings;
 use waiting_room::cookie::DELETE_COOKIE;
 use waiting_room::decision::{Decision, Session};
-use waiting_room::log::Record;
 use waiting_room::page::{Page, PageBody};
 use waiting_room::{Action, OriginCookie, Visit, plan};
 

@@ -21,9 +21,9 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use control::{MAX_RISE_PER_DRAW_PERIOD, largest_rise};
 use support::controller::Controller;
 use support::room::{Room, RoomSpec};
-use waiting_room::control::{MAX_RISE_PER_DRAW_PERIOD, largest_rise};
 
 const TARGET_PER_MINUTE: f64 = 60.0;
 const WAIT_PERIOD: u64 = 10;

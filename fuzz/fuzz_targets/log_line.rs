@@ -1,4 +1,4 @@
-//! `waiting_room::log::Record` and `waiting_room::percentage::Percentage` parsing
+//! `control::record::Record` and `waiting_room::percentage::Percentage` parsing
 //! any text: no panic, and percentages exactly as documented.
 #![no_main]
 

@@ -10,12 +10,12 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use control::record::Record;
 use waiting_room::config::{self, QueueingMethod, Settings};
 use waiting_room::cookie::{self, DELETE_COOKIE};
 use waiting_room::decision::{Decision, Session, Verdict};
 use waiting_room::grid::DrawGrid;
 use waiting_room::keys::SigningKey;
-use waiting_room::log::Record;
 use waiting_room::page::Page;
 use waiting_room::percentage::Percentage;
 use waiting_room::token::{self, Claims, TokenKind};

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::error::ErrorKind;
 use clap::{ArgAction, Args, CommandFactory, Parser};
+use control::DEFAULT_EXPECTED_PROPAGATION;
 use waiting_room::config::MAX_DURATION;
-use waiting_room::control::DEFAULT_EXPECTED_PROPAGATION;
 use waiting_room::grid::DrawGrid;
 use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
@@ -188,7 +188,7 @@ impl RunArgs {
             return Err("--fifo-hold must be 1 s to a year".into());
         }
         let options = crate::fifo::options(&control, &scenario, &spec);
-        waiting_room::control::fifo::FifoController::new(options)
+        control::fifo::FifoController::new(options)
             .map_err(|e| format!("the FIFO rule refuses its options: {e}"))?;
         Ok(Command::Fifo {
             scenario,
@@ -492,7 +492,7 @@ fn check(s: &Scenario) -> Result<(), String> {
     const DAY: u64 = 24 * 3600;
     let refuse = |bad: bool, why: &str| if bad { Err(why.to_string()) } else { Ok(()) };
     if let Some(c) = &s.control {
-        waiting_room::control::Controller::new(c.options(&s.room))
+        control::Controller::new(c.options(&s.room))
             .map_err(|e| format!("the controller refuses its options: {e}"))?;
         refuse(
             c.propagation_delay > DAY

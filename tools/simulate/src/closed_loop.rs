@@ -1,8 +1,8 @@
-//! The closed loop: a controller of the room's own ([`waiting_room::control::Controller`]
-//! in random mode, [`waiting_room::control::fifo::FifoController`] in FIFO mode) on
+//! The closed loop: a controller of the room's own ([`control::Controller`]
+//! in random mode, [`control::fifo::FifoController`] in FIFO mode) on
 //! the simulator's virtual clock. Every request's log line is written by the
 //! room's own [`waiting_room::log::decision_line`] and read back by the room's own
-//! [`waiting_room::log::Record`] parser, `log_delay` seconds after the request, so
+//! [`control::record::Record`] parser, `log_delay` seconds after the request, so
 //! the controller reads exactly the contract the live controller reads. It ticks
 //! every `tick` seconds; each write reaches the room's settings
 //! `propagation_delay` seconds later.
@@ -10,11 +10,12 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use control::fifo::{self, FifoController};
+use control::record::Record;
+use control::{self, Controller, Counters};
 use waiting_room::config::{Heartbeat, Settings};
-use waiting_room::control::fifo::{self, FifoController};
-use waiting_room::control::{self, Controller, Counters};
 use waiting_room::decision::Verdict;
-use waiting_room::log::{self, Record};
+use waiting_room::log;
 
 use crate::engine::START;
 use crate::scenario::Control;

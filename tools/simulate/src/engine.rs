@@ -15,9 +15,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
+use control::Controller;
 use waiting_room::ceiling::ExactCounts;
 use waiting_room::config::Settings;
-use waiting_room::control::Controller;
 use waiting_room::decision::{self, CookieAction, Decision, Session, Transition, Verdict};
 use waiting_room::outlook;
 use waiting_room::refresh::RefreshMode;

@@ -1,5 +1,5 @@
 //! FIFO mode (`simulate run --queueing fifo`): the room with
-//! `queueing_method = fifo`, and the FIFO rule ([`waiting_room::control::fifo`])
+//! `queueing_method = fifo`, and the FIFO rule ([`control::fifo`])
 //! in the loop.
 //!
 //! It runs the simulator's one event loop ([`crate::engine`]) with FIFO mode's
@@ -10,7 +10,7 @@
 //! of them; beyond that, people sharing a millisecond share a place, as they
 //! would at the edge). Every waiting page comes back when the room's own
 //! [`waiting_room::outlook`] says. Every log line is written by
-//! [`waiting_room::log::decision_line`], read back by [`waiting_room::log::Record`]
+//! [`waiting_room::log::decision_line`], read back by [`control::record::Record`]
 //! and reaches the rule `--log-delay` seconds later; the rule ticks every
 //! `--tick` seconds and its writes (`fifo_cutoff`, `fifo_rate`, the heartbeat)
 //! reach the room `--propagation-delay` seconds later. Until the first write
@@ -28,9 +28,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use control::fifo::{FifoController, FifoOptions};
 use serde::Serialize;
 use waiting_room::config::{QueueingMethod, Settings};
-use waiting_room::control::fifo::{FifoController, FifoOptions};
 use waiting_room::refresh::RefreshMode;
 
 use crate::closed_loop::ClosedLoop;

@@ -10,7 +10,7 @@
 //!
 //! One event loop ([`engine`]) serves both queueing methods: the lottery, and
 //! FIFO mode ([`fifo`]). With a target of new sessions a minute, the room's own
-//! controller ([`waiting_room::control::Controller`], or the FIFO rule) runs in
+//! controller ([`control::Controller`], or the FIFO rule) runs in
 //! the loop ([`closed_loop`]): it reads the room's own log lines late and its
 //! writes reach the edge late.
 

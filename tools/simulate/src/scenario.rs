@@ -338,7 +338,7 @@ pub struct Control {
 impl Control {
     /// The controller's defaults, holding `target_per_minute`.
     pub fn new(target_per_minute: f64) -> Control {
-        let defaults = waiting_room::control::Options::default();
+        let defaults = control::Options::default();
         Control {
             target_per_minute,
             propagation_delay: 30,
@@ -353,8 +353,8 @@ impl Control {
     }
 
     /// The controller's options for `room`.
-    pub fn options(&self, room: &Room) -> waiting_room::control::Options {
-        waiting_room::control::Options {
+    pub fn options(&self, room: &Room) -> control::Options {
+        control::Options {
             target_per_minute: self.target_per_minute,
             max_active: self.max_active,
             min: self.min,
@@ -363,7 +363,7 @@ impl Control {
             wait_period: room.wait_period,
             start: self.start,
             expected_propagation: self.expected_propagation,
-            ..waiting_room::control::Options::default()
+            ..control::Options::default()
         }
     }
 }

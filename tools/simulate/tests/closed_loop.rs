@@ -3,11 +3,11 @@
 //! settings that reach the edge 30 s late, holds the target from the third
 //! minute until the crowd is drained, where the static percentage alone does not.
 
+use control::MAX_RISE_PER_DRAW_PERIOD;
 use simulate::population::Population;
 use simulate::report::run_modes;
 use simulate::scenario::{Arrivals, Control, Mix, Room, Scenario, Session};
 use simulate::summary::RunReport;
-use waiting_room::control::MAX_RISE_PER_DRAW_PERIOD;
 use waiting_room::grid::DrawGrid;
 use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;

@@ -8,8 +8,8 @@
 //! cargo run --release -p wrctl --example memory [-- ADDRESSES]
 //! ```
 
-use waiting_room::control::{Controller, Options};
-use waiting_room::log::Record;
+use control::record::Record;
+use control::{Controller, Options};
 
 fn main() {
     let addresses: u32 = std::env::args()

@@ -16,8 +16,8 @@
 
 use std::time::Instant;
 
-use waiting_room::control::{Controller, Options};
-use waiting_room::log::Record;
+use control::record::Record;
+use control::{Controller, Options};
 use waiting_room::percentage::Percentage;
 use wrctl::ingest::Batch;
 use wrctl::synthetic::Crowd;

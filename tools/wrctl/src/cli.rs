@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use clap::error::ErrorKind;
 use clap::{ArgGroup, Args, CommandFactory, Parser, Subcommand};
+use control::Options;
+use control::fifo::FifoOptions;
 use waiting_room::config::{
     DEFAULT_CONTROLLER_TIMEOUT, DEFAULT_WAIT_PERIOD_DURATION, MAX_DURATION,
 };
-use waiting_room::control::Options;
-use waiting_room::control::fifo::FifoOptions;
 use waiting_room::percentage::Percentage;
 
 use crate::sink::{FASTLY_API, TOKEN_VAR};
@@ -240,7 +240,7 @@ Example: --heartbeat-every 30"
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = waiting_room::control::DEFAULT_LOG_SILENCE,
+        default_value_t = control::DEFAULT_LOG_SILENCE,
         long_help = "Seconds without a single room log line after which the controller \
 stops writing, heartbeat included, until lines come again: the edge then sees its \
 heartbeat go stale and uses allow_percentage_fallback (with ALERT=controller-stale on \
@@ -276,7 +276,7 @@ Example: --redeem-window 60"
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = waiting_room::control::DEFAULT_EXPECTED_PROPAGATION,
+        default_value_t = control::DEFAULT_EXPECTED_PROPAGATION,
         value_parser = clap::value_parser!(u64).range(0..=MAX_DURATION),
         long_help = "Seconds a write to the config store takes to reach the edge, taken \
 until the controller has measured it (from a write of its own to the first log line \

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use waiting_room::control::fifo::{self, FifoController};
-use waiting_room::control::{Controller, Snapshot, Write};
-use waiting_room::log::Record;
+use control::fifo::{self, FifoController};
+use control::record::Record;
+use control::{Controller, Snapshot, Write};
 
 use crate::clock::{rfc3339, unix_now};
 use crate::ingest::{BadCounts, Msg};

@@ -6,7 +6,7 @@
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::mpsc::{SendError, SyncSender};
 
-use waiting_room::log::{BadLine, Record};
+use control::record::{BadLine, Record};
 
 use crate::state::View;
 

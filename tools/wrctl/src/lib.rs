@@ -4,7 +4,7 @@
 //!
 //! | subcommand | what it does |
 //! | --- | --- |
-//! | `wrctl control` | the room's controller: reads its log lines, writes `allow_percentage` and `controller_heartbeat` to hold a target of new sessions a minute ([`waiting_room::control::Controller`], [`waiting_room::log::Record`]) |
+//! | `wrctl control` | the room's controller: reads its log lines, writes `allow_percentage` and `controller_heartbeat` to hold a target of new sessions a minute ([`control::Controller`], [`control::record::Record`]) |
 //! | `wrctl keygen` | a strong random signing key, and the `fastly` commands that store it |
 //! | `wrctl token inspect` / `mint` | a cookie's fields, its signature, and what the room decides for it ([`waiting_room::decision::decide`]); a token for tests and support |
 //! | `wrctl rotate` / `revoke` | the key-rotation runbook on JSON stores or through the Fastly API; the emergency removal of a key |
@@ -24,7 +24,7 @@
 //! | option | default | meaning |
 //! | --- | --- | --- |
 //! | `--target-per-minute N` | required | new sessions a minute to hold |
-//! | `--queueing MODE` | `random` | `random`: write `allow_percentage`; `fifo`: write `fifo_cutoff` and `fifo_rate` ([`waiting_room::control::fifo`]) |
+//! | `--queueing MODE` | `random` | `random`: write `allow_percentage`; `fifo`: write `fifo_cutoff` and `fifo_rate` ([`control::fifo`]) |
 //! | `--fifo-hold SECONDS` | 300 | the room's `fifo_hold` (FIFO mode) |
 //! | `--max-active N` | none | at most this many live sessions |
 //! | `--min P` | `0.0001` | lowest percentage written |

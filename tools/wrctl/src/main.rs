@@ -6,8 +6,8 @@ use std::sync::mpsc::sync_channel;
 use std::thread;
 
 use clap::Parser;
-use waiting_room::control::Controller;
-use waiting_room::control::fifo::FifoController;
+use control::Controller;
+use control::fifo::FifoController;
 use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice, usage_error};
 use wrctl::control::{Control, Rule};
 use wrctl::sink::{ConfigFile, DryRun, FastlyApi, Sink, TOKEN_VAR};

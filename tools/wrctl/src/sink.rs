@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::fastly_api::Client;
+use control::{Write, fifo};
 use serde_json::{Map, Value, json};
-use waiting_room::control::{Write, fifo};
 
 /// The environment variable the Fastly API token is read from (never a flag or a file).
 pub const TOKEN_VAR: &str = "FASTLY_API_TOKEN";

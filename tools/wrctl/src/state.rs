@@ -10,9 +10,9 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Metric, Registry};
 
+use control::Snapshot;
+use control::fifo::FifoStatus;
 use serde_json::{Value, json};
-use waiting_room::control::Snapshot;
-use waiting_room::control::fifo::FifoStatus;
 use waiting_room::percentage::Percentage;
 
 use crate::ingest::BadCounts;
@@ -128,7 +128,7 @@ impl View {
     fn percentage_status_json(&self) -> Value {
         let s = &self.snapshot;
         let series = &s.series;
-        let column = |f: fn(&waiting_room::control::series::Second) -> u64| -> Vec<u64> {
+        let column = |f: fn(&control::series::Second) -> u64| -> Vec<u64> {
             series.iter().map(|(_, sec)| f(sec)).collect()
         };
         let mut last_active = None;

@@ -201,7 +201,7 @@ impl Crowd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use waiting_room::log::Record;
+    use control::record::Record;
 
     #[test]
     fn every_line_is_a_room_line_of_its_second() {

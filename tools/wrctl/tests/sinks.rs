@@ -5,9 +5,9 @@ mod support;
 
 use std::fs;
 
+use control::{Controller, Options, Write};
 use serde_json::{Value, json};
 use support::MockApi;
-use waiting_room::control::{Controller, Options, Write};
 use wrctl::control::Control;
 use wrctl::sink::{ConfigFile, FastlyApi, Sink};
 use wrctl::state::Info;
@@ -204,8 +204,8 @@ fn a_failed_write_is_retried_after_the_backoff() {
 
 #[test]
 fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
-    use waiting_room::control::fifo::{FifoController, FifoOptions};
-    use waiting_room::log::Record;
+    use control::fifo::{FifoController, FifoOptions};
+    use control::record::Record;
 
     let api = MockApi::start(&[200, 500, 200], "{}");
     let options = FifoOptions {

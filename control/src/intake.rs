@@ -11,9 +11,9 @@
 use super::series::{Second, Series};
 use super::tokens::Seen;
 use super::{Counters, MAX_CLOCK_SKEW, WINDOW};
-use crate::decision::Session;
-use crate::log::Record;
-use crate::percentage::Percentage;
+use crate::record::Record;
+use waiting_room::decision::Session;
+use waiting_room::percentage::Percentage;
 
 /// The crowd's sizes, noted in the newest second when it closes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

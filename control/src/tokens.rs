@@ -21,8 +21,8 @@
 //! Memory is the two crowds' ([`Crowd`]): 8 bytes an address.
 
 use super::crowd::Crowd;
-use crate::decision::{Decision, Session, Transition};
-use crate::log::Record;
+use crate::record::Record;
+use waiting_room::decision::{Decision, Session, Transition};
 
 /// What one record adds, counted per token.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

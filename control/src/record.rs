@@ -1,0 +1,277 @@
+//! [`Record`]: what the controller reads from one room log line, as
+//! `waiting_room::log` writes it (see that module for the line's fields).
+
+use std::fmt;
+use std::str::FromStr;
+
+use waiting_room::decision::{Decision, Session, Transition};
+use waiting_room::log::PREFIX;
+use waiting_room::percentage::Percentage;
+
+/// What the controller reads from one log line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Unix seconds of the request.
+    pub t: u64,
+    /// The room's decision; `None` when the room did not apply (`decision=bypass`).
+    pub decision: Option<Decision>,
+    /// The visitor's address.
+    pub uid: String,
+    /// The percentage in effect for the request (absent on bypass lines).
+    pub percentage: Option<Percentage>,
+    /// For an admitted request: new, renewed or kept session.
+    pub session: Option<Session>,
+    /// How a valid expired token changed state (a draw, when the lottery ran).
+    pub transition: Option<Transition>,
+    /// Expiry of the token the visitor holds after the response.
+    pub exp: Option<u64>,
+    /// FIFO: the visitor's place (Unix ms): held after the response, or admitted.
+    pub arr: Option<u64>,
+    /// FIFO: the cutoff in effect (Unix ms); `None` outside FIFO mode or when unset.
+    pub cutoff: Option<u64>,
+    /// Whether the line was written in FIFO mode (it carries `cutoff`).
+    pub fifo: bool,
+    /// The origin ended the visitor's session on this response.
+    pub released: bool,
+    /// The edge saw the controller's heartbeat as stale.
+    pub controller_stale: bool,
+}
+
+impl Record {
+    /// Whether this request was a lottery draw (won, lost, or won and held by
+    /// the POP's ceiling).
+    pub fn is_draw(&self) -> bool {
+        matches!(
+            self.transition,
+            Some(Transition::LotteryWon | Transition::LotteryLost | Transition::CeilingReached)
+        )
+    }
+
+    /// Whether this request started waiting: a visitor new to the room, or back
+    /// after their session or token ran out.
+    pub fn is_arrival(&self) -> bool {
+        self.decision == Some(Decision::Anon)
+    }
+}
+
+/// Why a line is not a room log line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadLine {
+    /// No `waitingroom` word: another program's line.
+    NotRoomLine,
+    /// A field the reader needs is missing.
+    Missing(&'static str),
+    /// A field's value does not parse.
+    Unreadable(&'static str),
+}
+
+impl fmt::Display for BadLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadLine::NotRoomLine => f.write_str("not a waiting-room log line"),
+            BadLine::Missing(field) => write!(f, "field {field} is missing"),
+            BadLine::Unreadable(field) => write!(f, "field {field} is unreadable"),
+        }
+    }
+}
+
+impl std::error::Error for BadLine {}
+
+impl FromStr for Record {
+    type Err = BadLine;
+
+    /// Reads a line as the room writes it, after any prefix a log pipeline adds
+    /// (`waitingroom_log :: ` from Viceroy, a syslog header, …).
+    fn from_str(line: &str) -> Result<Record, BadLine> {
+        let mut words = line.split_ascii_whitespace();
+        words
+            .by_ref()
+            .find(|w| *w == PREFIX)
+            .ok_or(BadLine::NotRoomLine)?;
+        let mut fields = Fields::default();
+        for word in words {
+            if let Some((key, value)) = word.split_once('=') {
+                fields.take(key, value);
+            }
+        }
+        let decision = match fields.decision.ok_or(BadLine::Missing("decision"))? {
+            "bypass" => None,
+            word => Some(word.parse().map_err(|_| BadLine::Unreadable("decision"))?),
+        };
+        Ok(Record {
+            t: parse_field("t", fields.t)?.ok_or(BadLine::Missing("t"))?,
+            decision,
+            uid: fields.uid.ok_or(BadLine::Missing("uid"))?.to_string(),
+            percentage: parse_field("p", fields.p)?,
+            session: parse_field("session", fields.session)?,
+            transition: parse_field("transition", fields.transition)?,
+            exp: parse_field("exp", fields.exp)?,
+            arr: parse_field("arr", fields.arr)?,
+            cutoff: parse_field("cutoff", fields.cutoff.filter(|c| *c != "none"))?,
+            fifo: fields.cutoff.is_some(),
+            released: fields.release == Some("origin"),
+            controller_stale: fields.alerts.contains(&"controller-stale"),
+        })
+    }
+}
+
+/// The first value of each key a reader needs.
+#[derive(Default)]
+struct Fields<'a> {
+    t: Option<&'a str>,
+    decision: Option<&'a str>,
+    uid: Option<&'a str>,
+    p: Option<&'a str>,
+    session: Option<&'a str>,
+    transition: Option<&'a str>,
+    exp: Option<&'a str>,
+    arr: Option<&'a str>,
+    cutoff: Option<&'a str>,
+    release: Option<&'a str>,
+    alerts: Vec<&'a str>,
+}
+
+impl<'a> Fields<'a> {
+    fn take(&mut self, key: &str, value: &'a str) {
+        let slot = match key {
+            "t" => &mut self.t,
+            "decision" => &mut self.decision,
+            "uid" => &mut self.uid,
+            "p" => &mut self.p,
+            "session" => &mut self.session,
+            "transition" => &mut self.transition,
+            "exp" => &mut self.exp,
+            "arr" => &mut self.arr,
+            "cutoff" => &mut self.cutoff,
+            "release" => &mut self.release,
+            "ALERT" => return self.alerts.push(value),
+            _ => return,
+        };
+        slot.get_or_insert(value);
+    }
+}
+
+fn parse_field<T: FromStr>(name: &'static str, raw: Option<&str>) -> Result<Option<T>, BadLine> {
+    raw.map(|text| text.parse().map_err(|_| BadLine::Unreadable(name)))
+        .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_field_a_controller_needs() {
+        let line = "waitingroom_log :: waitingroom t=1700000023 decision=allow uid=2001:db8::1 \
+                    p=12.5 session=new transition=lottery-won exp=1700003623 path=/events \
+                    ALERT=controller-stale release=origin";
+        let record: Record = line.parse().unwrap();
+        assert_eq!(
+            record,
+            Record {
+                t: 1_700_000_023,
+                decision: Some(Decision::Allow),
+                uid: "2001:db8::1".into(),
+                percentage: Some("12.5".parse().unwrap()),
+                session: Some(Session::New),
+                transition: Some(Transition::LotteryWon),
+                exp: Some(1_700_003_623),
+                arr: None,
+                cutoff: None,
+                fifo: false,
+                released: true,
+                controller_stale: true,
+            }
+        );
+        assert!(record.is_draw() && !record.is_arrival());
+    }
+
+    #[test]
+    fn reads_a_fifo_place_and_cutoff() {
+        let line = "waitingroom t=1700000023 decision=wait uid=192.0.2.10 p=50 \
+                    exp=1700000300 arr=1700000000123 cutoff=1699999990000 path=/events";
+        let record: Record = line.parse().unwrap();
+        assert_eq!(record.arr, Some(1_700_000_000_123));
+        assert_eq!(record.cutoff, Some(1_699_999_990_000));
+        assert!(record.fifo);
+        let unset: Record = "waitingroom t=1 decision=anon uid=192.0.2.10 p=50 arr=1000 \
+                             cutoff=none path=/events ALERT=fifo-no-cutoff"
+            .parse()
+            .unwrap();
+        assert_eq!((unset.cutoff, unset.fifo), (None, true));
+        assert_eq!(
+            "waitingroom t=1 decision=wait uid=a p=5 arr=soon".parse::<Record>(),
+            Err(BadLine::Unreadable("arr"))
+        );
+        assert_eq!(
+            "waitingroom t=1 decision=wait uid=a p=5 cutoff=-3".parse::<Record>(),
+            Err(BadLine::Unreadable("cutoff"))
+        );
+    }
+
+    #[test]
+    fn bypass_lines_have_no_decision() {
+        let r: Record = "waitingroom t=5 decision=bypass scope=disabled uid=192.0.2.1 path=/"
+            .parse()
+            .unwrap();
+        assert_eq!((r.t, r.decision, r.percentage), (5, None, None));
+    }
+
+    #[test]
+    fn visitor_controlled_text_cannot_add_fields() {
+        // A path and a key id are one word each (no spaces), so text that looks
+        // like a field stays inside its own field.
+        let r: Record = "waitingroom t=9 decision=anon uid=192.0.2.1 p=50 exp=99 \
+                         path=/events/%20session=new rejected=unknown-key kid=release=origin"
+            .parse()
+            .unwrap();
+        assert_eq!((r.t, r.session, r.released), (9, None, false));
+        // And the counted fields come first: a repeated key keeps its first value.
+        let r: Record = "waitingroom t=9 decision=anon uid=192.0.2.1 t=1 decision=allow"
+            .parse()
+            .unwrap();
+        assert_eq!((r.t, r.decision), (9, Some(Decision::Anon)));
+    }
+
+    #[test]
+    fn lines_that_are_not_room_lines_or_lack_fields_are_refused() {
+        for (line, why) in [
+            ("", BadLine::NotRoomLine),
+            ("GET /events 200", BadLine::NotRoomLine),
+            ("waitingroom_log :: hello", BadLine::NotRoomLine),
+            ("waitingroom decision=anon uid=a", BadLine::Missing("t")),
+            ("waitingroom t=1 uid=a", BadLine::Missing("decision")),
+            ("waitingroom t=1 decision=anon", BadLine::Missing("uid")),
+            (
+                "waitingroom t=x decision=anon uid=a",
+                BadLine::Unreadable("t"),
+            ),
+            (
+                "waitingroom t=-1 decision=anon uid=a",
+                BadLine::Unreadable("t"),
+            ),
+            (
+                "waitingroom t=1 decision=maybe uid=a",
+                BadLine::Unreadable("decision"),
+            ),
+            (
+                "waitingroom t=1 decision=anon uid=a p=lots",
+                BadLine::Unreadable("p"),
+            ),
+            (
+                "waitingroom t=1 decision=allow uid=a session=old",
+                BadLine::Unreadable("session"),
+            ),
+            (
+                "waitingroom t=1 decision=anon uid=a exp=soon",
+                BadLine::Unreadable("exp"),
+            ),
+            (
+                "waitingroom t=1 decision=anon uid=a transition=x",
+                BadLine::Unreadable("transition"),
+            ),
+        ] {
+            assert_eq!(line.parse::<Record>(), Err(why), "{line:?}");
+        }
+    }
+}
