@@ -79,7 +79,7 @@ impl Plan {
         if !admitted || header.map(str::trim) != Some("1") {
             return false;
         }
-        self.set_cookie = Some(cookie::DELETE_COOKIE.to_string());
+        self.set_cookie = Some(cookie::delete_cookie(&self.cookie_name));
         self.log_line.push_str(log::RELEASE_FIELD);
         true
     }
@@ -99,7 +99,11 @@ impl Plan {
             body: if json {
                 BodySource::Ready(status.json().into_bytes())
             } else {
-                BodySource::Store(page.store_keys(visit.accept_language))
+                BodySource::Store(
+                    settings
+                        .room
+                        .page_keys(page.store_keys(visit.accept_language)),
+                )
             },
         }
     }

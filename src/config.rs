@@ -4,13 +4,15 @@
 //! A value that is missing or unusable never fails a request: it falls back, and
 //! the key's name is recorded in [`Settings::fallbacks`] so the log can say so.
 //!
-//! The edge reads in two tiers ([`Settings::for_request`]): the few keys a request
-//! the room does not apply to needs ([`BYPASS_KEYS`]), then, when the room applies,
-//! every key. The tools and the tests read them all ([`Settings::from_lookup`]).
+//! The edge reads in two tiers ([`Settings::for_request`], in `room_settings`): the
+//! few keys a request outside every room needs ([`BYPASS_KEYS`]), then those of
+//! the room it is in. The tools and the tests read them all ([`Settings::from_lookup`]).
 
 use crate::grid::DrawGrid;
 use crate::percentage::Percentage;
 use crate::refresh::RefreshMode;
+use crate::room::Room;
+use crate::rules::{self, Cidr};
 use crate::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
 use crate::unix_time;
 
@@ -79,8 +81,17 @@ pub const POP_NEW_SESSIONS_PER_MINUTE: &str = "pop_new_sessions_per_minute";
 /// Highest `pop_new_sessions_per_minute`.
 pub const MAX_POP_NEW_SESSIONS_PER_MINUTE: u32 = 10_000_000;
 
+/// Holds everyone: new visitors wait, nobody is drawn or admitted, sessions go on.
+pub const QUEUE_ALL: &str = "queue_all";
+/// Address blocks (CIDR) that bypass the room.
+pub const BYPASS_ADDRESSES: &str = "bypass_addresses";
+/// Path prefixes inside the room that bypass it.
+pub const BYPASS_PATHS: &str = "bypass_paths";
+/// Signed passes issued before this time are refused.
+pub const PASSES_NOT_BEFORE: &str = "passes_not_before";
+
 /// Every key the room reads from `waitingroom_config`.
-pub const KEYS: [&str; 26] = [
+pub const KEYS: [&str; 30] = [
     ENABLED,
     PROTECTED_PATHS,
     ALLOW_PERCENTAGE,
@@ -107,6 +118,10 @@ pub const KEYS: [&str; 26] = [
     FIFO_HOLD,
     QUEUE_OPENS_AT,
     POP_NEW_SESSIONS_PER_MINUTE,
+    QUEUE_ALL,
+    BYPASS_ADDRESSES,
+    BYPASS_PATHS,
+    PASSES_NOT_BEFORE,
 ];
 
 /// The keys a request the room does not apply to needs, the edge's first tier
@@ -317,8 +332,21 @@ pub struct Settings {
     pub queue_opens_at: Option<u64>,
     /// Random mode: new sessions a POP starts in a minute at most (`None`: no ceiling).
     pub pop_new_sessions_per_minute: Option<u32>,
+    /// Hold everyone: nobody is drawn or admitted, live sessions go on.
+    pub queue_all: bool,
+    /// Address blocks whose visitors bypass the room.
+    pub bypass_addresses: Vec<Cidr>,
+    /// Path prefixes inside the room that bypass it (none covering a protected prefix).
+    pub bypass_paths: Vec<String>,
+    /// Unix seconds: passes issued before are refused.
+    pub passes_not_before: Option<u64>,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,
+    /// The room these are the settings of.
+    pub room: Room,
+    /// The cookie names of the service's named rooms (none without `rooms`): the
+    /// origin never sees them.
+    pub room_cookies: Vec<String>,
 }
 
 impl Default for Settings {
@@ -335,21 +363,6 @@ impl Settings {
     /// [`Settings::fallbacks`].
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Settings {
         Settings::read(&lookup)
-    }
-
-    /// The settings for a request for `path`, for the edge (each lookup is a host
-    /// call): first the [`BYPASS_KEYS`], all that a request the room does not apply
-    /// to needs (its plan is a bypass: forwarded, logged, its uid made), every
-    /// other key taking its default as if missing; then, when the room applies to
-    /// `path`, every key ([`Settings::from_lookup`]).
-    pub fn for_request(lookup: impl Fn(&str) -> Option<String>, path: &str) -> Settings {
-        let bypass =
-            Settings::from_lookup(|key| BYPASS_KEYS.contains(&key).then(|| lookup(key)).flatten());
-        if bypass.protects(path) {
-            Settings::from_lookup(lookup)
-        } else {
-            bypass
-        }
     }
 
     /// Reads every setting. Keys are read in one order, so `fallbacks` lists them
@@ -483,6 +496,17 @@ impl Settings {
             },
             None,
         );
+        let queue_all = read.word(QUEUE_ALL, &[("true", true), ("false", false)], false);
+        let bypass_addresses = read.list(BYPASS_ADDRESSES, |item| item.parse().ok());
+        let bypass_paths = read.list(BYPASS_PATHS, |item| {
+            (item.starts_with('/') && !rules::covers_the_room(item, &protected_paths))
+                .then(|| item.to_string())
+        });
+        let passes_not_before = read.value(
+            PASSES_NOT_BEFORE,
+            |raw| unix_time::parse_seconds(raw).map(Some),
+            None,
+        );
 
         Settings {
             enabled,
@@ -511,7 +535,13 @@ impl Settings {
             fifo_hold,
             queue_opens_at,
             pop_new_sessions_per_minute,
+            queue_all,
+            bypass_addresses,
+            bypass_paths,
+            passes_not_before,
             fallbacks: read.fallbacks,
+            room: Room::Service,
+            room_cookies: Vec::new(),
         }
     }
 
@@ -578,6 +608,30 @@ impl Reader<'_> {
             self.fallbacks.push(key);
             default
         })
+    }
+
+    /// A comma-separated list, each item read by `item` (trimmed, empty ones
+    /// skipped): the items it refuses are left out and the key is recorded as a
+    /// fallback, the others kept.
+    fn list<T>(&mut self, key: &'static str, item: impl Fn(&str) -> Option<T>) -> Vec<T> {
+        let Some(raw) = (self.lookup)(key) else {
+            return Vec::new();
+        };
+        let mut refused = false;
+        let items = raw
+            .split(',')
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .filter_map(|i| {
+                let read = item(i);
+                refused |= read.is_none();
+                read
+            })
+            .collect();
+        if refused {
+            self.fallbacks.push(key);
+        }
+        items
     }
 
     /// One of the `choices` words, case-insensitive, surrounding spaces ignored.
@@ -653,6 +707,9 @@ mod tests {
     use super::*;
     use std::cell::RefCell;
     use std::collections::{BTreeMap, HashMap};
+
+    use crate::room::ROOMS;
+    use crate::room_settings::Remembered;
 
     fn settings(pairs: &[(&str, &str)]) -> Settings {
         let map: HashMap<String, String> = pairs
@@ -1092,19 +1149,20 @@ mod tests {
     fn keys_read(pairs: &[(&str, &str)], path: &str) -> BTreeMap<String, usize> {
         let map: HashMap<&str, &str> = pairs.iter().copied().collect();
         let read = RefCell::new(BTreeMap::new());
-        Settings::for_request(
-            |key| {
-                *read.borrow_mut().entry(key.to_string()).or_default() += 1;
-                map.get(key).map(|v| v.to_string())
-            },
-            path,
-        );
+        let lookup = Remembered::new(|key: &str| {
+            *read.borrow_mut().entry(key.to_string()).or_default() += 1;
+            map.get(key).map(|v| v.to_string())
+        });
+        Settings::for_request(&lookup, None, path);
         read.into_inner()
     }
 
-    /// `keys`, each looked up `times`.
-    fn read_times(keys: &[&str], times: usize) -> BTreeMap<String, usize> {
-        keys.iter().map(|k| (k.to_string(), times)).collect()
+    /// `keys` and the `rooms` index, each looked up once.
+    fn read_once(keys: &[&str]) -> BTreeMap<String, usize> {
+        keys.iter()
+            .chain([&ROOMS])
+            .map(|k| (k.to_string(), 1))
+            .collect()
     }
 
     /// A store with a usable value for every key, `extra` on top.
@@ -1166,22 +1224,24 @@ mod tests {
         ] {
             assert_eq!(
                 keys_read(&store, path),
-                read_times(&BYPASS_KEYS, 1),
+                read_once(&BYPASS_KEYS),
                 "{path} {store:?}"
             );
         }
     }
 
     #[test]
-    fn a_request_the_room_applies_to_reads_every_key() {
-        let mut twice = read_times(&KEYS, 1);
-        twice.extend(read_times(&BYPASS_KEYS, 2));
+    fn a_request_the_room_applies_to_reads_every_key_once() {
         for store in [
             full_store(&[]),
             full_store(&[(QUEUEING_METHOD, " FIFO ")]),
             full_store(&[(CONTROLLER_HEARTBEAT, "soon")]),
         ] {
-            assert_eq!(keys_read(&store, "/events/1"), twice, "{store:?}");
+            assert_eq!(
+                keys_read(&store, "/events/1"),
+                read_once(&KEYS),
+                "{store:?}"
+            );
         }
     }
 
@@ -1206,9 +1266,10 @@ mod tests {
                 FIFO_CUTOFF
             ]
         );
-        assert_eq!(Settings::for_request(lookup, "/events"), full);
+        let remembered = Remembered::new(lookup);
+        assert_eq!(Settings::for_request(&remembered, None, "/events"), full);
         // Outside the room: the bypass keys, every other key as if missing.
-        let bypass = Settings::for_request(lookup, "/about");
+        let bypass = Settings::for_request(&Remembered::new(lookup), None, "/about");
         assert_eq!(bypass.fallbacks, vec![CONTROLLER_TIMEOUT, UID_IPV6_PREFIX]);
         assert_eq!(
             bypass,

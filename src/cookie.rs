@@ -43,12 +43,15 @@ impl Attributes {
     }
 }
 
-/// The `Set-Cookie` value that stores `token` with `attributes`.
-pub(crate) fn set_cookie(token: &str, attributes: &Attributes) -> String {
-    let mut value = format!(
-        "{COOKIE_NAME}={token}; path=/; max-age={}",
-        attributes.max_age
-    );
+/// The `Set-Cookie` value that deletes the cookie `name` ([`DELETE_COOKIE`] for
+/// the service room's).
+pub fn delete_cookie(name: &str) -> String {
+    format!("{name}=deleted; path=/; expires=Thu, 01 Jan 1970 00:00:00 GMT")
+}
+
+/// The `Set-Cookie` value that stores `token` in the cookie `name` with `attributes`.
+pub(crate) fn set_cookie(name: &str, token: &str, attributes: &Attributes) -> String {
+    let mut value = format!("{name}={token}; path=/; max-age={}", attributes.max_age);
     if attributes.http_only {
         value.push_str("; HttpOnly");
     }
@@ -63,11 +66,11 @@ pub(crate) fn set_cookie(token: &str, attributes: &Attributes) -> String {
     value
 }
 
-/// The value of the first waiting-room cookie in a `Cookie` header, without the
-/// optional double quotes RFC 6265 allows around it. An empty value counts as no
-/// cookie. Later duplicates are ignored: browsers send the most specific cookie first.
-pub fn find(header: &str) -> Option<&str> {
-    let value = pairs(header).find_map(|(name, value)| (name == COOKIE_NAME).then_some(value))?;
+/// The value of the first cookie `name` (a room's) in a `Cookie` header, without
+/// the optional double quotes RFC 6265 allows around it. An empty value counts as
+/// no cookie. Later duplicates are ignored: browsers send the most specific cookie first.
+pub fn find<'h>(header: &'h str, name: &str) -> Option<&'h str> {
+    let value = pairs(header).find_map(|(n, value)| (n == name).then_some(value))?;
     unquoted(value)
 }
 
@@ -80,18 +83,26 @@ fn unquoted(value: &str) -> Option<&str> {
     (!value.is_empty()).then_some(value)
 }
 
-/// Whether the header holds a waiting-room cookie at all (even an empty one).
-pub fn has_room_cookie(header: &str) -> bool {
-    header.split(';').any(|part| name_of(part) == COOKIE_NAME)
+/// Whether `name` is a room's cookie: the service room's, or one of
+/// `room_cookies` (the named rooms').
+fn is_room_cookie(name: &str, room_cookies: &[String]) -> bool {
+    name == COOKIE_NAME || room_cookies.iter().any(|c| c == name)
 }
 
-/// The `Cookie` header with every waiting-room cookie removed and the others left
+/// Whether the header holds a room's cookie at all (even an empty one).
+pub fn has_room_cookie(header: &str, room_cookies: &[String]) -> bool {
+    header
+        .split(';')
+        .any(|part| is_room_cookie(name_of(part), room_cookies))
+}
+
+/// The `Cookie` header with every room's cookie removed and the others left
 /// exactly as sent; `None` when nothing else remains.
-pub fn without_room_cookie(header: &str) -> Option<String> {
+pub fn without_room_cookie(header: &str, room_cookies: &[String]) -> Option<String> {
     let kept: Vec<&str> = header
         .split(';')
         .map(str::trim)
-        .filter(|part| !part.is_empty() && name_of(part) != COOKIE_NAME)
+        .filter(|part| !part.is_empty() && !is_room_cookie(name_of(part), room_cookies))
         .collect();
     (!kept.is_empty()).then(|| kept.join("; "))
 }
@@ -113,30 +124,36 @@ mod tests {
 
     #[test]
     fn finds_the_room_cookie_among_others() {
-        assert_eq!(find("a=1; waiting_room=abc=; b=2"), Some("abc="));
-        assert_eq!(find("waiting_room=x"), Some("x"));
-        assert_eq!(find("a=1;waiting_room=y"), Some("y"));
-        assert_eq!(find("a=1; b=2"), None);
-        assert_eq!(find("xwaiting_room=1; waiting_roomx=2"), None);
-        assert_eq!(find(""), None);
+        assert_eq!(
+            find("a=1; waiting_room=abc=; b=2", COOKIE_NAME),
+            Some("abc=")
+        );
+        assert_eq!(find("waiting_room=x", COOKIE_NAME), Some("x"));
+        assert_eq!(find("a=1;waiting_room=y", COOKIE_NAME), Some("y"));
+        assert_eq!(find("a=1; b=2", COOKIE_NAME), None);
+        assert_eq!(find("xwaiting_room=1; waiting_roomx=2", COOKIE_NAME), None);
+        assert_eq!(find("", COOKIE_NAME), None);
     }
 
     #[test]
     fn empty_and_quoted_values() {
-        assert_eq!(find("waiting_room="), None);
-        assert_eq!(find("waiting_room=; a=1"), None);
-        assert_eq!(find("waiting_room=\"\""), None);
-        assert_eq!(find("waiting_room=\"abc=\""), Some("abc="));
-        assert_eq!(find("waiting_room=\"abc"), Some("\"abc"));
-        assert_eq!(find("waiting_room"), None);
+        assert_eq!(find("waiting_room=", COOKIE_NAME), None);
+        assert_eq!(find("waiting_room=; a=1", COOKIE_NAME), None);
+        assert_eq!(find("waiting_room=\"\"", COOKIE_NAME), None);
+        assert_eq!(find("waiting_room=\"abc=\"", COOKIE_NAME), Some("abc="));
+        assert_eq!(find("waiting_room=\"abc", COOKIE_NAME), Some("\"abc"));
+        assert_eq!(find("waiting_room", COOKIE_NAME), None);
     }
 
     #[test]
     fn long_and_odd_headers_never_panic() {
         let long = format!("{}; waiting_room=x", "a=b; ".repeat(20_000));
-        assert_eq!(find(&long), Some("x"));
+        assert_eq!(find(&long, COOKIE_NAME), Some("x"));
         assert_eq!(
-            without_room_cookie(&long).unwrap().matches("a=b").count(),
+            without_room_cookie(&long, &[])
+                .unwrap()
+                .matches("a=b")
+                .count(),
             20_000
         );
         for odd in [
@@ -147,16 +164,16 @@ mod tests {
             "\u{fffd}=\u{fffd}",
             " ; ; ",
         ] {
-            let _ = find(odd);
-            let _ = without_room_cookie(odd);
+            let _ = find(odd, COOKIE_NAME);
+            let _ = without_room_cookie(odd, &[]);
         }
-        assert_eq!(find("waiting_room=="), Some("="));
+        assert_eq!(find("waiting_room==", COOKIE_NAME), Some("="));
     }
 
     #[test]
     fn first_room_cookie_wins() {
         assert_eq!(
-            find("waiting_room=first; waiting_room=second"),
+            find("waiting_room=first; waiting_room=second", COOKIE_NAME),
             Some("first")
         );
     }
@@ -164,24 +181,44 @@ mod tests {
     #[test]
     fn strips_every_room_cookie_and_keeps_the_rest_intact() {
         assert_eq!(
-            without_room_cookie("a=1; waiting_room=abc; b=x=y; waiting_room=d").as_deref(),
+            without_room_cookie("a=1; waiting_room=abc; b=x=y; waiting_room=d", &[]).as_deref(),
             Some("a=1; b=x=y")
         );
-        assert_eq!(without_room_cookie("waiting_room=abc"), None);
-        assert_eq!(without_room_cookie(" ; waiting_room=abc;"), None);
-        assert_eq!(without_room_cookie("a=1").as_deref(), Some("a=1"));
+        assert_eq!(without_room_cookie("waiting_room=abc", &[]), None);
+        assert_eq!(without_room_cookie(" ; waiting_room=abc;", &[]), None);
+        assert_eq!(without_room_cookie("a=1", &[]).as_deref(), Some("a=1"));
         assert_eq!(
-            without_room_cookie("waiting_roomx=1").as_deref(),
+            without_room_cookie("waiting_roomx=1", &[]).as_deref(),
             Some("waiting_roomx=1")
         );
     }
 
     #[test]
     fn detects_the_room_cookie_even_empty() {
-        assert!(has_room_cookie("a=1; waiting_room="));
-        assert!(has_room_cookie("waiting_room"));
-        assert!(!has_room_cookie("a=1; waiting_roomx=2"));
-        assert!(!has_room_cookie(""));
+        assert!(has_room_cookie("a=1; waiting_room=", &[]));
+        assert!(has_room_cookie("waiting_room", &[]));
+        assert!(!has_room_cookie("a=1; waiting_roomx=2", &[]));
+        assert!(!has_room_cookie("", &[]));
+    }
+
+    #[test]
+    fn each_room_has_its_cookie_and_none_reaches_the_origin() {
+        let rooms = vec!["waiting_room_drops".to_string()];
+        let header = "a=1; waiting_room_drops=d; waiting_room=s; waiting_room_other=o";
+        assert_eq!(find(header, "waiting_room_drops"), Some("d"));
+        assert_eq!(find(header, COOKIE_NAME), Some("s"));
+        assert!(has_room_cookie("waiting_room_drops=", &rooms));
+        assert!(!has_room_cookie("waiting_room_drops=", &[]));
+        // Only the service's rooms' cookies are removed.
+        assert_eq!(
+            without_room_cookie(header, &rooms).as_deref(),
+            Some("a=1; waiting_room_other=o")
+        );
+        assert_eq!(delete_cookie(COOKIE_NAME), DELETE_COOKIE);
+        assert_eq!(
+            set_cookie("waiting_room_drops", "v", &attributes(&[], false)),
+            "waiting_room_drops=v; path=/; max-age=7200; HttpOnly; SameSite=Lax"
+        );
     }
 
     fn attributes(pairs: &[(&str, &str)], tls: bool) -> Attributes {
@@ -193,11 +230,15 @@ mod tests {
     #[test]
     fn default_cookie_is_httponly_lax_and_secure_over_tls() {
         assert_eq!(
-            set_cookie("T0s=", &attributes(&[], false)),
+            set_cookie(COOKIE_NAME, "T0s=", &attributes(&[], false)),
             "waiting_room=T0s=; path=/; max-age=7200; HttpOnly; SameSite=Lax"
         );
         assert_eq!(
-            set_cookie("T0s=", &attributes(&[("cookie_lifetime", "60")], true)),
+            set_cookie(
+                COOKIE_NAME,
+                "T0s=",
+                &attributes(&[("cookie_lifetime", "60")], true)
+            ),
             "waiting_room=T0s=; path=/; max-age=60; HttpOnly; SameSite=Lax; Secure"
         );
     }
@@ -210,12 +251,12 @@ mod tests {
             ("cookie_secure", "never"),
         ];
         assert_eq!(
-            set_cookie("v", &attributes(&vcl_like, true)),
+            set_cookie(COOKIE_NAME, "v", &attributes(&vcl_like, true)),
             "waiting_room=v; path=/; max-age=7200; SameSite=Strict"
         );
         let embedded = [("cookie_samesite", "none"), ("cookie_secure", "always")];
         assert_eq!(
-            set_cookie("v", &attributes(&embedded, false)),
+            set_cookie(COOKIE_NAME, "v", &attributes(&embedded, false)),
             "waiting_room=v; path=/; max-age=7200; HttpOnly; SameSite=None; Secure"
         );
     }

@@ -67,11 +67,12 @@ impl FromStr for Decision {
 
 impl Transition {
     /// Every transition.
-    pub const ALL: [Transition; 9] = [
+    pub const ALL: [Transition; 10] = [
         Transition::SessionExpired,
         Transition::LotteryWon,
         Transition::LotteryLost,
         Transition::CeilingReached,
+        Transition::QueueAll,
         Transition::RedeemWindowPassed,
         Transition::CutoffReached,
         Transition::HoldExpired,
@@ -86,6 +87,7 @@ impl Transition {
             Transition::LotteryWon => "lottery-won",
             Transition::LotteryLost => "lottery-lost",
             Transition::CeilingReached => "ceiling-reached",
+            Transition::QueueAll => "queue-all",
             Transition::RedeemWindowPassed => "redeem-window-passed",
             Transition::CutoffReached => "cutoff-reached",
             Transition::HoldExpired => "hold-expired",
@@ -152,6 +154,9 @@ pub enum Transition {
     /// started `pop_new_sessions_per_minute` in the last minute: held, the
     /// visitor waits on with a new wait token, as after a loss ([`crate::ceiling`]).
     CeilingReached,
+    /// A wait token due for its draw while the room holds everyone (`queue_all`):
+    /// not drawn, it waits on with a new wait token.
+    QueueAll,
     /// A wait token presented after its redeem window: it re-waits without a draw,
     /// so a copy of a winning token cannot be replayed for new sessions forever.
     /// (In FIFO mode the visitor arrives anew.)
@@ -318,10 +323,23 @@ pub fn decide_in_pop(
         .saturating_add(u64::from(millis.min(999)));
     let keys = &NotingWeak::new(keys);
     let percentage = settings.percentage_at(now);
+    // Holding everyone: nobody is drawn (below), and in FIFO mode nobody is past
+    // the cutoff; live sessions go on.
+    let queue_all = settings.queue_all;
+    let holding;
+    let settings = if queue_all && settings.fifo_cutoff.is_some() {
+        holding = Settings {
+            fifo_cutoff: None,
+            ..settings.clone()
+        };
+        &holding
+    } else {
+        settings
+    };
     // A closed room ignores the cookie. At 100 % the VCL ignores it too; here it is
     // read so that a session's renewal is told from a new admission (the
     // controller counts new sessions) and a fixed session keeps its admission time.
-    let (token, rejection) = match cookie.filter(|_| !percentage.is_zero()) {
+    let (token, rejection) = match cookie.filter(|_| queue_all || !percentage.is_zero()) {
         None => (None, None),
         Some(value) => match validate(value, uid, keys) {
             Ok(token) => (Some(token), None),
@@ -331,7 +349,21 @@ pub fn decide_in_pop(
 
     let fifo = settings.queueing_method == QueueingMethod::Fifo;
     // FIFO: the place the visitor keeps or joins at (a newcomer's is drawn below).
-    let (decision, transition, kept_place) = if percentage.is_hundred() {
+    let (decision, transition, kept_place) = if queue_all {
+        match &token {
+            None => (Decision::Anon, None, None),
+            Some(token) if fifo => classify_fifo(now, token, settings, keys),
+            Some(token) => {
+                let (decision, transition) = classify(now, token, settings);
+                match transition {
+                    Some(Transition::LotteryWon | Transition::LotteryLost) => {
+                        (Decision::ReWait, Some(Transition::QueueAll), None)
+                    }
+                    _ => (decision, transition, None),
+                }
+            }
+        }
+    } else if percentage.is_hundred() {
         (Decision::Allow, None, None)
     } else if percentage.is_zero() {
         (Decision::Deny, None, None)

@@ -19,6 +19,8 @@ use waiting_room::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{
     BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, NEW_SESSIONS, PAGE_STORE,
 };
+use waiting_room::room::{Room, host_of};
+use waiting_room::room_settings::Remembered;
 use waiting_room::uid::uid_of;
 use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 
@@ -26,10 +28,13 @@ use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 pub fn handle(mut req: Request) -> Response {
     let client_ip = req.get_client_ip_addr();
     let path = req.get_path().to_string();
-    // Settings: the few keys a bypass needs, and every key when the room applies.
-    // A missing store reads as empty, so every key takes its default.
-    let config = open(CONFIG_STORE);
-    let settings = Settings::for_request(|key| lookup(&config, key), &path);
+    let host = req.get_header_str_lossy(HOST).map(|h| host_of(&h));
+    // Settings: the few keys a bypass needs, then the keys of the room the request
+    // is in, each looked up once. A missing store reads as empty, so every key
+    // takes its default.
+    let store = open(CONFIG_STORE);
+    let config = Remembered::new(|key: &str| lookup(&store, key));
+    let settings = Settings::for_request(&config, host.as_deref(), &path);
     let keys = SigningKeys::default();
 
     // Identity is the connection's address (an IPv6 client's network, when
@@ -103,11 +108,15 @@ pub fn handle(mut req: Request) -> Response {
                     None
                 }
             };
-            // The room answers for the origin, outside the room too: its page
-            // shows the stored settings, every one of them.
+            // The room answers for the origin, outside every room too: its page
+            // shows the settings of the request's room, else the service's, every one.
             answered.unwrap_or_else(|| {
-                let settings = Settings::from_lookup(|key| lookup(&config, key));
-                page(&mut plan, Page::OriginUnavailable, &visit, &settings, None)
+                let full = if settings.room != Room::Service || settings.protects(&path) {
+                    settings.clone()
+                } else {
+                    Settings::from_lookup(|key| config.get(key))
+                };
+                page(&mut plan, Page::OriginUnavailable, &visit, &full, None)
             })
         }
         Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req)),

@@ -3,8 +3,10 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use hmac::{Hmac, KeyInit};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
+
+use crate::room::RoomName;
 
 /// Keys shorter than this many bytes work but are logged as weak (HMAC-SHA256
 /// keys should carry at least 256 bits).
@@ -41,6 +43,20 @@ impl SigningKey {
         self.len < MIN_STRONG_KEY_LEN
     }
 
+    /// The key a named room signs with: HMAC-SHA256 of the room's name under this
+    /// key, so a token of one room never verifies in another (or in the service
+    /// room), while rooms share the stored keys. Weak when this key is.
+    pub fn for_room(&self, room: &RoomName) -> Option<SigningKey> {
+        let mut mac = self.mac();
+        mac.update(b"waiting-room room key\0");
+        mac.update(room.as_str().as_bytes());
+        let derived = SigningKey::new(mac.finalize().into_bytes())?;
+        Some(SigningKey {
+            len: self.len,
+            ..derived
+        })
+    }
+
     /// A fresh HMAC-SHA256 keyed with this key, ready for the text.
     pub(crate) fn mac(&self) -> Hmac<Sha256> {
         self.keyed.clone()
@@ -66,6 +82,30 @@ impl<F: Fn(&str) -> Option<String>> KeyStore for F {
     }
 }
 
+/// The keys of one room: a store's keys, each derived for the room when it is a
+/// named one ([`SigningKey::for_room`]).
+pub struct RoomKeys<'a, K> {
+    keys: &'a K,
+    room: Option<&'a RoomName>,
+}
+
+impl<'a, K: KeyStore> RoomKeys<'a, K> {
+    /// `keys` as `room` signs with them (`None`: the service room, as stored).
+    pub fn new(keys: &'a K, room: Option<&'a RoomName>) -> Self {
+        RoomKeys { keys, room }
+    }
+}
+
+impl<K: KeyStore> KeyStore for RoomKeys<'_, K> {
+    fn key(&self, kid: &str) -> Option<SigningKey> {
+        let key = self.keys.key(kid)?;
+        match self.room {
+            None => Some(key),
+            Some(room) => key.for_room(room),
+        }
+    }
+}
+
 impl KeyStore for HashMap<String, String> {
     fn key(&self, kid: &str) -> Option<SigningKey> {
         self.get(kid).and_then(SigningKey::new)
@@ -75,6 +115,33 @@ impl KeyStore for HashMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_room_signs_with_a_key_of_its_own() {
+        let key = SigningKey::new("a long random secret of 32 bytes or more").unwrap();
+        let drops = RoomName::new("drops").unwrap();
+        let shop = RoomName::new("shop").unwrap();
+        let a = tag(&key.for_room(&drops).unwrap(), "text");
+        assert_ne!(a, tag(&key, "text"));
+        assert_ne!(a, tag(&key.for_room(&shop).unwrap(), "text"));
+        assert_eq!(a, tag(&key.for_room(&drops).unwrap(), "text"));
+        // Derived as documented: HMAC of the name, used as the room's secret.
+        let mut mac = key.mac();
+        mac.update(b"waiting-room room key\0drops");
+        assert_eq!(a, fresh_tag(&mac.finalize().into_bytes(), "text"));
+        let weak = SigningKey::new("short").unwrap();
+        assert!(weak.for_room(&drops).unwrap().is_weak());
+        let store: HashMap<String, String> = HashMap::from([(
+            "k".to_string(),
+            "a long random secret of 32 bytes or more".to_string(),
+        )]);
+        let room_keys = RoomKeys::new(&store, Some(&drops));
+        assert_eq!(tag(&room_keys.key("k").unwrap(), "text"), a);
+        assert_eq!(
+            tag(&RoomKeys::new(&store, None).key("k").unwrap(), "text"),
+            tag(&key, "text")
+        );
+    }
 
     #[test]
     fn debug_never_prints_the_secret() {

@@ -48,6 +48,9 @@ pub mod lottery;
 pub mod page;
 pub mod percentage;
 pub mod refresh;
+pub mod room;
+pub mod room_settings;
+pub mod rules;
 pub mod token;
 pub mod uid;
 pub mod unix_time;
@@ -56,7 +59,7 @@ pub mod view;
 use config::Settings;
 use decision::{CookieAction, Decision, Verdict};
 use estimate::{Estimate, Place};
-use keys::KeyStore;
+use keys::{KeyStore, RoomKeys};
 use page::Page;
 
 /// Names of the Fastly resources the program uses.
@@ -130,6 +133,8 @@ pub struct Plan {
     pub place: Option<Place>,
     /// The room's verdict; `None` when the room did not apply.
     pub verdict: Option<Verdict>,
+    /// The name of the room's cookie (for a release by the origin).
+    pub cookie_name: String,
 }
 
 /// The `Cookie` header of the request the origin gets.
@@ -144,12 +149,13 @@ pub enum OriginCookie {
 }
 
 impl OriginCookie {
-    /// What becomes of `header` on its way to the origin: the waiting-room cookie is
-    /// removed whatever the decision; a header without one is left byte for byte.
-    pub fn for_header(header: Option<&str>) -> OriginCookie {
+    /// What becomes of `header` on its way to the origin: the rooms' cookies (the
+    /// service room's and `room_cookies`) are removed whatever the decision; a
+    /// header without one is left byte for byte.
+    pub fn for_header(header: Option<&str>, room_cookies: &[String]) -> OriginCookie {
         match header {
-            Some(header) if cookie::has_room_cookie(header) => {
-                match cookie::without_room_cookie(header) {
+            Some(header) if cookie::has_room_cookie(header, room_cookies) => {
+                match cookie::without_room_cookie(header, room_cookies) {
                     None => OriginCookie::Remove,
                     Some(others) => OriginCookie::Replace(others),
                 }
@@ -161,14 +167,27 @@ impl OriginCookie {
 
 /// Plans the response to `visit`.
 pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Plan {
-    let room_cookie = visit.cookie_header.and_then(cookie::find);
-    let origin_cookie = OriginCookie::for_header(visit.cookie_header);
-    if !settings.protects(visit.path) {
-        let scope = if settings.enabled {
+    let cookie_name = settings.room.cookie_name();
+    let room_cookie = visit
+        .cookie_header
+        .and_then(|header| cookie::find(header, &cookie_name));
+    let origin_cookie = OriginCookie::for_header(visit.cookie_header, &settings.room_cookies);
+    let keys = RoomKeys::new(keys, settings.room.name());
+    let bypass = if !settings.protects(visit.path) {
+        Some(if settings.enabled {
             "unprotected-path"
         } else {
             "disabled"
-        };
+        })
+    } else {
+        rules::bypass_scope(
+            visit.uid,
+            visit.path,
+            &settings.bypass_paths,
+            &settings.bypass_addresses,
+        )
+    };
+    if let Some(scope) = bypass {
         return Plan {
             action: Action::Forward,
             origin_cookie,
@@ -178,6 +197,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
             estimate: None,
             place: None,
             verdict: None,
+            cookie_name,
         };
     }
 
@@ -187,7 +207,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         visit.uid,
         room_cookie,
         settings,
-        keys,
+        &keys,
         visit.pop,
     );
     let action = match verdict.decision {
@@ -200,9 +220,9 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         CookieAction::Keep => None,
         CookieAction::Set(token) => {
             let attributes = cookie::Attributes::new(settings, visit.tls);
-            Some(cookie::set_cookie(token, &attributes))
+            Some(cookie::set_cookie(&cookie_name, token, &attributes))
         }
-        CookieAction::Delete => Some(cookie::DELETE_COOKIE.to_string()),
+        CookieAction::Delete => Some(cookie::delete_cookie(&cookie_name)),
     };
     let outlook = verdict
         .wait_exp
@@ -216,6 +236,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         estimate: outlook.and_then(|o| o.estimate),
         place: outlook.and_then(|o| o.place),
         verdict: Some(verdict),
+        cookie_name,
     }
 }
 

@@ -39,8 +39,10 @@ pub fn bypass_line(now: u64, uid: &str, path: &str, scope: &str, settings: &Sett
     let mut line = String::with_capacity(LINE_CAPACITY);
     let _ = write!(
         line,
-        "{PREFIX} t={now} decision=bypass scope={scope} uid={uid} path="
+        "{PREFIX} t={now} decision=bypass scope={scope} uid={uid}"
     );
+    push_room(&mut line, settings);
+    line.push_str(" path=");
     push_clipped(&mut line, path);
     if settings.controller_stale(now) {
         line.push_str(STALE_FIELD);
@@ -63,10 +65,11 @@ pub fn decision_line(
     let mut line = String::with_capacity(LINE_CAPACITY);
     let _ = write!(
         line,
-        "{PREFIX} t={now} decision={} uid={uid} p={}",
+        "{PREFIX} t={now} decision={} uid={uid}",
         verdict.decision,
-        settings.percentage_at(now)
     );
+    push_room(&mut line, settings);
+    let _ = write!(line, " p={}", settings.percentage_at(now));
     if let Some(session) = verdict.session {
         let _ = write!(line, " session={session}");
     }
@@ -112,6 +115,13 @@ pub fn decision_line(
         line.push_str(&settings.fallbacks.join(","));
     }
     line
+}
+
+/// Appends ` room=<name>` for a named room (its name is a plain word).
+fn push_room(line: &mut String, settings: &Settings) {
+    if let Some(name) = settings.room.name() {
+        let _ = write!(line, " room={name}");
+    }
 }
 
 /// Appends ` key=value` to `line`, the value escaped as one word.

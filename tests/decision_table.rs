@@ -739,3 +739,37 @@ fn a_room_open_at_100_percent_holds_newcomers_over_the_pops_ceiling() {
         (Decision::ReWait, Some(Transition::CeilingReached))
     );
 }
+
+/// Queue-all holds everyone: newcomers wait, a draw that would run (won or lost)
+/// waits on with a new wait token, live sessions go on; at 0 % it holds rather
+/// than denies.
+#[test]
+fn queue_all_holds_newcomers_and_draws_and_keeps_sessions() {
+    for percentage in [0, 50, 100] {
+        let held = Settings {
+            queue_all: true,
+            ..settings(percentage)
+        };
+        let run_held = |cookie: Option<&str>| decide(NOW, UID, cookie, &held, &keys());
+        let newcomer = run_held(None);
+        assert_eq!(newcomer.decision, Decision::Anon, "{percentage} %");
+        assert_eq!(
+            newcomer.cookie,
+            CookieAction::Set(expected_wait_token(NOW, UID))
+        );
+        // Due for a draw (expired a second ago, within its redeem window).
+        let due = mint::mint(K1, "wait", NOW - 1, UID, "key1");
+        let v = run_held(Some(&due));
+        assert_eq!(
+            (v.decision, v.transition),
+            (Decision::ReWait, Some(Transition::QueueAll)),
+            "{percentage} %"
+        );
+        assert_eq!(v.cookie, CookieAction::Set(expected_wait_token(NOW, UID)));
+        assert_eq!(v.session, None);
+        let session = expected_allow_token(NOW - 60);
+        let v = run_held(Some(&session));
+        assert_eq!(v.decision, Decision::Allow, "{percentage} %");
+        assert_ne!(v.session, Some(Session::New));
+    }
+}

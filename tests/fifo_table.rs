@@ -373,3 +373,18 @@ fn the_pre_queue_spreads_addresses_over_its_first_second() {
         offsets.len()
     );
 }
+
+/// Queue-all in FIFO mode: nobody passes the cutoff; places are kept.
+#[test]
+fn queue_all_admits_nobody_past_the_cutoff_and_keeps_places() {
+    let arr = NOW_MS - 10_000;
+    let held = Settings {
+        queue_all: true,
+        ..cutoff(arr + 5_000)
+    };
+    let v = run(&held, Some(&place(NOW + 200, arr)));
+    assert_eq!((v.decision, v.arr), (Decision::Wait, Some(arr)));
+    assert_eq!(v.session, None);
+    let v = run(&cutoff(arr + 5_000), Some(&place(NOW + 200, arr)));
+    assert_eq!(v.decision, Decision::Allow, "without queue-all");
+}

@@ -17,6 +17,8 @@ pub struct Record {
     pub decision: Option<Decision>,
     /// The visitor's address.
     pub uid: String,
+    /// The named room the request was in (`room=`); `None`: the service room.
+    pub room: Option<String>,
     /// The percentage in effect for the request (absent on bypass lines).
     pub percentage: Option<Percentage>,
     /// For an admitted request: new, renewed or kept session.
@@ -102,6 +104,7 @@ impl FromStr for Record {
             t: parse_field("t", fields.t)?.ok_or(BadLine::Missing("t"))?,
             decision,
             uid: fields.uid.ok_or(BadLine::Missing("uid"))?.to_string(),
+            room: fields.room.map(str::to_string),
             percentage: parse_field("p", fields.p)?,
             session: parse_field("session", fields.session)?,
             transition: parse_field("transition", fields.transition)?,
@@ -121,6 +124,7 @@ struct Fields<'a> {
     t: Option<&'a str>,
     decision: Option<&'a str>,
     uid: Option<&'a str>,
+    room: Option<&'a str>,
     p: Option<&'a str>,
     session: Option<&'a str>,
     transition: Option<&'a str>,
@@ -137,6 +141,7 @@ impl<'a> Fields<'a> {
             "t" => &mut self.t,
             "decision" => &mut self.decision,
             "uid" => &mut self.uid,
+            "room" => &mut self.room,
             "p" => &mut self.p,
             "session" => &mut self.session,
             "transition" => &mut self.transition,
@@ -172,6 +177,7 @@ mod tests {
                 t: 1_700_000_023,
                 decision: Some(Decision::Allow),
                 uid: "2001:db8::1".into(),
+                room: None,
                 percentage: Some("12.5".parse().unwrap()),
                 session: Some(Session::New),
                 transition: Some(Transition::LotteryWon),
@@ -207,6 +213,20 @@ mod tests {
             "waitingroom t=1 decision=wait uid=a p=5 cutoff=-3".parse::<Record>(),
             Err(BadLine::Unreadable("cutoff"))
         );
+    }
+
+    #[test]
+    fn reads_the_room_of_a_named_rooms_line() {
+        let r: Record =
+            "waitingroom t=5 decision=wait uid=192.0.2.1 room=drops p=5 exp=9 path=/drops/room=x"
+                .parse()
+                .unwrap();
+        assert_eq!(r.room.as_deref(), Some("drops"));
+        let r: Record =
+            "waitingroom t=5 decision=bypass scope=disabled uid=192.0.2.1 room=drops path=/"
+                .parse()
+                .unwrap();
+        assert_eq!((r.decision, r.room.as_deref()), (None, Some("drops")));
     }
 
     #[test]

@@ -18,7 +18,8 @@ use waiting_room::grid::DrawGrid;
 use waiting_room::keys::SigningKey;
 use waiting_room::page::Page;
 use waiting_room::percentage::Percentage;
-use waiting_room::token::{self, Claims, TokenKind};
+use waiting_room::room_settings::Remembered;
+use waiting_room::token::{self, COOKIE_NAME, Claims, TokenKind};
 use waiting_room::{Action, Plan, Visit};
 
 use super::fuzz_input::{self, Input, KEYS};
@@ -118,12 +119,12 @@ pub fn cookie_header(data: &[u8]) {
             .unwrap_or(v)
     });
     assert_eq!(
-        cookie::find(&built.header),
+        cookie::find(&built.header, COOKIE_NAME),
         first.filter(|v| !v.is_empty()),
         "{:?}",
         built.header
     );
-    let kept = cookie::without_room_cookie(&built.header).unwrap_or_default();
+    let kept = cookie::without_room_cookie(&built.header, &[]).unwrap_or_default();
     let kept: Vec<&str> = kept.split("; ").filter(|p| !p.is_empty()).collect();
     assert_eq!(kept, built.others, "{:?}", built.header);
 }
@@ -147,7 +148,11 @@ fn found_value_is_a_room_pair(header: &str) {
                 .unwrap_or(v)
         })
         .filter(|v| !v.is_empty());
-    assert_eq!(cookie::find(header), first_room_pair, "{header:?}");
+    assert_eq!(
+        cookie::find(header, COOKIE_NAME),
+        first_room_pair,
+        "{header:?}"
+    );
 }
 
 /// `without_room_cookie` drops every room cookie and keeps every other part, in
@@ -157,7 +162,7 @@ fn room_cookie_is_stripped(header: &str) {
         .split(';')
         .map(str::trim)
         .filter(|part| !part.is_empty() && name_of(part) != token::COOKIE_NAME);
-    let Some(kept) = cookie::without_room_cookie(header) else {
+    let Some(kept) = cookie::without_room_cookie(header, &[]) else {
         assert_eq!(others.count(), 0, "a cookie was dropped from {header:?}");
         return;
     };
@@ -167,8 +172,11 @@ fn room_cookie_is_stripped(header: &str) {
             .all(|part| name_of(part) != token::COOKIE_NAME),
         "{kept:?} from {header:?}"
     );
-    assert_eq!(cookie::find(&kept), None);
-    assert_eq!(cookie::without_room_cookie(&kept).as_deref(), Some(&*kept));
+    assert_eq!(cookie::find(&kept, COOKIE_NAME), None);
+    assert_eq!(
+        cookie::without_room_cookie(&kept, &[]).as_deref(),
+        Some(&*kept)
+    );
     assert!(others.eq(kept.split("; ")), "{kept:?} from {header:?}");
 }
 
@@ -277,7 +285,11 @@ pub fn settings(data: &[u8]) {
     // The edge's read: every key when the room applies to the path; otherwise the
     // bypass keys, every other key as if missing.
     for path in ["/events/1", "/about"] {
-        let edge = Settings::for_request(|key| raw(key).map(str::to_string), path);
+        let edge = Settings::for_request(
+            &Remembered::new(|key: &str| raw(key).map(str::to_string)),
+            None,
+            path,
+        );
         let want = match s.protects(path) {
             true => s.clone(),
             false => Settings::from_lookup(|key| {
@@ -454,7 +466,9 @@ fn number_like(data: &[u8]) -> String {
 fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
     let line = &plan.log_line;
     assert!(!line.chars().any(char::is_control), "log line {line:?}");
-    let presented = visit.cookie_header.and_then(cookie::find);
+    let presented = visit
+        .cookie_header
+        .and_then(|header| cookie::find(header, COOKIE_NAME));
     if let Some(value) = presented {
         assert_cookie_not_logged(line, value, visit, settings);
     }
@@ -710,7 +724,7 @@ fn fifo_token_is_sound(visit: &Visit, settings: &Settings, verdict: &Verdict, to
         .saturating_add(u64::from(visit.millis));
     let presented = visit
         .cookie_header
-        .and_then(cookie::find)
+        .and_then(|header| cookie::find(header, COOKIE_NAME))
         .and_then(|value| vouch(value, visit.uid));
     let opens_ms = opens.saturating_mul(1000);
     match (verdict.decision, presented) {
@@ -737,7 +751,9 @@ fn fnv1a(text: &str) -> u64 {
 /// `allow_period_timeout` left and not more than the whole of it.
 fn kept_token_is_young(visit: &Visit, settings: &Settings, set_cookie: Option<&str>) {
     assert_eq!(set_cookie, None);
-    let presented = visit.cookie_header.and_then(cookie::find);
+    let presented = visit
+        .cookie_header
+        .and_then(|header| cookie::find(header, COOKIE_NAME));
     let token = presented
         .and_then(|value| vouch(value, visit.uid))
         .unwrap_or_else(|| panic!("kept {presented:?}"));

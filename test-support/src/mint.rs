@@ -9,9 +9,32 @@ use sha2::Sha256;
 
 /// `"0x" + lowercase hex(HMAC-SHA256(key, text))`.
 pub fn vcl_sig(key: &str, text: &str) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).unwrap();
-    mac.update(text.as_bytes());
-    format!("0x{}", hex::encode(mac.finalize().into_bytes()))
+    sig_with(key.as_bytes(), text)
+}
+
+fn sig_with(key: &[u8], text: &str) -> String {
+    format!("0x{}", hex::encode(hmac(key, text.as_bytes())))
+}
+
+fn hmac(key: &[u8], text: &[u8]) -> Vec<u8> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
+    mac.update(text);
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// The secret a named room signs with: HMAC-SHA256(key, "waiting-room room key\0" + name).
+pub fn room_secret(key: &str, room: &str) -> Vec<u8> {
+    hmac(
+        key.as_bytes(),
+        format!("waiting-room room key\0{room}").as_bytes(),
+    )
+}
+
+/// A cookie value of the named room `room`, as it mints them.
+pub fn mint_in_room(key: &str, room: &str, dec: &str, exp: u64, uid: &str, kid: &str) -> String {
+    let text = format!("dec={dec}&exp={exp}&uid={uid}&kid={kid}");
+    let sig = sig_with(&room_secret(key, room), &text);
+    STANDARD.encode(format!("{text}&sig={sig}"))
 }
 
 /// A cookie value as the VCL mints it.

@@ -219,7 +219,7 @@ fn mint(secret: &str, dec: TokenKind, exp: u64) -> String {
 }
 
 fn room_cookie(header: &str) -> Option<&str> {
-    waiting_room::cookie::find(header)
+    waiting_room::cookie::find(header, waiting_room::token::COOKIE_NAME)
 }
 
 /// The texts a path cannot avoid MACing: the presented token's (to verify it, when

@@ -215,8 +215,8 @@ fn cookie_value(input: &str) -> Result<&str, String> {
         Some(head) if head.eq_ignore_ascii_case("cookie:") => (input[7..].trim(), true),
         _ => (input, false),
     };
-    if cookie::has_room_cookie(header) {
-        return cookie::find(header)
+    if cookie::has_room_cookie(header, &[]) {
+        return cookie::find(header, token::COOKIE_NAME)
             .ok_or_else(|| format!("the {} cookie is empty", token::COOKIE_NAME));
     }
     if named || header.contains(';') {

@@ -1,0 +1,259 @@
+//! The settings of the room a request is in, as the edge reads them: each
+//! config-store key looked up at most once (a lookup is a host call, and an
+//! execution may make only so many).
+//!
+//! 1. The service's [`BYPASS_KEYS`] and the `rooms` index: enough to pick the
+//!    room, and all a request outside every room needs.
+//! 2. The service room: its other keys. A named room: its value (`room.<name>`,
+//!    a JSON object of the same keys) and the controller's keys for it
+//!    (`room.<name>.allow_percentage`, `…controller_heartbeat`, `…fifo_cutoff`),
+//!    which win over the value. `logger_name` and `uid_ipv6_prefix` stay the
+//!    service's: one log endpoint and one identity per service.
+//!
+//! A named room's value that is missing or not a JSON object reads as `{}`, so
+//! the room is off (`enabled` defaults to false) and the line says
+//! `config_fallback=room`; an index with problems says `config_fallback=rooms`.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use crate::config::{
+    ALLOW_PERCENTAGE, BYPASS_KEYS, CONTROLLER_HEARTBEAT, FIFO_CUTOFF, LOGGER_NAME, PROTECTED_PATHS,
+    Settings, UID_IPV6_PREFIX,
+};
+use crate::room::{Index, ROOMS, Room, RoomName, Scope};
+
+/// The keys the controller writes for a named room (`room.<name>.<key>`).
+pub const CONTROLLER_KEYS: [&str; 3] = [ALLOW_PERCENTAGE, CONTROLLER_HEARTBEAT, FIFO_CUTOFF];
+/// The keys a named room takes from the service.
+pub const SERVICE_WIDE_KEYS: [&str; 2] = [LOGGER_NAME, UID_IPV6_PREFIX];
+/// Named in `fallbacks` when a named room's value is not a JSON object.
+pub const ROOM_FALLBACK: &str = "room";
+
+/// A config-store lookup that asks the store once per key.
+pub struct Remembered<F> {
+    lookup: F,
+    seen: RefCell<BTreeMap<String, Option<String>>>,
+}
+
+impl<F: Fn(&str) -> Option<String>> Remembered<F> {
+    /// Wraps `lookup`.
+    pub fn new(lookup: F) -> Self {
+        Remembered {
+            lookup,
+            seen: RefCell::default(),
+        }
+    }
+
+    /// The value of `key`, asked of the store the first time only.
+    pub fn get(&self, key: &str) -> Option<String> {
+        if let Some(value) = self.seen.borrow().get(key) {
+            return value.clone();
+        }
+        let value = (self.lookup)(key);
+        self.seen
+            .borrow_mut()
+            .insert(key.to_string(), value.clone());
+        value
+    }
+}
+
+impl Settings {
+    /// The settings for a request for `path` on `host` (lower case, no port), for the
+    /// edge: the room it is in (see the module's documentation), or, outside every
+    /// room, the bypass keys with every other key at its default.
+    pub fn for_request(
+        lookup: &Remembered<impl Fn(&str) -> Option<String>>,
+        host: Option<&str>,
+        path: &str,
+    ) -> Settings {
+        let mut bypass = Settings::from_lookup(|key| {
+            BYPASS_KEYS
+                .contains(&key)
+                .then(|| lookup.get(key))
+                .flatten()
+        });
+        let index = lookup.get(ROOMS).map(|raw| Index::parse(&raw));
+        let Some(index) = index else {
+            return if bypass.protects(path) {
+                Settings::from_lookup(|key| lookup.get(key))
+            } else {
+                bypass
+            };
+        };
+        let service_claim = bypass.enabled.then(|| {
+            bypass
+                .protected_paths
+                .iter()
+                .filter(|prefix| path.starts_with(prefix.as_str()))
+                .map(String::len)
+                .max()
+        });
+        let mut settings = match index.room_for(host, path, service_claim.flatten()) {
+            Some(scope) => Settings::for_named_room(lookup, scope),
+            None if bypass.protects(path) => Settings::from_lookup(|key| lookup.get(key)),
+            None => std::mem::take(&mut bypass),
+        };
+        if !index.problems.is_empty() {
+            settings.fallbacks.push(ROOMS);
+        }
+        settings.room_cookies = index.cookie_names();
+        settings
+    }
+
+    /// A named room's settings (see the module's documentation).
+    fn for_named_room(
+        lookup: &Remembered<impl Fn(&str) -> Option<String>>,
+        scope: &Scope,
+    ) -> Settings {
+        let name = &scope.name;
+        let value = lookup.get(&name.store_key());
+        let room: Option<BTreeMap<String, serde_json::Value>> = value
+            .as_deref()
+            .and_then(|raw| serde_json::from_str(raw).ok());
+        let mut settings = Settings::from_lookup(|key| {
+            if key == PROTECTED_PATHS {
+                // Scope paths hold no comma (the index refuses them).
+                return Some(scope.paths.join(","));
+            }
+            if SERVICE_WIDE_KEYS.contains(&key) {
+                return lookup.get(key);
+            }
+            if CONTROLLER_KEYS.contains(&key)
+                && let Some(written) = lookup.get(&name.key(key))
+            {
+                return Some(written);
+            }
+            room.as_ref()?.get(key).and_then(text_of)
+        });
+        if room.is_none() {
+            settings.fallbacks.push(ROOM_FALLBACK);
+        }
+        settings.room = Room::Named(RoomName::clone(name));
+        settings
+    }
+}
+
+/// A JSON value as the text a setting's parser reads: a string as is, a number or
+/// a boolean as written, an array of strings as the comma-separated list it is,
+/// `null` as missing; anything else is unreadable text, so the key falls back to
+/// its default.
+fn text_of(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::Null => None,
+        Value::String(text) => Some(text.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(items) if items.iter().all(Value::is_string) => Some(
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ENABLED, WAIT_PERIOD_DURATION};
+    use crate::percentage::Percentage;
+    use std::collections::HashMap;
+
+    /// The settings for `path` on `host` from `pairs`, and how often each key was asked.
+    fn read(
+        pairs: &[(&str, &str)],
+        host: Option<&str>,
+        path: &str,
+    ) -> (Settings, BTreeMap<String, usize>) {
+        let map: HashMap<&str, &str> = pairs.iter().copied().collect();
+        let asked = RefCell::new(BTreeMap::new());
+        let lookup = Remembered::new(|key: &str| {
+            *asked.borrow_mut().entry(key.to_string()).or_default() += 1;
+            map.get(key).map(|v| v.to_string())
+        });
+        let settings = Settings::for_request(&lookup, host, path);
+        (settings, asked.into_inner())
+    }
+
+    const ROOMS_VALUE: &str = r#"{"drops": {"paths": ["/drops/"]}}"#;
+
+    #[test]
+    fn a_named_room_reads_its_value_and_the_controllers_keys() {
+        let pairs = [
+            (ENABLED, "true"),
+            (PROTECTED_PATHS, "/events"),
+            (LOGGER_NAME, "log"),
+            (ALLOW_PERCENTAGE, "80"),
+            (ROOMS, ROOMS_VALUE),
+            (
+                "room.drops",
+                r#"{"enabled": true, "allow_percentage": 10, "wait_period_duration": "45", "logger_name": "other"}"#,
+            ),
+            ("room.drops.allow_percentage", "25"),
+        ];
+        let (settings, asked) = read(&pairs, None, "/drops/1");
+        assert_eq!(settings.room, Room::Named(RoomName::new("drops").unwrap()));
+        assert!(settings.enabled && settings.protects("/drops/1"));
+        // The controller's key wins over the room's value; the rest is the room's,
+        // the logger the service's.
+        assert_eq!(settings.allow_percentage, Percentage::whole(25));
+        assert_eq!(settings.wait_period_duration, 45);
+        assert_eq!(settings.logger_name.as_deref(), Some("log"));
+        assert_eq!(settings.room_cookies, vec!["waiting_room_drops"]);
+        assert!(settings.fallbacks.is_empty(), "{:?}", settings.fallbacks);
+        // Bypass keys, the index, the value and three controller keys, once each.
+        assert_eq!(asked.len(), BYPASS_KEYS.len() + 1 + 1 + 3, "{asked:?}");
+        assert!(asked.values().all(|&n| n == 1));
+        assert!(!asked.contains_key(WAIT_PERIOD_DURATION));
+        // The service room keeps the rest.
+        let (service, _) = read(&pairs, None, "/events/1");
+        assert_eq!(
+            (service.room, service.allow_percentage),
+            (Room::Service, Percentage::whole(80))
+        );
+    }
+
+    #[test]
+    fn a_room_without_a_readable_value_is_off() {
+        for value in [None, Some("not json"), Some("[1]")] {
+            let mut pairs = vec![(ROOMS, ROOMS_VALUE)];
+            if let Some(v) = value {
+                pairs.push(("room.drops", v));
+            }
+            let (settings, _) = read(&pairs, None, "/drops/x");
+            assert!(!settings.protects("/drops/x"), "{value:?}");
+            assert_eq!(settings.fallbacks, vec![ROOM_FALLBACK], "{value:?}");
+            assert!(matches!(settings.room, Room::Named(_)));
+        }
+    }
+
+    #[test]
+    fn values_of_other_types_fall_back_like_bad_text() {
+        let pairs = [
+            (ROOMS, ROOMS_VALUE),
+            (
+                "room.drops",
+                r#"{"enabled": true, "wait_period_duration": [1], "cookie_lifetime": null}"#,
+            ),
+        ];
+        let (settings, _) = read(&pairs, None, "/drops/x");
+        assert_eq!(settings.fallbacks, vec![WAIT_PERIOD_DURATION]);
+        assert_eq!(
+            settings.cookie_lifetime,
+            Settings::default().cookie_lifetime
+        );
+    }
+
+    #[test]
+    fn a_bad_index_leaves_the_service_room_and_says_so() {
+        let pairs = [(ENABLED, "true"), (PROTECTED_PATHS, "/"), (ROOMS, "{oops")];
+        let (settings, _) = read(&pairs, None, "/drops/x");
+        assert_eq!(settings.room, Room::Service);
+        assert!(settings.protects("/drops/x"));
+        assert_eq!(settings.fallbacks, vec![ROOMS]);
+    }
+}

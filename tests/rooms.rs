@@ -1,0 +1,289 @@
+//! Black-box tests of several rooms on one service: the built wasm in Viceroy, a
+//! real demo origin, real HTTP from several 127.0.0.x visitors.
+
+use test_support as support;
+
+use demo_origin::ORIGIN_MARKER;
+use support::http::Response;
+use support::mint;
+use support::room::{KEY1, Room, RoomSpec, now};
+
+const ROOMS: &str = r#"{"drops": {"paths": ["/drops/"]}, "vip": {"paths": ["/drops/vip/"]}}"#;
+const DROPS: &str = r#"{"enabled": true, "allow_percentage": 50, "waiting_status": 503}"#;
+const VIP: &str = r#"{"enabled": true, "allow_percentage": "12.5"}"#;
+const START_PAGE: &str = "You are in the waiting room";
+
+/// The service room on `/events` and `/drops/`, the rooms `drops` and `vip` inside.
+fn service_with_rooms(drops_page: &str) -> Room {
+    Room::launch(RoomSpec {
+        config: &[
+            ("protected_paths", "/events,/drops/"),
+            ("allow_percentage", "40"),
+            ("rooms", ROOMS),
+            ("room.drops", DROPS),
+            ("room.vip", VIP),
+        ],
+        pages: &[("room.drops.startwaiting", drops_page)],
+        ..RoomSpec::default()
+    })
+}
+
+/// The value of the cookie `name` the response sets, if it sets one.
+fn cookie_set(r: &Response, name: &str) -> Option<String> {
+    let prefix = format!("{name}=");
+    r.all("set-cookie").into_iter().find_map(|v| {
+        v.strip_prefix(&prefix)
+            .map(|rest| rest.split(';').next().unwrap().to_string())
+    })
+}
+
+/// The `Cookie` header the origin saw, from its echo of the request head.
+fn origin_saw_cookie(r: &Response) -> Option<String> {
+    assert!(
+        r.body.contains(ORIGIN_MARKER),
+        "not the origin:\n{}",
+        r.body
+    );
+    r.body
+        .lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(n, _)| n.eq_ignore_ascii_case("cookie"))
+        })
+        .map(|(_, v)| v.trim().to_string())
+}
+
+#[test]
+fn two_rooms_on_one_service_have_their_own_settings_pages_and_cookies() {
+    let room = service_with_rooms(&mint::encode("<p>Drops start here</p>"));
+
+    // `/drops/` is the service room's prefix too: the named room wins the tie.
+    let drops = room.get(11, "/drops/1", &[]);
+    assert_eq!(drops.status, 503, "drops' own waiting_status");
+    assert!(drops.body.contains("Drops start here"), "{}", drops.body);
+    assert!(cookie_set(&drops, "waiting_room_drops").is_some());
+    assert!(cookie_set(&drops, "waiting_room").is_none());
+    let line = room.last_log_line();
+    assert!(line.contains(" uid=127.0.0.11 room=drops p=50 "), "{line}");
+
+    // The most specific prefix wins: `/drops/vip/` is vip's.
+    let vip = room.get(12, "/drops/vip/1", &[]);
+    assert!(vip.body.contains(START_PAGE), "vip has no page of its own");
+    assert!(cookie_set(&vip, "waiting_room_vip").is_some());
+    let line = room.last_log_line();
+    assert!(line.contains(" room=vip p=12.5 "), "{line}");
+
+    // The service room keeps its own keys, cookie and log line.
+    let events = room.get(13, "/events/1", &[]);
+    assert!(cookie_set(&events, "waiting_room").is_some());
+    let line = room.last_log_line();
+    assert!(
+        line.contains(" uid=127.0.0.13 p=40 ") && !line.contains("room="),
+        "{line}"
+    );
+
+    // Outside every room: a bypass, as before.
+    let about = room.get(14, "/about", &[]);
+    assert!(about.body.contains(ORIGIN_MARKER));
+    let line = room.last_log_line();
+    assert!(
+        line.contains("decision=bypass scope=unprotected-path uid=127.0.0.14 path=/about"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_cookie_of_one_room_is_no_cookie_in_another() {
+    let room = service_with_rooms(&mint::encode("<p>Drops start here</p>"));
+    let exp = now() + 600;
+    let uid = "127.0.0.21";
+    let drops_allow = mint::mint_in_room(KEY1, "drops", "allow", exp, uid, "key1");
+
+    // In its own room the token admits, and the origin never sees it.
+    let admitted =
+        room.get_with_cookie(21, "/drops/1", &format!("waiting_room_drops={drops_allow}"));
+    assert_eq!(origin_saw_cookie(&admitted), None);
+    assert!(
+        room.last_log_line()
+            .contains("decision=allow uid=127.0.0.21 room=drops")
+    );
+
+    // Presented to another room, or to the service room, it is no token of theirs.
+    for (path, cookie) in [
+        ("/drops/vip/1", format!("waiting_room_vip={drops_allow}")),
+        ("/events/1", format!("waiting_room={drops_allow}")),
+    ] {
+        let r = room.get_with_cookie(21, path, &cookie);
+        assert!(r.body.contains(START_PAGE), "{path}: {}", r.body);
+        let line = room.last_log_line();
+        assert!(
+            line.contains("decision=anon") && line.contains("rejected=bad-signature"),
+            "{line}"
+        );
+    }
+    // And a service room token is none of drops'.
+    let service_allow = mint::mint(KEY1, "allow", exp, uid, "key1");
+    let r = room.get_with_cookie(
+        21,
+        "/drops/2",
+        &format!("waiting_room_drops={service_allow}"),
+    );
+    assert!(r.body.contains("Drops start here"));
+    assert!(room.last_log_line().contains("rejected=bad-signature"));
+
+    // The origin sees none of the service's room cookies, and every other cookie.
+    let r = room.get_with_cookie(
+        22,
+        "/about",
+        "a=1; waiting_room_drops=x; waiting_room=y; waiting_room_vip=z; waiting_room_other=o",
+    );
+    assert_eq!(
+        origin_saw_cookie(&r).as_deref(),
+        Some("a=1; waiting_room_other=o")
+    );
+}
+
+#[test]
+fn a_bad_index_or_room_value_fails_safe_and_says_so() {
+    let room = service_with_rooms(&mint::encode("<p>Drops start here</p>"));
+    // An index that does not parse: the service room alone, as without rooms.
+    room.set_config("rooms", "{oops");
+    let r = room.get(31, "/drops/1", &[]);
+    assert!(cookie_set(&r, "waiting_room").is_some());
+    let line = room.last_log_line();
+    assert!(
+        !line.contains("room=") && line.contains("config_fallback=rooms"),
+        "{line}"
+    );
+
+    // A room whose value does not parse is off: its scope passes to the origin.
+    room.set_config("rooms", ROOMS);
+    room.set_config("room.drops", "{\"enabled\": tru");
+    let r = room.get(32, "/drops/1", &[]);
+    assert!(r.body.contains(ORIGIN_MARKER));
+    let line = room.last_log_line();
+    assert!(
+        line.contains("decision=bypass scope=disabled uid=127.0.0.32 room=drops"),
+        "{line}"
+    );
+}
+
+#[test]
+fn the_controllers_keys_for_a_room_win_over_its_value_live() {
+    let room = service_with_rooms(&mint::encode("<p>Drops start here</p>"));
+    room.get(41, "/drops/1", &[]);
+    assert!(room.last_log_line().contains(" room=drops p=50 "));
+    room.set_config("room.drops.allow_percentage", "7.5");
+    room.get(42, "/drops/1", &[]);
+    assert!(room.last_log_line().contains(" room=drops p=7.5 "));
+    // The service room's percentage is its own.
+    room.get(43, "/events/1", &[]);
+    assert!(room.last_log_line().contains(" p=40 "));
+}
+
+#[test]
+fn bypass_rules_send_staff_and_assets_to_the_origin_and_bad_rules_are_ignored() {
+    let room = Room::launch(RoomSpec {
+        config: &[
+            ("protected_paths", "/events"),
+            ("bypass_addresses", "127.0.0.54"),
+            ("rooms", ROOMS),
+            (
+                "room.drops",
+                r#"{"enabled": true, "allow_percentage": 50,
+                    "bypass_addresses": ["127.0.0.51", "10.0.0.0/8", "127.0.0.300", "0.0.0.0/0"],
+                    "bypass_paths": ["/drops/static/", "/"]}"#,
+            ),
+            ("room.vip", VIP),
+        ],
+        ..RoomSpec::default()
+    });
+    // By address: forwarded, without the room's cookie.
+    let r = room.get_with_cookie(51, "/drops/1", "waiting_room_drops=x; a=1");
+    assert_eq!(origin_saw_cookie(&r).as_deref(), Some("a=1"));
+    let line = room.last_log_line();
+    assert!(
+        line.contains(
+            "decision=bypass scope=bypass-address uid=127.0.0.51 room=drops path=/drops/1"
+        ),
+        "{line}"
+    );
+    // By path inside the room.
+    let r = room.get(52, "/drops/static/app.css", &[]);
+    assert!(r.body.contains(ORIGIN_MARKER));
+    assert!(
+        room.last_log_line()
+            .contains("scope=bypass-path uid=127.0.0.52 room=drops")
+    );
+    // Nobody else: the bad rules (an address that is none, a block of everyone, a
+    // path over the whole room) are ignored and named.
+    let r = room.get(53, "/drops/1", &[]);
+    assert!(r.body.contains(START_PAGE));
+    let line = room.last_log_line();
+    assert!(
+        line.contains("decision=anon uid=127.0.0.53 room=drops"),
+        "{line}"
+    );
+    assert!(
+        line.contains("config_fallback=bypass_addresses,bypass_paths"),
+        "{line}"
+    );
+    // Rules are per room: vip has none, the service room its own.
+    room.get(51, "/drops/vip/1", &[]);
+    assert!(
+        room.last_log_line()
+            .contains("decision=anon uid=127.0.0.51 room=vip")
+    );
+    room.get(54, "/events/1", &[]);
+    let line = room.last_log_line();
+    assert!(
+        line.contains("decision=bypass scope=bypass-address uid=127.0.0.54 path=/events/1"),
+        "{line}"
+    );
+}
+
+#[test]
+fn queue_all_holds_newcomers_and_draws_but_not_sessions() {
+    let room = Room::launch(RoomSpec {
+        config: &[
+            ("rooms", ROOMS),
+            (
+                "room.drops",
+                r#"{"enabled": true, "allow_percentage": 100, "queue_all": true}"#,
+            ),
+        ],
+        ..RoomSpec::default()
+    });
+    let t = now();
+    // A newcomer waits, though the room is open at 100 %.
+    let r = room.get(61, "/drops/1", &[]);
+    assert!(r.body.contains(START_PAGE));
+    assert!(cookie_set(&r, "waiting_room_drops").is_some());
+    assert!(
+        room.last_log_line()
+            .contains("decision=anon uid=127.0.0.61 room=drops p=100")
+    );
+    // A live session goes on.
+    let session = mint::mint_in_room(KEY1, "drops", "allow", t + 600, "127.0.0.62", "key1");
+    let r = room.get_with_cookie(62, "/drops/1", &format!("waiting_room_drops={session}"));
+    assert!(r.body.contains(ORIGIN_MARKER));
+    // A wait token due for its draw is not drawn: it waits on with a new token.
+    let due = mint::mint_in_room(KEY1, "drops", "wait", t - 2, "127.0.0.63", "key1");
+    let cookie = format!("waiting_room_drops={due}");
+    let r = room.get_with_cookie(63, "/drops/1", &cookie);
+    assert!(!r.body.contains(ORIGIN_MARKER));
+    let renewed = cookie_set(&r, "waiting_room_drops").expect("a new wait token");
+    assert!(mint::open(&renewed).starts_with("dec=wait&"));
+    let line = room.last_log_line();
+    assert!(
+        line.contains("decision=re-wait uid=127.0.0.63 room=drops p=100 transition=queue-all"),
+        "{line}"
+    );
+    // Lifted live: the same token is admitted.
+    room.set_config(
+        "room.drops",
+        r#"{"enabled": true, "allow_percentage": 100}"#,
+    );
+    let r = room.get_with_cookie(63, "/drops/1", &cookie);
+    assert!(r.body.contains(ORIGIN_MARKER));
+}
