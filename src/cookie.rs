@@ -1,6 +1,7 @@
 //! The `Cookie` request header and the `Set-Cookie` attributes, in one place.
 
 use crate::config::{SameSite, SecureWhen, Settings};
+use crate::pass;
 use crate::token::COOKIE_NAME;
 
 /// The `Set-Cookie` value that deletes the waiting-room cookie (as the VCL does).
@@ -83,10 +84,10 @@ fn unquoted(value: &str) -> Option<&str> {
     (!value.is_empty()).then_some(value)
 }
 
-/// Whether `name` is a room's cookie: the service room's, or one of
-/// `room_cookies` (the named rooms').
+/// Whether `name` is a room's cookie: the service room's or its pass cookie, or
+/// one of `room_cookies` (the named rooms').
 fn is_room_cookie(name: &str, room_cookies: &[String]) -> bool {
-    name == COOKIE_NAME || room_cookies.iter().any(|c| c == name)
+    name == COOKIE_NAME || name == pass::QUERY_PARAMETER || room_cookies.iter().any(|c| c == name)
 }
 
 /// Whether the header holds a room's cookie at all (even an empty one).

@@ -7,7 +7,9 @@ use std::io::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use fastly::erl::{CounterDuration, Penaltybox, RateCounter};
-use fastly::http::header::{ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, COOKIE, HOST, SET_COOKIE};
+use fastly::http::header::{
+    ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, COOKIE, HOST, LOCATION, SET_COOKIE,
+};
 use fastly::log::Endpoint;
 use fastly::{ConfigStore, Request, Response, SecretStore};
 
@@ -54,6 +56,9 @@ pub fn handle(mut req: Request) -> Response {
     let accept_language = req
         .get_header_str_lossy(ACCEPT_LANGUAGE)
         .map(|v| v.into_owned());
+    let pass_header = req
+        .get_header_str_lossy(waiting_room::pass::HEADER)
+        .map(|v| v.into_owned());
     let (now, millis) = unix_now();
     let pop = settings
         .pop_new_sessions_per_minute
@@ -69,6 +74,7 @@ pub fn handle(mut req: Request) -> Response {
         accept: accept.as_deref(),
         accept_language: accept_language.as_deref(),
         pop: pop.as_ref().map(|p| p as &dyn PopCounts),
+        pass_header: pass_header.as_deref(),
     };
     let mut plan = plan(&visit, &settings, &keys);
     if let (Some(pop), Some(key)) = (
@@ -120,6 +126,14 @@ pub fn handle(mut req: Request) -> Response {
             })
         }
         Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req)),
+        Action::Redirect => {
+            let mut resp = Response::from_status(302);
+            if let Some(location) = &plan.location {
+                resp.set_header(LOCATION, location);
+            }
+            resp.set_header(CACHE_CONTROL, NO_STORE);
+            resp
+        }
     };
 
     if let Some(set_cookie) = &plan.set_cookie {

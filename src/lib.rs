@@ -23,6 +23,7 @@
 //!     accept: None,
 //!     accept_language: None,
 //!     pop: None,
+//!     pass_header: None,
 //! };
 //! let plan = plan(&visit, &settings, &keys);
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
@@ -46,6 +47,7 @@ pub mod keys;
 pub mod log;
 pub mod lottery;
 pub mod page;
+pub mod pass;
 pub mod percentage;
 pub mod refresh;
 pub mod room;
@@ -102,6 +104,8 @@ pub struct Visit<'a> {
     /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`
     /// (`None`: not counted, and the ceiling holds nobody).
     pub pop: Option<&'a dyn ceiling::PopCounts>,
+    /// The request's `Waiting-Room-Pass` header (a probe's signed pass), if any.
+    pub pass_header: Option<&'a str>,
 }
 
 /// What the edge does with the request.
@@ -111,6 +115,9 @@ pub enum Action {
     Forward,
     /// Answer with this page.
     Serve(Page),
+    /// Send the visitor to [`Plan::location`] (`302`): a pass link, once its
+    /// cookie is set.
+    Redirect,
 }
 
 /// What the edge must do for one request.
@@ -135,6 +142,8 @@ pub struct Plan {
     pub verdict: Option<Verdict>,
     /// The name of the room's cookie (for a release by the origin).
     pub cookie_name: String,
+    /// Where [`Action::Redirect`] sends the visitor.
+    pub location: Option<String>,
 }
 
 /// The `Cookie` header of the request the origin gets.
@@ -187,19 +196,58 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
             &settings.bypass_addresses,
         )
     };
+    let bypassed = |scope: &str| Plan {
+        action: Action::Forward,
+        origin_cookie: origin_cookie.clone(),
+        set_cookie: None,
+        log_line: log::bypass_line(visit.now, visit.uid, visit.path, scope, settings),
+        refresh_after: None,
+        estimate: None,
+        place: None,
+        verdict: None,
+        cookie_name: cookie_name.clone(),
+        location: None,
+    };
     if let Some(scope) = bypass {
-        return Plan {
-            action: Action::Forward,
-            origin_cookie,
-            set_cookie: None,
-            log_line: log::bypass_line(visit.now, visit.uid, visit.path, scope, settings),
-            refresh_after: None,
-            estimate: None,
-            place: None,
-            verdict: None,
-            cookie_name,
-        };
+        return bypassed(scope);
     }
+    // A signed pass: from a link (then set as a cookie), a probe's header, or the
+    // pass cookie. A refused one changes nothing but the log line.
+    let link = pass::from_link(visit.path_and_query);
+    let pass_cookie = pass::cookie_name(&settings.room);
+    let presented = link
+        .as_ref()
+        .map(|(value, _)| value.as_str())
+        .or(visit.pass_header)
+        .or_else(|| {
+            visit
+                .cookie_header
+                .and_then(|header| cookie::find(header, &pass_cookie))
+        });
+    let pass_refused = match presented.map(|value| {
+        pass::check(
+            value,
+            &settings.room,
+            &keys,
+            visit.now,
+            settings.passes_not_before,
+        )
+    }) {
+        Some(Ok((claims, id))) => {
+            let mut plan = bypassed("pass");
+            log::push_field(&mut plan.log_line, "pass", id);
+            if let Some((value, location)) = link {
+                let mut attributes = cookie::Attributes::new(settings, visit.tls);
+                attributes.max_age = claims.exp.saturating_sub(visit.now);
+                plan.set_cookie = Some(cookie::set_cookie(&pass_cookie, &value, &attributes));
+                plan.action = Action::Redirect;
+                plan.location = Some(location);
+            }
+            return plan;
+        }
+        Some(Err(why)) => Some(why),
+        None => None,
+    };
 
     let verdict = decision::decide_in_pop(
         visit.now,
@@ -227,16 +275,21 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     let outlook = verdict
         .wait_exp
         .map(|exp| outlook(visit.now, exp, verdict.arr, visit.uid, settings));
+    let mut log_line = log::decision_line(visit.now, visit.uid, visit.path, &verdict, settings);
+    if let Some(why) = pass_refused {
+        log::push_field(&mut log_line, "pass_refused", why);
+    }
     Plan {
         action,
         origin_cookie,
         set_cookie,
-        log_line: log::decision_line(visit.now, visit.uid, visit.path, &verdict, settings),
+        log_line,
         refresh_after: outlook.map(|o| o.refresh_after),
         estimate: outlook.and_then(|o| o.estimate),
         place: outlook.and_then(|o| o.place),
         verdict: Some(verdict),
         cookie_name,
+        location: None,
     }
 }
 

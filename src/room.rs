@@ -216,9 +216,15 @@ impl Index {
         }
     }
 
-    /// The cookie names of the named rooms.
+    /// The cookie names of the named rooms: their own and their pass cookies.
     pub fn cookie_names(&self) -> Vec<String> {
-        self.rooms.iter().map(|s| s.name.cookie_name()).collect()
+        self.rooms
+            .iter()
+            .flat_map(|s| {
+                let room = Room::Named(s.name.clone());
+                [room.cookie_name(), crate::pass::cookie_name(&room)]
+            })
+            .collect()
     }
 }
 

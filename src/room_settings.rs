@@ -203,7 +203,10 @@ mod tests {
         assert_eq!(settings.allow_percentage, Percentage::whole(25));
         assert_eq!(settings.wait_period_duration, 45);
         assert_eq!(settings.logger_name.as_deref(), Some("log"));
-        assert_eq!(settings.room_cookies, vec!["waiting_room_drops"]);
+        assert_eq!(
+            settings.room_cookies,
+            vec!["waiting_room_drops", "waiting_pass_drops"]
+        );
         assert!(settings.fallbacks.is_empty(), "{:?}", settings.fallbacks);
         // Bypass keys, the index, the value and three controller keys, once each.
         assert_eq!(asked.len(), BYPASS_KEYS.len() + 1 + 1 + 3, "{asked:?}");

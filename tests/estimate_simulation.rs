@@ -31,6 +31,7 @@ fn run_visitor(uid: &str, settings: &Settings, keys: &HashMap<String, String>) -
             accept: None,
             accept_language: None,
             pop: None,
+            pass_header: None,
         };
         let p = plan(&visit, settings, keys);
         if p.action == Action::Forward {

@@ -40,6 +40,7 @@ fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {
         accept: None,
         accept_language: None,
         pop: None,
+        pass_header: None,
     }
 }
 

@@ -287,3 +287,73 @@ fn queue_all_holds_newcomers_and_draws_but_not_sessions() {
     let r = room.get_with_cookie(63, "/drops/1", &cookie);
     assert!(r.body.contains(ORIGIN_MARKER));
 }
+
+#[test]
+fn signed_passes_let_staff_and_probes_through_their_room_only() {
+    let room = service_with_rooms(&mint::encode("<p>Drops start here</p>"));
+    let t = now();
+    let pass = mint::mint_pass(KEY1, "drops", t - 10, t + 3600, "key1");
+
+    // A link sets the pass cookie and sends the visitor to the URL without it.
+    let r = room.get(71, &format!("/drops/1?a=1&waiting_pass={pass}"), &[]);
+    assert_eq!(r.status, 302);
+    assert_eq!(r.header("location"), Some("/drops/1?a=1"));
+    let set = cookie_set(&r, "waiting_pass_drops").expect("the pass cookie");
+    assert_eq!(set, pass);
+    let line = room.last_log_line();
+    assert!(
+        line.contains("decision=bypass scope=pass uid=127.0.0.71 room=drops path=/drops/1 pass="),
+        "{line}"
+    );
+    // The cookie, then the header, let the holder through; the origin sees neither.
+    let r = room.get_with_cookie(71, "/drops/1", &format!("waiting_pass_drops={pass}; a=1"));
+    assert_eq!(origin_saw_cookie(&r).as_deref(), Some("a=1"));
+    let r = room.get(72, "/drops/2", &[("waiting-room-pass", &pass)]);
+    assert!(r.body.contains(ORIGIN_MARKER));
+    assert!(
+        room.last_log_line()
+            .contains("scope=pass uid=127.0.0.72 room=drops")
+    );
+
+    // Refused: another room's, expired, forged, and (below) revoked; each waits as
+    // without a pass and the log says why.
+    let expired = mint::mint_pass(KEY1, "drops", t - 100, t - 1, "key1");
+    let service = mint::mint_pass(KEY1, "", t - 10, t + 3600, "key1");
+    let forged = mint::mint_pass(
+        "not-the-key-0123456789abcdef0123456789",
+        "drops",
+        t - 10,
+        t + 3600,
+        "key1",
+    );
+    for (path, value, why) in [
+        ("/drops/vip/1", pass.as_str(), "other-room"),
+        ("/drops/1", expired.as_str(), "expired"),
+        ("/drops/1", service.as_str(), "other-room"),
+        ("/drops/1", forged.as_str(), "bad-signature"),
+        ("/drops/1", "garbage", "malformed"),
+    ] {
+        let r = room.get(73, path, &[("waiting-room-pass", value)]);
+        assert!(!r.body.contains(ORIGIN_MARKER), "{why}");
+        let line = room.last_log_line();
+        assert!(
+            line.contains("decision=anon") && line.ends_with(&format!("pass_refused={why}")),
+            "{line}"
+        );
+    }
+    // The service room's own pass works there.
+    let r = room.get(74, "/events/1", &[("waiting-room-pass", &service)]);
+    assert!(r.body.contains(ORIGIN_MARKER));
+
+    // Revoked all at once: passes issued before `passes_not_before`.
+    room.set_config(
+        "room.drops",
+        &DROPS.replace('}', &format!(", \"passes_not_before\": {}}}", t)),
+    );
+    let r = room.get(75, "/drops/1", &[("waiting-room-pass", &pass)]);
+    assert!(!r.body.contains(ORIGIN_MARKER));
+    assert!(room.last_log_line().ends_with("pass_refused=revoked"));
+    let fresh = mint::mint_pass(KEY1, "drops", t, t + 60, "key1");
+    let r = room.get(75, "/drops/1", &[("waiting-room-pass", &fresh)]);
+    assert!(r.body.contains(ORIGIN_MARKER));
+}

@@ -351,6 +351,8 @@ pub fn plan(data: &[u8]) -> Plan {
         store.insert(config::ALLOW_PERCENTAGE.to_string(), percentage.to_string());
     }
     let settings = Settings::from_lookup(|key| store.get(key).cloned());
+    // Now and then a pass header of any text: never a bypass unless signed.
+    let pass_header = (input.below(8) == 0).then(|| input.text(120));
     let visit = Visit {
         now,
         millis: input.below(1000) as u16,
@@ -362,6 +364,7 @@ pub fn plan(data: &[u8]) -> Plan {
         accept: None,
         accept_language: None,
         pop: None,
+        pass_header: pass_header.as_deref(),
     };
     let keys = &fuzz_input::key_store;
     let plan = waiting_room::plan(&visit, &settings, keys);

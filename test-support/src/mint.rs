@@ -98,3 +98,16 @@ pub fn address_exp(now: u64, uid: &str, d: u64) -> u64 {
 pub fn global_exp(now: u64, d: u64) -> u64 {
     now / d * d + 2 * d
 }
+
+/// A signed pass of `room` (empty: the service room), as docs/rooms.md describes it.
+pub fn mint_pass(key: &str, room: &str, iat: u64, exp: u64, kid: &str) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let text = format!("pass=1&room={room}&iat={iat}&exp={exp}&kid={kid}");
+    let secret = if room.is_empty() {
+        key.as_bytes().to_vec()
+    } else {
+        room_secret(key, room)
+    };
+    let sig = hex::encode(hmac(&secret, text.as_bytes()));
+    URL_SAFE_NO_PAD.encode(format!("{text}&sig={sig}"))
+}

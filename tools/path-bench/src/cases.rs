@@ -64,6 +64,7 @@ impl Case {
             accept: None,
             accept_language: None,
             pop: None,
+            pass_header: None,
         };
         plan(&visit, &self.settings, &self.keys)
     }
