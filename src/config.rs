@@ -344,6 +344,10 @@ pub struct Settings {
     pub fallbacks: Vec<&'static str>,
     /// The room these are the settings of.
     pub room: Room,
+    /// The event in its pre-queue or running (`event=` in the log).
+    pub event: Option<String>,
+    /// The event whose ended page shows.
+    pub event_ended: Option<String>,
     /// The cookie names of the service's named rooms (none without `rooms`): the
     /// origin never sees them.
     pub room_cookies: Vec<String>,
@@ -541,6 +545,8 @@ impl Settings {
             passes_not_before,
             fallbacks: read.fallbacks,
             room: Room::Service,
+            event: None,
+            event_ended: None,
             room_cookies: Vec::new(),
         }
     }
@@ -1153,7 +1159,7 @@ mod tests {
             *read.borrow_mut().entry(key.to_string()).or_default() += 1;
             map.get(key).map(|v| v.to_string())
         });
-        Settings::for_request(&lookup, None, path);
+        Settings::for_request(&lookup, None, path, 0);
         read.into_inner()
     }
 
@@ -1239,7 +1245,7 @@ mod tests {
         ] {
             assert_eq!(
                 keys_read(&store, "/events/1"),
-                read_once(&KEYS),
+                read_once(&[&KEYS[..], &[crate::events::EVENTS]].concat()),
                 "{store:?}"
             );
         }
@@ -1267,9 +1273,9 @@ mod tests {
             ]
         );
         let remembered = Remembered::new(lookup);
-        assert_eq!(Settings::for_request(&remembered, None, "/events"), full);
+        assert_eq!(Settings::for_request(&remembered, None, "/events", 0), full);
         // Outside the room: the bypass keys, every other key as if missing.
-        let bypass = Settings::for_request(&Remembered::new(lookup), None, "/about");
+        let bypass = Settings::for_request(&Remembered::new(lookup), None, "/about", 0);
         assert_eq!(bypass.fallbacks, vec![CONTROLLER_TIMEOUT, UID_IPV6_PREFIX]);
         assert_eq!(
             bypass,

@@ -36,7 +36,8 @@ pub fn handle(mut req: Request) -> Response {
     // takes its default.
     let store = open(CONFIG_STORE);
     let config = Remembered::new(|key: &str| lookup(&store, key));
-    let settings = Settings::for_request(&config, host.as_deref(), &path);
+    let (now, millis) = unix_now();
+    let settings = Settings::for_request(&config, host.as_deref(), &path, now);
     let keys = SigningKeys::default();
 
     // Identity is the connection's address (an IPv6 client's network, when
@@ -59,7 +60,6 @@ pub fn handle(mut req: Request) -> Response {
     let pass_header = req
         .get_header_str_lossy(waiting_room::pass::HEADER)
         .map(|v| v.into_owned());
-    let (now, millis) = unix_now();
     let pop = settings
         .pop_new_sessions_per_minute
         .map(|_| EdgeCounts::open());

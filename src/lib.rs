@@ -42,6 +42,7 @@ pub mod config;
 pub mod cookie;
 pub mod decision;
 pub mod estimate;
+pub mod events;
 pub mod grid;
 pub mod keys;
 pub mod log;
@@ -249,16 +250,31 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         None => None,
     };
 
+    // After an event that says so, the room is closed with the ended page.
+    let ended;
+    let decided = match settings.event_ended {
+        Some(_) => {
+            ended = Settings {
+                allow_percentage: percentage::Percentage::ZERO,
+                allow_percentage_fallback: None,
+                queue_all: false,
+                ..settings.clone()
+            };
+            &ended
+        }
+        None => settings,
+    };
     let verdict = decision::decide_in_pop(
         visit.now,
         visit.millis,
         visit.uid,
         room_cookie,
-        settings,
+        decided,
         &keys,
         visit.pop,
     );
     let action = match verdict.decision {
+        Decision::Deny if settings.event_ended.is_some() => Action::Serve(Page::Ended),
         Decision::Allow => Action::Forward,
         Decision::Anon => Action::Serve(Page::StartWaiting),
         Decision::Wait | Decision::ReWait => Action::Serve(Page::KeepWaiting),
@@ -275,7 +291,10 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     let outlook = verdict
         .wait_exp
         .map(|exp| outlook(visit.now, exp, verdict.arr, visit.uid, settings));
-    let mut log_line = log::decision_line(visit.now, visit.uid, visit.path, &verdict, settings);
+    let mut log_line = log::decision_line(visit.now, visit.uid, visit.path, &verdict, decided);
+    if let Some(event) = &settings.event_ended {
+        log::push_field(&mut log_line, "event_ended", event);
+    }
     if let Some(why) = pass_refused {
         log::push_field(&mut log_line, "pass_refused", why);
     }

@@ -117,10 +117,14 @@ pub fn decision_line(
     line
 }
 
-/// Appends ` room=<name>` for a named room (its name is a plain word).
+/// Appends ` room=<name>` for a named room, and ` event=<name>` while an event
+/// is in its pre-queue or runs (names are plain words).
 fn push_room(line: &mut String, settings: &Settings) {
     if let Some(name) = settings.room.name() {
         let _ = write!(line, " room={name}");
+    }
+    if let Some(event) = &settings.event {
+        let _ = write!(line, " event={event}");
     }
 }
 

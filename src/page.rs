@@ -14,6 +14,8 @@ pub enum Page {
     Deny,
     /// The origin could not answer an admitted visitor.
     OriginUnavailable,
+    /// The room's event is over (`"after_end": "ended"`).
+    Ended,
 }
 
 /// Where a page's body comes from.
@@ -39,6 +41,7 @@ impl Page {
             Page::StartWaiting => Some("startwaiting"),
             Page::KeepWaiting => Some("keepwaiting"),
             Page::Deny => Some("deny"),
+            Page::Ended => Some("ended"),
             Page::OriginUnavailable => None,
         }
     }
@@ -55,6 +58,7 @@ impl Page {
             ),
             Page::KeepWaiting => (include_str!("../static/keepwaiting.message.html"), ESTIMATE),
             Page::Deny => (include_str!("../static/deny.message.html"), ""),
+            Page::Ended => (include_str!("../static/ended.message.html"), ""),
             Page::OriginUnavailable => (
                 include_str!("../static/origin_unavailable.message.html"),
                 "",
@@ -71,7 +75,7 @@ impl Page {
     pub fn status(self, waiting_status: u16) -> u16 {
         match self {
             Page::StartWaiting | Page::KeepWaiting => waiting_status,
-            Page::Deny => 200,
+            Page::Deny | Page::Ended => 200,
             Page::OriginUnavailable => 503,
         }
     }

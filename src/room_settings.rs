@@ -19,14 +19,17 @@ use std::collections::BTreeMap;
 
 use crate::config::{
     ALLOW_PERCENTAGE, BYPASS_KEYS, CONTROLLER_HEARTBEAT, FIFO_CUTOFF, LOGGER_NAME, PROTECTED_PATHS,
-    Settings, UID_IPV6_PREFIX,
+    QUEUE_ALL, QUEUE_OPENS_AT, Settings, UID_IPV6_PREFIX,
 };
+use crate::events::{EVENTS, Phase, Schedule};
 use crate::room::{Index, ROOMS, Room, RoomName, Scope};
 
 /// The keys the controller writes for a named room (`room.<name>.<key>`).
 pub const CONTROLLER_KEYS: [&str; 3] = [ALLOW_PERCENTAGE, CONTROLLER_HEARTBEAT, FIFO_CUTOFF];
 /// The keys a named room takes from the service.
 pub const SERVICE_WIDE_KEYS: [&str; 2] = [LOGGER_NAME, UID_IPV6_PREFIX];
+/// The keys an event cannot change: the room's scope and the service's keys.
+pub const EVENT_FIXED_KEYS: [&str; 3] = [PROTECTED_PATHS, LOGGER_NAME, UID_IPV6_PREFIX];
 /// Named in `fallbacks` when a named room's value is not a JSON object.
 pub const ROOM_FALLBACK: &str = "room";
 
@@ -66,6 +69,7 @@ impl Settings {
         lookup: &Remembered<impl Fn(&str) -> Option<String>>,
         host: Option<&str>,
         path: &str,
+        now: u64,
     ) -> Settings {
         let mut bypass = Settings::from_lookup(|key| {
             BYPASS_KEYS
@@ -76,7 +80,7 @@ impl Settings {
         let index = lookup.get(ROOMS).map(|raw| Index::parse(&raw));
         let Some(index) = index else {
             return if bypass.protects(path) {
-                Settings::from_lookup(|key| lookup.get(key))
+                Settings::service_room(lookup, now)
             } else {
                 bypass
             };
@@ -90,8 +94,8 @@ impl Settings {
                 .max()
         });
         let mut settings = match index.room_for(host, path, service_claim.flatten()) {
-            Some(scope) => Settings::for_named_room(lookup, scope),
-            None if bypass.protects(path) => Settings::from_lookup(|key| lookup.get(key)),
+            Some(scope) => Settings::for_named_room(lookup, scope, now),
+            None if bypass.protects(path) => Settings::service_room(lookup, now),
             None => std::mem::take(&mut bypass),
         };
         if !index.problems.is_empty() {
@@ -101,17 +105,24 @@ impl Settings {
         settings
     }
 
+    /// The service room's settings: its keys, and its `events` at `now`.
+    fn service_room(lookup: &Remembered<impl Fn(&str) -> Option<String>>, now: u64) -> Settings {
+        Settings::scheduled(|key| lookup.get(key), lookup.get(EVENTS), now)
+    }
+
     /// A named room's settings (see the module's documentation).
     fn for_named_room(
         lookup: &Remembered<impl Fn(&str) -> Option<String>>,
         scope: &Scope,
+        now: u64,
     ) -> Settings {
         let name = &scope.name;
         let value = lookup.get(&name.store_key());
         let room: Option<BTreeMap<String, serde_json::Value>> = value
             .as_deref()
             .and_then(|raw| serde_json::from_str(raw).ok());
-        let mut settings = Settings::from_lookup(|key| {
+        let own = |key: &str| room.as_ref()?.get(key).and_then(text_of);
+        let base = |key: &str| {
             if key == PROTECTED_PATHS {
                 // Scope paths hold no comma (the index refuses them).
                 return Some(scope.paths.join(","));
@@ -124,12 +135,50 @@ impl Settings {
             {
                 return Some(written);
             }
-            room.as_ref()?.get(key).and_then(text_of)
-        });
+            own(key)
+        };
+        let mut settings = Settings::scheduled(base, own(EVENTS), now);
         if room.is_none() {
             settings.fallbacks.push(ROOM_FALLBACK);
         }
         settings.room = Room::Named(RoomName::clone(name));
+        settings
+    }
+
+    /// Reads the settings through `base`, with the schedule `events` (its text)
+    /// applied at `now` ([`crate::events`]).
+    fn scheduled(
+        base: impl Fn(&str) -> Option<String>,
+        events: Option<String>,
+        now: u64,
+    ) -> Settings {
+        let schedule = events.map(|raw| Schedule::parse(&raw));
+        let phase = schedule.as_ref().map_or(Phase::Idle, |s| s.phase(now));
+        let mut settings = match phase {
+            Phase::Prequeue(event) | Phase::Running(event) => {
+                let prequeue = matches!(phase, Phase::Prequeue(_));
+                // While a controller holds the room, its writes govern.
+                let controlled = base(CONTROLLER_HEARTBEAT).is_some();
+                Settings::from_lookup(|key| match key {
+                    QUEUE_ALL if prequeue => Some("true".to_string()),
+                    QUEUE_OPENS_AT => Some(event.start.to_string()),
+                    ALLOW_PERCENTAGE | FIFO_CUTOFF if controlled => base(key),
+                    _ if EVENT_FIXED_KEYS.contains(&key) => base(key),
+                    _ => event.settings.get(key).cloned().or_else(|| base(key)),
+                })
+            }
+            Phase::Idle | Phase::Ended(_) => Settings::from_lookup(&base),
+        };
+        match phase {
+            Phase::Prequeue(event) | Phase::Running(event) => {
+                settings.event = Some(event.name.to_string());
+            }
+            Phase::Ended(event) => settings.event_ended = Some(event.name.to_string()),
+            Phase::Idle => {}
+        }
+        if schedule.is_some_and(|s| !s.problems.is_empty()) {
+            settings.fallbacks.push(EVENTS);
+        }
         settings
     }
 }
@@ -138,7 +187,7 @@ impl Settings {
 /// a boolean as written, an array of strings as the comma-separated list it is,
 /// `null` as missing; anything else is unreadable text, so the key falls back to
 /// its default.
-fn text_of(value: &serde_json::Value) -> Option<String> {
+pub(crate) fn text_of(value: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
     match value {
         Value::Null => None,
@@ -175,7 +224,7 @@ mod tests {
             *asked.borrow_mut().entry(key.to_string()).or_default() += 1;
             map.get(key).map(|v| v.to_string())
         });
-        let settings = Settings::for_request(&lookup, host, path);
+        let settings = Settings::for_request(&lookup, host, path, 0);
         (settings, asked.into_inner())
     }
 

@@ -126,6 +126,7 @@ impl Status {
         let status = match self.page {
             Page::StartWaiting | Page::KeepWaiting => "waiting",
             Page::Deny => "closed",
+            Page::Ended => "ended",
             Page::OriginUnavailable => "unavailable",
         };
         let fifo = self.queueing_method == QueueingMethod::Fifo;
@@ -451,6 +452,7 @@ mod tests {
             let word = match status.page {
                 Page::StartWaiting | Page::KeepWaiting => "waiting",
                 Page::Deny => "closed",
+                Page::Ended => "ended",
                 Page::OriginUnavailable => "unavailable",
             };
             let percentage: serde_json::Number =

@@ -357,3 +357,97 @@ fn signed_passes_let_staff_and_probes_through_their_room_only() {
     let r = room.get(75, "/drops/1", &[("waiting-room-pass", &fresh)]);
     assert!(r.body.contains(ORIGIN_MARKER));
 }
+
+/// Drops' value with one event, `times` its pre-queue, start and end.
+fn drops_with_event(times: (u64, u64, u64), after_end: &str) -> String {
+    format!(
+        r#"{{"enabled": true, "allow_percentage": 50, "events": [{{"name": "drop-1",
+            "prequeue_start": {}, "start": {}, "end": {}, "after_end": "{after_end}",
+            "settings": {{"allow_percentage": 100}}}}]}}"#,
+        times.0, times.1, times.2
+    )
+}
+
+#[test]
+fn an_event_holds_its_pre_queue_then_opens_then_ends_while_visitors_wait() {
+    let t = now();
+    let room = Room::launch(RoomSpec {
+        config: &[
+            ("rooms", ROOMS),
+            (
+                "room.drops",
+                &drops_with_event((t - 60, t + 3600, t + 7200), "ended"),
+            ),
+        ],
+        ..RoomSpec::default()
+    });
+    let due = mint::mint_in_room(KEY1, "drops", "wait", t - 2, "127.0.0.81", "key1");
+    let waiting = format!("waiting_room_drops={due}");
+
+    // Pre-queue: a newcomer waits, a token due for its draw is not drawn.
+    let r = room.get(82, "/drops/1", &[]);
+    assert!(r.body.contains(START_PAGE));
+    assert!(
+        room.last_log_line()
+            .contains("decision=anon uid=127.0.0.82 room=drops event=drop-1 p=100")
+    );
+    let r = room.get_with_cookie(81, "/drops/1", &waiting);
+    assert!(!r.body.contains(ORIGIN_MARKER));
+    assert!(
+        room.last_log_line()
+            .contains("room=drops event=drop-1 p=100 transition=queue-all")
+    );
+
+    // The start moves into the past: the event's settings apply, the same visitor is let in.
+    room.set_config(
+        "room.drops",
+        &drops_with_event((t - 60, t - 5, t + 7200), "ended"),
+    );
+    let r = room.get_with_cookie(81, "/drops/1", &waiting);
+    assert!(r.body.contains(ORIGIN_MARKER));
+    let session = cookie_set(&r, "waiting_room_drops").expect("an allow token");
+    assert!(mint::open(&session).starts_with("dec=allow&"));
+    assert!(
+        room.last_log_line()
+            .contains("decision=allow uid=127.0.0.81 room=drops event=drop-1")
+    );
+
+    // The end moves into the past: the ended page, the session over.
+    room.set_config(
+        "room.drops",
+        &drops_with_event((t - 60, t - 5, t - 1), "ended"),
+    );
+    let r = room.get_with_cookie(81, "/drops/1", &format!("waiting_room_drops={session}"));
+    assert!(r.body.contains("This event has ended"), "{}", r.body);
+    assert!(cookie_set(&r, "waiting_room_drops").is_some_and(|v| v == "deleted"));
+    let line = room.last_log_line();
+    assert!(
+        line.contains("decision=deny uid=127.0.0.81 room=drops p=0")
+            && line.ends_with("event_ended=drop-1"),
+        "{line}"
+    );
+
+    // Or the room returns to its own settings.
+    room.set_config(
+        "room.drops",
+        &drops_with_event((t - 60, t - 5, t - 1), "resume"),
+    );
+    room.get(83, "/drops/1", &[]);
+    let line = room.last_log_line();
+    assert!(
+        line.contains("decision=anon uid=127.0.0.83 room=drops p=50 ") && !line.contains("event"),
+        "{line}"
+    );
+
+    // A schedule that does not hold together is ignored, and the line says so.
+    room.set_config(
+        "room.drops",
+        &drops_with_event((t - 60, t + 10, t - 1), "resume"),
+    );
+    room.get(84, "/drops/1", &[]);
+    let line = room.last_log_line();
+    assert!(
+        line.contains(" p=50 ") && line.contains("config_fallback=events"),
+        "{line}"
+    );
+}

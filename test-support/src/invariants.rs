@@ -289,6 +289,7 @@ pub fn settings(data: &[u8]) {
             &Remembered::new(|key: &str| raw(key).map(str::to_string)),
             None,
             path,
+            0,
         );
         let want = match s.protects(path) {
             true => s.clone(),

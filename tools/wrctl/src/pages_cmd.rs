@@ -253,7 +253,7 @@ pub fn sample_status(page: Page, percentage: Percentage, d: u64, now: u64) -> St
                 place: None,
             }
         }
-        Page::Deny | Page::OriginUnavailable => Status {
+        Page::Deny | Page::Ended | Page::OriginUnavailable => Status {
             page,
             decision: (page == Page::Deny).then_some(Decision::Deny),
             now,
@@ -278,6 +278,7 @@ fn preview(args: &PreviewArgs) -> ExitCode {
     let page = match args.page.as_str() {
         "keepwaiting" => Page::KeepWaiting,
         "deny" => Page::Deny,
+        "ended" => Page::Ended,
         _ => Page::StartWaiting,
     };
     let now = unix_now();
