@@ -3,7 +3,8 @@
 //!
 //! A pure state machine with the clock passed in, so the live controller
 //! (`wrctl control`), the simulator and the tests run the very same code; reading
-//! logs and writing stores are the callers' business.
+//! logs and writing stores are the callers' business. Both rules, this one and
+//! the FIFO cutoff ([`fifo`]), run behind one interface, [`Rule`] ([`rule`]).
 //!
 //! # How it holds the target
 //!
@@ -84,12 +85,15 @@ pub mod crowd;
 pub mod fifo;
 mod intake;
 pub mod record;
+pub mod rule;
 mod schedule;
 pub mod series;
 pub mod tokens;
 
 use std::collections::VecDeque;
 use std::fmt;
+
+pub use rule::Rule;
 
 use crate::record::Record;
 use intake::{Intake, Sizes};

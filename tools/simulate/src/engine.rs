@@ -15,7 +15,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
-use control::Controller;
+use control::{Controller, Rule};
 use waiting_room::ceiling::ExactCounts;
 use waiting_room::config::Settings;
 use waiting_room::decision::{self, CookieAction, Decision, Session, Transition, Verdict};
@@ -23,7 +23,7 @@ use waiting_room::outlook;
 use waiting_room::refresh::RefreshMode;
 
 use crate::attacker::Jar;
-use crate::closed_loop::{ClosedLoop, Rule};
+use crate::closed_loop::ClosedLoop;
 use crate::population::{Kind, Population, address_text};
 use crate::progress::Progress;
 use crate::record::Record;

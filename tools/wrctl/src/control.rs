@@ -1,130 +1,26 @@
-//! The control thread: owns the rule (the percentage [`Controller`], or in FIFO
-//! mode the [`FifoController`]), observes every batch of records, ticks on the
-//! wall clock, writes through the sink, and answers state requests.
+//! The control thread: owns the rule (any [`Rule`]: the percentage
+//! [`control::Controller`], or in FIFO mode the [`control::fifo::FifoController`]),
+//! observes every batch of records, ticks on the wall clock, writes through the
+//! sink, and answers state requests.
 
 use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use control::fifo::{self, FifoController};
+use control::Rule;
 use control::record::Record;
-use control::{Controller, Snapshot, Write};
+use control::rule::Write as _;
+use waiting_room::config::QueueingMethod;
 
 use crate::clock::{rfc3339, unix_now};
 use crate::ingest::{BadCounts, Msg};
-use crate::sink::{Items, Sink};
+use crate::sink::Sink;
 use crate::state::{Info, SERIES_SECONDS, View};
 
-/// The rule the controller runs: which key it holds the target with.
-#[derive(Debug, Clone)]
-pub enum Rule {
-    /// `allow_percentage` (the lottery; `--queueing random`, the default).
-    Percentage(Box<Controller>),
-    /// `fifo_cutoff` and `fifo_rate` (`--queueing fifo`).
-    Fifo(Box<FifoController>),
-}
-
-impl From<Controller> for Rule {
-    fn from(controller: Controller) -> Rule {
-        Rule::Percentage(Box::new(controller))
-    }
-}
-
-impl From<FifoController> for Rule {
-    fn from(controller: FifoController) -> Rule {
-        Rule::Fifo(Box::new(controller))
-    }
-}
-
-/// One write of either rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Batch {
-    /// The percentage and the heartbeat.
-    Percentage(Write),
-    /// The cutoff, its rate and the heartbeat.
-    Fifo(fifo::Write),
-}
-
-impl Items for Batch {
-    fn items(&self) -> Vec<(&'static str, String)> {
-        match self {
-            Batch::Percentage(w) => w.items(),
-            Batch::Fifo(w) => w.items(),
-        }
-    }
-}
-
-impl Rule {
-    fn observe(&mut self, record: &Record, now: u64) {
-        match self {
-            Rule::Percentage(c) => c.observe(record, now),
-            Rule::Fifo(c) => c.observe(record, now),
-        }
-    }
-
-    fn bad_line(&mut self) {
-        match self {
-            Rule::Percentage(c) => c.bad_line(),
-            Rule::Fifo(c) => c.bad_line(),
-        }
-    }
-
-    fn tick(&mut self, now: u64) -> Option<Batch> {
-        match self {
-            Rule::Percentage(c) => c.tick(now).map(Batch::Percentage),
-            Rule::Fifo(c) => c.tick(now).map(Batch::Fifo),
-        }
-    }
-
-    fn written(&mut self, write: &Batch, now: u64) {
-        match (self, write) {
-            (Rule::Percentage(c), Batch::Percentage(w)) => c.written(w, now),
-            (Rule::Fifo(c), Batch::Fifo(w)) => c.written(w, now),
-            _ => {}
-        }
-    }
-
-    fn failed(&mut self, now: u64) {
-        match self {
-            Rule::Percentage(c) => c.failed(now),
-            Rule::Fifo(c) => c.failed(now),
-        }
-    }
-
-    fn deaf(&self, now: u64) -> bool {
-        match self {
-            Rule::Percentage(c) => c.deaf(now),
-            Rule::Fifo(c) => c.deaf(now),
-        }
-    }
-
-    /// Seconds between two ticks.
-    pub fn tick_seconds(&self) -> u64 {
-        match self {
-            Rule::Percentage(c) => c.options().tick,
-            Rule::Fifo(c) => c.options().tick,
-        }
-    }
-
-    fn log_silence(&self) -> Option<u64> {
-        match self {
-            Rule::Percentage(c) => c.options().log_silence,
-            Rule::Fifo(c) => c.options().log_silence,
-        }
-    }
-
-    fn snapshot(&self) -> Snapshot {
-        match self {
-            Rule::Percentage(c) => c.snapshot(SERIES_SECONDS),
-            Rule::Fifo(c) => c.snapshot(SERIES_SECONDS),
-        }
-    }
-}
-
 /// The control thread's state.
-pub struct Control {
-    controller: Rule,
+pub struct Control<R: Rule> {
+    controller: R,
     sink: Box<dyn Sink>,
     info: Arc<Info>,
     bad: BadCounts,
@@ -135,16 +31,11 @@ pub struct Control {
     warned_mode: bool,
 }
 
-impl Control {
+impl<R: Rule> Control<R> {
     /// A control thread's state for `controller` (either rule), writing to `sink`.
-    pub fn new(
-        controller: impl Into<Rule>,
-        sink: Box<dyn Sink>,
-        info: Info,
-        quiet: bool,
-    ) -> Control {
+    pub fn new(controller: R, sink: Box<dyn Sink>, info: Info, quiet: bool) -> Control<R> {
         Control {
-            controller: controller.into(),
+            controller,
             sink,
             info: Arc::new(info),
             bad: BadCounts::default(),
@@ -209,7 +100,7 @@ impl Control {
         if self.warned_mode || record.decision.is_none() {
             return;
         }
-        let fifo = matches!(self.controller, Rule::Fifo(_));
+        let fifo = R::QUEUEING == QueueingMethod::Fifo;
         if record.fifo != fifo {
             self.warned_mode = true;
             let (lines, flag) = if record.fifo {
@@ -226,13 +117,10 @@ impl Control {
     /// The state as the listener shows it.
     pub fn view(&self) -> View {
         View {
-            snapshot: self.controller.snapshot(),
+            snapshot: self.controller.snapshot(SERIES_SECONDS),
             bad: self.bad,
             info: Arc::clone(&self.info),
-            fifo: match &self.controller {
-                Rule::Fifo(c) => Some(c.status(SERIES_SECONDS)),
-                Rule::Percentage(_) => None,
-            },
+            fifo: self.controller.fifo_status(SERIES_SECONDS),
         }
     }
 
@@ -262,7 +150,7 @@ impl Control {
     }
 
     /// One line on stderr for the write: what, and the crowd it was decided on.
-    fn say(&self, now: u64, write: &Batch, error: Option<String>) {
+    fn say(&self, now: u64, write: &R::Write, error: Option<String>) {
         if let Some(error) = &error {
             // Failures are reported even with --quiet.
             eprintln!("{} write failed: {error}", rfc3339(now));
@@ -275,42 +163,7 @@ impl Control {
         let view = self.view();
         let minute = view.last_minute();
         let s = &view.snapshot;
-        let heartbeat = match write {
-            Batch::Percentage(w) => w.heartbeat,
-            Batch::Fifo(w) => w.heartbeat,
-        };
-        let what = match (write, &view.fifo) {
-            (Batch::Percentage(w), _) => match w.allow_percentage {
-                Some(p) => format!("allow_percentage={p}"),
-                None => format!(
-                    "allow_percentage unchanged ({})",
-                    s.written.map_or("none".into(), |p| p.to_string())
-                ),
-            },
-            (Batch::Fifo(w), status) => {
-                let cutoff = match w.fifo_cutoff {
-                    Some(c) => format!("fifo_cutoff={c}"),
-                    None => format!(
-                        "fifo_cutoff unchanged ({})",
-                        status
-                            .as_ref()
-                            .and_then(|f| f.cutoff)
-                            .map_or("none".into(), |c| c.to_string())
-                    ),
-                };
-                let rate = w
-                    .fifo_rate
-                    .map_or(String::new(), |r| format!(" fifo_rate={r}"));
-                let shown = status.as_ref().map_or(String::new(), |f| {
-                    format!(
-                        " (in effect {}, show-up {:.2})",
-                        f.cutoff_in_effect.map_or("none".into(), |c| c.to_string()),
-                        f.show_up
-                    )
-                });
-                format!("{cutoff}{rate}{shown}")
-            }
-        };
+        let what = self.controller.describe(write);
         let verb = match (&error, self.sink.is_dry_run()) {
             (Some(_), _) => "not written",
             (None, true) => "would write",
@@ -321,7 +174,7 @@ impl Control {
             err,
             "{} {verb} {what} heartbeat={} | waiting {}, active {}, new sessions last minute {} / target {}",
             rfc3339(now),
-            heartbeat,
+            write.heartbeat(),
             s.waiting,
             s.active,
             minute.admissions,

@@ -6,10 +6,10 @@ use std::sync::mpsc::sync_channel;
 use std::thread;
 
 use clap::Parser;
-use control::Controller;
 use control::fifo::FifoController;
+use control::{Controller, Rule};
 use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice, usage_error};
-use wrctl::control::{Control, Rule};
+use wrctl::control::Control;
 use wrctl::sink::{ConfigFile, DryRun, FastlyApi, Sink, TOKEN_VAR};
 use wrctl::state::Info;
 use wrctl::{ingest, server};
@@ -30,18 +30,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// `wrctl control`: the rule is chosen here, once; the rest runs either.
 fn control(args: ControlArgs) -> ExitCode {
-    let rule: Rule = if args.fifo() {
+    if args.fifo() {
         let options = args.fifo_options().unwrap_or_else(|e| usage_error(&e));
-        FifoController::new(options)
-            .unwrap_or_else(|e| usage_error(&e.to_string()))
-            .into()
+        let rule = FifoController::new(options).unwrap_or_else(|e| usage_error(&e.to_string()));
+        run_control(rule, args)
     } else {
         let options = args.options().unwrap_or_else(|e| usage_error(&e));
-        Controller::new(options)
-            .unwrap_or_else(|e| usage_error(&e.to_string()))
-            .into()
-    };
+        let rule = Controller::new(options).unwrap_or_else(|e| usage_error(&e.to_string()));
+        run_control(rule, args)
+    }
+}
+
+/// Starts the sink, the listener and the stdin reader, and runs `rule` until
+/// the log ends.
+fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
     let choice = args
         .sink(std::env::var(TOKEN_VAR).ok())
         .unwrap_or_else(|e| usage_error(&e));

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::fastly_api::Client;
-use control::{Write, fifo};
+use control::rule;
 use serde_json::{Map, Value, json};
 
 /// The environment variable the Fastly API token is read from (never a flag or a file).
@@ -17,28 +17,10 @@ pub const FASTLY_API: &str = "https://api.fastly.com";
 /// How long one write to the Fastly API may take, connection included.
 pub const API_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// One write of either rule: the config-store items it sets, in order.
-pub trait Items {
-    /// Key and value of each item.
-    fn items(&self) -> Vec<(&'static str, String)>;
-}
-
-impl Items for Write {
-    fn items(&self) -> Vec<(&'static str, String)> {
-        Write::items(self)
-    }
-}
-
-impl Items for fifo::Write {
-    fn items(&self) -> Vec<(&'static str, String)> {
-        fifo::Write::items(self)
-    }
-}
-
 /// A place the controller writes its items to.
 pub trait Sink: Send {
     /// Writes the items of `write` (all of them, or reports a failure).
-    fn write(&mut self, write: &dyn Items) -> Result<(), String>;
+    fn write(&mut self, write: &dyn rule::Write) -> Result<(), String>;
     /// Where writes go, as `status.json` shows it.
     fn describe(&self) -> String;
     /// Whether writes go nowhere.
@@ -51,7 +33,7 @@ pub trait Sink: Send {
 pub struct DryRun;
 
 impl Sink for DryRun {
-    fn write(&mut self, _: &dyn Items) -> Result<(), String> {
+    fn write(&mut self, _: &dyn rule::Write) -> Result<(), String> {
         Ok(())
     }
 
@@ -103,7 +85,7 @@ fn read_object(path: &Path) -> Result<Map<String, Value>, String> {
 }
 
 impl Sink for ConfigFile {
-    fn write(&mut self, write: &dyn Items) -> Result<(), String> {
+    fn write(&mut self, write: &dyn rule::Write) -> Result<(), String> {
         let mut settings = read_object(&self.path)?;
         for (key, value) in write.items() {
             settings.insert(key.to_string(), Value::String(value));
@@ -170,7 +152,7 @@ impl FastlyApi {
 }
 
 /// The request body of a write: `{"items":[{"op":"upsert","item_key":…,"item_value":…},…]}`.
-pub fn batch_body(write: &dyn Items) -> String {
+pub fn batch_body(write: &dyn rule::Write) -> String {
     let items: Vec<Value> = write
         .items()
         .into_iter()
@@ -180,7 +162,7 @@ pub fn batch_body(write: &dyn Items) -> String {
 }
 
 impl Sink for FastlyApi {
-    fn write(&mut self, write: &dyn Items) -> Result<(), String> {
+    fn write(&mut self, write: &dyn rule::Write) -> Result<(), String> {
         self.client.patch_items(&self.store_id, batch_body(write))
     }
 
@@ -192,6 +174,7 @@ impl Sink for FastlyApi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use control::{Write, fifo};
 
     #[test]
     fn the_body_upserts_both_items() {

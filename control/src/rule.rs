@@ -1,0 +1,294 @@
+//! The one interface both rules run behind: the percentage [`Controller`] and
+//! the FIFO [`FifoController`] differ in what they decide and write, not in how
+//! a loop drives them. `wrctl control` and the simulator's closed loop are
+//! generic over [`Rule`]: they feed it records and bad lines, tick it, carry
+//! its [`Write`]s to the store (or the simulated edge) and report the outcome,
+//! and show its state; which rule runs is chosen once, when the loop is built.
+
+use waiting_room::config::{Heartbeat, QueueingMethod, Settings};
+
+use crate::fifo::{self, FifoController, FifoStatus};
+use crate::record::Record;
+use crate::{Controller, Snapshot};
+
+/// One write of a rule to the config store.
+pub trait Write {
+    /// The config-store items to write, key and value, in the order written.
+    fn items(&self) -> Vec<(&'static str, String)>;
+    /// `controller_heartbeat`: Unix seconds of this write.
+    fn heartbeat(&self) -> u64;
+    /// The setting it moves, if it moves it (the percentage in millionths, or
+    /// the FIFO cutoff): what the simulator traces.
+    fn moved(&self) -> Option<u64>;
+    /// The write reaching the edge: the items it sets, in `settings`.
+    fn land(&self, settings: &mut Settings);
+}
+
+/// A controller's rule, as a loop drives it: what it reads, when it writes,
+/// what it shows.
+pub trait Rule {
+    /// One write to the config store.
+    type Write: Write;
+    /// The queueing method of the room it holds (the lines it expects).
+    const QUEUEING: QueueingMethod;
+    /// A log record reaches the rule at clock time `now` (Unix seconds).
+    fn observe(&mut self, record: &Record, now: u64);
+    /// A log line that did not parse.
+    fn bad_line(&mut self);
+    /// The rule's tick at clock time `now`: a write, if one is due. Report the
+    /// outcome with [`Rule::written`] or [`Rule::failed`].
+    fn tick(&mut self, now: u64) -> Option<Self::Write>;
+    /// The config store took `write` at clock time `now`.
+    fn written(&mut self, write: &Self::Write, now: u64);
+    /// The write failed at clock time `now`: the next attempt backs off.
+    fn failed(&mut self, now: u64);
+    /// Whether it has stopped writing for want of log records.
+    fn deaf(&self, now: u64) -> bool;
+    /// Seconds between two ticks.
+    fn tick_seconds(&self) -> u64;
+    /// Seconds without a record after which it stops writing (`None`: never).
+    fn log_silence(&self) -> Option<u64>;
+    /// What the dashboard and the metrics show, with `seconds` of series.
+    fn snapshot(&self, seconds: u64) -> Snapshot;
+    /// The FIFO rule's own figures (`None` for the percentage).
+    fn fifo_status(&self, seconds: u64) -> Option<FifoStatus>;
+    /// What `write` sets, for a person: the value written or the one kept.
+    fn describe(&self, write: &Self::Write) -> String;
+}
+
+impl Write for crate::Write {
+    fn items(&self) -> Vec<(&'static str, String)> {
+        crate::Write::items(self)
+    }
+
+    fn heartbeat(&self) -> u64 {
+        self.heartbeat
+    }
+
+    fn moved(&self) -> Option<u64> {
+        self.allow_percentage.map(|p| u64::from(p.micros()))
+    }
+
+    fn land(&self, settings: &mut Settings) {
+        if let Some(p) = self.allow_percentage {
+            settings.allow_percentage = p;
+        }
+        settings.controller_heartbeat = Heartbeat::At(self.heartbeat);
+    }
+}
+
+impl Write for fifo::Write {
+    fn items(&self) -> Vec<(&'static str, String)> {
+        fifo::Write::items(self)
+    }
+
+    fn heartbeat(&self) -> u64 {
+        self.heartbeat
+    }
+
+    fn moved(&self) -> Option<u64> {
+        self.fifo_cutoff
+    }
+
+    fn land(&self, settings: &mut Settings) {
+        if let Some(cutoff) = self.fifo_cutoff {
+            settings.fifo_cutoff = Some(cutoff);
+        }
+        if let Some(rate) = self.fifo_rate {
+            settings.fifo_rate = Some(rate);
+        }
+        settings.controller_heartbeat = Heartbeat::At(self.heartbeat);
+    }
+}
+
+/// The percentage controller: it writes `allow_percentage`.
+impl Rule for Controller {
+    type Write = crate::Write;
+    const QUEUEING: QueueingMethod = QueueingMethod::Random;
+
+    fn observe(&mut self, record: &Record, now: u64) {
+        Controller::observe(self, record, now);
+    }
+
+    fn bad_line(&mut self) {
+        Controller::bad_line(self);
+    }
+
+    fn tick(&mut self, now: u64) -> Option<crate::Write> {
+        Controller::tick(self, now)
+    }
+
+    fn written(&mut self, write: &crate::Write, now: u64) {
+        Controller::written(self, write, now);
+    }
+
+    fn failed(&mut self, now: u64) {
+        Controller::failed(self, now);
+    }
+
+    fn deaf(&self, now: u64) -> bool {
+        Controller::deaf(self, now)
+    }
+
+    fn tick_seconds(&self) -> u64 {
+        self.options().tick
+    }
+
+    fn log_silence(&self) -> Option<u64> {
+        self.options().log_silence
+    }
+
+    fn snapshot(&self, seconds: u64) -> Snapshot {
+        Controller::snapshot(self, seconds)
+    }
+
+    fn fifo_status(&self, _: u64) -> Option<FifoStatus> {
+        None
+    }
+
+    fn describe(&self, write: &crate::Write) -> String {
+        match write.allow_percentage {
+            Some(p) => format!("allow_percentage={p}"),
+            None => format!(
+                "allow_percentage unchanged ({})",
+                self.schedule
+                    .written()
+                    .map_or("none".into(), |p| p.to_string())
+            ),
+        }
+    }
+}
+
+/// The FIFO rule: it writes `fifo_cutoff` and `fifo_rate`.
+impl Rule for FifoController {
+    type Write = fifo::Write;
+    const QUEUEING: QueueingMethod = QueueingMethod::Fifo;
+
+    fn observe(&mut self, record: &Record, now: u64) {
+        FifoController::observe(self, record, now);
+    }
+
+    fn bad_line(&mut self) {
+        FifoController::bad_line(self);
+    }
+
+    fn tick(&mut self, now: u64) -> Option<fifo::Write> {
+        FifoController::tick(self, now)
+    }
+
+    fn written(&mut self, write: &fifo::Write, now: u64) {
+        FifoController::written(self, write, now);
+    }
+
+    fn failed(&mut self, now: u64) {
+        FifoController::failed(self, now);
+    }
+
+    fn deaf(&self, now: u64) -> bool {
+        FifoController::deaf(self, now)
+    }
+
+    fn tick_seconds(&self) -> u64 {
+        self.options().tick
+    }
+
+    fn log_silence(&self) -> Option<u64> {
+        self.options().log_silence
+    }
+
+    fn snapshot(&self, seconds: u64) -> Snapshot {
+        FifoController::snapshot(self, seconds)
+    }
+
+    fn fifo_status(&self, seconds: u64) -> Option<FifoStatus> {
+        Some(self.status(seconds))
+    }
+
+    fn describe(&self, write: &fifo::Write) -> String {
+        // No series: only the cutoffs and the show-up share are shown.
+        let status = self.status(0);
+        let cutoff = match write.fifo_cutoff {
+            Some(c) => format!("fifo_cutoff={c}"),
+            None => format!(
+                "fifo_cutoff unchanged ({})",
+                status.cutoff.map_or("none".into(), |c| c.to_string())
+            ),
+        };
+        let rate = write
+            .fifo_rate
+            .map_or(String::new(), |r| format!(" fifo_rate={r}"));
+        format!(
+            "{cutoff}{rate} (in effect {}, show-up {:.2})",
+            status
+                .cutoff_in_effect
+                .map_or("none".into(), |c| c.to_string()),
+            status.show_up
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Options;
+    use crate::fifo::FifoOptions;
+
+    #[test]
+    fn each_write_lands_what_it_carries_and_the_heartbeat() {
+        let mut settings = Settings::default();
+        let kept = settings.allow_percentage;
+        let beat = crate::Write {
+            allow_percentage: None,
+            heartbeat: 10,
+        };
+        beat.land(&mut settings);
+        assert_eq!(beat.moved(), None);
+        assert_eq!(settings.allow_percentage, kept);
+        assert_eq!(settings.controller_heartbeat, Heartbeat::At(10));
+
+        let p = "12.5".parse().unwrap();
+        let write = crate::Write {
+            allow_percentage: Some(p),
+            heartbeat: 20,
+        };
+        write.land(&mut settings);
+        assert_eq!(write.moved(), Some(125_000));
+        assert_eq!(settings.allow_percentage, p);
+
+        let cutoff = fifo::Write {
+            fifo_cutoff: Some(1_700_000_000_123),
+            fifo_rate: None,
+            heartbeat: 30,
+        };
+        cutoff.land(&mut settings);
+        assert_eq!(cutoff.moved(), Some(1_700_000_000_123));
+        assert_eq!(settings.fifo_cutoff, Some(1_700_000_000_123));
+        assert_eq!(settings.fifo_rate, None);
+        assert_eq!(settings.controller_heartbeat, Heartbeat::At(30));
+    }
+
+    #[test]
+    fn each_rule_describes_a_heartbeat_alone_by_what_it_keeps() {
+        let c = Controller::new(Options::default()).unwrap();
+        let beat = crate::Write {
+            allow_percentage: None,
+            heartbeat: 10,
+        };
+        assert_eq!(c.describe(&beat), "allow_percentage unchanged (none)");
+        assert_eq!(<Controller as Rule>::QUEUEING, QueueingMethod::Random);
+        assert!(Rule::fifo_status(&c, 60).is_none());
+
+        let f = FifoController::new(FifoOptions::default()).unwrap();
+        let beat = fifo::Write {
+            fifo_cutoff: None,
+            fifo_rate: Some("1.625".parse().unwrap()),
+            heartbeat: 10,
+        };
+        assert_eq!(
+            f.describe(&beat),
+            "fifo_cutoff unchanged (none) fifo_rate=1.625 (in effect none, show-up 1.00)"
+        );
+        assert_eq!(<FifoController as Rule>::QUEUEING, QueueingMethod::Fifo);
+        assert!(Rule::fifo_status(&f, 60).is_some());
+    }
+}
