@@ -4,8 +4,12 @@
 use test_support as support;
 
 use demo_origin::ORIGIN_MARKER;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 use support::http::Response;
 use support::mint;
+
+use support::controller::Controller;
 use support::room::{KEY1, Room, RoomSpec, now};
 
 const ROOMS: &str = r#"{"drops": {"paths": ["/drops/"]}, "vip": {"paths": ["/drops/vip/"]}}"#;
@@ -450,4 +454,73 @@ fn an_event_holds_its_pre_queue_then_opens_then_ends_while_visitors_wait() {
         line.contains(" p=50 ") && line.contains("config_fallback=events"),
         "{line}"
     );
+}
+
+/// The config store's string values.
+fn stored(room: &Room) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(room.config_path()).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_rooms_controller_writes_its_own_keys_and_the_room_follows_them() {
+    let mut room = Room::launch(RoomSpec {
+        config: &[
+            ("allow_percentage", "40"),
+            ("rooms", ROOMS),
+            (
+                "room.drops",
+                r#"{"enabled": true, "allow_percentage": 50, "wait_period_duration": 2}"#,
+            ),
+            ("room.vip", VIP),
+        ],
+        pipe_stdout: true,
+        ..RoomSpec::default()
+    });
+    let controller = Controller::start(
+        &mut room,
+        &[
+            "--room",
+            "drops",
+            "--target-per-minute",
+            "30",
+            "--wait-period",
+            "2",
+            "--tick",
+            "1",
+            "--start",
+            "2",
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while stored(&room)
+        .get("room.drops.allow_percentage")
+        .map(String::as_str)
+        != Some("2")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no write: {}\n{:?}",
+            controller.output(),
+            stored(&room)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let store = stored(&room);
+    assert!(store.contains_key("room.drops.controller_heartbeat"));
+    // The service room's keys and the room's own value are the operator's, untouched.
+    assert_eq!(store["allow_percentage"], "40");
+    assert!(!store.contains_key("controller_heartbeat"));
+    assert!(store["room.drops"].contains("\"allow_percentage\": 50"));
+    // The edge follows the controller's key for drops, and only for drops.
+    let percentage = |from: u8, path: &str| {
+        let r = room.get(from, path, &[("accept", "application/json")]);
+        let status: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        status["allow_percentage"].to_string()
+    };
+    assert_eq!(percentage(91, "/drops/1"), "2");
+    assert_eq!(percentage(92, "/events/1"), "40");
+    assert_eq!(percentage(93, "/drops/vip/1"), "12.5");
+    let out = controller.output();
+    assert!(out.contains("room drops"), "{out}");
 }

@@ -11,6 +11,7 @@ use waiting_room::config::{
     DEFAULT_CONTROLLER_TIMEOUT, DEFAULT_WAIT_PERIOD_DURATION, MAX_DURATION,
 };
 use waiting_room::percentage::Percentage;
+use waiting_room::room::RoomName;
 
 use crate::sink::{FASTLY_API, TOKEN_VAR};
 
@@ -399,6 +400,24 @@ Example: --http-timeout 10"
 lines.\nExample: --quiet"
     )]
     pub quiet: bool,
+
+    /// The named room to hold (default: the service room).
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_parser = parse_room,
+        long_help = "Hold the target of this named room (of the `rooms` index): only its \
+log lines (room=NAME) are counted, and its keys are written as room.NAME.allow_percentage, \
+room.NAME.controller_heartbeat, room.NAME.fifo_cutoff. Without it, the service room's lines \
+(no room=) and keys. Run one controller per room.\nExample: --room drops"
+    )]
+    pub room: Option<RoomName>,
+}
+
+fn parse_room(text: &str) -> Result<RoomName, String> {
+    RoomName::new(text).ok_or_else(|| {
+        format!("{text:?} is not a room name (1 to 32 of a-z, 0-9, _ and -, starting with a letter or digit)")
+    })
 }
 
 /// Where writes go, as chosen on the command line.

@@ -12,6 +12,7 @@ use control::Rule;
 use control::record::Record;
 use control::rule::Write as _;
 use waiting_room::config::QueueingMethod;
+use waiting_room::room::RoomName;
 
 use crate::clock::{rfc3339, unix_now};
 use crate::ingest::{BadCounts, Msg};
@@ -29,6 +30,8 @@ pub struct Control<R: Rule> {
     deaf: bool,
     /// Whether the lines were said not to match the mode (said once).
     warned_mode: bool,
+    /// The named room held; `None`: the service room.
+    room: Option<String>,
 }
 
 impl<R: Rule> Control<R> {
@@ -42,7 +45,14 @@ impl<R: Rule> Control<R> {
             quiet,
             deaf: false,
             warned_mode: false,
+            room: None,
         }
+    }
+
+    /// Holds the named room `room` (`None`: the service room): only its lines count.
+    pub fn in_room(mut self, room: Option<&RoomName>) -> Control<R> {
+        self.room = room.map(RoomName::to_string);
+        self
     }
 
     /// Runs until every sender of `rx` is gone (stdin ended and no listener), then
@@ -78,6 +88,10 @@ impl<R: Rule> Control<R> {
             Msg::Batch(batch) => {
                 let now = unix_now();
                 for record in &batch.records {
+                    // Another room's line is none of this controller's business.
+                    if record.room != self.room {
+                        continue;
+                    }
                     self.controller.observe(record, now);
                     self.check_mode(record);
                 }

@@ -10,7 +10,7 @@ use control::fifo::FifoController;
 use control::{Controller, Rule};
 use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice, usage_error};
 use wrctl::control::Control;
-use wrctl::sink::{ConfigFile, DryRun, FastlyApi, Sink, TOKEN_VAR};
+use wrctl::sink::{ConfigFile, DryRun, FastlyApi, InRoom, Sink, TOKEN_VAR};
 use wrctl::state::Info;
 use wrctl::{ingest, server};
 
@@ -70,6 +70,10 @@ fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
         } => Box::new(FastlyApi::new(&api, &store_id, token)),
         SinkChoice::DryRun => Box::new(DryRun),
     };
+    let sink: Box<dyn Sink> = match &args.room {
+        Some(room) => Box::new(InRoom::new(sink, room.clone())),
+        None => sink,
+    };
     let info = Info {
         target_per_minute: args.target_per_minute,
         max_active: args.max_active,
@@ -120,21 +124,31 @@ fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
         eprintln!("wrctl: cannot start the stdin reader: {e}");
         return ExitCode::FAILURE;
     }
-    Control::new(rule, sink, info, args.quiet).run(rx);
+    Control::new(rule, sink, info, args.quiet)
+        .in_room(args.room.as_ref())
+        .run(rx);
     ExitCode::SUCCESS
 }
 
 /// Warns when the config file's own settings disagree with the options.
 fn check_config_file(file: &ConfigFile, args: &ControlArgs) {
-    let Ok(settings) = file.settings() else {
+    let Ok(mut settings) = file.settings() else {
         return;
     };
-    let number = |key: &str| {
-        settings
-            .get(key)
+    // A named room's settings are its value, a JSON object (numbers as numbers).
+    if let Some(room) = &args.room {
+        settings = settings
+            .get(&room.store_key())
             .and_then(|v| v.as_str())
-            .and_then(|v| v.trim().parse::<u64>().ok())
+            .and_then(|raw| serde_json::from_str(raw).ok())
+            .unwrap_or_default();
+    }
+    let text = |key: &str| match settings.get(key) {
+        Some(serde_json::Value::String(s)) => Some(s.clone()),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        _ => None,
     };
+    let number = |key: &str| text(key).and_then(|v| v.trim().parse::<u64>().ok());
     if let Some(timeout) = number(waiting_room::config::CONTROLLER_TIMEOUT)
         && args.heartbeat_every.saturating_add(args.tick) >= timeout
     {
@@ -152,9 +166,7 @@ fn check_config_file(file: &ConfigFile, args: &ControlArgs) {
             args.wait_period
         );
     }
-    let method = settings
-        .get(waiting_room::config::QUEUEING_METHOD)
-        .and_then(|v| v.as_str())
+    let method = text(waiting_room::config::QUEUEING_METHOD)
         .map_or("random".to_string(), |v| v.trim().to_ascii_lowercase());
     if (method == "fifo") != args.fifo() {
         eprintln!(

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::fastly_api::Client;
 use control::rule;
 use serde_json::{Map, Value, json};
+use waiting_room::room::RoomName;
 
 /// The environment variable the Fastly API token is read from (never a flag or a file).
 pub const TOKEN_VAR: &str = "FASTLY_API_TOKEN";
@@ -19,8 +20,17 @@ pub const API_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A place the controller writes its items to.
 pub trait Sink: Send {
-    /// Writes the items of `write` (all of them, or reports a failure).
-    fn write(&mut self, write: &dyn rule::Write) -> Result<(), String>;
+    /// Writes `items` (key, value), all of them, or reports a failure.
+    fn write_items(&mut self, items: &[(String, String)]) -> Result<(), String>;
+    /// Writes the items of `write`.
+    fn write(&mut self, write: &dyn rule::Write) -> Result<(), String> {
+        let items: Vec<(String, String)> = write
+            .items()
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), value))
+            .collect();
+        self.write_items(&items)
+    }
     /// Where writes go, as `status.json` shows it.
     fn describe(&self) -> String;
     /// Whether writes go nowhere.
@@ -29,11 +39,43 @@ pub trait Sink: Send {
     }
 }
 
+/// `--room NAME`: the controller of a named room writes its keys as
+/// `room.NAME.<key>`, apart from the operator's value of the room.
+pub struct InRoom {
+    inner: Box<dyn Sink>,
+    room: RoomName,
+}
+
+impl InRoom {
+    /// `inner`, with every key written as the room's.
+    pub fn new(inner: Box<dyn Sink>, room: RoomName) -> InRoom {
+        InRoom { inner, room }
+    }
+}
+
+impl Sink for InRoom {
+    fn write_items(&mut self, items: &[(String, String)]) -> Result<(), String> {
+        let items: Vec<(String, String)> = items
+            .iter()
+            .map(|(key, value)| (self.room.key(key), value.clone()))
+            .collect();
+        self.inner.write_items(&items)
+    }
+
+    fn describe(&self) -> String {
+        format!("{} (room {})", self.inner.describe(), self.room)
+    }
+
+    fn is_dry_run(&self) -> bool {
+        self.inner.is_dry_run()
+    }
+}
+
 /// `--dry-run`: nothing is written; the controller goes on as if it had been.
 pub struct DryRun;
 
 impl Sink for DryRun {
-    fn write(&mut self, _: &dyn rule::Write) -> Result<(), String> {
+    fn write_items(&mut self, _: &[(String, String)]) -> Result<(), String> {
         Ok(())
     }
 
@@ -85,10 +127,10 @@ fn read_object(path: &Path) -> Result<Map<String, Value>, String> {
 }
 
 impl Sink for ConfigFile {
-    fn write(&mut self, write: &dyn rule::Write) -> Result<(), String> {
+    fn write_items(&mut self, items: &[(String, String)]) -> Result<(), String> {
         let mut settings = read_object(&self.path)?;
-        for (key, value) in write.items() {
-            settings.insert(key.to_string(), Value::String(value));
+        for (key, value) in items {
+            settings.insert(key.clone(), Value::String(value.clone()));
         }
         let mut text = serde_json::to_string_pretty(&Value::Object(settings))
             .map_err(|e| format!("cannot encode the settings: {e}"))?;
@@ -152,18 +194,17 @@ impl FastlyApi {
 }
 
 /// The request body of a write: `{"items":[{"op":"upsert","item_key":…,"item_value":…},…]}`.
-pub fn batch_body(write: &dyn rule::Write) -> String {
-    let items: Vec<Value> = write
-        .items()
-        .into_iter()
+pub fn batch_body(items: &[(String, String)]) -> String {
+    let items: Vec<Value> = items
+        .iter()
         .map(|(key, value)| json!({"op": "upsert", "item_key": key, "item_value": value}))
         .collect();
     json!({ "items": items }).to_string()
 }
 
 impl Sink for FastlyApi {
-    fn write(&mut self, write: &dyn rule::Write) -> Result<(), String> {
-        self.client.patch_items(&self.store_id, batch_body(write))
+    fn write_items(&mut self, items: &[(String, String)]) -> Result<(), String> {
+        self.client.patch_items(&self.store_id, batch_body(items))
     }
 
     fn describe(&self) -> String {
@@ -175,6 +216,55 @@ impl Sink for FastlyApi {
 mod tests {
     use super::*;
     use control::{Write, fifo};
+    use std::sync::{Arc, Mutex};
+
+    fn items(write: &dyn rule::Write) -> Vec<(String, String)> {
+        write
+            .items()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+
+    /// A sink that keeps what it is given.
+    struct Kept(Arc<Mutex<Vec<(String, String)>>>);
+
+    impl Sink for Kept {
+        fn write_items(&mut self, items: &[(String, String)]) -> Result<(), String> {
+            self.0.lock().unwrap().extend_from_slice(items);
+            Ok(())
+        }
+
+        fn describe(&self) -> String {
+            "kept".into()
+        }
+    }
+
+    #[test]
+    fn a_rooms_controller_writes_the_rooms_own_keys() {
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let room = RoomName::new("drops").unwrap();
+        let mut sink = InRoom::new(Box::new(Kept(kept.clone())), room);
+        let write = Write {
+            allow_percentage: Some("12.5".parse().unwrap()),
+            heartbeat: 1_700_000_000,
+        };
+        sink.write(&write).unwrap();
+        assert_eq!(
+            *kept.lock().unwrap(),
+            [
+                (
+                    "room.drops.allow_percentage".to_string(),
+                    "12.5".to_string()
+                ),
+                (
+                    "room.drops.controller_heartbeat".to_string(),
+                    "1700000000".to_string()
+                )
+            ]
+        );
+        assert_eq!(sink.describe(), "kept (room drops)");
+    }
 
     #[test]
     fn the_body_upserts_both_items() {
@@ -183,7 +273,7 @@ mod tests {
             heartbeat: 1_700_000_000,
         };
         assert_eq!(
-            batch_body(&write),
+            batch_body(&items(&write)),
             r#"{"items":[{"item_key":"allow_percentage","item_value":"12.5","op":"upsert"},{"item_key":"controller_heartbeat","item_value":"1700000000","op":"upsert"}]}"#
         );
     }
@@ -196,7 +286,7 @@ mod tests {
             heartbeat: 1_700_000_010,
         };
         assert_eq!(
-            batch_body(&write),
+            batch_body(&items(&write)),
             r#"{"items":[{"item_key":"fifo_cutoff","item_value":"1700000000123","op":"upsert"},{"item_key":"fifo_rate","item_value":"1.625","op":"upsert"},{"item_key":"controller_heartbeat","item_value":"1700000010","op":"upsert"}]}"#
         );
     }

@@ -297,3 +297,69 @@ fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
         "{metrics}"
     );
 }
+
+#[test]
+fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
+    use control::record::Record;
+    use waiting_room::room::RoomName;
+
+    let api = MockApi::start(&[200], "{}");
+    let options = Options {
+        target_per_minute: 60.0,
+        tick: 10,
+        start: Some("25".parse().unwrap()),
+        ..Options::default()
+    };
+    let info = Info {
+        target_per_minute: 60.0,
+        max_active: None,
+        min: options.min,
+        max: options.max,
+        dry_run: false,
+        sink: "fastly config store STORE".into(),
+    };
+    let drops = RoomName::new("drops").unwrap();
+    let sink = wrctl::sink::InRoom::new(
+        Box::new(FastlyApi::new(&api.url(), "STORE", "tok".into())),
+        drops.clone(),
+    );
+    let mut control = Control::new(
+        Controller::new(options).unwrap(),
+        Box::new(sink),
+        info,
+        true,
+    )
+    .in_room(Some(&drops));
+    let now = wrctl::clock::unix_now();
+    // Ten newcomers in each of three rooms: the service room, drops and vip.
+    let records: Vec<Record> = ["", " room=drops", " room=vip"]
+        .iter()
+        .enumerate()
+        .flat_map(|(r, room)| {
+            (0..10u64).map(move |i| {
+                format!(
+                    "waitingroom t={now} decision=anon uid=10.0.{r}.{i}{room} p=25 exp={} path=/x",
+                    now + 60
+                )
+                .parse()
+                .unwrap()
+            })
+        })
+        .collect();
+    control.handle(wrctl::ingest::Msg::Batch(wrctl::ingest::Batch {
+        records,
+        bad: Default::default(),
+    }));
+    assert_eq!(control.view().snapshot.waiting, 10, "drops' ten only");
+    control.tick(now);
+    let heartbeat = now.to_string();
+    check_request(
+        &api.requests()[0],
+        "STORE",
+        "tok",
+        json!([
+            {"op":"upsert","item_key":"room.drops.allow_percentage","item_value":"25"},
+            {"op":"upsert","item_key":"room.drops.controller_heartbeat","item_value":heartbeat},
+        ]),
+    );
+}
