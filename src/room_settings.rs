@@ -187,7 +187,7 @@ impl Settings {
 /// a boolean as written, an array of strings as the comma-separated list it is,
 /// `null` as missing; anything else is unreadable text, so the key falls back to
 /// its default.
-pub(crate) fn text_of(value: &serde_json::Value) -> Option<String> {
+pub fn text_of(value: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
     match value {
         Value::Null => None,

@@ -524,3 +524,41 @@ fn a_rooms_controller_writes_its_own_keys_and_the_room_follows_them() {
     let out = controller.output();
     assert!(out.contains("room drops"), "{out}");
 }
+
+#[test]
+fn wrctl_pass_mint_prints_a_link_the_room_honours() {
+    let room = service_with_rooms(&mint::encode("<p>Drops start here</p>"));
+    let keys = room.config_path().with_file_name("keys.json");
+    let base = format!("http://{}/drops/1?a=1", room.addr);
+    let out = std::process::Command::new(support::controller::wrctl_path())
+        .args(["pass", "mint", "--keys"])
+        .arg(&keys)
+        .args([
+            "--kid", "key1", "--room", "drops", "--until", "+600", "--url", &base, "--note", "test",
+        ])
+        .output()
+        .unwrap();
+    let link = String::from_utf8(out.stdout).unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let path = link
+        .trim()
+        .strip_prefix(&format!("http://{}", room.addr))
+        .unwrap();
+    let r = room.get(95, path, &[]);
+    assert_eq!(
+        (r.status, r.header("location")),
+        (302, Some("/drops/1?a=1"))
+    );
+    let id = said.split_whitespace().nth(2).unwrap();
+    assert!(
+        room.last_log_line().ends_with(&format!(
+            "scope=pass uid=127.0.0.95 room=drops path=/drops/1 pass={id}"
+        )),
+        "{said}"
+    );
+    // It is drops' only.
+    let pass = path.split("waiting_pass=").nth(1).unwrap();
+    room.get(95, "/drops/vip/1", &[("waiting-room-pass", pass)]);
+    assert!(room.last_log_line().ends_with("pass_refused=other-room"));
+}

@@ -132,6 +132,19 @@ tokens it signed are rejected as unknown-key from then on.",
     /// Check a config store: effective settings, fallbacks, surprising combinations.
     #[command(subcommand)]
     Config(crate::pages_cmd::ConfigCommand),
+    /// List the rooms of a config store, and which room each URL falls in.
+    #[command(
+        long_about = "Read a waitingroom_config store from CONFIG (as `wrctl config check` \
+does) and list its rooms: the service room (its keys) and the named rooms of the `rooms` \
+index, with their hosts and paths. For each URL given, say which room the edge puts it in \
+now (the most specific prefix wins), whether that room is on, and the event running in it. \
+Exit status 1 when the index has entries the room ignores.",
+        after_long_help = "Example:\n  wrctl rooms local/config.json https://shop.example/drops/1 /checkout"
+    )]
+    Rooms(crate::rooms_cmd::RoomsArgs),
+    /// Mint signed passes for staff, partners and monitoring.
+    #[command(subcommand)]
+    Pass(crate::rooms_cmd::PassCommand),
 }
 
 /// The options of `wrctl control`.

@@ -15,6 +15,10 @@ use waiting_room::keys::{MIN_STRONG_KEY_LEN, SigningKey};
 use waiting_room::refresh::{self, RefreshMode};
 use waiting_room::token::is_valid_kid;
 
+use waiting_room::events::{EVENTS, Schedule};
+use waiting_room::room::{Index, ROOMS, Scope};
+use waiting_room::room_settings::{CONTROLLER_KEYS, SERVICE_WIDE_KEYS, text_of};
+
 use crate::clock::{utc, utc_millis};
 
 /// Every key the room reads from `waitingroom_config`, in the README table's order.
@@ -99,9 +103,19 @@ pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
         } else {
             "default"
         };
-        report
-            .effective
-            .push(format!("{key} = {}  ({state})", effective(&settings, key)));
+        let value = match key {
+            // The index and the schedule are shown below, room by room and event by event.
+            ROOMS => match store.get(ROOMS) {
+                Some(raw) => list(Index::parse(raw).rooms.iter().map(|s| s.name.to_string())),
+                None => "none (one room: the service's)".into(),
+            },
+            EVENTS => match store.get(EVENTS) {
+                Some(raw) => format!("{} event(s)", Schedule::parse(raw).events.len()),
+                None => "none".into(),
+            },
+            _ => effective(&settings, key),
+        };
+        report.effective.push(format!("{key} = {value}  ({state})"));
     }
     if !settings.fallbacks.is_empty() {
         report.fallback_field = Some(format!("config_fallback={}", settings.fallbacks.join(",")));
@@ -115,6 +129,29 @@ pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
             ));
         }
     }
+    if let Some(raw) = store.get(EVENTS) {
+        let schedule = Schedule::parse(raw);
+        for event in &schedule.events {
+            report.effective.push(format!(
+                "event {}: pre-queue {}, start {}, end {}{}, {} setting(s) of its own",
+                event.name,
+                utc(event.prequeue_start),
+                utc(event.start),
+                utc(event.end),
+                if event.ended_page {
+                    " (then the ended page)"
+                } else {
+                    ""
+                },
+                event.settings.len()
+            ));
+        }
+        for problem in schedule.problems {
+            report.errors.push(format!(
+                "{problem}: the room ignores it and logs config_fallback=events"
+            ));
+        }
+    }
     warn(&mut report, store, &settings, now);
     if let Some(keys) = keys {
         check_keys(&mut report, keys, &settings);
@@ -122,8 +159,110 @@ pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
     report
 }
 
+/// What `wrctl config check` found for one named room.
+#[derive(Debug)]
+pub struct RoomReport {
+    /// The room's name.
+    pub name: String,
+    /// Its hosts and paths.
+    pub scope: String,
+    /// Its settings, checked as the service's are.
+    pub report: Report,
+}
+
+/// Checks the `rooms` index of `store` and each named room: its settings as the
+/// edge reads them (its value, the controller's keys for it, the service's
+/// `logger_name` and `uid_ipv6_prefix`), with the same checks as the service's.
+/// The index's own problems are errors of the service (in `index_errors`).
+pub fn check_rooms(
+    store: &Store,
+    keys: Option<&Store>,
+    now: u64,
+) -> (Vec<String>, Vec<RoomReport>) {
+    let Some(raw) = store.get(ROOMS) else {
+        return (Vec::new(), Vec::new());
+    };
+    let index = Index::parse(raw);
+    let mut errors: Vec<String> = index
+        .problems
+        .iter()
+        .map(|p| format!("{p}: the room is ignored and requests log config_fallback=rooms"))
+        .collect();
+    let mut reports = Vec::new();
+    for scope in &index.rooms {
+        let (room_store, value_error) = room_store(store, scope);
+        let mut report = check(&room_store, keys, now);
+        // The index is the service's.
+        report
+            .effective
+            .retain(|line| !line.starts_with(&format!("{ROOMS} = ")));
+        if let Some(why) = value_error {
+            report.errors.insert(0, why);
+        }
+        reports.push(RoomReport {
+            name: scope.name.to_string(),
+            scope: describe_scope(scope),
+            report,
+        });
+    }
+    if index.rooms.is_empty() && errors.is_empty() {
+        errors.push("rooms lists no room".into());
+    }
+    (errors, reports)
+}
+
+fn describe_scope(scope: &Scope) -> String {
+    let hosts = if scope.hosts.is_empty() {
+        "every host".to_string()
+    } else {
+        scope.hosts.join(",")
+    };
+    format!("{hosts}, paths {}", scope.paths.join(","))
+}
+
+/// A named room's settings as one flat store, as the edge reads them; and why its
+/// value is unusable, if it is.
+fn room_store(store: &Store, scope: &Scope) -> (Store, Option<String>) {
+    let name = &scope.name;
+    let mut room = Store::new();
+    let value_error = match store.get(&name.store_key()) {
+        None => Some(format!(
+            "{} is missing: the room is off (its requests go to the origin, logged \
+             config_fallback=room)",
+            name.store_key()
+        )),
+        Some(raw) => match serde_json::from_str::<BTreeMap<String, serde_json::Value>>(raw) {
+            Ok(value) => {
+                for (key, value) in &value {
+                    if let Some(text) = text_of(value) {
+                        room.insert(key.clone(), text);
+                    }
+                }
+                None
+            }
+            Err(e) => Some(format!(
+                "{} is not a JSON object ({e}): the room is off, logged config_fallback=room",
+                name.store_key()
+            )),
+        },
+    };
+    for key in CONTROLLER_KEYS {
+        if let Some(written) = store.get(&name.key(key)) {
+            room.insert(key.to_string(), written.clone());
+        }
+    }
+    for key in SERVICE_WIDE_KEYS {
+        match store.get(key) {
+            Some(value) => room.insert(key.to_string(), value.clone()),
+            None => room.remove(key),
+        };
+    }
+    room.insert(config::PROTECTED_PATHS.to_string(), scope.paths.join(","));
+    (room, value_error)
+}
+
 fn unique_keys() -> impl Iterator<Item = &'static str> {
-    KEYS.iter().copied()
+    KEYS.iter().copied().chain([ROOMS, EVENTS])
 }
 
 /// The value the room uses for `key`, as text.
@@ -175,12 +314,27 @@ fn effective(s: &Settings, key: &str) -> String {
         config::QUEUE_OPENS_AT => s.queue_opens_at.map_or("none (no pre-queue)".into(), |t| {
             format!("{t} ({})", utc(t))
         }),
+        config::QUEUE_ALL => s.queue_all.to_string(),
+        config::BYPASS_ADDRESSES => list(s.bypass_addresses.iter().map(ToString::to_string)),
+        config::BYPASS_PATHS => list(s.bypass_paths.iter().cloned()),
+        config::PASSES_NOT_BEFORE => s
+            .passes_not_before
+            .map_or("none".into(), |t| format!("{t} ({})", utc(t))),
         config::POP_NEW_SESSIONS_PER_MINUTE => s
             .pop_new_sessions_per_minute
             .map_or("none (no ceiling)".into(), |n| {
                 format!("{n} new sessions a minute a POP (needs edge rate limiting)")
             }),
         _ => String::new(),
+    }
+}
+
+fn list(items: impl Iterator<Item = String>) -> String {
+    let items: Vec<String> = items.collect();
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(",")
     }
 }
 
@@ -326,7 +480,23 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
         ));
     }
     let known: Vec<&str> = unique_keys().collect();
-    for key in store.keys().filter(|k| !known.contains(&k.as_str())) {
+    let rooms = store
+        .get(ROOMS)
+        .map(|raw| Index::parse(raw))
+        .unwrap_or_default();
+    let a_rooms_key = |key: &str| {
+        rooms.rooms.iter().any(|scope| {
+            let own = scope.name.store_key();
+            key == own
+                || key
+                    .strip_prefix(&own)
+                    .is_some_and(|rest| rest.starts_with('.'))
+        })
+    };
+    for key in store
+        .keys()
+        .filter(|k| !known.contains(&k.as_str()) && !a_rooms_key(k))
+    {
         let hint = if ["startwaiting", "keepwaiting", "deny"]
             .iter()
             .any(|p| key == p || key.starts_with(&format!("{p}.")))

@@ -72,6 +72,7 @@ pub mod ingest;
 pub mod keys;
 pub mod pages;
 pub mod pages_cmd;
+pub mod rooms_cmd;
 pub mod rotate;
 pub mod server;
 pub mod sink;

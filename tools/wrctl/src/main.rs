@@ -27,6 +27,8 @@ fn main() -> ExitCode {
         Command::Revoke(args) => wrctl::rotate::revoke(args),
         Command::Pages(command) => wrctl::pages_cmd::pages(command),
         Command::Config(command) => wrctl::pages_cmd::config(command),
+        Command::Rooms(args) => wrctl::rooms_cmd::rooms(args),
+        Command::Pass(command) => wrctl::rooms_cmd::pass(command),
     }
 }
 

@@ -321,27 +321,46 @@ pub fn config(command: ConfigCommand) -> ExitCode {
         Err(e) => return usage(e),
     };
     let now = unix_now();
-    let report = config_check::check(&store, keys.as_ref(), now);
-    println!("Effective settings ({}):", args.file.display());
-    for line in &report.effective {
-        println!("  {line}");
-    }
-    if let Some(field) = &report.fallback_field {
-        println!("The room logs on every request: {field}");
-    }
-    for error in &report.errors {
-        eprintln!("error: {error}");
-    }
-    for warning in &report.warnings {
-        eprintln!("warning: {warning}");
+    let mut report = config_check::check(&store, keys.as_ref(), now);
+    let (index_errors, rooms) = config_check::check_rooms(&store, keys.as_ref(), now);
+    report.errors.extend(index_errors);
+    let mut errors = 0;
+    let mut warnings = 0;
+    let mut show = |title: String, report: &config_check::Report| {
+        println!("{title}:");
+        for line in &report.effective {
+            println!("  {line}");
+        }
+        if let Some(field) = &report.fallback_field {
+            println!("  The room logs on every request: {field}");
+        }
+        for error in &report.errors {
+            eprintln!("error: {error}");
+        }
+        for warning in &report.warnings {
+            eprintln!("warning: {warning}");
+        }
+        errors += report.errors.len();
+        warnings += report.warnings.len();
+    };
+    show(
+        format!(
+            "Effective settings of the service room ({})",
+            args.file.display()
+        ),
+        &report,
+    );
+    for room in &rooms {
+        show(
+            format!("Effective settings of room {} ({})", room.name, room.scope),
+            &room.report,
+        );
     }
     eprintln!(
-        "{}: {} error(s), {} warning(s)",
-        args.file.display(),
-        report.errors.len(),
-        report.warnings.len()
+        "{}: {errors} error(s), {warnings} warning(s)",
+        args.file.display()
     );
-    if report.errors.is_empty() {
+    if errors == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

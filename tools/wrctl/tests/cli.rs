@@ -258,13 +258,14 @@ fn the_help_documents_every_option_with_an_example() {
         "--max-body-bytes",
         "--http-timeout",
         "--quiet",
+        "--room",
     ] {
         assert!(
             help.contains(&format!("Example: {flag}")) || help.contains(&format!("{flag} ")),
             "{flag}"
         );
     }
-    assert_eq!(help.matches("Example:").count(), 22, "{help}");
+    assert_eq!(help.matches("Example:").count(), 23, "{help}");
     assert!(help.contains("FASTLY_API_TOKEN"));
 }
 

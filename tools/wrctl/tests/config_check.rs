@@ -327,3 +327,107 @@ fn unreadable_files_are_usage_errors() {
     let (code, _, _) = config_check("/nonexistent/config.json", &[]);
     assert_eq!(code, Some(2));
 }
+
+#[test]
+fn each_room_is_checked_with_its_scope_rules_and_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let good_room = r#"{"enabled": true, "allow_percentage": 20, "bypass_addresses": ["198.51.100.0/24"],
+        "bypass_paths": ["/drops/static/"],
+        "events": [{"name": "drop-1", "start": "2030-01-01T10:00:00Z", "end": "2030-01-01T12:00:00Z"}]}"#;
+    let file = write(
+        dir.path(),
+        "rooms.json",
+        &store(serde_json::json!({
+            "rooms": r#"{"drops": {"paths": ["/drops/"]}, "shop": {"hosts": ["shop.example"], "paths": ["/checkout"]}}"#,
+            "room.drops": good_room,
+            "room.drops.allow_percentage": "7.5",
+            "room.shop": r#"{"enabled": true}"#,
+        })),
+    );
+    let (code, out, err) = config_check(&file, &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.contains("Effective settings of room drops (every host, paths /drops/)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Effective settings of room shop (shop.example, paths /checkout)"),
+        "{out}"
+    );
+    // The controller's key wins, as at the edge.
+    assert!(out.contains("  allow_percentage = 7.5  (set)"), "{out}");
+    assert!(
+        out.contains("  bypass_addresses = 198.51.100.0/24  (set)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "event drop-1: pre-queue 2030-01-01 10:00:00 UTC, start 2030-01-01 10:00:00 UTC"
+        ),
+        "{out}"
+    );
+    assert!(!err.contains("unknown key"), "{err}");
+
+    // Refused: a rule that does not parse, a rule over the whole room, a schedule
+    // out of order, a room whose value is not JSON, an index entry without paths.
+    let bad = write(
+        dir.path(),
+        "bad.json",
+        &store(serde_json::json!({
+            "rooms": r#"{"drops": {"paths": ["/drops/"]}, "vip": {"paths": ["/vip/"]}, "none": {"paths": []}}"#,
+            "room.drops": r#"{"enabled": true, "bypass_addresses": ["10.0.0.0/33", "0.0.0.0/0"], "bypass_paths": ["/"],
+                "events": [{"name": "late", "start": 2000, "end": 1000}]}"#,
+            "room.vip": "{\"enabled\": tru",
+        })),
+    );
+    let (code, out, err) = config_check(&bad, &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    for needle in [
+        "bypass_addresses = \"10.0.0.0/33,0.0.0.0/0\" is unusable",
+        "bypass_paths = \"/\" is unusable",
+        "event 1: it ends before it starts",
+        "room.vip is not a JSON object",
+        "room \"none\": no paths",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+}
+
+#[test]
+fn wrctl_rooms_lists_the_rooms_and_places_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "rooms.json",
+        &store(serde_json::json!({
+            "protected_paths": "/checkout",
+            "rooms": r#"{"drops": {"paths": ["/drops/"]}}"#,
+            "room.drops": r#"{"enabled": true}"#,
+        })),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_wrctl"))
+        .args([
+            "rooms",
+            &file,
+            "https://shop.example/drops/1",
+            "/checkout",
+            "/about",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("room drops: every host, paths /drops/"),
+        "{text}"
+    );
+    assert!(
+        text.contains("https://shop.example/drops/1: room drops"),
+        "{text}"
+    );
+    assert!(text.contains("/checkout: the service room"), "{text}");
+    assert!(
+        text.contains("/about: no room: straight to the origin"),
+        "{text}"
+    );
+}

@@ -1,0 +1,256 @@
+//! `wrctl rooms` (the rooms of a config store, and which room a URL falls in) and
+//! `wrctl pass mint` (a signed pass for staff, partners and monitoring).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use waiting_room::config::Settings;
+use waiting_room::keys::{KeyStore, RoomKeys};
+use waiting_room::pass::{self, PassClaims};
+use waiting_room::room::{Index, ROOMS, Room, RoomName, host_of};
+use waiting_room::room_settings::Remembered;
+
+use crate::clock::{seconds_arg, unix_now, utc};
+use crate::config_check::{Store, parse_store};
+use crate::keys::{read_store, store_strings};
+
+/// The options of `wrctl rooms`.
+#[derive(Debug, Clone, Args)]
+pub struct RoomsArgs {
+    /// The config store (a JSON object of string values, e.g. local/config.json).
+    #[arg(value_name = "CONFIG")]
+    pub config: PathBuf,
+    /// URLs to place: which room each falls in.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+}
+
+/// `wrctl pass …`.
+#[derive(Debug, Subcommand)]
+pub enum PassCommand {
+    /// Mint a signed pass that lets its holder through one room until a time.
+    #[command(
+        long_about = "Sign a pass for a room with a key of --keys and print it: a link that \
+sets the pass cookie (with --url), and the header form for monitoring probes \
+(Waiting-Room-Pass: PASS). The pass holds no secret and nothing is stored: it is refused \
+after --until, in another room, once its key leaves the key store, and when the room's \
+passes_not_before is later than its issue time (now). Its id (the first 8 hex digits of \
+its signature) is what the room logs (scope=pass pass=ID): keep it with --note in your \
+records.",
+        after_long_help = "Example:\n  wrctl pass mint --keys local/signingkeys.json --kid key1 \
+--room drops --until +86400 --url https://shop.example/drops/ --note 'support team'"
+    )]
+    Mint(PassArgs),
+}
+
+/// The options of `wrctl pass mint`.
+#[derive(Debug, Clone, Args)]
+pub struct PassArgs {
+    /// JSON key file (kid → key).
+    #[arg(long, value_name = "FILE")]
+    pub keys: PathBuf,
+    /// The key id to sign with.
+    #[arg(long, value_name = "ID")]
+    pub kid: String,
+    /// The named room (default: the service room).
+    #[arg(long, value_name = "NAME")]
+    pub room: Option<String>,
+    /// Valid until: RFC 3339, Unix seconds, or +SECONDS from now.
+    #[arg(long, value_name = "TIME|+SECONDS", allow_hyphen_values = true)]
+    pub until: String,
+    /// A URL in the room: print the link that sets the pass.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// What the pass is for, printed beside its id (not in the pass).
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+}
+
+/// `wrctl rooms CONFIG [URL…]`.
+pub fn rooms(args: RoomsArgs) -> ExitCode {
+    let store = match std::fs::read_to_string(&args.config)
+        .map_err(|e| e.to_string())
+        .and_then(|text| parse_store(&text))
+    {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("wrctl: {}: {e}", args.config.display());
+            return ExitCode::from(2);
+        }
+    };
+    let service = Settings::from_lookup(|key| store.get(key).cloned());
+    println!(
+        "service room: {}, paths {}",
+        if service.enabled { "on" } else { "off" },
+        service.protected_paths.join(",")
+    );
+    let index = store
+        .get(ROOMS)
+        .map(|raw| Index::parse(raw))
+        .unwrap_or_default();
+    for scope in &index.rooms {
+        let hosts = if scope.hosts.is_empty() {
+            "every host".to_string()
+        } else {
+            scope.hosts.join(",")
+        };
+        println!(
+            "room {}: {hosts}, paths {}",
+            scope.name,
+            scope.paths.join(",")
+        );
+    }
+    for problem in &index.problems {
+        eprintln!("error: {problem}");
+    }
+    for url in &args.urls {
+        println!("{url}: {}", place(&store, url, unix_now()));
+    }
+    if index.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Which room the edge puts a request for `url` in at `now`.
+pub fn place(store: &Store, url: &str, now: u64) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let (host, path) = match rest.find('/') {
+        Some(i) if !url.starts_with('/') => (Some(host_of(&rest[..i])), &rest[i..]),
+        _ if url.starts_with('/') => (None, url),
+        _ => (Some(host_of(rest)), "/"),
+    };
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let lookup = Remembered::new(|key: &str| store.get(key).cloned());
+    let settings = Settings::for_request(&lookup, host.as_deref(), path, now);
+    let room = match &settings.room {
+        Room::Service => "the service room".to_string(),
+        Room::Named(name) => format!("room {name}"),
+    };
+    let applies = settings.protects(path);
+    match (&settings.room, applies) {
+        (Room::Service, false) => "no room: straight to the origin".into(),
+        (_, false) => format!("{room}, which is off: straight to the origin"),
+        (_, true) => match &settings.event {
+            Some(event) => format!("{room}, during event {event}"),
+            None => room,
+        },
+    }
+}
+
+/// `wrctl pass …`.
+pub fn pass(command: PassCommand) -> ExitCode {
+    let PassCommand::Mint(args) = command;
+    match mint_pass(&args, unix_now()) {
+        Ok((value, id, until)) => {
+            if let Some(url) = &args.url {
+                let join = if url.contains('?') { '&' } else { '?' };
+                println!("{url}{join}{}={value}", pass::QUERY_PARAMETER);
+            } else {
+                println!("{value}");
+            }
+            eprintln!(
+                "wrctl: pass {id} for {} until {}{}; probes send the header \
+                 `Waiting-Room-Pass: <the pass>`",
+                args.room
+                    .as_deref()
+                    .map_or("the service room".into(), |r| format!("room {r}")),
+                utc(until),
+                args.note
+                    .as_deref()
+                    .map_or(String::new(), |n| format!(" ({n})"))
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("wrctl: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The pass `args` asks for at `now`: its value, its id and its end.
+pub fn mint_pass(args: &PassArgs, now: u64) -> Result<(String, String, u64), String> {
+    let room = match args.room.as_deref() {
+        None => Room::Service,
+        Some(text) => {
+            Room::Named(RoomName::new(text).ok_or_else(|| format!("{text:?} is not a room name"))?)
+        }
+    };
+    let until = match args.until.strip_prefix('+') {
+        Some(secs) => now.saturating_add(
+            secs.parse::<u64>()
+                .map_err(|_| format!("--until {:?} is not +SECONDS", args.until))?,
+        ),
+        None => seconds_arg(&args.until).map_err(|e| format!("--until: {e}"))?,
+    };
+    if until <= now {
+        return Err(format!("--until {} is not in the future", utc(until)));
+    }
+    let keys = store_strings(&read_store(&args.keys).map_err(|e| format!("--keys: {e}"))?);
+    if !waiting_room::token::is_valid_kid(&args.kid) {
+        return Err(format!(
+            "--kid {:?} is not a key id a pass can carry",
+            args.kid
+        ));
+    }
+    let key = RoomKeys::new(&keys, room.name())
+        .key(&args.kid)
+        .ok_or_else(|| format!("no usable key {:?} in {}", args.kid, args.keys.display()))?;
+    let claims = PassClaims {
+        room: room.name().map_or(String::new(), ToString::to_string),
+        iat: now,
+        exp: until,
+        kid: args.kid.clone(),
+    };
+    let value = claims.mint(&key);
+    // The room reads back exactly what was signed.
+    let (_, id) = pass::check(&value, &room, &RoomKeys::new(&keys, room.name()), now, None)
+        .map_err(|why| format!("the pass does not read back ({why})"))?;
+    Ok((value, id, until))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(pairs: &[(&str, &str)]) -> Store {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_url_falls_in_the_room_the_edge_picks() {
+        let s = store(&[
+            ("enabled", "true"),
+            ("protected_paths", "/checkout"),
+            (
+                "rooms",
+                r#"{"drops": {"paths": ["/drops/"]}, "shop": {"hosts": ["shop.example"], "paths": ["/drops/vip/"]}}"#,
+            ),
+            ("room.drops", r#"{"enabled": true}"#),
+        ]);
+        assert_eq!(place(&s, "https://www.example/drops/1?x", 0), "room drops");
+        assert_eq!(
+            place(&s, "https://shop.example:443/drops/vip/1", 0),
+            "room shop, which is off: straight to the origin"
+        );
+        assert_eq!(
+            place(&s, "https://www.example/drops/vip/1", 0),
+            "room drops"
+        );
+        assert_eq!(place(&s, "/checkout/pay", 0), "the service room");
+        assert_eq!(
+            place(&s, "https://www.example/about", 0),
+            "no room: straight to the origin"
+        );
+        assert_eq!(
+            place(&s, "www.example", 0),
+            "no room: straight to the origin"
+        );
+    }
+}
