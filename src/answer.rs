@@ -112,7 +112,7 @@ impl Plan {
     /// an origin `/path` to fetch (then hand the result to [`Plan::fetched`]), or the
     /// built-in page when the value is missing or unusable (logged `page_fallback=…`).
     pub fn template(&mut self, page: Page, stored: Option<&str>) -> PageBody {
-        let (body, problem) = page.body(stored);
+        let (body, problem) = page.body(stored, self.language);
         if let Some(problem) = problem {
             log::push_field(
                 &mut self.log_line,
@@ -132,7 +132,7 @@ impl Plan {
                 "page_fallback",
                 format_args!("origin:{why}"),
             );
-            page.default_html().into_bytes()
+            page.default_html_in(self.language).into_bytes()
         })
     }
 

@@ -9,6 +9,7 @@
 //! the room it is in. The tools and the tests read them all ([`Settings::from_lookup`]).
 
 use crate::grid::DrawGrid;
+use crate::page::Language;
 use crate::percentage::Percentage;
 use crate::refresh::RefreshMode;
 use crate::room::Room;
@@ -89,9 +90,11 @@ pub const BYPASS_ADDRESSES: &str = "bypass_addresses";
 pub const BYPASS_PATHS: &str = "bypass_paths";
 /// Signed passes issued before this time are refused.
 pub const PASSES_NOT_BEFORE: &str = "passes_not_before";
+/// The built-in pages' language: `auto` (the visitor's `Accept-Language`) or a code.
+pub const PAGE_LANGUAGE: &str = "page_language";
 
 /// Every key the room reads from `waitingroom_config`.
-pub const KEYS: [&str; 30] = [
+pub const KEYS: [&str; 31] = [
     ENABLED,
     PROTECTED_PATHS,
     ALLOW_PERCENTAGE,
@@ -122,6 +125,7 @@ pub const KEYS: [&str; 30] = [
     BYPASS_ADDRESSES,
     BYPASS_PATHS,
     PASSES_NOT_BEFORE,
+    PAGE_LANGUAGE,
 ];
 
 /// The keys a request the room does not apply to needs, the edge's first tier
@@ -340,6 +344,8 @@ pub struct Settings {
     pub bypass_paths: Vec<String>,
     /// Unix seconds: passes issued before are refused.
     pub passes_not_before: Option<u64>,
+    /// The built-in pages' language; `None`: the visitor's `Accept-Language`.
+    pub page_language: Option<Language>,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,
     /// The room these are the settings of.
@@ -511,6 +517,14 @@ impl Settings {
             |raw| unix_time::parse_seconds(raw).map(Some),
             None,
         );
+        let page_language = read.value(
+            PAGE_LANGUAGE,
+            |raw| match raw.trim() {
+                text if text.eq_ignore_ascii_case("auto") => Some(None),
+                text => Language::from_code(text).map(Some),
+            },
+            None,
+        );
 
         Settings {
             enabled,
@@ -543,6 +557,7 @@ impl Settings {
             bypass_addresses,
             bypass_paths,
             passes_not_before,
+            page_language,
             fallbacks: read.fallbacks,
             room: Room::Service,
             event: None,
@@ -1140,6 +1155,21 @@ mod tests {
                 COOKIE_SAMESITE,
                 COOKIE_SECURE
             ]
+        );
+    }
+
+    #[test]
+    fn page_language_is_auto_or_a_language_the_pages_speak() {
+        assert_eq!(settings(&[]).page_language, None);
+        assert_eq!(settings(&[(PAGE_LANGUAGE, " Auto ")]).page_language, None);
+        assert_eq!(
+            settings(&[(PAGE_LANGUAGE, "DE")]).page_language,
+            Some(Language::De)
+        );
+        let bad = settings(&[(PAGE_LANGUAGE, "klingon")]);
+        assert_eq!(
+            (bad.page_language, bad.fallbacks),
+            (None, vec![PAGE_LANGUAGE])
         );
     }
 

@@ -145,6 +145,8 @@ pub struct Plan {
     pub cookie_name: String,
     /// Where [`Action::Redirect`] sends the visitor.
     pub location: Option<String>,
+    /// The language of the built-in pages for this visitor.
+    pub language: page::Language,
 }
 
 /// The `Cookie` header of the request the origin gets.
@@ -183,6 +185,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         .and_then(|header| cookie::find(header, &cookie_name));
     let origin_cookie = OriginCookie::for_header(visit.cookie_header, &settings.room_cookies);
     let keys = RoomKeys::new(keys, settings.room.name());
+    let language = page::Language::choose(visit.accept_language, settings.page_language);
     let bypass = if !settings.protects(visit.path) {
         Some(if settings.enabled {
             "unprotected-path"
@@ -208,6 +211,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         verdict: None,
         cookie_name: cookie_name.clone(),
         location: None,
+        language,
     };
     if let Some(scope) = bypass {
         return bypassed(scope);
@@ -309,6 +313,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         verdict: Some(verdict),
         cookie_name,
         location: None,
+        language,
     }
 }
 

@@ -46,26 +46,32 @@ impl Page {
         }
     }
 
-    /// The built-in page, compiled in from `static/`: `layout.html` filled with the
-    /// page's `*.message.html` (first line the title, the rest the message) and, on
-    /// the two waiting pages, the estimate block `estimate.part.html`.
+    /// The built-in page in English.
     pub fn default_html(self) -> String {
-        const ESTIMATE: &str = include_str!("../static/estimate.part.html");
+        self.default_html_in(Language::En)
+    }
+
+    /// The built-in page in `language`, compiled in from `static/` (English at its
+    /// top, the others in a directory each): `layout.html` filled with the page's
+    /// `*.message.html` (first line the title, the rest the message) and, on the two
+    /// waiting pages, the estimate block `estimate.part.html` and the countdown.
+    pub fn default_html_in(self, language: Language) -> String {
+        let texts = language.texts();
+        let estimate = format!(
+            "{}{}",
+            texts.estimate,
+            include_str!("../static/countdown.part.html")
+        );
         let (message, details) = match self {
-            Page::StartWaiting => (
-                include_str!("../static/startwaiting.message.html"),
-                ESTIMATE,
-            ),
-            Page::KeepWaiting => (include_str!("../static/keepwaiting.message.html"), ESTIMATE),
-            Page::Deny => (include_str!("../static/deny.message.html"), ""),
-            Page::Ended => (include_str!("../static/ended.message.html"), ""),
-            Page::OriginUnavailable => (
-                include_str!("../static/origin_unavailable.message.html"),
-                "",
-            ),
+            Page::StartWaiting => (texts.start_waiting, estimate.as_str()),
+            Page::KeepWaiting => (texts.keep_waiting, estimate.as_str()),
+            Page::Deny => (texts.deny, ""),
+            Page::Ended => (texts.ended, ""),
+            Page::OriginUnavailable => (texts.origin_unavailable, ""),
         };
         let (title, text) = message.split_once('\n').unwrap_or((message, ""));
         include_str!("../static/layout.html")
+            .replacen("lang=\"en\"", &format!("lang=\"{}\"", language.code()), 1)
             .replacen("<!--title-->", title.trim(), 1)
             .replacen("<!--message-->", text.trim_end(), 1)
             .replacen("<!--details-->", details.trim_end(), 1)
@@ -107,8 +113,8 @@ impl Page {
     /// The body to serve given the page store's value for this page: a `/path` is
     /// fetched from the origin, anything else is base64 HTML; a missing or empty
     /// value, or one that does not decode, falls back to the built-in page.
-    pub fn body(self, stored: Option<&str>) -> (PageBody, Option<PageProblem>) {
-        let builtin = || PageBody::Html(self.default_html().into_bytes());
+    pub fn body(self, stored: Option<&str>, language: Language) -> (PageBody, Option<PageProblem>) {
+        let builtin = || PageBody::Html(self.default_html_in(language).into_bytes());
         let Some(stored) = stored.map(str::trim).filter(|v| !v.is_empty()) else {
             return (builtin(), None);
         };
@@ -141,6 +147,108 @@ impl Page {
             headers.push(("Retry-After", refresh_after.to_string()));
         }
         headers
+    }
+}
+
+/// A language the built-in pages speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Language {
+    /// English, the default.
+    #[default]
+    En,
+    /// German.
+    De,
+    /// French.
+    Fr,
+    /// Spanish.
+    Es,
+    /// Italian.
+    It,
+    /// Portuguese.
+    Pt,
+}
+
+/// The texts of the built-in pages in one language.
+struct Texts {
+    start_waiting: &'static str,
+    keep_waiting: &'static str,
+    deny: &'static str,
+    ended: &'static str,
+    origin_unavailable: &'static str,
+    estimate: &'static str,
+}
+
+/// The texts of a language whose files are in `static/<dir>/`.
+macro_rules! texts {
+    ($dir:literal) => {
+        Texts {
+            start_waiting: include_str!(concat!("../static/", $dir, "startwaiting.message.html")),
+            keep_waiting: include_str!(concat!("../static/", $dir, "keepwaiting.message.html")),
+            deny: include_str!(concat!("../static/", $dir, "deny.message.html")),
+            ended: include_str!(concat!("../static/", $dir, "ended.message.html")),
+            origin_unavailable: include_str!(concat!(
+                "../static/",
+                $dir,
+                "origin_unavailable.message.html"
+            )),
+            estimate: include_str!(concat!("../static/", $dir, "estimate.part.html")),
+        }
+    };
+}
+
+impl Language {
+    /// Every language, English first.
+    pub const ALL: [Language; 6] = [
+        Language::En,
+        Language::De,
+        Language::Fr,
+        Language::Es,
+        Language::It,
+        Language::Pt,
+    ];
+
+    /// Its primary language subtag (`de`).
+    pub fn code(self) -> &'static str {
+        match self {
+            Language::En => "en",
+            Language::De => "de",
+            Language::Fr => "fr",
+            Language::Es => "es",
+            Language::It => "it",
+            Language::Pt => "pt",
+        }
+    }
+
+    /// The language of a primary subtag, any case.
+    pub fn from_code(code: &str) -> Option<Language> {
+        Language::ALL
+            .into_iter()
+            .find(|l| l.code().eq_ignore_ascii_case(code.trim()))
+    }
+
+    /// The built-in pages' language for a visitor: `forced` when set, else the first
+    /// of `Accept-Language` the pages speak (in the order given, `q=0` skipped), else
+    /// English.
+    pub fn choose(accept_language: Option<&str>, forced: Option<Language>) -> Language {
+        forced
+            .or_else(|| {
+                accept_language?
+                    .split(',')
+                    .filter_map(primary_language)
+                    .find_map(|code| Language::from_code(&code))
+            })
+            .unwrap_or_default()
+    }
+
+    fn texts(self) -> Texts {
+        match self {
+            Language::En => texts!(""),
+            Language::De => texts!("de/"),
+            Language::Fr => texts!("fr/"),
+            Language::Es => texts!("es/"),
+            Language::It => texts!("it/"),
+            Language::Pt => texts!("pt/"),
+        }
     }
 }
 
@@ -180,6 +288,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_visitors_first_language_the_pages_speak_is_chosen_unless_one_is_forced() {
+        let choose = |header, forced| Language::choose(header, forced);
+        assert_eq!(choose(None, None), Language::En);
+        assert_eq!(choose(Some("de-CH, fr;q=0.8"), None), Language::De);
+        assert_eq!(
+            choose(Some("x-klingon, ja, pt-BR;q=0.5"), None),
+            Language::Pt
+        );
+        assert_eq!(choose(Some("de;q=0, es"), None), Language::Es);
+        assert_eq!(choose(Some("ja, zh"), None), Language::En);
+        assert_eq!(choose(Some("de"), Some(Language::It)), Language::It);
+        assert_eq!(Language::from_code(" FR "), Some(Language::Fr));
+        assert_eq!(Language::from_code("auto"), None);
+    }
+
+    #[test]
+    fn every_language_has_every_page_and_says_its_language() {
+        for language in Language::ALL {
+            for page in [
+                Page::StartWaiting,
+                Page::KeepWaiting,
+                Page::Deny,
+                Page::Ended,
+                Page::OriginUnavailable,
+            ] {
+                let html = page.default_html_in(language);
+                assert!(
+                    html.contains(&format!("<html lang=\"{}\">", language.code())),
+                    "{language:?}"
+                );
+                assert!(!html.contains("<!--"), "{language:?} {page:?}");
+                let english = page.default_html();
+                if language != Language::En {
+                    assert_ne!(html, english, "{language:?} {page:?} is not translated");
+                }
+                if page.refreshes() {
+                    assert!(html.contains("{{wait_p50}}") && html.contains("id=\"countdown\""));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn only_a_zero_qvalue_refuses_a_language() {
         for (q, zero) in [
             ("0", true),
@@ -210,7 +361,8 @@ mod tests {
 
     #[test]
     fn stored_base64_page_is_served() {
-        let (body, problem) = Page::StartWaiting.body(Some("U29ycnksIHlvdSBoYXZlIHRvIHdhaXQu"));
+        let (body, problem) =
+            Page::StartWaiting.body(Some("U29ycnksIHlvdSBoYXZlIHRvIHdhaXQu"), Language::En);
         assert_eq!(body, PageBody::Html(b"Sorry, you have to wait.".to_vec()));
         assert_eq!(problem, None);
     }
@@ -218,7 +370,7 @@ mod tests {
     #[test]
     fn stored_path_is_fetched_from_the_origin() {
         assert_eq!(
-            Page::Deny.body(Some("/static/closed.html")).0,
+            Page::Deny.body(Some("/static/closed.html"), Language::En).0,
             PageBody::FromOrigin("/static/closed.html".into())
         );
     }
@@ -227,10 +379,10 @@ mod tests {
     fn missing_empty_or_garbage_pages_fall_back_to_the_builtin() {
         for page in ALL {
             let builtin = PageBody::Html(page.default_html().into_bytes());
-            assert_eq!(page.body(None), (builtin.clone(), None));
-            assert_eq!(page.body(Some("  ")), (builtin.clone(), None));
+            assert_eq!(page.body(None, Language::En), (builtin.clone(), None));
+            assert_eq!(page.body(Some("  "), Language::En), (builtin.clone(), None));
             assert_eq!(
-                page.body(Some("not base64 !")),
+                page.body(Some("not base64 !"), Language::En),
                 (builtin, Some(PageProblem::NotBase64))
             );
         }

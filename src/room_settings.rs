@@ -6,7 +6,8 @@
 //!    room, and all a request outside every room needs.
 //! 2. The service room: its other keys. A named room: its value (`room.<name>`,
 //!    a JSON object of the same keys) and the controller's keys for it
-//!    (`room.<name>.allow_percentage`, `…controller_heartbeat`, `…fifo_cutoff`),
+//!    (`room.<name>.allow_percentage`, `…controller_heartbeat`, `…fifo_cutoff`,
+//!    `…fifo_rate`),
 //!    which win over the value. `logger_name` and `uid_ipv6_prefix` stay the
 //!    service's: one log endpoint and one identity per service.
 //!
@@ -18,14 +19,19 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use crate::config::{
-    ALLOW_PERCENTAGE, BYPASS_KEYS, CONTROLLER_HEARTBEAT, FIFO_CUTOFF, LOGGER_NAME, PROTECTED_PATHS,
-    QUEUE_ALL, QUEUE_OPENS_AT, Settings, UID_IPV6_PREFIX,
+    ALLOW_PERCENTAGE, BYPASS_KEYS, CONTROLLER_HEARTBEAT, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
+    PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Settings, UID_IPV6_PREFIX,
 };
 use crate::events::{EVENTS, Phase, Schedule};
 use crate::room::{Index, ROOMS, Room, RoomName, Scope};
 
 /// The keys the controller writes for a named room (`room.<name>.<key>`).
-pub const CONTROLLER_KEYS: [&str; 3] = [ALLOW_PERCENTAGE, CONTROLLER_HEARTBEAT, FIFO_CUTOFF];
+pub const CONTROLLER_KEYS: [&str; 4] = [
+    ALLOW_PERCENTAGE,
+    CONTROLLER_HEARTBEAT,
+    FIFO_CUTOFF,
+    FIFO_RATE,
+];
 /// The keys a named room takes from the service.
 pub const SERVICE_WIDE_KEYS: [&str; 2] = [LOGGER_NAME, UID_IPV6_PREFIX];
 /// The keys an event cannot change: the room's scope and the service's keys.
@@ -258,7 +264,7 @@ mod tests {
         );
         assert!(settings.fallbacks.is_empty(), "{:?}", settings.fallbacks);
         // Bypass keys, the index, the value and three controller keys, once each.
-        assert_eq!(asked.len(), BYPASS_KEYS.len() + 1 + 1 + 3, "{asked:?}");
+        assert_eq!(asked.len(), BYPASS_KEYS.len() + 1 + 1 + 4, "{asked:?}");
         assert!(asked.values().all(|&n| n == 1));
         assert!(!asked.contains_key(WAIT_PERIOD_DURATION));
         // The service room keeps the rest.

@@ -99,3 +99,70 @@ fn a_browser_is_shown_the_waiting_page_then_refreshes_itself_to_the_origin() {
         lines.join("\n")
     );
 }
+
+/// Every built-in page in every language the room speaks, filled in as a waiting
+/// visitor sees it, passes axe-core (WCAG 2.1 A and AA) at a phone and a desktop width
+/// in headless Chromium, and says its language.
+#[test]
+fn every_built_in_page_in_every_language_is_accessible() {
+    use waiting_room::config::QueueingMethod;
+    use waiting_room::page::{Language, Page};
+    use waiting_room::percentage::Percentage;
+    use waiting_room::view::Status;
+
+    let Some(driver) = browser::driver_dir("the browser test of the built-in pages") else {
+        return;
+    };
+    let dir = tempfile_dir();
+    let pages = [
+        (Page::StartWaiting, "startwaiting", Some(Decision::Anon)),
+        (Page::KeepWaiting, "keepwaiting", Some(Decision::Wait)),
+        (Page::Deny, "deny", Some(Decision::Deny)),
+        (Page::Ended, "ended", Some(Decision::Deny)),
+        (Page::OriginUnavailable, "unavailable", None),
+    ];
+    for language in Language::ALL {
+        for (page, name, decision) in pages {
+            let waiting = page.refreshes();
+            let status = Status {
+                page,
+                decision,
+                now: 1_700_000_000,
+                allow_percentage: Percentage::whole(12),
+                wait_period_duration: 30,
+                refresh_after: waiting.then_some(31),
+                estimate: waiting
+                    .then(|| waiting_room::estimate::estimate(31, Percentage::whole(12), 30))
+                    .flatten(),
+                queueing_method: QueueingMethod::Random,
+                place: None,
+            };
+            let html = status.render(page.default_html_in(language).as_bytes());
+            let text = String::from_utf8(html.clone()).unwrap();
+            assert!(
+                !text.contains("{{") && !text.contains("<!--"),
+                "{language:?} {name}"
+            );
+            fs::write(dir.join(format!("{}-{name}.html", language.code())), html).unwrap();
+        }
+    }
+    let log = dir.join("pages.log");
+    let mut command = Command::new("node");
+    command
+        .current_dir(&driver)
+        .arg("pages.mjs")
+        .arg(format!("--dir={}", dir.display()));
+    let status = browser::run_bounded(command, &log, Duration::from_secs(180));
+    let output = fs::read_to_string(&log).unwrap_or_default();
+    assert!(status.is_some_and(|s| s.success()), "{output}");
+    assert!(output.contains("30 pages checked"), "{output}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A fresh directory under the system's temporary one.
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("waiting-room-pages-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}

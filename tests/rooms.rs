@@ -562,3 +562,38 @@ fn wrctl_pass_mint_prints_a_link_the_room_honours() {
     room.get(95, "/drops/vip/1", &[("waiting-room-pass", pass)]);
     assert!(room.last_log_line().ends_with("pass_refused=other-room"));
 }
+
+#[test]
+fn built_in_pages_speak_the_visitors_language_or_the_rooms() {
+    let room = Room::launch(RoomSpec {
+        config: &[
+            ("rooms", ROOMS),
+            (
+                "room.drops",
+                r#"{"enabled": true, "allow_percentage": 50, "page_language": "fr"}"#,
+            ),
+            ("room.vip", VIP),
+        ],
+        ..RoomSpec::default()
+    });
+    let r = room.get(
+        96,
+        "/drops/vip/1",
+        &[("accept-language", "de-CH, fr;q=0.8")],
+    );
+    assert!(
+        r.body.contains("<html lang=\"de\">") && r.body.contains("Sie sind im Warteraum"),
+        "{}",
+        r.body
+    );
+    let r = room.get(97, "/drops/vip/1", &[("accept-language", "ja, zh")]);
+    assert!(r.body.contains("<html lang=\"en\">") && r.body.contains(START_PAGE));
+    // Drops forces French, whatever the visitor asks for.
+    let r = room.get(98, "/drops/1", &[("accept-language", "de")]);
+    assert!(
+        r.body.contains("<html lang=\"fr\">")
+            && r.body.contains("Vous êtes dans la salle d’attente"),
+        "{}",
+        r.body
+    );
+}

@@ -350,6 +350,14 @@ impl FifoController {
     }
 
     /// The options it runs with.
+    /// Holds `per_minute` new sessions a minute from now on (a scheduled event's
+    /// target); a value that is not a positive number is ignored.
+    pub fn set_target(&mut self, per_minute: f64) {
+        if per_minute.is_finite() && per_minute > 0.0 {
+            self.options.target_per_minute = per_minute;
+        }
+    }
+
     pub fn options(&self) -> &FifoOptions {
         &self.options
     }

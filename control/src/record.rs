@@ -19,6 +19,8 @@ pub struct Record {
     pub uid: String,
     /// The named room the request was in (`room=`); `None`: the service room.
     pub room: Option<String>,
+    /// The room's event in its pre-queue or running (`event=`).
+    pub event: Option<String>,
     /// The percentage in effect for the request (absent on bypass lines).
     pub percentage: Option<Percentage>,
     /// For an admitted request: new, renewed or kept session.
@@ -105,6 +107,7 @@ impl FromStr for Record {
             decision,
             uid: fields.uid.ok_or(BadLine::Missing("uid"))?.to_string(),
             room: fields.room.map(str::to_string),
+            event: fields.event.map(str::to_string),
             percentage: parse_field("p", fields.p)?,
             session: parse_field("session", fields.session)?,
             transition: parse_field("transition", fields.transition)?,
@@ -125,6 +128,7 @@ struct Fields<'a> {
     decision: Option<&'a str>,
     uid: Option<&'a str>,
     room: Option<&'a str>,
+    event: Option<&'a str>,
     p: Option<&'a str>,
     session: Option<&'a str>,
     transition: Option<&'a str>,
@@ -142,6 +146,7 @@ impl<'a> Fields<'a> {
             "decision" => &mut self.decision,
             "uid" => &mut self.uid,
             "room" => &mut self.room,
+            "event" => &mut self.event,
             "p" => &mut self.p,
             "session" => &mut self.session,
             "transition" => &mut self.transition,
@@ -178,6 +183,7 @@ mod tests {
                 decision: Some(Decision::Allow),
                 uid: "2001:db8::1".into(),
                 room: None,
+                event: None,
                 percentage: Some("12.5".parse().unwrap()),
                 session: Some(Session::New),
                 transition: Some(Transition::LotteryWon),
@@ -222,6 +228,11 @@ mod tests {
                 .parse()
                 .unwrap();
         assert_eq!(r.room.as_deref(), Some("drops"));
+        let r: Record =
+            "waitingroom t=5 decision=anon uid=192.0.2.1 room=drops event=drop-1 p=5 path=/"
+                .parse()
+                .unwrap();
+        assert_eq!(r.event.as_deref(), Some("drop-1"));
         let r: Record =
             "waitingroom t=5 decision=bypass scope=disabled uid=192.0.2.1 room=drops path=/"
                 .parse()

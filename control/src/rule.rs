@@ -54,6 +54,9 @@ pub trait Rule {
     fn fifo_status(&self, seconds: u64) -> Option<FifoStatus>;
     /// What `write` sets, for a person: the value written or the one kept.
     fn describe(&self, write: &Self::Write) -> String;
+    /// Holds `per_minute` new sessions a minute from now on (a scheduled event's
+    /// target); a value that is not a positive number is ignored.
+    fn set_target(&mut self, per_minute: f64);
 }
 
 impl Write for crate::Write {
@@ -105,6 +108,10 @@ impl Write for fifo::Write {
 impl Rule for Controller {
     type Write = crate::Write;
     const QUEUEING: QueueingMethod = QueueingMethod::Random;
+
+    fn set_target(&mut self, per_minute: f64) {
+        Controller::set_target(self, per_minute);
+    }
 
     fn observe(&mut self, record: &Record, now: u64) {
         Controller::observe(self, record, now);
@@ -163,6 +170,10 @@ impl Rule for Controller {
 impl Rule for FifoController {
     type Write = fifo::Write;
     const QUEUEING: QueueingMethod = QueueingMethod::Fifo;
+
+    fn set_target(&mut self, per_minute: f64) {
+        FifoController::set_target(self, per_minute);
+    }
 
     fn observe(&mut self, record: &Record, now: u64) {
         FifoController::observe(self, record, now);

@@ -421,10 +421,35 @@ lines.\nExample: --quiet"
         value_parser = parse_room,
         long_help = "Hold the target of this named room (of the `rooms` index): only its \
 log lines (room=NAME) are counted, and its keys are written as room.NAME.allow_percentage, \
-room.NAME.controller_heartbeat, room.NAME.fifo_cutoff. Without it, the service room's lines \
+room.NAME.controller_heartbeat, room.NAME.fifo_cutoff, room.NAME.fifo_rate. Without it, the service room's lines \
 (no room=) and keys. Run one controller per room.\nExample: --room drops"
     )]
     pub room: Option<RoomName>,
+
+    /// During the scheduled event NAME, hold N new sessions a minute (repeatable).
+    #[arg(
+        long,
+        value_name = "NAME=N",
+        value_parser = parse_event_target,
+        long_help = "While the room's log lines say event=NAME (the event's pre-queue and \
+run, on the edge's clock), hold N new sessions a minute instead of --target-per-minute; back \
+to it when the lines no longer name the event. Repeatable, one per event.\n\
+Example: --event-target drop-1=1200"
+    )]
+    pub event_target: Vec<(String, f64)>,
+}
+
+fn parse_event_target(text: &str) -> Result<(String, f64), String> {
+    let (name, n) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?} is not NAME=N"))?;
+    let n: f64 = n
+        .parse()
+        .ok()
+        .filter(|n: &f64| n.is_finite() && *n > 0.0)
+        .ok_or_else(|| format!("{n:?} is not a positive number of new sessions a minute"))?;
+    RoomName::new(name).ok_or_else(|| format!("{name:?} is not an event name"))?;
+    Ok((name.to_string(), n))
 }
 
 fn parse_room(text: &str) -> Result<RoomName, String> {

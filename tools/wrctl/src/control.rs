@@ -32,12 +32,21 @@ pub struct Control<R: Rule> {
     warned_mode: bool,
     /// The named room held; `None`: the service room.
     room: Option<String>,
+    /// `--event-target`: the target during each event.
+    event_targets: Vec<(String, f64)>,
+    /// `--target-per-minute`.
+    base_target: f64,
+    /// The newest line's time and event.
+    newest: Option<(u64, Option<String>)>,
 }
 
 impl<R: Rule> Control<R> {
     /// A control thread's state for `controller` (either rule), writing to `sink`.
     pub fn new(controller: R, sink: Box<dyn Sink>, info: Info, quiet: bool) -> Control<R> {
         Control {
+            base_target: info.target_per_minute,
+            event_targets: Vec::new(),
+            newest: None,
             controller,
             sink,
             info: Arc::new(info),
@@ -47,6 +56,12 @@ impl<R: Rule> Control<R> {
             warned_mode: false,
             room: None,
         }
+    }
+
+    /// Holds `per_minute` during each named event instead of the base target.
+    pub fn with_event_targets(mut self, targets: &[(String, f64)]) -> Control<R> {
+        self.event_targets = targets.to_vec();
+        self
     }
 
     /// Holds the named room `room` (`None`: the service room): only its lines count.
@@ -94,7 +109,11 @@ impl<R: Rule> Control<R> {
                     }
                     self.controller.observe(record, now);
                     self.check_mode(record);
+                    if self.newest.as_ref().is_none_or(|(t, _)| record.t >= *t) {
+                        self.newest = Some((record.t, record.event.clone()));
+                    }
                 }
+                self.follow_schedule();
                 for _ in 0..batch.bad.total() {
                     self.controller.bad_line();
                 }
@@ -103,6 +122,26 @@ impl<R: Rule> Control<R> {
             Msg::View(reply) => {
                 let _ = reply.try_send(self.view());
             }
+        }
+    }
+
+    /// Holds the target of the event the newest line names (`--event-target`), or
+    /// the base target: the edge's clock decides when an event runs.
+    fn follow_schedule(&mut self) {
+        let event = self.newest.as_ref().and_then(|(_, e)| e.as_deref());
+        let target = event
+            .and_then(|e| self.event_targets.iter().find(|(name, _)| name == e))
+            .map_or(self.base_target, |(_, n)| *n);
+        if target != self.info.target_per_minute {
+            self.controller.set_target(target);
+            self.info = Arc::new(Info {
+                target_per_minute: target,
+                ..Info::clone(&self.info)
+            });
+            eprintln!(
+                "wrctl: {}: holding {target} new sessions a minute",
+                event.map_or("no event".to_string(), |e| format!("event {e}"))
+            );
         }
     }
 

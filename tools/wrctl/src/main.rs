@@ -128,6 +128,7 @@ fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
     }
     Control::new(rule, sink, info, args.quiet)
         .in_room(args.room.as_ref())
+        .with_event_targets(&args.event_target)
         .run(rx);
     ExitCode::SUCCESS
 }

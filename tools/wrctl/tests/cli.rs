@@ -259,13 +259,14 @@ fn the_help_documents_every_option_with_an_example() {
         "--http-timeout",
         "--quiet",
         "--room",
+        "--event-target",
     ] {
         assert!(
             help.contains(&format!("Example: {flag}")) || help.contains(&format!("{flag} ")),
             "{flag}"
         );
     }
-    assert_eq!(help.matches("Example:").count(), 23, "{help}");
+    assert_eq!(help.matches("Example:").count(), 24, "{help}");
     assert!(help.contains("FASTLY_API_TOKEN"));
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use support::run_to_end;
-use waiting_room::page::{Page, PageBody};
+use waiting_room::page::{Language, Page, PageBody};
 use waiting_room::view::VARIABLES;
 
 /// `wrctl args`: (exit code, stdout, stderr).
@@ -45,7 +45,7 @@ fn encode_round_trips_through_the_rooms_page_reader() {
     let file = write(dir.path(), "p.html", html.as_bytes());
     let (code, out, err) = run(&["pages", "encode", &file]);
     assert_eq!(code, Some(0), "{err}");
-    let (body, problem) = Page::StartWaiting.body(Some(out.trim()));
+    let (body, problem) = Page::StartWaiting.body(Some(out.trim()), Language::En);
     assert_eq!(problem, None);
     assert_eq!(body, PageBody::Html(html.clone().into_bytes()));
 
@@ -56,7 +56,7 @@ fn encode_round_trips_through_the_rooms_page_reader() {
     assert_eq!(object.len(), 1);
     let value = object["deny.de"].as_str().unwrap();
     assert_eq!(
-        Page::Deny.body(Some(value)).0,
+        Page::Deny.body(Some(value), Language::En).0,
         PageBody::Html(html.into_bytes())
     );
 }

@@ -363,3 +363,48 @@ fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
         ]),
     );
 }
+
+#[test]
+fn the_target_follows_the_event_the_newest_lines_name() {
+    use control::record::Record;
+
+    let options = Options {
+        target_per_minute: 60.0,
+        ..Options::default()
+    };
+    let info = Info {
+        target_per_minute: 60.0,
+        max_active: None,
+        min: options.min,
+        max: options.max,
+        dry_run: true,
+        sink: "dry run".into(),
+    };
+    let mut control = Control::new(
+        Controller::new(options).unwrap(),
+        Box::new(wrctl::sink::DryRun),
+        info,
+        true,
+    )
+    .with_event_targets(&[("drop-1".into(), 1200.0)]);
+    let mut feed = |t: u64, event: &str| {
+        let line = format!(
+            "waitingroom t={t} decision=anon uid=10.0.0.1{event} p=5 exp={} path=/x",
+            t + 60
+        );
+        let record: Record = line.parse().unwrap();
+        control.handle(wrctl::ingest::Msg::Batch(wrctl::ingest::Batch {
+            records: vec![record],
+            bad: Default::default(),
+        }));
+        control.view().status_json()["target_per_minute"].clone()
+    };
+    let now = wrctl::clock::unix_now();
+    assert_eq!(feed(now, ""), 60);
+    assert_eq!(feed(now + 1, " event=drop-1"), 1200);
+    // An older line does not move it back; a newer one without the event does.
+    assert_eq!(feed(now, ""), 1200);
+    assert_eq!(feed(now + 2, " event=other"), 60);
+    assert_eq!(feed(now + 3, " event=drop-1"), 1200);
+    assert_eq!(feed(now + 4, ""), 60);
+}
