@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../fuzz"
 command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
 export RUSTC_BOOTSTRAP=1
 seconds="${FUZZ_SECONDS_PER_TARGET:-60}"
-targets=(${FUZZ_TARGETS:-token cookie_header settings plan log_line})
+targets=(${FUZZ_TARGETS:-token cookie_header settings plan log_line rooms})
 flags=(--debug-assertions --sanitizer none)
 
 cargo fuzz build "${flags[@]}"

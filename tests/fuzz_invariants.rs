@@ -153,3 +153,8 @@ fn states(line: &str) -> Vec<String> {
     states.extend(field("ALERT"));
     states
 }
+
+#[test]
+fn room_indexes_schedules_blocks_and_passes_parse_as_documented() {
+    run("rooms", 6, invariants::rooms, drop);
+}

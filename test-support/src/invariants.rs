@@ -847,3 +847,65 @@ fn is_canonical_sig(sig: &str) -> bool {
         hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     })
 }
+
+/// The rooms' own parsers on any text: the `rooms` index, a room's value, the
+/// `events` schedule, an address block, a signed pass and a pass link. No panic; an
+/// index or schedule keeps only what holds together; a pass is accepted only when it
+/// reads back to the same claims and its room's key signed it.
+pub fn rooms(data: &[u8]) {
+    use waiting_room::events::{Phase, Schedule};
+    use waiting_room::keys::{KeyStore, RoomKeys};
+    use waiting_room::pass::{self, PassClaims};
+    use waiting_room::room::{Index, Room, RoomName};
+    use waiting_room::room_settings::Remembered;
+    use waiting_room::rules::Cidr;
+
+    let (&mode, rest) = data.split_first().unwrap_or((&0, &[]));
+    let text = String::from_utf8_lossy(rest).into_owned();
+    let index = Index::parse(&text);
+    for scope in &index.rooms {
+        assert!(RoomName::new(scope.name.as_str()).is_some());
+        assert!(!scope.paths.is_empty() && scope.paths.iter().all(|p| p.starts_with('/')));
+    }
+    let schedule = Schedule::parse(&text);
+    for (i, e) in schedule.events.iter().enumerate() {
+        assert!(e.prequeue_start <= e.start && e.start < e.end, "{e:?}");
+        for other in &schedule.events[i + 1..] {
+            assert!(e.end <= other.prequeue_start || other.end <= e.prequeue_start);
+        }
+        assert!(matches!(schedule.phase(e.start), Phase::Running(r) if r == e));
+    }
+    if let Ok(block) = text.parse::<Cidr>() {
+        assert_eq!(block.to_string().parse::<Cidr>(), Ok(block));
+    }
+    let _ = pass::from_link(&text);
+    // A room's settings from any value, and any index, through the edge's reader.
+    let store = |key: &str| match key {
+        "rooms" => Some(r#"{"r": {"paths": ["/"]}}"#.to_string()),
+        "room.r" => Some(text.clone()),
+        _ => None,
+    };
+    let _ = Settings::for_request(&Remembered::new(store), None, "/x", 1_700_000_000);
+    // Passes: any text is refused or reads back; a minted one is accepted.
+    let room = match mode % 2 {
+        0 => Room::Service,
+        _ => Room::Named(RoomName::new("r").unwrap()),
+    };
+    let store: std::collections::HashMap<String, String> = fuzz_input::KEYS
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let keys = RoomKeys::new(&store, room.name());
+    if let Ok((claims, _)) = pass::check(&text, &room, &keys, 1_700_000_000, None) {
+        let key = keys.key(&claims.kid).unwrap();
+        assert_eq!(claims.mint(&key), text.trim(), "{text:?}");
+    }
+    let claims = PassClaims {
+        room: room.name().map_or(String::new(), ToString::to_string),
+        iat: u64::from(mode),
+        exp: 1_700_000_000 + u64::from(mode),
+        kid: fuzz_input::KEYS[0].0.to_string(),
+    };
+    let minted = claims.mint(&keys.key(&claims.kid).unwrap());
+    assert!(pass::check(&minted, &room, &keys, 1_700_000_000, None).is_ok());
+}
