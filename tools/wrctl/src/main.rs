@@ -83,6 +83,7 @@ fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
         max: args.max,
         dry_run: sink.is_dry_run(),
         sink: sink.describe(),
+        room: args.room.as_ref().map(ToString::to_string),
     };
     let (tx, rx) = sync_channel(CHANNEL);
 

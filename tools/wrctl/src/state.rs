@@ -38,6 +38,8 @@ pub struct Info {
     pub dry_run: bool,
     /// Where writes go.
     pub sink: String,
+    /// `--room`: the named room held; `None`: the service room.
+    pub room: Option<String>,
 }
 
 /// The controller's state at one moment.
@@ -147,6 +149,7 @@ impl View {
         json!({
             "now": s.now,
             "queueing": "random",
+            "room": self.info.room,
             "target_per_minute": whole_or_not(self.info.target_per_minute),
             "max_active": self.info.max_active,
             "min_percentage": self.info.min.to_string(),
@@ -182,7 +185,13 @@ impl View {
         let s = &self.snapshot;
         let c = &s.counters;
         let minute = self.last_minute();
-        let mut m = Metrics::default();
+        // A named room's controller labels every metric with its room.
+        let mut m = Metrics(Registry::with_labels(
+            self.info
+                .room
+                .iter()
+                .map(|room| ("room".into(), room.clone().into())),
+        ));
         let pct = |p: Option<Percentage>| p.map(|p| f64::from(p.micros()) / 10_000.0);
         m.counter(
             "wrctl_log_lines_total",
@@ -335,7 +344,6 @@ impl View {
 }
 
 /// A registry of metrics for one answer, named as they are exposed.
-#[derive(Default)]
 struct Metrics(Registry);
 
 impl Metrics {

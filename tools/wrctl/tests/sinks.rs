@@ -168,6 +168,7 @@ fn a_failed_write_is_retried_after_the_backoff() {
         max: options.max,
         dry_run: false,
         sink: "fastly config store STORE".into(),
+        room: None,
     };
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
     let mut control = Control::new(
@@ -221,6 +222,7 @@ fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
         max: waiting_room::percentage::Percentage::HUNDRED,
         dry_run: false,
         sink: "fastly config store STORE".into(),
+        room: None,
     };
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
     let mut control = Control::new(
@@ -317,6 +319,7 @@ fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
         max: options.max,
         dry_run: false,
         sink: "fastly config store STORE".into(),
+        room: Some("drops".into()),
     };
     let drops = RoomName::new("drops").unwrap();
     let sink = wrctl::sink::InRoom::new(
@@ -351,6 +354,13 @@ fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
         bad: Default::default(),
     }));
     assert_eq!(control.view().snapshot.waiting, 10, "drops' ten only");
+    let view = control.view();
+    assert_eq!(view.status_json()["room"], "drops");
+    let metrics = view.metrics();
+    assert!(
+        metrics.contains("wrctl_log_lines_total{room=\"drops\"} 10"),
+        "{metrics}"
+    );
     control.tick(now);
     let heartbeat = now.to_string();
     check_request(
@@ -379,6 +389,7 @@ fn the_target_follows_the_event_the_newest_lines_name() {
         max: options.max,
         dry_run: true,
         sink: "dry run".into(),
+        room: None,
     };
     let mut control = Control::new(
         Controller::new(options).unwrap(),
