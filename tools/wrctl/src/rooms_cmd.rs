@@ -130,9 +130,14 @@ pub fn place(store: &Store, url: &str, now: u64) -> String {
         Room::Named(name) => format!("room {name}"),
     };
     let applies = settings.protects(path);
+    let bypassed = settings
+        .bypass_paths
+        .iter()
+        .any(|p| path.starts_with(p.as_str()));
     match (&settings.room, applies) {
         (Room::Service, false) => "no room: straight to the origin".into(),
         (_, false) => format!("{room}, which is off: straight to the origin"),
+        (_, true) if bypassed => format!("{room}, a bypass path: straight to the origin"),
         (_, true) => match &settings.event {
             Some(event) => format!("{room}, during event {event}"),
             None => room,
@@ -232,8 +237,15 @@ mod tests {
                 "rooms",
                 r#"{"drops": {"paths": ["/drops/"]}, "shop": {"hosts": ["shop.example"], "paths": ["/drops/vip/"]}}"#,
             ),
-            ("room.drops", r#"{"enabled": true}"#),
+            (
+                "room.drops",
+                r#"{"enabled": true, "bypass_paths": "/drops/static/"}"#,
+            ),
         ]);
+        assert_eq!(
+            place(&s, "/drops/static/a.css", 0),
+            "room drops, a bypass path: straight to the origin"
+        );
         assert_eq!(place(&s, "https://www.example/drops/1?x", 0), "room drops");
         assert_eq!(
             place(&s, "https://shop.example:443/drops/vip/1", 0),
