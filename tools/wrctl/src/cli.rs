@@ -437,6 +437,30 @@ to it when the lines no longer name the event. Repeatable, one per event.\n\
 Example: --event-target drop-1=1200"
     )]
     pub event_target: Vec<(String, f64)>,
+
+    /// Another room's controller dashboard, for the room picker (repeatable).
+    #[arg(
+        long,
+        value_name = "NAME=URL",
+        value_parser = parse_room_dashboard,
+        long_help = "The dashboard of another room's controller (one controller runs per \
+room), listed in this dashboard's room picker under NAME. Repeatable.\n\
+Example: --room-dashboard drops=http://127.0.0.1:7679/"
+    )]
+    pub room_dashboard: Vec<(String, String)>,
+}
+
+fn parse_room_dashboard(text: &str) -> Result<(String, String), String> {
+    let (name, url) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?} is not NAME=URL"))?;
+    let name = name.trim();
+    let plain = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| !c.is_control());
+    let web = url.starts_with("http://") || url.starts_with("https://");
+    if !plain || !web {
+        return Err(format!("{text:?} is not NAME=URL with an http(s) URL"));
+    }
+    Ok((name.to_string(), url.to_string()))
 }
 
 fn parse_event_target(text: &str) -> Result<(String, f64), String> {

@@ -84,6 +84,7 @@ fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
         dry_run: sink.is_dry_run(),
         sink: sink.describe(),
         room: args.room.as_ref().map(ToString::to_string),
+        room_dashboards: args.room_dashboard.clone(),
     };
     let (tx, rx) = sync_channel(CHANNEL);
 

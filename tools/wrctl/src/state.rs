@@ -40,6 +40,8 @@ pub struct Info {
     pub sink: String,
     /// `--room`: the named room held; `None`: the service room.
     pub room: Option<String>,
+    /// `--room-dashboard`: the other rooms' controllers' dashboards (name, URL).
+    pub room_dashboards: Vec<(String, String)>,
 }
 
 /// The controller's state at one moment.
@@ -150,6 +152,12 @@ impl View {
             "now": s.now,
             "queueing": "random",
             "room": self.info.room,
+            "room_dashboards": self
+                .info
+                .room_dashboards
+                .iter()
+                .map(|(name, url)| json!({"name": name, "url": url}))
+                .collect::<Vec<_>>(),
             "target_per_minute": whole_or_not(self.info.target_per_minute),
             "max_active": self.info.max_active,
             "min_percentage": self.info.min.to_string(),

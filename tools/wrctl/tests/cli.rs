@@ -260,13 +260,14 @@ fn the_help_documents_every_option_with_an_example() {
         "--quiet",
         "--room",
         "--event-target",
+        "--room-dashboard",
     ] {
         assert!(
             help.contains(&format!("Example: {flag}")) || help.contains(&format!("{flag} ")),
             "{flag}"
         );
     }
-    assert_eq!(help.matches("Example:").count(), 24, "{help}");
+    assert_eq!(help.matches("Example:").count(), 25, "{help}");
     assert!(help.contains("FASTLY_API_TOKEN"));
 }
 

@@ -36,6 +36,11 @@ fn the_controllers_own_dashboard_passes_in_chromium() {
             "--quiet",
             "--listen",
             "127.0.0.1:0",
+            // The room picker, checked by axe with the rest of the page.
+            "--room-dashboard",
+            "drops=http://127.0.0.1:7679/",
+            "--room-dashboard",
+            "vip=http://127.0.0.1:7680/",
         ],
         &[],
     );
@@ -62,6 +67,8 @@ fn the_controllers_own_dashboard_passes_in_chromium() {
             thousands(status["lines_total"].as_u64().unwrap() as usize),
             "1 bad".into(),
             "dry run".into(),
+            "service room".into(),
+            "vip".into(),
         ];
         let charts = [
             "New sessions per second, last 600 s",

@@ -169,6 +169,7 @@ fn a_failed_write_is_retried_after_the_backoff() {
         dry_run: false,
         sink: "fastly config store STORE".into(),
         room: None,
+        room_dashboards: Vec::new(),
     };
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
     let mut control = Control::new(
@@ -223,6 +224,7 @@ fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
         dry_run: false,
         sink: "fastly config store STORE".into(),
         room: None,
+        room_dashboards: Vec::new(),
     };
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
     let mut control = Control::new(
@@ -320,6 +322,7 @@ fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
         dry_run: false,
         sink: "fastly config store STORE".into(),
         room: Some("drops".into()),
+        room_dashboards: Vec::new(),
     };
     let drops = RoomName::new("drops").unwrap();
     let sink = wrctl::sink::InRoom::new(
@@ -390,6 +393,7 @@ fn the_target_follows_the_event_the_newest_lines_name() {
         dry_run: true,
         sink: "dry run".into(),
         room: None,
+        room_dashboards: Vec::new(),
     };
     let mut control = Control::new(
         Controller::new(options).unwrap(),
