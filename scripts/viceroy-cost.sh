@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-program CPU per request through Viceroy (docs/viceroy-cost.md): builds the
 # room, the forward-only and forward + 2 HMAC-SHA256 Compute programs, the demo
-# origin and the driver, then runs tools/viceroy-cost: one demo origin, one Viceroy
+# origin and the driver, then runs bench/viceroy-cost: one demo origin, one Viceroy
 # per case, requests in turn, each Viceroy's CPU time read from /proc. Linux only.
 #
 #   scripts/viceroy-cost.sh [--baseline REV] [driver options]
@@ -35,8 +35,14 @@ done
 
 [ -z "$baseline" ] || rev="$(git rev-parse --verify --short "$baseline^{commit}")"
 target="${CARGO_TARGET_DIR:-target}"
-cargo build --release --target wasm32-wasip1 -p edge-waiting-room -p forward-only -p forward-hmac --bins
-cargo build --release -p demo-origin -p viceroy-cost
+# The room and the demo origin from the root workspace; the programs set against
+# the room and the driver from bench/'s, with the same release profile, into the
+# same target directory.
+bench=(--manifest-path bench/Cargo.toml --target-dir "$target")
+cargo build --release --target wasm32-wasip1 -p edge-waiting-room --bins
+cargo build "${bench[@]}" --release --target wasm32-wasip1 -p forward-only -p forward-hmac --bins
+cargo build --release -p demo-origin
+cargo build "${bench[@]}" --release -p viceroy-cost
 
 if [ -n "$baseline" ]; then
   worktree="$(mktemp -d /tmp/viceroy-cost-baseline.XXXXXX)"

@@ -1,7 +1,8 @@
 //! A synthetic crowd's log lines, as the room writes them: visitors arrive and
 //! wait, draw once a draw period, win or lose, browse while admitted, and some
-//! give up or are released by the origin. For the throughput example and the
-//! tests; the lines go through the same parser as real ones.
+//! give up or are released by the origin. For the controller's throughput
+//! benchmark (bench/controller) and the tests; the lines go through the same
+//! parser as real ones.
 
 use std::collections::BTreeMap;
 

@@ -3,12 +3,14 @@
 //! every 10 s of log time, as `wrctl control`'s control thread and readers do.
 //!
 //! ```text
-//! cargo run --release -p wrctl --example throughput [-- LINES]
-//! cargo run --release -p wrctl --example throughput -- 2000000 --print > lines.txt
-//! time target/release/wrctl control --target-per-minute 3000 --dry-run --quiet < lines.txt
+//! cd bench
+//! cargo run --release -p controller-bench --bin throughput [-- LINES]
+//! cargo run --release -p controller-bench --bin throughput -- 2000000 --print > lines.txt
+//! time ../target/release/wrctl control --target-per-minute 3000 --dry-run --quiet < lines.txt
 //! ```
 //!
-//! With `--print`, the lines are written to stdout instead, to time the whole program.
+//! With `--print`, the lines are written to stdout instead, to time the whole program
+//! (`wrctl` built at the root: `cargo build --release -p wrctl`).
 //!
 //! The lines are a synthetic crowd from 100,000 addresses (arrivals, waiting-page
 //! refreshes, lost and won draws, admitted visitors' pages, a few bypasses, half of

@@ -11,7 +11,7 @@ fn main(_req: fastly::Request) -> Result<fastly::Response, fastly::Error> {
 fn main() {
     eprintln!(
         "hello-compute runs inside Fastly Compute: \
-         `cargo build --release --target wasm32-wasip1 -p hello-compute`"
+         `cargo build --release --target wasm32-wasip1 -p hello-compute` in bench/"
     );
     std::process::exit(2);
 }

@@ -5,7 +5,8 @@
 //! what 32-bit address keys merge) and the process's peak resident memory.
 //!
 //! ```text
-//! cargo run --release -p wrctl --example memory [-- ADDRESSES]
+//! cd bench
+//! cargo run --release -p controller-bench --bin memory [-- ADDRESSES]
 //! ```
 
 use control::record::Record;

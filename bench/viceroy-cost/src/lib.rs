@@ -1,15 +1,18 @@
 //! The pure parts of the whole-program cost run (`src/main.rs` drives the processes):
-//! reading a process's CPU time from `/proc`, minting the room's tokens, a small
-//! HTTP/1.1 client, the checks each case's responses must pass, and the tables.
+//! reading a process's CPU time from `/proc`, minting the room's tokens, the
+//! request each case is sent (with the tests' HTTP client, test-support's `http`),
+//! the checks each case's responses must pass, and the tables.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::net::SocketAddr;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
+pub use test_support::http::Response;
+
+/// The loopback address requests come from: the `uid` of the tokens sent.
+pub const CLIENT: &str = "127.0.0.1";
 
 /// The marker of every page the demo origin answers.
 pub const ORIGIN_MARKER: &str = "You reached the demo origin";
@@ -28,9 +31,9 @@ pub enum Case {
     BaselineYoung,
     /// The second build of the room, on the renewing token.
     BaselineRenewing,
-    /// `tools/forward-only`: forwards and nothing else, on the young token.
+    /// `bench/forward-only`: forwards and nothing else, on the young token.
     ForwardOnly,
-    /// `tools/forward-hmac`: two HMAC-SHA256, then forwards, on the renewing token.
+    /// `bench/forward-hmac`: two HMAC-SHA256, then forwards, on the renewing token.
     ForwardHmac,
 }
 
@@ -191,127 +194,12 @@ pub fn allow_token(key: &str, kid: &str, exp: u64, uid: &str) -> String {
     STANDARD.encode(format!("{text}&sig={sig}"))
 }
 
-/// A parsed response.
-#[derive(Debug, Clone, Default)]
-pub struct Response {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: String,
-}
-
-impl Response {
-    /// Every value of header `name` (case-insensitive), in order.
-    pub fn all(&self, name: &str) -> Vec<&str> {
-        self.headers
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-            .collect()
-    }
-
-    /// Whether the server closes the connection after this response.
-    pub fn closes(&self) -> bool {
-        self.all("connection")
-            .iter()
-            .any(|v| v.eq_ignore_ascii_case("close"))
-    }
-}
-
-/// Reads one HTTP/1.1 response: the head, then a body framed by
-/// `Transfer-Encoding: chunked`, `Content-Length`, or the end of the stream.
-pub fn read_response(reader: &mut impl BufRead) -> Result<Response, String> {
-    let mut line = String::new();
-    let read_line = |reader: &mut dyn BufRead, line: &mut String| -> Result<(), String> {
-        line.clear();
-        match reader.read_line(line) {
-            Ok(0) => Err("the connection closed mid-response".to_string()),
-            Ok(_) => Ok(()),
-            Err(err) => Err(format!("read failed: {err}")),
-        }
-    };
-    read_line(reader, &mut line)?;
-    let status = line
-        .strip_prefix("HTTP/1.1 ")
-        .and_then(|rest| rest.get(..3))
-        .and_then(|code| code.parse().ok())
-        .ok_or_else(|| format!("not an HTTP/1.1 status line: {line:?}"))?;
-    let mut resp = Response {
-        status,
-        ..Response::default()
-    };
-    loop {
-        read_line(reader, &mut line)?;
-        let header = line.trim_end_matches(['\r', '\n']);
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header
-            .split_once(':')
-            .ok_or_else(|| format!("malformed header line: {header:?}"))?;
-        resp.headers
-            .push((name.trim().to_string(), value.trim().to_string()));
-    }
-    let chunked = resp
-        .all("transfer-encoding")
-        .iter()
-        .any(|v| v.eq_ignore_ascii_case("chunked"));
-    let mut body = Vec::new();
-    if chunked {
-        loop {
-            read_line(reader, &mut line)?;
-            let size_text = line.trim_end_matches(['\r', '\n']);
-            let size_text = size_text.split(';').next().unwrap_or("").trim();
-            let size = usize::from_str_radix(size_text, 16)
-                .map_err(|_| format!("bad chunk size {size_text:?}"))?;
-            if size == 0 {
-                // Trailers, if any, then the empty line.
-                loop {
-                    read_line(reader, &mut line)?;
-                    if line.trim_end_matches(['\r', '\n']).is_empty() {
-                        break;
-                    }
-                }
-                break;
-            }
-            let start = body.len();
-            body.resize(start + size, 0);
-            reader
-                .read_exact(&mut body[start..])
-                .map_err(|e| format!("chunk cut short: {e}"))?;
-            read_line(reader, &mut line)?; // the CRLF after the chunk
-        }
-    } else if let Some(length) = resp.all("content-length").first() {
-        let length: usize = length
-            .parse()
-            .map_err(|_| format!("bad Content-Length {length:?}"))?;
-        body.resize(length, 0);
-        reader
-            .read_exact(&mut body)
-            .map_err(|e| format!("body cut short: {e}"))?;
-    } else {
-        reader
-            .read_to_end(&mut body)
-            .map_err(|e| format!("read failed: {e}"))?;
-    }
-    resp.body = String::from_utf8_lossy(&body).into_owned();
-    Ok(resp)
-}
-
-/// `GET path` with a `Cookie` header, on a connection of its own (Viceroy passes the
-/// demo origin's `Connection: close` on, so a connection could not be kept anyway).
+/// `GET path` with a `Cookie` header from [`CLIENT`], on a connection of its own
+/// (Viceroy passes the demo origin's `Connection: close` on, so a connection could
+/// not be kept anyway).
 pub fn get(addr: SocketAddr, path: &str, cookie: &str) -> Result<Response, String> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
-        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
-    stream.set_write_timeout(Some(Duration::from_secs(10))).ok();
-    stream.set_nodelay(true).ok();
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\nConnection: close\r\n\r\n"
-    );
-    stream
-        .write_all(request.as_bytes())
-        .map_err(|e| format!("write to {addr} failed: {e}"))?;
-    read_response(&mut BufReader::new(stream))
+    test_support::http::try_get(addr, 1, path, &[("Cookie", cookie)])
+        .map_err(|failure| format!("GET {path} from {CLIENT} to {addr}: {failure}"))
 }
 
 /// What one case cost over the measured rounds.
@@ -513,31 +401,6 @@ mod tests {
         assert_eq!(sig.len(), 66);
     }
 
-    #[test]
-    fn responses_are_read_by_length_by_chunks_and_to_the_end() {
-        let by_length = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nSet-Cookie: a=1\r\n\r\nhelloEXTRA";
-        let resp = read_response(&mut by_length.as_bytes()).unwrap();
-        assert_eq!((resp.status, resp.body.as_str()), (200, "hello"));
-        assert_eq!(resp.all("set-cookie"), ["a=1"]);
-
-        let chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
-                       5\r\nhello\r\n7;x=y\r\n, world\r\n0\r\n\r\n";
-        let resp = read_response(&mut chunked.as_bytes()).unwrap();
-        assert_eq!(resp.body, "hello, world");
-        assert!(!resp.closes());
-
-        let to_end = "HTTP/1.1 503 No\r\nConnection: close\r\n\r\nbye";
-        let resp = read_response(&mut to_end.as_bytes()).unwrap();
-        assert_eq!((resp.status, resp.body.as_str()), (503, "bye"));
-        assert!(resp.closes());
-
-        assert!(
-            read_response(&mut "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nshort".as_bytes())
-                .is_err()
-        );
-        assert!(read_response(&mut "SSH-2.0\r\n\r\n".as_bytes()).is_err());
-    }
-
     fn origin_page(set_cookies: &[&str]) -> Response {
         Response {
             status: 200,
@@ -573,8 +436,8 @@ mod tests {
         assert!(Case::ForwardOnly.check(&origin_page(&[origin])).is_ok());
         let page = Response {
             status: 200,
+            headers: Vec::new(),
             body: "a waiting page".to_string(),
-            ..Response::default()
         };
         assert!(Case::ForwardHmac.check(&page).is_err());
         let failed = Response {

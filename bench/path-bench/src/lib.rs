@@ -6,7 +6,7 @@
 //! request itself; [`timing`] times the path and its floor in the same run, so the
 //! ratio between them is the figure that matters (it holds across machines better
 //! than nanoseconds do). The same code runs natively (`cargo run --release -p
-//! path-bench`, and the `divan` benches) and in wasm under Viceroy.
+//! path-bench` in bench/, and the `divan` benches) and in wasm under Viceroy.
 
 pub mod cases;
 pub mod timing;

@@ -1,6 +1,6 @@
 //! Forwards every request to backend `origin` unchanged and returns its response:
 //! the least a Compute program in front of an origin can do, built with the room's
-//! release profile. `tools/viceroy-cost` sets the room's allowed path against it
+//! release profile. `bench/viceroy-cost` sets the room's allowed path against it
 //! (docs/viceroy-cost.md).
 
 #[cfg(target_arch = "wasm32")]
@@ -13,7 +13,7 @@ fn main(req: fastly::Request) -> Result<fastly::Response, fastly::Error> {
 fn main() {
     eprintln!(
         "forward-only runs inside Fastly Compute: \
-         `cargo build --release --target wasm32-wasip1 -p forward-only`"
+         `cargo build --release --target wasm32-wasip1 -p forward-only` in bench/"
     );
     std::process::exit(2);
 }

@@ -1,8 +1,8 @@
 //! Prints each decision path's cost beside its HMAC floor, as a Markdown table.
 //!
-//! Natively: `cargo run --release -p path-bench`. In wasm, under Viceroy:
-//! `cargo build --release --target wasm32-wasip1 -p path-bench` then
-//! `viceroy run -C fastly.toml target/wasm32-wasip1/release/path-bench.wasm`
+//! From bench/, natively: `cargo run --release -p path-bench`. In wasm, under
+//! Viceroy: `cargo build --release --target wasm32-wasip1 -p path-bench` then
+//! `viceroy run ../target/wasm32-wasip1/release/path-bench.wasm`
 //! (BENCHMARKS.md has the exact commands); `--help` lists the options.
 
 use std::process::ExitCode;

@@ -14,7 +14,9 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
-use viceroy_cost::{Case, Cost, Stat, allow_token, get, schedstat_ns, stat, summary, table};
+use viceroy_cost::{
+    CLIENT, Case, Cost, Stat, allow_token, get, schedstat_ns, stat, summary, table,
+};
 
 /// The signing key the room's store holds, and its id.
 const KEY: &str = "cost-key-one-0123456789abcdef0123456789";
@@ -65,10 +67,10 @@ struct Options {
     /// rounds as the room, on the same two tokens.
     #[arg(long, value_name = "WASM", value_parser = existing)]
     baseline_room: Option<PathBuf>,
-    /// The program that only forwards (tools/forward-only).
+    /// The program that only forwards (bench/forward-only).
     #[arg(long, value_name = "WASM", value_parser = existing, default_value_os_t = wasm("forward-only"))]
     forward_only: PathBuf,
-    /// The program that forwards after two HMAC-SHA256 (tools/forward-hmac).
+    /// The program that forwards after two HMAC-SHA256 (bench/forward-hmac).
     #[arg(long, value_name = "WASM", value_parser = existing, default_value_os_t = wasm("forward-hmac"))]
     forward_hmac: PathBuf,
 }
@@ -362,11 +364,11 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
         .as_secs();
     let young = format!(
         "waiting_room={}",
-        allow_token(KEY, KID, now + ALLOW_PERIOD - 100, "127.0.0.1")
+        allow_token(KEY, KID, now + ALLOW_PERIOD - 100, CLIENT)
     );
     let renewing = format!(
         "waiting_room={}",
-        allow_token(KEY, KID, now + ALLOW_PERIOD / 6, "127.0.0.1")
+        allow_token(KEY, KID, now + ALLOW_PERIOD / 6, CLIENT)
     );
     // Each baseline gets the same request as the room case it is set against.
     let cookie = |case: Case| {

@@ -1,5 +1,6 @@
 //! Divan benchmarks of each decision path beside its HMAC floor, then the ratio
-//! table from the same run: `cargo bench -p path-bench`.
+//! table from the same run: `cargo bench -p path-bench`
+//! (in bench/).
 
 use path_bench::cases::{self, Case, NAMES};
 use path_bench::timing::{self, Effort};
