@@ -147,10 +147,17 @@ def seconds_range(text):
 
 
 def main():
+    global COOKIE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--room", default="http://127.0.0.1:7676")
     parser.add_argument("--path", default="/events")
     parser.add_argument("--people", type=int, default=300)
+    parser.add_argument(
+        "--cookie", default=COOKIE, help="the room's cookie (waiting_room_NAME for a named room)"
+    )
+    parser.add_argument(
+        "--first-person", type=int, default=0, help="address offset, so two crowds never share an address"
+    )
     parser.add_argument("--tabs", type=int, default=3, help="tabs per person, sharing one cookie jar")
     parser.add_argument("--arrive-over", type=float, default=10.0, help="seconds over which people arrive")
     parser.add_argument("--tab-spread", type=float, default=3.0, help="seconds over which a person's tabs open")
@@ -167,12 +174,13 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the minute table and totals here")
     args = parser.parse_args()
+    COOKIE = args.cookie
     rng = random.Random(args.seed)
     start = time.time()
     deadline = start + args.duration
     tally = Tally(start)
     threads = []
-    for person in range(args.people):
+    for person in range(args.first_person, args.first_person + args.people):
         jar, lock = {}, threading.Lock()
         arrives = start + rng.uniform(0, args.arrive_over)
         for _ in range(args.tabs):
