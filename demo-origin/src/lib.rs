@@ -1,21 +1,36 @@
-//! A tiny HTTP/1.1 origin server, std only, for the waiting room's local demo and
-//! its black-box tests.
+//! A tiny HTTP/1.1 origin server for the waiting room's local demo and its
+//! black-box tests, on [hyper] with [axum] routing (the stack wrctl's listener
+//! uses), on a single-threaded tokio runtime of its own thread.
 //!
-//! Every response is `200 OK`, carries `Cache-Control: public, max-age=60` and an
-//! origin cookie (`demo_origin=1`), so that tests can see the room replace the one
-//! and append next to the other. The body echoes the request head, so tests can
-//! see what the room forwarded (for example, which cookies reached the origin).
-//! Special paths, for tests and demos of failure handling:
+//! Every response carries `Cache-Control: public, max-age=60` and an origin cookie
+//! (`demo_origin=1`), so that tests can see the room replace the one and append
+//! next to the other. The body echoes the request head (header names in lower
+//! case, as hyper gives them), so tests can see what the room forwarded (for
+//! example, which cookies reached the origin). Special paths, for tests and demos
+//! of failure handling:
 //! - `/__origin/page/<name>`: an operator-hosted waiting page;
 //! - `/__origin/slow/<ms>/...`: the echo, after `ms` milliseconds (at most 60 s);
-//! - `/__origin/status/<code>/...`: the echo with that status code;
+//! - `/__origin/status/<code>/...`: the echo with that status code (200 to 599);
 //! - `/__origin/release/...`: the echo with `Waiting-Room-Release: 1`, as an origin
 //!   answers when a visitor is done (after checkout) to free their place at once.
+//!
+//! Any method is answered alike. One request a connection (`Connection: close`), so
+//! that a client never reuses a connection the origin is closing.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io;
+use std::net::SocketAddr;
 use std::thread;
 use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Path, Request};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::any;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
 
 /// The marker every proxied page contains, so a test (or a person) can tell the
 /// origin's answer from a waiting-room page.
@@ -27,31 +42,33 @@ pub const PAGE_PREFIX: &str = "/__origin/page/";
 pub const SLOW_PREFIX: &str = "/__origin/slow/";
 /// Path prefix of answers with a chosen status: `/__origin/status/<code>/...`.
 pub const STATUS_PREFIX: &str = "/__origin/status/";
-
 /// Path prefix of answers that end the visitor's session: `/__origin/release/...`.
 pub const RELEASE_PREFIX: &str = "/__origin/release/";
 
-/// Largest request head the origin reads, in bytes.
-const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// The longest a slow answer waits.
+const MAX_SLOW: Duration = Duration::from_secs(60);
 
-/// A running origin; the listening thread lives as long as the process.
+/// A running origin. Its thread serves until the process ends; dropping this
+/// handle does not stop it (tests keep only the address).
 pub struct Origin {
     addr: SocketAddr,
 }
 
 impl Origin {
-    /// Starts an origin on `addr` (use port 0 for any free port).
-    pub fn start(addr: &str) -> std::io::Result<Origin> {
-        let listener = TcpListener::bind(addr)?;
+    /// Starts an origin on `addr` (use port 0 for any free port). A bind error
+    /// names the address.
+    pub fn start(addr: &str) -> io::Result<Origin> {
+        let listener = std::net::TcpListener::bind(addr)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                thread::spawn(move || {
-                    // A client that goes away mid-request is not the origin's problem.
-                    let _ = serve_one(stream);
-                });
-            }
-        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()?;
+        thread::Builder::new()
+            .name("demo-origin".into())
+            .spawn(move || runtime.block_on(serve(listener)))?;
         Ok(Origin { addr })
     }
 
@@ -61,81 +78,103 @@ impl Origin {
     }
 }
 
-/// Answers one request and closes the connection.
-fn serve_one(stream: TcpStream) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut head = Vec::new();
-    let mut content_length = 0usize;
+async fn serve(listener: std::net::TcpListener) {
+    let listener = match TcpListener::from_std(listener) {
+        Ok(listener) => listener,
+        Err(e) => return eprintln!("demo origin: the listener stopped: {e}"),
+    };
+    let app = TowerToHyperService::new(router());
     loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 || head.len() > MAX_HEAD_BYTES {
-            return Ok(());
-        }
-        let line = line.trim_end_matches(['\r', '\n']).to_string();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':')
-            && name.trim().eq_ignore_ascii_case("content-length")
-        {
-            content_length = value.trim().parse().unwrap_or(0);
-        }
-        head.push(line);
+        let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors, or a connection reset before it was taken.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let app = app.clone();
+        tokio::spawn(async move {
+            // A client that goes away mid-request is not the origin's problem.
+            let _ = http1::Builder::new()
+                .keep_alive(false)
+                .serve_connection(TokioIo::new(stream), app)
+                .await;
+        });
     }
-    let mut body = vec![0u8; content_length.min(1 << 20)];
-    reader.read_exact(&mut body)?;
-
-    let target = head
-        .first()
-        .and_then(|line| line.split(' ').nth(1))
-        .unwrap_or("/")
-        .to_string();
-    let html = match target.strip_prefix(PAGE_PREFIX) {
-        Some(name) => origin_hosted_page(name),
-        None => echo_page(&head),
-    };
-    if let Some(ms) = number_after(&target, SLOW_PREFIX) {
-        thread::sleep(Duration::from_millis(ms.min(60_000)));
-    }
-    let status = number_after(&target, STATUS_PREFIX)
-        .filter(|code| (200..=599).contains(code))
-        .unwrap_or(200);
-    let release = if target.starts_with(RELEASE_PREFIX) {
-        "Waiting-Room-Release: 1\r\n"
-    } else {
-        ""
-    };
-    let mut stream = stream;
-    write!(
-        stream,
-        "HTTP/1.1 {status} Demo\r\nContent-Type: text/html; charset=utf-8\r\n\
-         Cache-Control: public, max-age=60\r\nSet-Cookie: demo_origin=1; Path=/\r\n\
-         {release}Content-Length: {}\r\nConnection: close\r\n\r\n{}",
-        html.len(),
-        html
-    )?;
-    stream.flush()
 }
 
-/// The number in `target` right after `prefix`, e.g. 500 in `/__origin/status/500/x`.
-fn number_after(target: &str, prefix: &str) -> Option<u64> {
-    target.strip_prefix(prefix)?.split('/').next()?.parse().ok()
+fn router() -> Router {
+    Router::new()
+        .route(&format!("{PAGE_PREFIX}{{*name}}"), any(page))
+        .route(&format!("{SLOW_PREFIX}{{*rest}}"), any(slow))
+        .route(&format!("{STATUS_PREFIX}{{*rest}}"), any(status))
+        .route(&format!("{RELEASE_PREFIX}{{*rest}}"), any(release))
+        .fallback(|request: Request| async move { echo(&request) })
 }
 
-fn origin_hosted_page(name: &str) -> String {
-    format!(
+async fn page(Path(name): Path<String>) -> Response {
+    with_origin_headers(Html(format!(
         "<!doctype html><title>Waiting room</title><p>Origin-hosted waiting page: {}</p>",
-        escape_html(name)
-    )
+        escape_html(&name)
+    )))
 }
 
-fn echo_page(head: &[String]) -> String {
-    let echoed: String = head.iter().map(|l| escape_html(l) + "\n").collect();
-    format!(
+async fn slow(Path(rest): Path<String>, request: Request) -> Response {
+    if let Some(ms) = leading_number(&rest) {
+        tokio::time::sleep(Duration::from_millis(ms).min(MAX_SLOW)).await;
+    }
+    echo(&request)
+}
+
+async fn status(Path(rest): Path<String>, request: Request) -> Response {
+    let mut answer = echo(&request);
+    if let Some(code) = leading_number(&rest)
+        .filter(|code| (200..=599).contains(code))
+        .and_then(|code| StatusCode::from_u16(code as u16).ok())
+    {
+        *answer.status_mut() = code;
+    }
+    answer
+}
+
+async fn release(request: Request) -> Response {
+    let mut answer = echo(&request);
+    answer
+        .headers_mut()
+        .insert("waiting-room-release", HeaderValue::from_static("1"));
+    answer
+}
+
+/// The number that starts `rest`, e.g. 500 in `500/x`.
+fn leading_number(rest: &str) -> Option<u64> {
+    rest.split('/').next()?.parse().ok()
+}
+
+/// The page that shows the request head as the origin received it.
+fn echo(request: &Request) -> Response {
+    let mut head = format!(
+        "{} {} {:?}\n",
+        request.method(),
+        request.uri(),
+        request.version()
+    );
+    for (name, value) in request.headers() {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        head.push_str(&format!("{name}: {value}\n"));
+    }
+    let head = escape_html(&head);
+    with_origin_headers(Html(format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Demo origin</title></head>\
          <body><h1>{ORIGIN_MARKER}</h1><p>The waiting room let you in. This is what it forwarded:</p>\
-         <pre id=\"request\">\n{echoed}</pre></body></html>"
-    )
+         <pre id=\"request\">\n{head}</pre></body></html>"
+    )))
+}
+
+/// `page` with the headers every answer carries.
+fn with_origin_headers(page: Html<String>) -> Response {
+    let headers = [
+        (header::CACHE_CONTROL, "public, max-age=60"),
+        (header::SET_COOKIE, "demo_origin=1; Path=/"),
+    ];
+    (headers, page).into_response()
 }
 
 /// Enough escaping for text inside an element (not an attribute).
