@@ -12,10 +12,11 @@ use waiting_room::config::MAX_DURATION;
 use waiting_room::grid::DrawGrid;
 use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
+use waiting_room::room::RoomName;
 
 use crate::fifo::FifoSpec;
 use crate::planning::Question;
-use crate::scenario::{Arrivals, Control, Mix, Room, Scenario, Session};
+use crate::scenario::{Arrivals, Control, Mix, Room, Scenario, SecondRoom, Session};
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +53,25 @@ pub enum Command {
         sample: u64,
         /// Where to write the JSON table, if anywhere.
         out: Option<PathBuf>,
+    },
+    /// Simulate two rooms of one service at once, each with its own crowd and
+    /// controller, on one log stream (`run --second-room NAME`), on each draw
+    /// grid and in each refresh mode, and write the report.
+    Rooms {
+        /// The service room's scenario (its grid is replaced by each of `grids`).
+        scenario: Scenario,
+        /// The named room beside it (boxed: a scenario is large).
+        second: Box<SecondRoom>,
+        /// Draw grids to run them on.
+        grids: Vec<DrawGrid>,
+        /// Refresh modes to run them in.
+        modes: Vec<RefreshMode>,
+        /// Where the JSON report and SVG plots go.
+        out: PathBuf,
+        /// The JSON report only, no plots.
+        no_plots: bool,
+        /// No progress lines.
+        quiet: bool,
     },
     /// Simulate one scenario with the room in FIFO mode (see [`crate::fifo`]).
     Fifo {
@@ -146,6 +166,50 @@ struct RunArgs {
     /// fifo_hold, seconds.
     #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, requires = "queueing", default_value_t = FifoSpec::default().fifo_hold, help_heading = "FIFO mode")]
     fifo_hold: u64,
+    #[command(flatten)]
+    second: SecondRoomArgs,
+}
+
+/// A second room (`run` in random mode, with the closed loop): a named room of
+/// the same service run at once with the first, which is the service room.
+/// Every option of the first applies to it too, but its crowd and target.
+#[derive(Args)]
+#[command(next_help_heading = "Second room")]
+struct SecondRoomArgs {
+    /// A named room run at once with the service room, with its own crowd and
+    /// controller: both rooms' lines go into one log stream, which each
+    /// controller reads whole, counting only its own room's lines. Its crowd is
+    /// drawn with the next --seed.
+    #[arg(long, value_name = "NAME", value_parser = room_name, requires_all = ["target_per_minute", "second_room_target"], conflicts_with = "queueing")]
+    second_room: Option<RoomName>,
+    /// New sessions a minute its controller holds.
+    #[arg(long, value_name = "N", value_parser = number::<f64>, requires = "second_room")]
+    second_room_target: Option<f64>,
+    /// People in its crowd [default: --visitors].
+    #[arg(long, value_name = "N", value_parser = number::<u64>, requires = "second_room")]
+    second_room_visitors: Option<u64>,
+    /// When they arrive [default: --arrivals].
+    #[arg(long, value_name = "SPEC", requires = "second_room")]
+    second_room_arrivals: Option<Arrivals>,
+}
+
+impl SecondRoomArgs {
+    /// The second room beside `first`, when `--second-room` is given.
+    fn room(&self, first: &Scenario) -> Option<SecondRoom> {
+        let name = self.second_room.clone()?;
+        let control = first.control.map(|c| Control {
+            target_per_minute: self.second_room_target.unwrap_or(c.target_per_minute),
+            ..c
+        });
+        let scenario = Scenario {
+            visitors: self.second_room_visitors.unwrap_or(first.visitors),
+            arrivals: self.second_room_arrivals.unwrap_or(first.arrivals),
+            seed: first.seed.wrapping_add(1),
+            control,
+            ..*first
+        };
+        Some(SecondRoom { name, scenario })
+    }
 }
 
 impl RunArgs {
@@ -159,6 +223,19 @@ impl RunArgs {
         scenario.control = self.control.control();
         check(&scenario)?;
         let (out, no_plots, quiet) = (self.out, self.no_plots, self.quiet);
+        if let Some(second) = self.second.room(&scenario) {
+            check(&second.scenario)?;
+            let modes = modes(self.refresh.as_deref().unwrap_or("both"));
+            return Ok(Command::Rooms {
+                scenario,
+                second: Box::new(second),
+                grids,
+                modes,
+                out,
+                no_plots,
+                quiet,
+            });
+        }
         if self.queueing.is_none() {
             let modes = modes(self.refresh.as_deref().unwrap_or("both"));
             return Ok(Command::Run {
@@ -579,6 +656,13 @@ fn percentage(raw: &str) -> Result<Percentage, String> {
             "{raw:?} is not a percentage from 0 to 100 with at most four decimals"
         )),
     }
+}
+
+/// A room's name: lower-case letters, digits, `_` and `-`, up to 32.
+fn room_name(raw: &str) -> Result<RoomName, String> {
+    RoomName::new(raw).ok_or_else(|| {
+        format!("{raw:?} is not a room name: 1 to 32 of a-z, 0-9, _ and -, starting with a letter or digit")
+    })
 }
 
 /// `--pop-new-sessions-per-minute`: 1 to the room's highest.

@@ -6,22 +6,37 @@
 //! after the request, so the controller reads exactly the contract the live
 //! controller reads. It ticks every `tick` seconds; each write reaches the
 //! room's settings `propagation_delay` seconds later.
+//!
+//! Several rooms of one service write one log stream: each controller is fed
+//! every line of it (as `wrctl control` is fed a `tee` of the stream) and counts
+//! only the lines of its own room, as `wrctl control --room` does.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use control::record::Record;
+use control::record::{BadLine, Record};
 use control::rule::Write as _;
 use control::{Counters, Rule};
 use waiting_room::config::Settings;
 use waiting_room::decision::Verdict;
 use waiting_room::log;
+use waiting_room::room::RoomName;
 
 use crate::engine::START;
 use crate::scenario::Control;
 
 /// The path every simulated request asks for.
 const PATH: &str = "/events";
+
+/// One line of the log stream, as a controller reads it back.
+pub type Line = Result<Record, BadLine>;
+
+/// The log line of the request at Unix second `now` from `uid` that got
+/// `verdict` in the room of `settings`, written by the room's own code and read
+/// back by the controller's.
+pub fn line(now: u64, uid: &str, verdict: &Verdict, settings: &Settings) -> Line {
+    log::decision_line(now, uid, PATH, verdict, settings).parse::<Record>()
+}
 
 /// What the controller did over a run.
 #[derive(Debug, Clone, Default)]
@@ -43,6 +58,10 @@ pub struct Trace {
 pub struct ClosedLoop<R: Rule> {
     spec: Control,
     rule: R,
+    /// The named room it holds (`None`: the service room): only its lines count.
+    room: Option<String>,
+    /// Every room's lines count as its own (no room filter).
+    every_room: bool,
     /// Log records in the order written, with the second they reach the controller.
     inbox: VecDeque<(u64, Record)>,
     /// Writes on their way, with the second they reach the edge.
@@ -56,22 +75,40 @@ impl<R: Rule> ClosedLoop<R> {
         ClosedLoop {
             spec,
             rule,
+            room: None,
+            every_room: false,
             inbox: VecDeque::new(),
             in_flight: VecDeque::new(),
             trace: Trace::default(),
         }
     }
 
-    /// The request at Unix second `now` from `uid` got `verdict`: its log line
-    /// goes to the controller's inbox.
-    pub fn logged(&mut self, now: u64, uid: &str, verdict: &Verdict, settings: &Settings) {
-        let started = Instant::now();
-        let line = log::decision_line(now, uid, PATH, verdict, settings);
-        match line.parse::<Record>() {
+    /// Holds the named room `room` (`None`: the service room): only the lines
+    /// with its `room=` count.
+    pub fn in_room(mut self, room: Option<&RoomName>) -> ClosedLoop<R> {
+        self.room = room.map(RoomName::to_string);
+        self
+    }
+
+    /// Counts every room's lines as its own room's: a controller without the
+    /// room filter, to show what the filter keeps out.
+    pub fn unfiltered(mut self) -> ClosedLoop<R> {
+        self.every_room = true;
+        self
+    }
+
+    /// A line of the stream, written at Unix second `now`, goes to the
+    /// controller's inbox (an unreadable one is counted at once).
+    pub fn read(&mut self, now: u64, line: Line) {
+        match line {
             Ok(record) => self.inbox.push_back((now + self.spec.log_delay, record)),
             Err(_) => self.rule.bad_line(),
         }
-        self.trace.log_nanos += started.elapsed().as_nanos();
+    }
+
+    /// Nanoseconds spent writing and parsing the lines of the controller's room.
+    pub fn add_log_nanos(&mut self, nanos: u128) {
+        self.trace.log_nanos += nanos;
     }
 
     /// Second `t` from the start begins: the log lines due reach the controller,
@@ -81,6 +118,10 @@ impl<R: Rule> ClosedLoop<R> {
         let started = Instant::now();
         while self.inbox.front().is_some_and(|(at, _)| *at <= now) {
             if let Some((_, record)) = self.inbox.pop_front() {
+                // Another room's line is none of this controller's business.
+                if !self.every_room && record.room != self.room {
+                    continue;
+                }
                 self.rule.observe(&record, now);
             }
         }

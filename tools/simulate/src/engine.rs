@@ -8,6 +8,10 @@
 //! device first asks, the controller's rule in the loop ([`closed_loop`]) and
 //! what a person's devices do once the person is in.
 //!
+//! Two rooms of one service run at once with [`run_rooms`]: each its own crowd,
+//! settings and controller, one clock, and one log stream that both controllers
+//! read, each counting its own room's lines.
+//!
 //! [`closed_loop`]: crate::closed_loop
 
 use std::cell::RefCell;
@@ -19,11 +23,13 @@ use control::{Controller, Rule};
 use waiting_room::ceiling::ExactCounts;
 use waiting_room::config::Settings;
 use waiting_room::decision::{self, CookieAction, Decision, Session, Transition, Verdict};
+use waiting_room::keys::RoomKeys;
 use waiting_room::outlook;
 use waiting_room::refresh::RefreshMode;
+use waiting_room::room::RoomName;
 
 use crate::attacker::Jar;
-use crate::closed_loop::ClosedLoop;
+use crate::closed_loop::{self, ClosedLoop, Line};
 use crate::population::{Kind, Population, address_text};
 use crate::progress::Progress;
 use crate::record::Record;
@@ -71,13 +77,15 @@ impl Room {
         let verdict = {
             let pop = self.pop.borrow();
             let counts = &*pop as &dyn waiting_room::ceiling::PopCounts;
+            // A named room signs with its own derived key, as `plan()` has it.
+            let keys = RoomKeys::new(&self.keys, self.settings.room.name());
             decision::decide_in_pop(
                 now,
                 millis,
                 uid,
                 cookie,
                 &self.settings,
-                &self.keys,
+                &keys,
                 Some(counts),
             )
         };
@@ -133,6 +141,27 @@ impl Method<Controller> {
     }
 }
 
+impl<R: Rule> Method<R> {
+    /// The method in the named room `name` of the service: its lines say
+    /// `room=NAME`, its tokens are signed with the room's own key, and its
+    /// controller counts only its room's lines.
+    pub fn in_room(mut self, name: RoomName) -> Self {
+        self.closed_loop = self.closed_loop.map(|c| c.in_room(Some(&name)));
+        self.room.settings.room = waiting_room::room::Room::Named(name);
+        self
+    }
+}
+
+/// One room of a service in [`run_rooms`]: its crowd and its method.
+pub struct Lane<'a, R: Rule> {
+    /// What the room's crowd does, and how long the room runs.
+    pub scenario: &'a Scenario,
+    /// The room's crowd.
+    pub population: &'a Population,
+    /// The room's settings, keys and controller.
+    pub method: Method<R>,
+}
+
 /// One device's cookie jar and progress.
 #[derive(Debug, Default)]
 struct DeviceState {
@@ -163,46 +192,122 @@ pub fn run_method<R: Rule>(
     method: Method<R>,
     progress: &mut Progress,
 ) -> (Record, Option<R>) {
-    let uids: Vec<String> = (0..population.addresses).map(address_text).collect();
-    let mut queue: BinaryHeap<Reverse<(u64, u32)>> = method
-        .first_request
-        .iter()
-        .enumerate()
-        .map(|(index, &ms)| Reverse((ms, index as u32)))
-        .collect();
-    let mut sim = Simulation {
-        scenario,
-        population,
-        room: method.room,
-        uids: &uids,
-        devices: population
-            .devices
-            .iter()
-            .map(|_| DeviceState::default())
-            .collect(),
-        jars: HashMap::new(),
-        record: Record::new(scenario, population),
-        closed_loop: method.closed_loop,
-        once_in: method.once_in,
-        next_second: 0,
-    };
+    let uids = addresses(population, 0);
+    let logging = method.closed_loop.is_some();
+    let mut queue = first_requests(&method, 0);
+    let mut sim = Simulation::new(scenario, population, method, &uids, logging);
     let end = scenario.duration.saturating_mul(1000);
     let started = Instant::now();
-    while let Some(Reverse((ms, device))) = queue.pop() {
+    while let Some(Reverse((ms, _, device))) = queue.pop() {
         if ms >= end {
             break;
         }
         sim.advance_to(ms / 1000);
         if let Some(next) = sim.visit(device, ms) {
-            queue.push(Reverse((next, device)));
+            queue.push(Reverse((next, 0, device)));
+        }
+        for (now, line) in sim.outbox.drain(..) {
+            if let Some(closed_loop) = &mut sim.closed_loop {
+                closed_loop.read(now, line);
+            }
         }
         progress.tick(ms / 1000, scenario.duration, sim.record.decisions);
     }
     sim.advance_to(scenario.duration.saturating_sub(1));
-    let (trace, rule) = sim.closed_loop.take().map(ClosedLoop::finish).unzip();
-    sim.record.control = trace;
-    sim.record.wall_seconds = started.elapsed().as_secs_f64();
-    (sim.record, rule)
+    sim.finish(started)
+}
+
+/// Runs two rooms of one service at once (the service room and a named room,
+/// or two named rooms: see [`Method::in_room`]), each with its own crowd,
+/// settings and controller (any [`Rule`] each), on one clock: every request's
+/// line goes into the one log stream in the order written, and the stream is
+/// fed whole to both controllers, each counting only its own room's lines.
+/// Each room runs for its own scenario's duration; the second crowd's
+/// addresses follow the first's. What happened in each room, and each
+/// controller's rule as it ended.
+pub fn run_rooms<A: Rule, B: Rule>(
+    first: Lane<'_, A>,
+    second: Lane<'_, B>,
+    progress: &mut Progress,
+) -> ((Record, Option<A>), (Record, Option<B>)) {
+    assert_ne!(
+        first.method.room.settings.room, second.method.room.settings.room,
+        "two rooms of one service have two names"
+    );
+    let first_uids = addresses(first.population, 0);
+    let second_uids = addresses(second.population, first.population.addresses);
+    // A room without a controller still writes its lines: the other reads them.
+    let logging = first.method.closed_loop.is_some() || second.method.closed_loop.is_some();
+    let mut queue = first_requests(&first.method, 0);
+    queue.extend(first_requests(&second.method, 1));
+    let mut a = Simulation::new(
+        first.scenario,
+        first.population,
+        first.method,
+        &first_uids,
+        logging,
+    );
+    let mut b = Simulation::new(
+        second.scenario,
+        second.population,
+        second.method,
+        &second_uids,
+        logging,
+    );
+    let ends = [a.scenario.duration, b.scenario.duration].map(|d| d.saturating_mul(1000));
+    let duration = a.scenario.duration.max(b.scenario.duration);
+    let started = Instant::now();
+    while let Some(Reverse((ms, room, device))) = queue.pop() {
+        if ms >= ends[usize::from(room)] {
+            continue;
+        }
+        // Both rooms' seconds begin together: both controllers tick on one clock.
+        a.advance_to((ms / 1000).min(a.scenario.duration.saturating_sub(1)));
+        b.advance_to((ms / 1000).min(b.scenario.duration.saturating_sub(1)));
+        let next = if room == 0 {
+            a.visit(device, ms)
+        } else {
+            b.visit(device, ms)
+        };
+        if let Some(next) = next {
+            queue.push(Reverse((next, room, device)));
+        }
+        let outbox = if room == 0 {
+            std::mem::take(&mut a.outbox)
+        } else {
+            std::mem::take(&mut b.outbox)
+        };
+        for (now, line) in outbox {
+            if let Some(closed_loop) = &mut a.closed_loop {
+                closed_loop.read(now, line.clone());
+            }
+            if let Some(closed_loop) = &mut b.closed_loop {
+                closed_loop.read(now, line);
+            }
+        }
+        let decisions = a.record.decisions + b.record.decisions;
+        progress.tick(ms / 1000, duration, decisions);
+    }
+    a.advance_to(a.scenario.duration.saturating_sub(1));
+    b.advance_to(b.scenario.duration.saturating_sub(1));
+    (a.finish(started), b.finish(started))
+}
+
+/// The text of each of `population`'s addresses, the first numbered `offset`.
+fn addresses(population: &Population, offset: u32) -> Vec<String> {
+    (0..population.addresses)
+        .map(|i| address_text(offset + i))
+        .collect()
+}
+
+/// Each device's first request in `method`, as events of room `room`.
+fn first_requests<R: Rule>(method: &Method<R>, room: u8) -> BinaryHeap<Reverse<(u64, u8, u32)>> {
+    method
+        .first_request
+        .iter()
+        .enumerate()
+        .map(|(index, &ms)| Reverse((ms, room, index as u32)))
+        .collect()
 }
 
 /// When `device` would have been admitted had it been its person's only device
@@ -255,9 +360,54 @@ struct Simulation<'a, R: Rule> {
     once_in: OnceIn,
     /// The first second not yet begun.
     next_second: u64,
+    /// Whether requests write log lines (a controller reads the stream).
+    logging: bool,
+    /// Lines written since the stream last took them, with their Unix second.
+    outbox: Vec<(u64, Line)>,
+    /// Nanoseconds spent writing and parsing log lines.
+    log_nanos: u128,
 }
 
-impl<R: Rule> Simulation<'_, R> {
+impl<'a, R: Rule> Simulation<'a, R> {
+    fn new(
+        scenario: &'a Scenario,
+        population: &'a Population,
+        method: Method<R>,
+        uids: &'a [String],
+        logging: bool,
+    ) -> Self {
+        Simulation {
+            scenario,
+            population,
+            room: method.room,
+            uids,
+            devices: population
+                .devices
+                .iter()
+                .map(|_| DeviceState::default())
+                .collect(),
+            jars: HashMap::new(),
+            record: Record::new(scenario, population),
+            closed_loop: method.closed_loop,
+            once_in: method.once_in,
+            next_second: 0,
+            logging,
+            outbox: Vec::new(),
+            log_nanos: 0,
+        }
+    }
+
+    /// What happened, and the controller's rule as it ended, when one ran.
+    fn finish(mut self, started: Instant) -> (Record, Option<R>) {
+        if let Some(closed_loop) = &mut self.closed_loop {
+            closed_loop.add_log_nanos(self.log_nanos);
+        }
+        let (trace, rule) = self.closed_loop.take().map(ClosedLoop::finish).unzip();
+        self.record.control = trace;
+        self.record.wall_seconds = started.elapsed().as_secs_f64();
+        (self.record, rule)
+    }
+
     /// Begins every second up to `t`: the controller's inbox, ticks and writes,
     /// and the percentage in effect.
     fn advance_to(&mut self, t: u64) {
@@ -385,8 +535,12 @@ impl<R: Rule> Simulation<'_, R> {
         {
             self.record.allow_token(address_key(uid), exp, ms / 1000);
         }
-        if let Some(closed_loop) = &mut self.closed_loop {
-            closed_loop.logged(START + ms / 1000, uid, verdict, &self.room.settings);
+        if self.logging {
+            let started = Instant::now();
+            let now = START + ms / 1000;
+            let line = closed_loop::line(now, uid, verdict, &self.room.settings);
+            self.outbox.push((now, line));
+            self.log_nanos += started.elapsed().as_nanos();
         }
     }
 

@@ -171,12 +171,26 @@ pub fn run(
     population: &Population,
     verbose: bool,
 ) -> Result<(FifoReport, Vec<(u64, u64)>), String> {
+    let method = method(scenario, spec, population)?;
+    let mut progress = Progress::new("fifo", verbose);
+    let (record, rule) = engine::run_method(scenario, population, method, &mut progress);
+    report(scenario, spec, population, &record, rule)
+}
+
+/// FIFO mode's [`Method`] for `scenario` over `population`: the room in FIFO
+/// mode and the FIFO rule in the loop; `Err` when it has no controller or the
+/// rule refuses its options.
+pub fn method(
+    scenario: &Scenario,
+    spec: &FifoSpec,
+    population: &Population,
+) -> Result<Method<FifoController>, String> {
     let control = scenario
         .control
         .ok_or("--queueing fifo needs --target-per-minute (the FIFO rule in the loop)")?;
     let rule = FifoController::new(options(&control, scenario, spec))
         .map_err(|e| format!("the FIFO rule refuses its options: {e}"))?;
-    let method = Method {
+    Ok(Method {
         room: Room::with_settings(Settings {
             queueing_method: QueueingMethod::Fifo,
             fifo_hold: spec.fifo_hold,
@@ -185,19 +199,29 @@ pub fn run(
         first_request: first_requests(scenario, population),
         closed_loop: Some(ClosedLoop::new(control, rule)),
         once_in: OnceIn::LeaveAtWaitingPage,
-    };
-    let mut progress = Progress::new("fifo", verbose);
-    let (record, rule) = engine::run_method(scenario, population, method, &mut progress);
-    let (Some(trace), Some(rule)) = (&record.control, rule) else {
+    })
+}
+
+/// The figures of `record`, a FIFO run of `scenario` over `population` with
+/// the rule as it ended, and each admitted person's arrival and wait.
+pub fn report(
+    scenario: &Scenario,
+    spec: &FifoSpec,
+    population: &Population,
+    record: &Record,
+    rule: Option<FifoController>,
+) -> Result<(FifoReport, Vec<(u64, u64)>), String> {
+    let (Some(control), Some(trace), Some(rule)) = (&scenario.control, &record.control, rule)
+    else {
         return Err("the FIFO rule did not run in the loop".into());
     };
     let status = rule.status(0);
     let report = summarise(Summary {
         scenario,
-        control: &control,
+        control,
         spec,
         population,
-        record: &record,
+        record,
     });
     let points: Vec<(u64, u64)> = (0..population.people.len())
         .filter_map(|i| {

@@ -14,6 +14,8 @@
 //! the loop ([`closed_loop`]), driven through [`control::Rule`] as `wrctl
 //! control` drives it: it reads the room's own log lines late and its writes
 //! reach the edge late.
+//! Two rooms of one service run at once ([`engine::run_rooms`]), each with its
+//! own crowd and controller, both controllers reading one log stream.
 
 pub mod attacker;
 pub mod cli;

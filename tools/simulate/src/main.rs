@@ -7,7 +7,7 @@ use simulate::cli::{self, Command};
 use simulate::planning::{self, Question};
 use simulate::population::Population;
 use simulate::report;
-use simulate::scenario::Scenario;
+use simulate::scenario::{Scenario, SecondRoom};
 use waiting_room::grid::DrawGrid;
 use waiting_room::refresh::RefreshMode;
 
@@ -22,6 +22,15 @@ fn main() -> ExitCode {
             no_plots,
             quiet,
         } => run(&scenario, &grids, &modes, &out, !no_plots, !quiet),
+        Command::Rooms {
+            scenario,
+            second,
+            grids,
+            modes,
+            out,
+            no_plots,
+            quiet,
+        } => rooms(&scenario, &second, &grids, &modes, &out, !no_plots, !quiet),
         Command::Fifo {
             scenario,
             spec,
@@ -80,9 +89,49 @@ fn run(
 ) -> Result<(), String> {
     let population = Population::draw(scenario);
     let runs = report::run_grids(scenario, &population, grids, modes, verbose);
-    report::write(out, scenario, &population, &runs, plots)?;
-    for run in &runs {
+    report::write(out, scenario, None, &population, &runs, plots)?;
+    print_runs(&runs, false);
+    println!("report and plots in {}", out.display());
+    Ok(())
+}
+
+/// The service room of `scenario` and `second` at once, on one log stream.
+fn rooms(
+    scenario: &Scenario,
+    second: &SecondRoom,
+    grids: &[DrawGrid],
+    modes: &[RefreshMode],
+    out: &std::path::Path,
+    plots: bool,
+    verbose: bool,
+) -> Result<(), String> {
+    let population = Population::draw(scenario);
+    let second_population = Population::draw(&second.scenario);
+    let runs = report::run_rooms(
+        scenario,
+        &population,
+        second,
+        &second_population,
+        grids,
+        modes,
+        verbose,
+    );
+    report::write(out, scenario, Some(second), &population, &runs, plots)?;
+    print_runs(&runs, true);
+    println!("report and plots in {}", out.display());
+    Ok(())
+}
+
+/// Each run's figures in a few lines (`rooms`: each headed by its room).
+fn print_runs(runs: &[report::Run], rooms: bool) {
+    for run in runs {
         let r = &run.report;
+        if rooms {
+            match &r.room {
+                Some(room) => println!("room {room}:"),
+                None => println!("service room:"),
+            }
+        }
         let g = &r.groups;
         let within: Vec<String> = g
             .periods
@@ -123,8 +172,6 @@ fn run(
             println!("{}", closed_loop_summary(c));
         }
     }
-    println!("report and plots in {}", out.display());
-    Ok(())
 }
 
 /// The closed loop's figures in a few lines.

@@ -12,7 +12,7 @@ use crate::plot;
 use crate::population::Population;
 use crate::progress::Progress;
 use crate::record::Record;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, SecondRoom};
 use crate::summary::{self, RunReport};
 
 /// One mode's run: its figures and its raw record.
@@ -28,6 +28,9 @@ pub struct Run {
 pub struct Report<'a> {
     /// What was simulated.
     pub scenario: &'a Scenario,
+    /// The named room run at once, when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_room: Option<&'a SecondRoom>,
     /// People and devices drawn.
     pub devices: usize,
     /// Distinct addresses.
@@ -74,14 +77,66 @@ pub fn run_modes(
         .collect()
 }
 
+/// Runs `scenario`'s room (the service room) and `second` together, on one
+/// log stream, over their own populations on each of `grids`, in each of
+/// `modes`: for each, the service room's run and then the named room's.
+pub fn run_rooms(
+    scenario: &Scenario,
+    population: &Population,
+    second: &SecondRoom,
+    second_population: &Population,
+    grids: &[DrawGrid],
+    modes: &[RefreshMode],
+    verbose: bool,
+) -> Vec<Run> {
+    let mut runs = Vec::new();
+    for &draw_grid in grids {
+        for &mode in modes {
+            let mut first = *scenario;
+            let mut other = second.scenario;
+            first.room.draw_grid = draw_grid;
+            other.room.draw_grid = draw_grid;
+            let name = format!(
+                "{}/{} and {}",
+                draw_grid,
+                summary::mode_name(mode),
+                second.name
+            );
+            let mut progress = Progress::new(&name, verbose);
+            let ((a, _), (b, _)) = engine::run_rooms(
+                engine::Lane {
+                    scenario: &first,
+                    population,
+                    method: engine::Method::random(&first, population, mode),
+                },
+                engine::Lane {
+                    scenario: &other,
+                    population: second_population,
+                    method: engine::Method::random(&other, second_population, mode)
+                        .in_room(second.name.clone()),
+                },
+                &mut progress,
+            );
+            let report = summary::summarise(&first, population, mode, &a);
+            runs.push(Run { report, record: a });
+            let mut report = summary::summarise(&other, second_population, mode, &b);
+            report.room = Some(second.name.to_string());
+            runs.push(Run { report, record: b });
+        }
+    }
+    runs
+}
+
 /// Writes `report.json` into `dir`, and with `plots`: `admissions.svg` (one panel
 /// per run) and one `waits-<mode>.svg` per run (`waits-global-<mode>.svg` on the
 /// global grid); with both grids, one `grids-<mode>.svg` per mode (admissions on
 /// the address grid over those on the global grid); with a controller, one
-/// `closed-loop-<mode>.svg` per run (`closed-loop-global-<mode>.svg`).
+/// `closed-loop-<mode>.svg` per run (`closed-loop-global-<mode>.svg`; a
+/// `second` room's `closed-loop-<room>-<mode>.svg`).
 pub fn write(
     dir: &Path,
     scenario: &Scenario,
+    second: Option<&SecondRoom>,
     population: &Population,
     runs: &[Run],
     plots: bool,
@@ -89,6 +144,7 @@ pub fn write(
     fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let report = Report {
         scenario,
+        second_room: second,
         devices: population.devices.len(),
         addresses: population.addresses,
         runs: runs.iter().map(|r| &r.report).collect(),
@@ -99,13 +155,21 @@ pub fn write(
     if !plots {
         return Ok(());
     }
-    if let Some(control) = &scenario.control {
+    if scenario.control.is_some() {
         for run in runs {
             let Some(report) = &run.report.closed_loop else {
                 continue;
             };
+            // A named room's run is of the second room's scenario.
+            let (scenario, room) = match (second, &run.report.room) {
+                (Some(second), Some(room)) => (&second.scenario, format!("room {room}, ")),
+                _ => (scenario, String::new()),
+            };
+            let Some(control) = &scenario.control else {
+                continue;
+            };
             let title = format!(
-                "{} visitors, {}, d = {} s, {} grid: controller, propagation {} s, log {} s",
+                "{room}{} visitors, {}, d = {} s, {} grid: controller, propagation {} s, log {} s",
                 scenario.visitors,
                 describe(scenario),
                 scenario.room.wait_period,
@@ -170,11 +234,16 @@ pub fn write(
     Ok(())
 }
 
-/// `<mode>` on the address grid (the room's default), `global-<mode>` on the global one.
+/// `<mode>` on the address grid (the room's default), `global-<mode>` on the
+/// global one; a named room's name first (`<room>-<mode>`).
 fn file_stem(report: &RunReport) -> String {
-    match report.draw_grid.as_str() {
+    let stem = match report.draw_grid.as_str() {
         "address" => report.refresh_mode.to_string(),
         grid => format!("{grid}-{}", report.refresh_mode),
+    };
+    match &report.room {
+        Some(room) => format!("{room}-{stem}"),
+        None => stem,
     }
 }
 

@@ -8,6 +8,7 @@ use waiting_room::config::Settings;
 use waiting_room::grid::DrawGrid;
 use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
+use waiting_room::room::RoomName;
 
 use crate::rng::Rng;
 
@@ -402,6 +403,22 @@ impl Default for Scenario {
             control: None,
         }
     }
+}
+
+/// A named room of the same service, run at once with a scenario's room (the
+/// service room): its own crowd, settings and controller, and one log stream
+/// for both rooms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SecondRoom {
+    /// The room's name: its lines say `room=NAME`, its tokens are its own.
+    #[serde(serialize_with = "room_name")]
+    pub name: RoomName,
+    /// Its crowd, settings and controller.
+    pub scenario: Scenario,
+}
+
+fn room_name<S: Serializer>(name: &RoomName, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(name)
 }
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub const PERIODS: [u64; 4] = [1, 2, 4, 8];
 /// Every figure of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
+    /// The named room run beside the service room (`None`: the service room).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub room: Option<String>,
     /// `address` (the room's default) or `global` (the VCL's slots).
     pub draw_grid: String,
     /// `eligible` (this program) or `fixed` (the VCL).
@@ -320,6 +323,7 @@ pub fn summarise(
     let waiting_peak = waiting_peak(scenario, population, record);
     let cutoff = observed_cutoff(scenario, record);
     RunReport {
+        room: None,
         draw_grid: scenario.room.draw_grid.to_string(),
         refresh_mode: mode_name(mode),
         cost: Cost {

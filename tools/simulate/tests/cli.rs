@@ -143,6 +143,65 @@ fn run_reads_the_closed_loop() {
 }
 
 #[test]
+fn run_reads_a_second_room_and_gives_it_the_first_rooms_options() {
+    let line = "run --visitors 10000 --arrivals flash:10 --mix plain --seed 7 --target-per-minute 1200 \
+                --propagation-delay 30 --refresh eligible --second-room drops --second-room-target 300 \
+                --second-room-visitors 2500 --second-room-arrivals steady:600";
+    let Command::Rooms {
+        scenario,
+        second,
+        modes,
+        ..
+    } = parse(args(line)).unwrap()
+    else {
+        panic!("not a run of two rooms");
+    };
+    assert_eq!(second.name.as_str(), "drops");
+    let s = second.scenario;
+    assert_eq!(
+        (s.visitors, s.arrivals, s.seed),
+        (2500, Arrivals::Steady { seconds: 600 }, 8)
+    );
+    let (first, other) = (scenario.control.unwrap(), s.control.unwrap());
+    assert_eq!(
+        (first.target_per_minute, other.target_per_minute),
+        (1200.0, 300.0)
+    );
+    assert_eq!(other.propagation_delay, first.propagation_delay);
+    assert_eq!(
+        (s.mix, s.room, s.duration),
+        (Mix::plain(), scenario.room, scenario.duration)
+    );
+    assert_eq!(modes, [RefreshMode::Eligible]);
+    // Its crowd and arrivals default to the first room's.
+    let line =
+        "run --target-per-minute 600 --propagation-delay 0 --second-room b --second-room-target 60";
+    let Command::Rooms {
+        scenario, second, ..
+    } = parse(args(line)).unwrap()
+    else {
+        panic!("not a run of two rooms");
+    };
+    let s = second.scenario;
+    assert_eq!(
+        (s.visitors, s.arrivals),
+        (scenario.visitors, scenario.arrivals)
+    );
+    for bad in [
+        "run --second-room drops --second-room-target 300",
+        "run --target-per-minute 600 --propagation-delay 0 --second-room drops",
+        "run --target-per-minute 600 --propagation-delay 0 --second-room-target 300",
+        "run --target-per-minute 600 --propagation-delay 0 --second-room Drops --second-room-target 3",
+        "run --target-per-minute 600 --propagation-delay 0 --second-room drops --second-room-target 3 \
+         --queueing fifo",
+        "run --target-per-minute 600 --propagation-delay 0 --second-room drops --second-room-target 3 \
+         --second-room-visitors 0",
+    ] {
+        assert!(parse(args(bad)).is_err(), "{bad}");
+    }
+}
+
+#[test]
 fn plan_takes_lists() {
     let line = "plan --visitors 200000 --arrivals flash:60 --allow-percentage 10,2.5 --allow-timeout 600,3600";
     let Command::Plan {

@@ -4,13 +4,18 @@
 //! minute until the crowd is drained, where the static percentage alone does not.
 
 use control::MAX_RISE_PER_DRAW_PERIOD;
+use simulate::closed_loop::ClosedLoop;
+use simulate::engine::{Lane, Method, run_rooms};
+use simulate::fifo::{self, FifoReport, FifoSpec};
 use simulate::population::Population;
+use simulate::progress::Progress;
 use simulate::report::run_modes;
 use simulate::scenario::{Arrivals, Control, Mix, Room, Scenario, Session};
-use simulate::summary::RunReport;
+use simulate::summary::{RunReport, summarise};
 use waiting_room::grid::DrawGrid;
 use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
+use waiting_room::room::RoomName;
 
 const TARGET: f64 = 1_200.0;
 
@@ -171,4 +176,126 @@ fn held_by_the_ceiling(grid: DrawGrid) {
     // upward (no write at the maximum, bounded steps).
     assert!(c.direction_changes_per_draw_period <= 1.0, "{c:?}");
     assert_eq!(c.log_lines, report.cost.decisions, "{c:?}");
+}
+
+/// Two rooms of one service at once, from one log stream: the service room
+/// (the lottery, 12,000 plain people in 10 s, 1,200 new sessions a minute)
+/// and the named room `drops` (FIFO, 3,000 people in 10 s, 300 a minute),
+/// each with its own controller fed the whole stream, for `duration` seconds.
+/// With `filtered`, each controller counts only its own room's lines, as
+/// `wrctl control --room` does.
+struct TwoRooms {
+    service: RunReport,
+    drops: FifoReport,
+    /// Lines each controller counted.
+    lines: [u64; 2],
+    /// Requests each room decided.
+    decisions: [u64; 2],
+}
+
+const SERVICE_TARGET: f64 = 1_200.0;
+const DROPS_TARGET: f64 = 300.0;
+
+fn two_rooms(filtered: bool, duration: u64) -> TwoRooms {
+    let control = Control {
+        propagation_delay: 30,
+        ..Control::new(SERVICE_TARGET)
+    };
+    let service = Scenario {
+        visitors: 12_000,
+        duration,
+        ..flash(Some(control), DrawGrid::Address)
+    };
+    // The FIFO test's room and rule (tools/simulate/tests/fifo.rs), at its own target.
+    let drops = Scenario {
+        visitors: 3_000,
+        room: Room {
+            allow_percentage: Percentage::whole(50),
+            wait_period: 10,
+            allow_timeout: 600,
+            ..Room::default()
+        },
+        seed: 5,
+        control: Some(Control {
+            tick: 5,
+            ..Control::new(DROPS_TARGET)
+        }),
+        ..service
+    };
+    let service_people = Population::draw(&service);
+    let drops_people = Population::draw(&drops);
+    let mode = RefreshMode::Eligible;
+    let spec = FifoSpec::default();
+    let mut lottery = Method::random(&service, &service_people, mode);
+    let mut fifo = fifo::method(&drops, &spec, &drops_people)
+        .expect("the FIFO rule takes its options")
+        .in_room(RoomName::new("drops").expect("a room name"));
+    if !filtered {
+        lottery.closed_loop = lottery.closed_loop.map(ClosedLoop::unfiltered);
+        fifo.closed_loop = fifo.closed_loop.map(ClosedLoop::unfiltered);
+    }
+    let ((a, _), (b, rule)) = run_rooms(
+        Lane {
+            scenario: &service,
+            population: &service_people,
+            method: lottery,
+        },
+        Lane {
+            scenario: &drops,
+            population: &drops_people,
+            method: fifo,
+        },
+        &mut Progress::new("two rooms", false),
+    );
+    let lines = [&a, &b].map(|r| r.control.as_ref().expect("a controller").counters.lines);
+    let decisions = [a.decisions, b.decisions];
+    let (drops, _) = fifo::report(&drops, &spec, &drops_people, &b, rule).expect("a FIFO run");
+    TwoRooms {
+        service: summarise(&service, &service_people, mode, &a),
+        drops,
+        lines,
+        decisions,
+    }
+}
+
+#[test]
+fn two_rooms_read_from_one_log_stream_each_hold_their_own_target() {
+    let run = two_rooms(true, 780);
+    // Each controller read the whole stream and counted its own room's lines,
+    // every one of them (both crowds are drained before the end).
+    assert_eq!(run.lines, run.decisions);
+    // Every checked minute (from the third until the crowd is drained) within
+    // ±10 % of the room's own target, as for a single room.
+    let c = run.service.closed_loop.expect("a closed-loop report");
+    let minutes = &c.new_sessions_per_minute;
+    assert!(c.minutes_checked >= 7, "{minutes:?} {c:?}");
+    assert!(c.all_within_10_percent, "{minutes:?} {c:?}");
+    assert_eq!(c.minutes_above_115_percent, 0, "{minutes:?} {c:?}");
+    let d = &run.drops;
+    let minutes = &d.new_sessions_per_minute;
+    assert!(d.minutes_checked >= 7, "{minutes:?} {d:?}");
+    assert_eq!(
+        d.minutes_within_10_percent, d.minutes_checked,
+        "{minutes:?}"
+    );
+    assert_eq!(d.admitted, 3_000, "{d:?}");
+
+    // Without the filter each controller counts the other room's lines as its
+    // own: the FIFO rule takes the lottery's 1,200 new sessions a minute for
+    // its room's and holds its line nearly still, and the percentage
+    // controller, counting the FIFO room's admissions and waiting addresses,
+    // swings its room off the target.
+    let run = two_rooms(false, 420);
+    assert!(run.lines[0] > run.decisions[0], "{:?}", run.decisions);
+    assert!(run.lines[1] > run.decisions[1], "{:?}", run.decisions);
+    let c = run.service.closed_loop.expect("a closed-loop report");
+    let minutes = &c.new_sessions_per_minute;
+    assert!(!c.all_within_10_percent, "{minutes:?} {c:?}");
+    let d = &run.drops;
+    let minutes = &d.new_sessions_per_minute;
+    assert!(d.minutes_checked >= 3, "{minutes:?} {d:?}");
+    assert!(
+        d.highest_ratio.expect("minutes checked") < 0.5,
+        "{minutes:?}"
+    );
 }
