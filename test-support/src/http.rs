@@ -8,7 +8,8 @@
 //!
 //! - [`get`] / [`try_get`]: `GET` from 127.0.0.`from`, panicking or saying why not;
 //! - [`get_raw_header`]: with one header whose value is any bytes (e.g. not UTF-8);
-//! - [`get_v6`]: from `::1` to an IPv6 address.
+//! - [`get_v6`]: from `::1` to an IPv6 address;
+//! - [`request`]: any method, with a body (sent with its `Content-Length` when not empty).
 //!
 //! Limits: 5 s to connect, then 20 s for the whole exchange.
 
@@ -16,10 +17,10 @@ use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::header::{CONNECTION, HOST, HeaderName, HeaderValue};
-use hyper::{Request, client::conn::http1};
+use hyper::{Method, Request, client::conn::http1};
 use hyper_util::rt::TokioIo;
 use socket2::{Domain, Socket, Type};
 use tokio::runtime::Runtime;
@@ -110,41 +111,59 @@ pub fn try_get(
     path: &str,
     headers: &[(&str, &str)],
 ) -> Result<Response, Failure> {
-    let headers: Vec<_> = headers.iter().map(|&(n, v)| (n, v.as_bytes())).collect();
-    send(to, v4(from), path, &headers)
+    send(to, v4(from), Method::GET, path, &text(headers), &[])
+}
+
+/// Sends `method path` with extra headers and `body` to `to` from 127.0.0.`from`;
+/// panics when no well-formed response comes back.
+pub fn request(
+    to: SocketAddr,
+    from: u8,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Response {
+    let verb =
+        Method::from_bytes(method.as_bytes()).unwrap_or_else(|e| panic!("method {method:?}: {e}"));
+    send(to, v4(from), verb, path, &text(headers), body)
+        .unwrap_or_else(|failure| panic!("{method} {path} from 127.0.0.{from}: {failure}"))
 }
 
 /// Sends `GET path` with one header whose value is raw bytes (e.g. not UTF-8).
 pub fn get_raw_header(to: SocketAddr, from: u8, path: &str, name: &str, value: &[u8]) -> Response {
-    send(to, v4(from), path, &[(name, value)])
+    send(to, v4(from), Method::GET, path, &[(name, value)], &[])
         .unwrap_or_else(|failure| panic!("GET {path} with raw {name}: {failure}"))
 }
 
 /// Sends `GET path` to `to` (an IPv6 address) from the IPv6 loopback `::1`.
 pub fn get_v6(to: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Response {
-    let headers: Vec<_> = headers.iter().map(|&(n, v)| (n, v.as_bytes())).collect();
-    send(
-        to,
-        SocketAddr::new(Ipv6Addr::LOCALHOST.into(), 0),
-        path,
-        &headers,
-    )
-    .unwrap_or_else(|failure| panic!("GET {path} from ::1: {failure}"))
+    let source = SocketAddr::new(Ipv6Addr::LOCALHOST.into(), 0);
+    send(to, source, Method::GET, path, &text(headers), &[])
+        .unwrap_or_else(|failure| panic!("GET {path} from ::1: {failure}"))
 }
 
 fn v4(from: u8) -> SocketAddr {
     SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, from), 0))
 }
 
-/// `GET path` from `source`, on a connection of its own. A header that is not valid
-/// HTTP is the test's mistake: it panics.
+fn text<'a>(headers: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a [u8])> {
+    headers.iter().map(|&(n, v)| (n, v.as_bytes())).collect()
+}
+
+/// `method path` from `source`, on a connection of its own. A header that is not
+/// valid HTTP is the test's mistake: it panics.
 fn send(
     to: SocketAddr,
     source: SocketAddr,
+    method: Method,
     path: &str,
     headers: &[(&str, &[u8])],
+    body: &[u8],
 ) -> Result<Response, Failure> {
-    let mut request = Request::get(path)
+    let mut request = Request::builder()
+        .method(method.clone())
+        .uri(path)
         .header(HOST, to.to_string())
         .header(CONNECTION, "close");
     for &(name, value) in headers {
@@ -155,8 +174,8 @@ fn send(
         request = request.header(name, value);
     }
     let request = request
-        .body(Empty::<Bytes>::new())
-        .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        .body(Full::new(Bytes::copy_from_slice(body)))
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
     let stream = connect(to, source).map_err(Failure::Connect)?;
     block_on(async {
         tokio::time::timeout(EXCHANGE_TIMEOUT, exchange(stream, request))
@@ -187,7 +206,7 @@ fn connect(to: SocketAddr, source: SocketAddr) -> io::Result<std::net::TcpStream
 /// Sends `request` on `stream` and reads the response to its end.
 async fn exchange(
     stream: std::net::TcpStream,
-    request: Request<Empty<Bytes>>,
+    request: Request<Full<Bytes>>,
 ) -> Result<Response, Failure> {
     let stream = tokio::net::TcpStream::from_std(stream).map_err(Failure::Io)?;
     let (mut sender, connection) = http1::handshake(TokioIo::new(stream))
@@ -266,6 +285,19 @@ mod tests {
         assert_eq!(r.header("cache-control"), Some("public, max-age=60"));
         assert_eq!(r.header("connection"), Some("close"));
         assert_eq!(r.header("waiting-room-release"), None);
+    }
+
+    #[test]
+    fn sends_any_method_with_its_body() {
+        let to = origin();
+        let r = request(to, 8, "POST", "/p", &[("X-One", "1")], b"hello");
+        assert_eq!(r.status, 200);
+        assert!(r.body.contains("POST /p HTTP/1.1\n"), "{}", r.body);
+        assert!(r.body.contains("content-length: 5\n"), "{}", r.body);
+        assert!(r.body.contains("x-one: 1\n"), "{}", r.body);
+        let r = request(to, 8, "DELETE", "/d", &[], b"");
+        assert!(r.body.contains("DELETE /d HTTP/1.1\n"), "{}", r.body);
+        assert!(!r.body.contains("content-length"), "{}", r.body);
     }
 
     #[test]

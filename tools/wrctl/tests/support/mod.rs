@@ -1,14 +1,25 @@
-//! What the wrctl tests share: the built binary as a child process, a raw HTTP
-//! client, a stand-in for the Fastly API that records what it is sent, and
-//! synthetic log lines.
+//! What the wrctl tests share: the built binary as a child process, HTTP requests
+//! to it (test-support's client, and raw bytes), a stand-in for the Fastly API that
+//! records what it is sent, and synthetic log lines.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header::{CONTENT_TYPE, HeaderMap};
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::IntoResponse;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use test_support::http::{self, Response};
 
 /// The longest any test waits for the program to do something.
 pub const BOUND: Duration = Duration::from_secs(30);
@@ -152,15 +163,15 @@ impl Wrctl {
         path: &str,
         headers: &[(&str, &str)],
         body: &[u8],
-    ) -> Reply {
-        request(self.addr.unwrap(), method, path, headers, body)
+    ) -> Response {
+        http::request(self.addr.unwrap(), 1, method, path, headers, body)
     }
 
     /// `GET path`: the body of a 200 answer.
     pub fn get(&self, path: &str) -> String {
         let reply = self.request("GET", path, &[], b"");
-        assert_eq!(reply.status, 200, "GET {path}: {}", reply.text());
-        reply.text()
+        assert_eq!(reply.status, 200, "GET {path}: {}", reply.body);
+        reply.body
     }
 
     /// `GET /status.json`, parsed.
@@ -188,50 +199,9 @@ pub fn metric(text: &str, name: &str) -> Option<f64> {
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
 }
 
-/// An HTTP answer.
-#[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub head: String,
-    pub body: Vec<u8>,
-}
-
-impl Reply {
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-
-    pub fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-        })
-    }
-}
-
-/// One HTTP/1.1 request on its own connection.
-pub fn request(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> Reply {
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    let mut raw = head.into_bytes();
-    raw.extend_from_slice(body);
-    exchange(addr, &raw).unwrap_or_else(|e| panic!("{method} {path}: {e}"))
-}
-
-/// Sends `raw` bytes and reads the answer to the end of the connection.
-pub fn exchange(addr: SocketAddr, raw: &[u8]) -> std::io::Result<Reply> {
+/// Sends `raw` bytes and reads the answer to the end of the connection. Raw on
+/// purpose: it sends what no HTTP client would (garbage, cut or oversized requests).
+pub fn exchange(addr: SocketAddr, raw: &[u8]) -> std::io::Result<Response> {
     let mut stream = TcpStream::connect(addr)?;
     stream.set_read_timeout(Some(BOUND))?;
     stream.write_all(raw)?;
@@ -249,16 +219,20 @@ pub fn exchange(addr: SocketAddr, raw: &[u8]) -> std::io::Result<Reply> {
                 String::from_utf8_lossy(&answer)
             ))
         })?;
-    let head = String::from_utf8_lossy(&answer[..split]).into_owned();
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
+    let head = String::from_utf8_lossy(&answer[..split]);
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1)?.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("bad status line: {head}")))?;
-    Ok(Reply {
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Ok(Response {
         status,
-        head,
-        body: answer[split + 4..].to_vec(),
+        headers,
+        body: String::from_utf8_lossy(&answer[split + 4..]).into_owned(),
     })
 }
 
@@ -266,7 +240,9 @@ pub fn exchange(addr: SocketAddr, raw: &[u8]) -> std::io::Result<Reply> {
 #[derive(Debug, Clone)]
 pub struct Received {
     pub method: String,
+    /// The path with its query.
     pub path: String,
+    /// Names in lower case.
     pub headers: Vec<(String, String)>,
     pub body: String,
 }
@@ -281,41 +257,38 @@ impl Received {
 }
 
 /// A stand-in for the Fastly API: answers each request with the next status of
-/// `script` (the last one repeats), with `answer_body`, and records the requests.
+/// `script` (the last one repeats), with `answer_body` as JSON, and records the
+/// requests. Served by hyper and axum on a current-thread runtime of its own thread.
 pub struct MockApi {
     pub addr: SocketAddr,
     pub received: Arc<Mutex<Vec<Received>>>,
 }
 
+/// What the stand-in's handler shares.
+struct Api {
+    script: Vec<u16>,
+    answer_body: String,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
 impl MockApi {
     pub fn start(script: &[u16], answer_body: &str) -> MockApi {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        assert!(!script.is_empty(), "a script of at least one status");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
         let received = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&received);
-        let script = script.to_vec();
-        let answer_body = answer_body.to_string();
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let Some(request) = read_request(&stream) else {
-                    continue;
-                };
-                let n = {
-                    let mut all = log.lock().unwrap();
-                    all.push(request);
-                    all.len()
-                };
-                let status = script[(n - 1).min(script.len() - 1)];
-                let mut stream = stream;
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status} Whatever\r\nContent-Type: application/json\r\n\
-                     Content-Length: {}\r\nConnection: close\r\n\r\n{answer_body}",
-                    answer_body.len()
-                );
-            }
+        let api = Arc::new(Api {
+            script: script.to_vec(),
+            answer_body: answer_body.to_string(),
+            received: Arc::clone(&received),
         });
+        let app = Router::new().fallback(answer).with_state(api);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .unwrap();
+        thread::spawn(move || runtime.block_on(serve(listener, app)));
         MockApi { addr, received }
     }
 
@@ -328,35 +301,51 @@ impl MockApi {
     }
 }
 
-fn read_request(stream: &TcpStream) -> Option<Received> {
-    stream.set_read_timeout(Some(BOUND)).ok()?;
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut words = line.split_whitespace();
-    let (method, path) = (words.next()?.to_string(), words.next()?.to_string());
-    let mut headers = Vec::new();
+/// Serves each connection with hyper, one request per connection.
+async fn serve(listener: std::net::TcpListener, app: Router) {
+    let listener = tokio::net::TcpListener::from_std(listener).unwrap();
     loop {
-        let mut header = String::new();
-        reader.read_line(&mut header).ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (k, v) = header.split_once(':')?;
-        headers.push((k.trim().to_string(), v.trim().to_string()));
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let service = TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let mut http = http1::Builder::new();
+            http.keep_alive(false);
+            let _ = http.serve_connection(TokioIo::new(stream), service).await;
+        });
     }
-    let length: usize = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(Received {
-        method,
-        path,
-        headers,
-        body: String::from_utf8(body).ok()?,
-    })
+}
+
+/// Records the request and answers with the script's next status.
+async fn answer(
+    State(api): State<Arc<Api>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> impl IntoResponse {
+    let request = Received {
+        method: method.to_string(),
+        path: uri.path_and_query().map_or("/", |p| p.as_str()).to_string(),
+        headers: headers
+            .iter()
+            .map(|(k, v)| {
+                let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                (k.as_str().to_string(), v)
+            })
+            .collect(),
+        body: String::from_utf8_lossy(&body).into_owned(),
+    };
+    let n = {
+        let mut all = api.received.lock().unwrap();
+        all.push(request);
+        all.len()
+    };
+    let status = api.script[(n - 1).min(api.script.len() - 1)];
+    (
+        StatusCode::from_u16(status).unwrap(),
+        [(CONTENT_TYPE, "application/json")],
+        api.answer_body.clone(),
+    )
 }
