@@ -71,30 +71,25 @@ pub struct Schedule {
 }
 
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum TimeText {
-    Seconds(u64),
-    Text(String),
-}
-
-#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EventText {
     name: String,
     #[serde(default)]
-    prequeue_start: Option<TimeText>,
-    start: TimeText,
-    end: TimeText,
+    prequeue_start: Option<serde_json::Value>,
+    start: serde_json::Value,
+    end: serde_json::Value,
     #[serde(default)]
     after_end: Option<String>,
     #[serde(default)]
     settings: BTreeMap<String, serde_json::Value>,
 }
 
-fn seconds(time: &TimeText) -> Option<u64> {
+/// A time as written: Unix seconds (a number), or text (RFC 3339 or Unix seconds).
+fn seconds(time: &serde_json::Value) -> Option<u64> {
     match time {
-        TimeText::Seconds(s) => Some(*s),
-        TimeText::Text(text) => unix_time::parse_seconds(text),
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(text) => unix_time::parse_seconds(text),
+        _ => None,
     }
 }
 
