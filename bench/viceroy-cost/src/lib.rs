@@ -1,7 +1,8 @@
 //! The pure parts of the whole-program cost run (`src/main.rs` drives the processes):
 //! reading a process's CPU time from `/proc`, minting the room's tokens, the
-//! request each case is sent (with the tests' HTTP client, test-support's `http`),
-//! the checks each case's responses must pass, and the tables.
+//! ten-room service's settings, the request each case is sent (with the tests' HTTP
+//! client, test-support's `http`), the checks each case's responses must pass, and
+//! the tables.
 
 use std::net::SocketAddr;
 
@@ -17,6 +18,66 @@ pub const CLIENT: &str = "127.0.0.1";
 /// The marker of every page the demo origin answers.
 pub const ORIGIN_MARKER: &str = "You reached the demo origin";
 
+/// The named rooms of the ten-room service ([`rooms_config`]).
+pub const ROOM_COUNT: usize = 10;
+
+/// The name of named room `i` of the ten-room service: `r00` to `r09`.
+pub fn room_name(i: usize) -> String {
+    format!("r{i:02}")
+}
+
+/// The one path of named room `i`: `/events/r00/` for `r00`, `/events/r00/r01/` for
+/// `r01`, … each room's path inside the one before, so that a request to the last
+/// room's path is in the scope of all ten (and of the service room's `/events`).
+pub fn room_path(i: usize) -> String {
+    (0..=i).fold("/events/".to_string(), |path, j| path + &room_name(j) + "/")
+}
+
+/// The room the ten-room cases' requests are in: the last, whose prefix is the
+/// longest of the ten that hold the request, so the one that wins.
+pub fn rooms_room() -> String {
+    room_name(ROOM_COUNT - 1)
+}
+
+/// The path the ten-room cases ask for: the room's own path,
+/// `/events/r00/r01/r02/r03/r04/r05/r06/r07/r08/r09/`.
+pub fn rooms_path() -> String {
+    room_path(ROOM_COUNT - 1)
+}
+
+/// The config-store entries the ten-room service has beside the service room's
+/// keys: the `rooms` index, and each room's settings `room.<name>`: the service
+/// room's settings (`allow_period` and the key `kid`) and two bypass rules that
+/// the cases' requests (from [`CLIENT`], for [`rooms_path`]) do not match: an
+/// address block in 198.51.100.0/24 and the path `static/` inside the room.
+pub fn rooms_config(kid: &str, allow_period: u64) -> Vec<(String, String)> {
+    let index: Vec<String> = (0..ROOM_COUNT)
+        .map(|i| format!(r#""{}": {{"paths": ["{}"]}}"#, room_name(i), room_path(i)))
+        .collect();
+    let mut entries = vec![("rooms".to_string(), format!("{{{}}}", index.join(", ")))];
+    entries.extend((0..ROOM_COUNT).map(|i| {
+        let value = format!(
+            r#"{{"enabled": true, "allow_percentage": 50, "wait_period_duration": 30, "allow_period_timeout": {allow_period}, "cookie_lifetime": 7200, "active_key": "{kid}", "bypass_addresses": ["198.51.100.{}/28"], "bypass_paths": ["{}static/"]}}"#,
+            16 * i,
+            room_path(i)
+        );
+        (format!("room.{}", room_name(i)), value)
+    }));
+    entries
+}
+
+/// Config-store entries as lines of an inline-TOML store: quoted keys (a room's
+/// holds a dot), literal-string values (JSON holds double quotes, never single).
+pub fn toml_entries(entries: &[(String, String)]) -> String {
+    entries
+        .iter()
+        .map(|(key, value)| {
+            assert!(!value.contains('\'') && !key.contains('"'), "{key}");
+            format!("\"{key}\" = '{value}'\n")
+        })
+        .collect()
+}
+
 /// The programs of a run, on the token each is sent, in the order each round
 /// sends to them (the baseline room's cases only when there is a baseline room).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +88,11 @@ pub enum Case {
     /// The room, on an allow token with less than half its period left: verified
     /// and renewed, two HMACs and a fresh `Set-Cookie`.
     RoomRenewing,
+    /// The same room wasm serving the ten-room service ([`rooms_config`]), asked
+    /// for [`rooms_path`] on a young allow token of room [`rooms_room`].
+    RoomsYoung,
+    /// The ten-room service, on a renewing allow token of room [`rooms_room`].
+    RoomsRenewing,
     /// A second build of the room (an earlier commit's), on the young token.
     BaselineYoung,
     /// The second build of the room, on the renewing token.
@@ -39,9 +105,11 @@ pub enum Case {
 
 impl Case {
     /// Every case, in round order.
-    pub const ALL: [Case; 6] = [
+    pub const ALL: [Case; 8] = [
         Case::RoomYoung,
         Case::RoomRenewing,
+        Case::RoomsYoung,
+        Case::RoomsRenewing,
         Case::BaselineYoung,
         Case::BaselineRenewing,
         Case::ForwardOnly,
@@ -53,6 +121,8 @@ impl Case {
         match self {
             Case::RoomYoung => "room, young token (kept)",
             Case::RoomRenewing => "room, renewing token",
+            Case::RoomsYoung => "room among 10 rooms, young token (kept)",
+            Case::RoomsRenewing => "room among 10 rooms, renewing token",
             Case::BaselineYoung => "baseline room, young token (kept)",
             Case::BaselineRenewing => "baseline room, renewing token",
             Case::ForwardOnly => "forward-only",
@@ -65,6 +135,8 @@ impl Case {
         match self {
             Case::RoomYoung => "room young",
             Case::RoomRenewing => "room renewing",
+            Case::RoomsYoung => "10 rooms young",
+            Case::RoomsRenewing => "10 rooms renewing",
             Case::BaselineYoung => "baseline young",
             Case::BaselineRenewing => "baseline renewing",
             Case::ForwardOnly => "forward-only",
@@ -77,22 +149,78 @@ impl Case {
     pub fn renewing_token(self) -> bool {
         matches!(
             self,
-            Case::RoomRenewing | Case::BaselineRenewing | Case::ForwardHmac
+            Case::RoomRenewing | Case::RoomsRenewing | Case::BaselineRenewing | Case::ForwardHmac
         )
+    }
+
+    /// Whether the case runs the ten-room service (else the one-room one).
+    pub fn in_rooms(self) -> bool {
+        matches!(self, Case::RoomsYoung | Case::RoomsRenewing)
+    }
+
+    /// The path the case asks for: [`rooms_path`] in the ten-room service, `path`
+    /// (the one-room service's protected path) otherwise.
+    pub fn path(self, path: &str) -> String {
+        if self.in_rooms() {
+            rooms_path()
+        } else {
+            path.to_string()
+        }
+    }
+
+    /// The name of the cookie the case's token travels in: `waiting_room`, or the
+    /// ten-room cases' `waiting_room_r09`.
+    pub fn cookie_name(self) -> String {
+        if self.in_rooms() {
+            format!("waiting_room_{}", rooms_room())
+        } else {
+            "waiting_room".to_string()
+        }
+    }
+
+    /// The `Cookie` header the case is sent: an allow token for [`CLIENT`] signed
+    /// with `key` (named `kid`), young (100 s after it was minted, at `now`) or
+    /// renewing (a sixth of `allow_period` left) as [`Case::renewing_token`] says;
+    /// the ten-room cases' signed with room [`rooms_room`]'s key ([`room_key`]).
+    pub fn cookie(self, key: &str, kid: &str, now: u64, allow_period: u64) -> String {
+        let exp = if self.renewing_token() {
+            now + allow_period / 6
+        } else {
+            now + allow_period - 100
+        };
+        let token = if self.in_rooms() {
+            token_with(&room_key(key, &rooms_room()), kid, exp, CLIENT)
+        } else {
+            allow_token(key, kid, exp, CLIENT)
+        };
+        format!("{}={token}", self.cookie_name())
     }
 
     /// The program a room case is set against: forward-only for the young token,
     /// forward + 2 HMAC for the renewing one; `None` for those programs themselves.
     pub fn reference(self) -> Option<Case> {
         match self {
-            Case::RoomYoung | Case::BaselineYoung => Some(Case::ForwardOnly),
-            Case::RoomRenewing | Case::BaselineRenewing => Some(Case::ForwardHmac),
+            Case::RoomYoung | Case::RoomsYoung | Case::BaselineYoung => Some(Case::ForwardOnly),
+            Case::RoomRenewing | Case::RoomsRenewing | Case::BaselineRenewing => {
+                Some(Case::ForwardHmac)
+            }
             Case::ForwardOnly | Case::ForwardHmac => None,
         }
     }
 
+    /// The one-room case a ten-room case is also set against (the same token in
+    /// the one-room service); `None` for the others.
+    pub fn one_room(self) -> Option<Case> {
+        match self {
+            Case::RoomsYoung => Some(Case::RoomYoung),
+            Case::RoomsRenewing => Some(Case::RoomRenewing),
+            _ => None,
+        }
+    }
+
     /// Checks one response of this case: it reached the origin, and the room
-    /// renewed the token exactly when it should.
+    /// renewed the token exactly when it should, in the case's cookie
+    /// ([`Case::cookie_name`]; in the ten-room service, any room's cookie counts).
     pub fn check(self, resp: &Response) -> Result<(), String> {
         if resp.status != 200 {
             return Err(format!("{}: status {}", self.name(), resp.status));
@@ -104,43 +232,51 @@ impl Case {
                 preview(&resp.body)
             ));
         }
+        let name = self.cookie_name();
+        let prefix = if self.in_rooms() {
+            "waiting_room".to_string()
+        } else {
+            format!("{name}=")
+        };
         let room_cookies: Vec<&str> = resp
             .all("set-cookie")
             .into_iter()
-            .filter(|v| v.starts_with("waiting_room="))
+            .filter(|v| v.starts_with(&prefix))
             .collect();
-        match self {
-            Case::RoomRenewing | Case::BaselineRenewing => {
-                let [cookie] = room_cookies[..] else {
-                    return Err(format!(
-                        "{}: {} waiting_room cookies set, not one renewed token",
-                        self.name(),
-                        room_cookies.len()
-                    ));
-                };
-                let value = cookie["waiting_room=".len()..]
-                    .split(';')
-                    .next()
-                    .unwrap_or("");
-                let text = STANDARD
-                    .decode(value)
-                    .ok()
-                    .and_then(|b| String::from_utf8(b).ok())
-                    .unwrap_or_default();
-                if !text.starts_with("dec=allow&") {
-                    return Err(format!(
-                        "{}: not a renewed allow token: {cookie}",
-                        self.name()
-                    ));
-                }
-                Ok(())
-            }
-            _ if !room_cookies.is_empty() => Err(format!(
-                "{}: sets a waiting_room cookie: {room_cookies:?}",
-                self.name()
-            )),
-            _ => Ok(()),
+        // The room cases on the renewing token, not the program set against them.
+        let renews = self.renewing_token() && self.reference().is_some();
+        if !renews {
+            return match room_cookies[..] {
+                [] => Ok(()),
+                _ => Err(format!(
+                    "{}: sets a {prefix} cookie: {room_cookies:?}",
+                    self.name()
+                )),
+            };
         }
+        let [cookie] = room_cookies[..] else {
+            return Err(format!(
+                "{}: {} {prefix} cookies set, not one renewed token",
+                self.name(),
+                room_cookies.len()
+            ));
+        };
+        let Some(value) = cookie.strip_prefix(&format!("{name}=")) else {
+            return Err(format!("{}: sets {cookie}, not {name}", self.name()));
+        };
+        let value = value.split(';').next().unwrap_or("");
+        let text = STANDARD
+            .decode(value)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .unwrap_or_default();
+        if !text.starts_with("dec=allow&") {
+            return Err(format!(
+                "{}: not a renewed allow token: {cookie}",
+                self.name()
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -180,17 +316,35 @@ pub fn stat(line: &str) -> Option<Stat> {
     })
 }
 
+fn hmac(key: &[u8], text: &[u8]) -> Vec<u8> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("any key length");
+    mac.update(text);
+    mac.finalize().into_bytes().to_vec()
+}
+
 /// `"0x" + lowercase hex(HMAC-SHA256(key, text))`, the room's signature format.
 pub fn signature(key: &str, text: &str) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).expect("any key length");
-    mac.update(text.as_bytes());
-    format!("0x{}", hex::encode(mac.finalize().into_bytes()))
+    format!("0x{}", hex::encode(hmac(key.as_bytes(), text.as_bytes())))
+}
+
+/// The key named room `room` signs with, derived from the stored `key`:
+/// `HMAC-SHA256(key, "waiting-room room key\0" + room)` (docs/rooms.md).
+pub fn room_key(key: &str, room: &str) -> Vec<u8> {
+    hmac(
+        key.as_bytes(),
+        format!("waiting-room room key\0{room}").as_bytes(),
+    )
 }
 
 /// An allow token for visitor `uid` until `exp`, signed with `key` named `kid`.
 pub fn allow_token(key: &str, kid: &str, exp: u64, uid: &str) -> String {
+    token_with(key.as_bytes(), kid, exp, uid)
+}
+
+/// An allow token signed with the raw HMAC key `key` (a room's derived key).
+fn token_with(key: &[u8], kid: &str, exp: u64, uid: &str) -> String {
     let text = format!("dec=allow&exp={exp}&uid={uid}&kid={kid}");
-    let sig = signature(key, &text);
+    let sig = format!("0x{}", hex::encode(hmac(key, text.as_bytes())));
     STANDARD.encode(format!("{text}&sig={sig}"))
 }
 
@@ -260,10 +414,24 @@ impl Cost {
 /// ([`Case::reference`]), in the order of `costs`; a case whose reference is
 /// missing is left out.
 pub fn ratios(costs: &[Cost], per: fn(&Cost) -> f64) -> Vec<(Case, f64)> {
+    ratios_to(costs, per, Case::reference)
+}
+
+/// Each ten-room case's figure `per` divided by its one-room case's
+/// ([`Case::one_room`]), in the order of `costs`.
+pub fn one_room_ratios(costs: &[Cost], per: fn(&Cost) -> f64) -> Vec<(Case, f64)> {
+    ratios_to(costs, per, Case::one_room)
+}
+
+fn ratios_to(
+    costs: &[Cost],
+    per: fn(&Cost) -> f64,
+    against: fn(Case) -> Option<Case>,
+) -> Vec<(Case, f64)> {
     let of = |case: Case| costs.iter().find(|c| c.case == case).map(per);
     costs
         .iter()
-        .filter_map(|c| Some((c.case, per(c) / of(c.case.reference()?)?)))
+        .filter_map(|c| Some((c.case, per(c) / of(against(c.case)?)?)))
         .collect()
 }
 
@@ -273,8 +441,14 @@ fn ratio_name(case: Case) -> String {
     format!("{} ÷ {reference}", case.short())
 }
 
+/// A ten-room case's ratio's name: "10 rooms young ÷ room young".
+fn one_room_ratio_name(case: Case) -> String {
+    let one_room = case.one_room().map_or("?", Case::short);
+    format!("{} ÷ {one_room}", case.short())
+}
+
 /// One run's tables: CPU per request per case, then each room case's ratio to
-/// the program it is set against.
+/// the program it is set against, and each ten-room case's to its one-room case.
 pub fn table(costs: &[Cost]) -> String {
     let mut out = String::from(
         "| case | requests | request threads µs/request | epoch ticker µs/request | all threads µs/request | of which user, system (stat) | minor faults/request |\n\
@@ -302,6 +476,14 @@ pub fn table(costs: &[Cost]) -> String {
                 ratio_name(*case)
             ));
         }
+        let all = one_room_ratios(costs, Cost::all_us_per_request);
+        let request = one_room_ratios(costs, Cost::us_per_request);
+        for ((case, ratio), (_, all)) in request.iter().zip(&all) {
+            out.push_str(&format!(
+                "| {} | {ratio:.3} | {all:.3} |\n",
+                one_room_ratio_name(*case)
+            ));
+        }
     }
     out
 }
@@ -316,8 +498,9 @@ fn summary_order(costs: &[Cost]) -> Vec<Case> {
 }
 
 /// The summary over runs, one row a run: the request threads' CPU per request of
-/// each case, each room case's ratio, and the same ratios over all threads. The
-/// columns are the first run's cases.
+/// each case, each room case's ratio, each ten-room case's ratio to its one-room
+/// case, and the same ratios over all threads. The columns are the first run's
+/// cases.
 pub fn summary(runs: &[Vec<Cost>]) -> String {
     let first = runs.first().map_or(&[][..], Vec::as_slice);
     let cases = summary_order(first);
@@ -326,15 +509,27 @@ pub fn summary(runs: &[Vec<Cost>]) -> String {
         .copied()
         .filter(|c| c.reference().is_some())
         .collect();
+    let ten: Vec<Case> = first
+        .iter()
+        .map(|c| c.case)
+        .filter(|c| c.one_room().is_some())
+        .collect();
     let mut head = vec!["run".to_string()];
     head.extend(cases.iter().map(|c| format!("{} µs", c.short())));
     head.extend(rooms.iter().map(|c| ratio_name(*c)));
+    head.extend(ten.iter().map(|c| one_room_ratio_name(*c)));
     head.push("all threads: same ratios".to_string());
     let mut out = format!(
         "| {} |\n|{}\n",
         head.join(" | "),
         "---:|".repeat(head.len())
     );
+    let ratio = |ratios: &[(Case, f64)], case: Case| {
+        ratios
+            .iter()
+            .find(|(c, _)| *c == case)
+            .map_or(f64::NAN, |(_, r)| *r)
+    };
     for (i, costs) in runs.iter().enumerate() {
         let per = |case: Case| {
             costs
@@ -342,22 +537,25 @@ pub fn summary(runs: &[Vec<Cost>]) -> String {
                 .find(|c| c.case == case)
                 .map_or(f64::NAN, Cost::us_per_request)
         };
-        let ratio = |ratios: &[(Case, f64)], case: Case| {
-            ratios
-                .iter()
-                .find(|(c, _)| *c == case)
-                .map_or(f64::NAN, |(_, r)| *r)
-        };
         let (request, all) = (
             ratios(costs, Cost::us_per_request),
             ratios(costs, Cost::all_us_per_request),
         );
+        let (ten_request, ten_all) = (
+            one_room_ratios(costs, Cost::us_per_request),
+            one_room_ratios(costs, Cost::all_us_per_request),
+        );
         let mut row = vec![(i + 1).to_string()];
         row.extend(cases.iter().map(|c| format!("{:.1}", per(*c))));
         row.extend(rooms.iter().map(|c| format!("{:.3}", ratio(&request, *c))));
+        row.extend(
+            ten.iter()
+                .map(|c| format!("{:.3}", ratio(&ten_request, *c))),
+        );
         let all: Vec<String> = rooms
             .iter()
             .map(|c| format!("{:.3}", ratio(&all, *c)))
+            .chain(ten.iter().map(|c| format!("{:.3}", ratio(&ten_all, *c))))
             .collect();
         row.push(all.join(", "));
         out.push_str(&format!("| {} |\n", row.join(" | ")));
@@ -368,6 +566,9 @@ pub fn summary(runs: &[Vec<Cost>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+    use waiting_room::room_settings::Remembered;
+    use waiting_room::{Action, Visit, config::Settings, plan};
 
     #[test]
     fn schedstat_first_field_is_the_run_time() {
@@ -498,6 +699,7 @@ mod tests {
     fn a_baseline_room_is_set_against_the_same_programs() {
         let costs: Vec<Cost> = Case::ALL
             .into_iter()
+            .filter(|case| !case.in_rooms())
             .zip([840, 900, 880, 950, 800, 810])
             .map(|(case, us)| cost(case, us))
             .collect();
@@ -515,6 +717,245 @@ mod tests {
         assert!(summary.contains(
             "| 1 | 840.0 | 880.0 | 800.0 | 900.0 | 950.0 | 810.0 | 1.050 | 1.100 | 1.111 | 1.173 |"
         ));
+    }
+
+    const KEY: &str = "cost-key-one-0123456789abcdef0123456789";
+    const NOW: u64 = 1_700_000_000;
+
+    /// The ten-room service's config store: the service room's keys as the driver's
+    /// manifest has them, and [`rooms_config`].
+    fn ten_room_store() -> HashMap<String, String> {
+        let service = [
+            ("enabled", "true"),
+            ("protected_paths", "/events"),
+            ("allow_percentage", "50"),
+            ("wait_period_duration", "30"),
+            ("allow_period_timeout", "3600"),
+            ("cookie_lifetime", "7200"),
+            ("active_key", "key1"),
+            ("logger_name", "waitingroom_log"),
+        ];
+        service
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain(rooms_config("key1", 3600))
+            .collect()
+    }
+
+    fn settings_for(store: &HashMap<String, String>, path: &str) -> Settings {
+        let lookup = Remembered::new(|key: &str| store.get(key).cloned());
+        Settings::for_request(&lookup, None, path, NOW)
+    }
+
+    /// The room's plan for a request from [`CLIENT`] for `path` with `cookie`.
+    fn room_plan(path: &str, cookie: &str) -> waiting_room::Plan {
+        let store = ten_room_store();
+        let keys = HashMap::from([("key1".to_string(), KEY.to_string())]);
+        let visit = Visit {
+            now: NOW,
+            millis: 0,
+            uid: CLIENT,
+            path,
+            path_and_query: path,
+            cookie_header: Some(cookie),
+            tls: false,
+            accept: None,
+            accept_language: None,
+            pop: None,
+            pass_header: None,
+        };
+        plan(&visit, &settings_for(&store, path), &keys)
+    }
+
+    #[test]
+    fn the_ten_rooms_nest_and_the_request_is_in_the_last() {
+        assert_eq!(room_path(0), "/events/r00/");
+        assert_eq!(
+            rooms_path(),
+            "/events/r00/r01/r02/r03/r04/r05/r06/r07/r08/r09/"
+        );
+        assert_eq!(rooms_room(), "r09");
+        let store = ten_room_store();
+        let index = waiting_room::room::Index::parse(&store["rooms"]);
+        assert!(index.problems.is_empty(), "{:?}", index.problems);
+        assert_eq!(index.rooms.len(), ROOM_COUNT);
+        // Every room's scope holds the request, and the service room's /events too.
+        for scope in &index.rooms {
+            assert!(rooms_path().starts_with(&scope.paths[0]), "{scope:?}");
+        }
+        let room = index.room_for(None, &rooms_path(), Some("/events".len()));
+        assert_eq!(room.map(|s| s.name.as_str()), Some("r09"));
+    }
+
+    #[test]
+    fn each_room_has_two_rules_the_requests_do_not_match() {
+        let store = ten_room_store();
+        let mut rules = 0;
+        for i in 0..ROOM_COUNT {
+            let settings = settings_for(&store, &room_path(i));
+            let name = settings.room.name().map(|n| n.as_str().to_string());
+            assert_eq!(name, Some(room_name(i)));
+            assert!(settings.fallbacks.is_empty(), "{:?}", settings.fallbacks);
+            assert!(settings.enabled);
+            assert_eq!(settings.allow_period_timeout, 3600);
+            rules += settings.bypass_addresses.len() + settings.bypass_paths.len();
+            let bypass = waiting_room::rules::bypass_scope(
+                CLIENT,
+                &rooms_path(),
+                &settings.bypass_paths,
+                &settings.bypass_addresses,
+            );
+            assert_eq!(bypass, None, "{}", room_name(i));
+        }
+        assert_eq!(rules, 20);
+        let static_path = format!("{}static/a.css", rooms_path());
+        assert!(
+            room_plan(&static_path, "")
+                .log_line
+                .contains("scope=bypass-path")
+        );
+    }
+
+    #[test]
+    fn the_ten_room_cases_carry_a_token_of_their_room() {
+        let exp = NOW + 3600 - 100;
+        assert_eq!(
+            Case::RoomsYoung.cookie(KEY, "key1", NOW, 3600),
+            format!(
+                "waiting_room_r09={}",
+                test_support::mint::mint_in_room(KEY, "r09", "allow", exp, CLIENT, "key1")
+            )
+        );
+        assert_eq!(
+            room_key(KEY, "r09"),
+            test_support::mint::room_secret(KEY, "r09")
+        );
+        assert_eq!(
+            Case::RoomYoung.cookie(KEY, "key1", NOW, 3600),
+            format!("waiting_room={}", allow_token(KEY, "key1", exp, CLIENT))
+        );
+        assert_eq!(
+            Case::BaselineRenewing.cookie(KEY, "key1", NOW, 3600),
+            format!(
+                "waiting_room={}",
+                allow_token(KEY, "key1", NOW + 600, CLIENT)
+            )
+        );
+        assert_eq!(Case::RoomsRenewing.path("/events"), rooms_path());
+        assert_eq!(Case::ForwardOnly.path("/events"), "/events");
+    }
+
+    #[test]
+    fn the_room_keeps_and_renews_the_ten_room_tokens_as_the_checks_want() {
+        let young = room_plan(
+            &rooms_path(),
+            &Case::RoomsYoung.cookie(KEY, "key1", NOW, 3600),
+        );
+        assert_eq!(young.action, Action::Forward);
+        assert_eq!(young.set_cookie, None);
+        assert!(
+            young.log_line.contains("decision=allow"),
+            "{}",
+            young.log_line
+        );
+        assert!(young.log_line.contains(" room=r09"), "{}", young.log_line);
+        assert!(
+            !young.log_line.contains("config_fallback"),
+            "{}",
+            young.log_line
+        );
+        assert!(Case::RoomsYoung.check(&origin_page(&[])).is_ok());
+
+        let renewing = room_plan(
+            &rooms_path(),
+            &Case::RoomsRenewing.cookie(KEY, "key1", NOW, 3600),
+        );
+        assert_eq!(renewing.action, Action::Forward);
+        let set_cookie = renewing.set_cookie.expect("a renewed token");
+        assert!(set_cookie.starts_with("waiting_room_r09="), "{set_cookie}");
+        assert!(
+            Case::RoomsRenewing
+                .check(&origin_page(&[&set_cookie]))
+                .is_ok()
+        );
+
+        // A token of another room, or of the service room, is no token here.
+        let r08 = test_support::mint::mint_in_room(KEY, "r08", "allow", NOW + 3500, CLIENT, "key1");
+        let service = allow_token(KEY, "key1", NOW + 3500, CLIENT);
+        for token in [r08, service] {
+            let other = room_plan(&rooms_path(), &format!("waiting_room_r09={token}"));
+            assert_ne!(other.action, Action::Forward, "{}", other.log_line);
+        }
+    }
+
+    #[test]
+    fn the_ten_room_checks_want_their_rooms_cookie() {
+        let token = allow_token("k", "key1", 1, "127.0.0.1");
+        let r09 = format!("waiting_room_r09={token}; Path=/");
+        let service = format!("waiting_room={token}; Path=/");
+        let r08 = format!("waiting_room_r08={token}; Path=/");
+        let origin = "demo_origin=1; Path=/";
+        let check = |case: Case, cookies: &[&str]| case.check(&origin_page(cookies));
+        assert!(check(Case::RoomsRenewing, &[origin, &r09]).is_ok());
+        assert!(check(Case::RoomsRenewing, &[origin]).is_err());
+        assert!(check(Case::RoomsRenewing, &[&service]).is_err());
+        assert!(check(Case::RoomsRenewing, &[&r08]).is_err());
+        assert!(check(Case::RoomsRenewing, &[&r09, &service]).is_err());
+        let wait = format!("waiting_room_r09={}", STANDARD.encode("dec=wait&exp=1"));
+        assert!(check(Case::RoomsRenewing, &[&wait]).is_err());
+        assert!(check(Case::RoomsYoung, &[origin]).is_ok());
+        for cookie in [&r09, &service, &r08] {
+            assert!(check(Case::RoomsYoung, &[cookie]).is_err(), "{cookie}");
+        }
+        // The one-room cases still look at their own cookie only.
+        assert!(check(Case::RoomYoung, &[&r09]).is_ok());
+        assert!(check(Case::RoomRenewing, &[&r09]).is_err());
+    }
+
+    #[test]
+    fn the_ten_room_entries_are_inline_toml() {
+        let lines = toml_entries(&rooms_config("key1", 3600));
+        assert_eq!(lines.lines().count(), 1 + ROOM_COUNT);
+        assert!(
+            lines.starts_with("\"rooms\" = '{\"r00\": {\"paths\": [\"/events/r00/\"]}, \"r01\": ")
+        );
+        assert!(lines.contains(
+            "\n\"room.r00\" = '{\"enabled\": true, \"allow_percentage\": 50, \
+             \"wait_period_duration\": 30, \"allow_period_timeout\": 3600, \
+             \"cookie_lifetime\": 7200, \"active_key\": \"key1\", \
+             \"bypass_addresses\": [\"198.51.100.0/28\"], \
+             \"bypass_paths\": [\"/events/r00/static/\"]}'\n"
+        ));
+        assert!(lines.contains("\"bypass_addresses\": [\"198.51.100.144/28\"]"));
+    }
+
+    #[test]
+    fn ten_room_cases_are_set_against_the_programs_and_the_one_room_cases() {
+        let costs: Vec<Cost> = Case::ALL
+            .into_iter()
+            .filter(|case| !matches!(case, Case::BaselineYoung | Case::BaselineRenewing))
+            .zip([840, 900, 880, 954, 800, 810])
+            .map(|(case, us)| cost(case, us))
+            .collect();
+        let table = table(&costs);
+        assert!(table.contains(
+            "| room among 10 rooms, young token (kept) | 1000 | 880.0 | 100.0 | 980.0 |"
+        ));
+        assert!(table.contains("| 10 rooms young ÷ forward-only | 1.100 |"));
+        assert!(table.contains("| 10 rooms renewing ÷ forward + 2 HMAC | 1.178 |"));
+        assert!(table.contains("| 10 rooms young ÷ room young | 1.048 | 1.043 |"));
+        assert!(table.contains("| 10 rooms renewing ÷ room renewing | 1.060 | 1.054 |"));
+        assert_eq!(
+            summary(&[costs]),
+            "| run | room young µs | 10 rooms young µs | forward-only µs | room renewing µs \
+             | 10 rooms renewing µs | forward + 2 HMAC µs | room young ÷ forward-only \
+             | 10 rooms young ÷ forward-only | room renewing ÷ forward + 2 HMAC \
+             | 10 rooms renewing ÷ forward + 2 HMAC | 10 rooms young ÷ room young \
+             | 10 rooms renewing ÷ room renewing | all threads: same ratios |\n\
+             |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+             | 1 | 840.0 | 880.0 | 800.0 | 900.0 | 954.0 | 810.0 | 1.050 | 1.100 | 1.111 \
+             | 1.178 | 1.048 | 1.060 | 1.044, 1.089, 1.099, 1.158, 1.043, 1.054 |\n"
+        );
     }
 
     #[test]

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
 use viceroy_cost::{
-    CLIENT, Case, Cost, Stat, allow_token, get, schedstat_ns, stat, summary, table,
+    Case, Cost, ROOM_COUNT, Stat, get, rooms_config, rooms_path, rooms_room, schedstat_ns, stat,
+    summary, table, toml_entries,
 };
 
 /// The signing key the room's store holds, and its id.
@@ -23,18 +24,20 @@ const KEY: &str = "cost-key-one-0123456789abcdef0123456789";
 const KID: &str = "key1";
 /// The room's allow period: a token with more than half of it left is kept.
 const ALLOW_PERIOD: u64 = 3600;
-/// The protected path every request asks for.
+/// The one-room service's protected path: what every request but the ten-room
+/// cases' asks for.
 const PATH: &str = "/events";
 
 /// Whole-program CPU per request through Viceroy, the room's beside programs that
 /// only forward.
 ///
-/// The room (a young token, and a renewing one), and a second build of it if given,
-/// beside a Compute program that only forwards and one that forwards after two
-/// HMAC-SHA256, each in its own Viceroy in front of one demo origin, sent requests in
-/// turn; each Viceroy's CPU time is read from /proc. Prints Markdown tables: each
-/// run's, then one row a run. scripts/viceroy-cost.sh builds the programs and runs
-/// this.
+/// The room (a young token, and a renewing one), the same room in a service of ten
+/// named rooms with two bypass rules each (a token of the room the request is in),
+/// and a second build of the room if given, beside a Compute program that only
+/// forwards and one that forwards after two HMAC-SHA256, each in its own Viceroy in
+/// front of one demo origin, sent requests in turn; each Viceroy's CPU time is read
+/// from /proc. Prints Markdown tables: each run's, then one row a run.
+/// scripts/viceroy-cost.sh builds the programs and runs this.
 #[derive(Parser)]
 #[command(
     name = "viceroy-cost",
@@ -101,7 +104,9 @@ impl Options {
     /// The wasm each case runs; `None` for the baseline room's cases without one.
     fn wasm(&self, case: Case) -> Option<&Path> {
         match case {
-            Case::RoomYoung | Case::RoomRenewing => Some(&self.room),
+            Case::RoomYoung | Case::RoomRenewing | Case::RoomsYoung | Case::RoomsRenewing => {
+                Some(&self.room)
+            }
             Case::BaselineYoung | Case::BaselineRenewing => self.baseline_room.as_deref(),
             Case::ForwardOnly => Some(&self.forward_only),
             Case::ForwardHmac => Some(&self.forward_hmac),
@@ -166,9 +171,14 @@ fn machine(o: &Options) -> String {
          - machine: {cpus} CPUs ({model}), load average before: {}\n\
          - {viceroy}, one process per case, in front of one demo origin\n\
          {sizes}\n\
+         - 10 rooms: the room's service with {ROOM_COUNT} named rooms of 2 bypass rules \
+         each, asked for {} (room {}, the longest of the {ROOM_COUNT} nested prefixes \
+         that hold it)\n\
          - {} runs, each {} warm-up rounds then {} measured rounds of {} requests \
          ({}, in turn), a new connection per request\n",
         loadavg(),
+        rooms_path(),
+        rooms_room(),
         o.runs,
         o.warmup,
         o.rounds,
@@ -273,8 +283,10 @@ fn wait_listening(proc: &mut Proc, addr: SocketAddr, what: &str, log: &Path) -> 
 }
 
 /// The manifest of one Viceroy: backend `origin`, and the room's stores inline (JSON
-/// store files would be read again on every request, a cost only Viceroy has).
-fn manifest(origin: SocketAddr) -> String {
+/// store files would be read again on every request, a cost only Viceroy has), the
+/// config store with `rooms` (its lines, [`toml_entries`]) after the service room's
+/// keys.
+fn manifest(origin: SocketAddr, rooms: &str) -> String {
     format!(
         r#"manifest_version = 3
 name = "viceroy-cost"
@@ -292,7 +304,7 @@ allow_period_timeout = "{ALLOW_PERIOD}"
 cookie_lifetime = "7200"
 active_key = "{KID}"
 logger_name = "waitingroom_log"
-[local_server.config_stores.waitingroom_signingkeys]
+{rooms}[local_server.config_stores.waitingroom_signingkeys]
 format = "inline-toml"
 [local_server.config_stores.waitingroom_signingkeys.contents]
 {KID} = "{KEY}"
@@ -333,17 +345,22 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
     wait_listening(&mut origin, origin_addr, "the demo origin", &origin_log)?;
 
     let toml = dir.join("fastly.toml");
-    fs::write(&toml, manifest(origin_addr)).map_err(|e| format!("{}: {e}", toml.display()))?;
+    fs::write(&toml, manifest(origin_addr, "")).map_err(|e| format!("{}: {e}", toml.display()))?;
+    let rooms_toml = dir.join("fastly-rooms.toml");
+    let rooms = toml_entries(&rooms_config(KID, ALLOW_PERIOD));
+    fs::write(&rooms_toml, manifest(origin_addr, &rooms))
+        .map_err(|e| format!("{}: {e}", rooms_toml.display()))?;
     let mut viceroys = Vec::new();
     for case in o.cases() {
         let wasm = o.wasm(case).expect("a case with a program");
+        let toml = if case.in_rooms() { &rooms_toml } else { &toml };
         let addr = free_addr()?;
         let log_name = format!("viceroy-{}.log", viceroys.len() + 1);
         let log = log_file(&log_name)?;
         let child = Command::new(&o.viceroy)
             .arg("serve")
             .arg("-C")
-            .arg(&toml)
+            .arg(toml)
             .arg("--addr")
             .arg(addr.to_string())
             .arg(wasm)
@@ -356,32 +373,23 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
         viceroys.push((case, proc, addr));
     }
 
-    // Both tokens are minted now; the run lasts minutes, far less than what would
-    // move either across half the allow period.
+    // The tokens are minted now; the run lasts minutes, far less than what would
+    // move any across half the allow period. Each baseline gets the same request as
+    // the room case it is set against; the ten-room cases, their room's path and
+    // tokens of their room.
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_err(|e| e.to_string())?
         .as_secs();
-    let young = format!(
-        "waiting_room={}",
-        allow_token(KEY, KID, now + ALLOW_PERIOD - 100, CLIENT)
-    );
-    let renewing = format!(
-        "waiting_room={}",
-        allow_token(KEY, KID, now + ALLOW_PERIOD / 6, CLIENT)
-    );
-    // Each baseline gets the same request as the room case it is set against.
-    let cookie = |case: Case| {
-        if case.renewing_token() {
-            renewing.as_str()
-        } else {
-            young.as_str()
-        }
-    };
+    let requests: Vec<(String, String)> = o
+        .cases()
+        .into_iter()
+        .map(|case| (case.path(PATH), case.cookie(KEY, KID, now, ALLOW_PERIOD)))
+        .collect();
 
     let round = |viceroys: &[(Case, Proc, SocketAddr)]| -> Result<(), String> {
-        for (case, _, addr) in viceroys {
-            let resp = get(*addr, PATH, cookie(*case))?;
+        for ((case, _, addr), (path, cookie)) in viceroys.iter().zip(&requests) {
+            let resp = get(*addr, path, cookie)?;
             case.check(&resp)?;
         }
         if Instant::now() > deadline {
