@@ -8,9 +8,8 @@ use std::net::SocketAddr;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use hmac::{Hmac, KeyInit, Mac};
-use sha2::Sha256;
 pub use test_support::http::Response;
+use test_support::mint;
 
 /// The loopback address requests come from: the `uid` of the tokens sent.
 pub const CLIENT: &str = "127.0.0.1";
@@ -181,7 +180,8 @@ impl Case {
     /// The `Cookie` header the case is sent: an allow token for [`CLIENT`] signed
     /// with `key` (named `kid`), young (100 s after it was minted, at `now`) or
     /// renewing (a sixth of `allow_period` left) as [`Case::renewing_token`] says;
-    /// the ten-room cases' signed with room [`rooms_room`]'s key ([`room_key`]).
+    /// the ten-room cases' signed with room [`rooms_room`]'s key (the tests' own minter,
+    /// `test_support::mint`).
     pub fn cookie(self, key: &str, kid: &str, now: u64, allow_period: u64) -> String {
         let exp = if self.renewing_token() {
             now + allow_period / 6
@@ -189,9 +189,9 @@ impl Case {
             now + allow_period - 100
         };
         let token = if self.in_rooms() {
-            token_with(&room_key(key, &rooms_room()), kid, exp, CLIENT)
+            mint::mint_in_room(key, &rooms_room(), "allow", exp, CLIENT, kid)
         } else {
-            allow_token(key, kid, exp, CLIENT)
+            mint::mint(key, "allow", exp, CLIENT, kid)
         };
         format!("{}={token}", self.cookie_name())
     }
@@ -314,38 +314,6 @@ pub fn stat(line: &str) -> Option<Stat> {
         utime: field(14)?,
         stime: field(15)?,
     })
-}
-
-fn hmac(key: &[u8], text: &[u8]) -> Vec<u8> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("any key length");
-    mac.update(text);
-    mac.finalize().into_bytes().to_vec()
-}
-
-/// `"0x" + lowercase hex(HMAC-SHA256(key, text))`, the room's signature format.
-pub fn signature(key: &str, text: &str) -> String {
-    format!("0x{}", hex::encode(hmac(key.as_bytes(), text.as_bytes())))
-}
-
-/// The key named room `room` signs with, derived from the stored `key`:
-/// `HMAC-SHA256(key, "waiting-room room key\0" + room)` (docs/rooms.md).
-pub fn room_key(key: &str, room: &str) -> Vec<u8> {
-    hmac(
-        key.as_bytes(),
-        format!("waiting-room room key\0{room}").as_bytes(),
-    )
-}
-
-/// An allow token for visitor `uid` until `exp`, signed with `key` named `kid`.
-pub fn allow_token(key: &str, kid: &str, exp: u64, uid: &str) -> String {
-    token_with(key.as_bytes(), kid, exp, uid)
-}
-
-/// An allow token signed with the raw HMAC key `key` (a room's derived key).
-fn token_with(key: &[u8], kid: &str, exp: u64, uid: &str) -> String {
-    let text = format!("dec=allow&exp={exp}&uid={uid}&kid={kid}");
-    let sig = format!("0x{}", hex::encode(hmac(key, text.as_bytes())));
-    STANDARD.encode(format!("{text}&sig={sig}"))
 }
 
 /// `GET path` with a `Cookie` header from [`CLIENT`], on a connection of its own
@@ -592,16 +560,6 @@ mod tests {
         assert_eq!(stat("no parentheses"), None);
     }
 
-    #[test]
-    fn tokens_are_signed_as_the_room_expects() {
-        let token = allow_token("k", "key1", 1_700_000_000, "127.0.0.1");
-        let text = String::from_utf8(STANDARD.decode(token).unwrap()).unwrap();
-        let (signed, sig) = text.split_once("&sig=").unwrap();
-        assert_eq!(signed, "dec=allow&exp=1700000000&uid=127.0.0.1&kid=key1");
-        assert_eq!(sig, signature("k", signed));
-        assert_eq!(sig.len(), 66);
-    }
-
     fn origin_page(set_cookies: &[&str]) -> Response {
         Response {
             status: 200,
@@ -617,7 +575,7 @@ mod tests {
     fn checks_want_the_origin_and_a_renewal_exactly_when_due() {
         let renewed = format!(
             "waiting_room={}; Path=/",
-            allow_token("k", "key1", 1, "127.0.0.1")
+            mint::mint("k", "allow", 1, "127.0.0.1", "key1")
         );
         let origin = "demo_origin=1; Path=/";
         assert!(Case::RoomYoung.check(&origin_page(&[origin])).is_ok());
@@ -823,22 +781,21 @@ mod tests {
             Case::RoomsYoung.cookie(KEY, "key1", NOW, 3600),
             format!(
                 "waiting_room_r09={}",
-                test_support::mint::mint_in_room(KEY, "r09", "allow", exp, CLIENT, "key1")
+                mint::mint_in_room(KEY, "r09", "allow", exp, CLIENT, "key1")
             )
         );
         assert_eq!(
-            room_key(KEY, "r09"),
-            test_support::mint::room_secret(KEY, "r09")
-        );
-        assert_eq!(
             Case::RoomYoung.cookie(KEY, "key1", NOW, 3600),
-            format!("waiting_room={}", allow_token(KEY, "key1", exp, CLIENT))
+            format!(
+                "waiting_room={}",
+                mint::mint(KEY, "allow", exp, CLIENT, "key1")
+            )
         );
         assert_eq!(
             Case::BaselineRenewing.cookie(KEY, "key1", NOW, 3600),
             format!(
                 "waiting_room={}",
-                allow_token(KEY, "key1", NOW + 600, CLIENT)
+                mint::mint(KEY, "allow", NOW + 600, CLIENT, "key1")
             )
         );
         assert_eq!(Case::RoomsRenewing.path("/events"), rooms_path());
@@ -880,8 +837,8 @@ mod tests {
         );
 
         // A token of another room, or of the service room, is no token here.
-        let r08 = test_support::mint::mint_in_room(KEY, "r08", "allow", NOW + 3500, CLIENT, "key1");
-        let service = allow_token(KEY, "key1", NOW + 3500, CLIENT);
+        let r08 = mint::mint_in_room(KEY, "r08", "allow", NOW + 3500, CLIENT, "key1");
+        let service = mint::mint(KEY, "allow", NOW + 3500, CLIENT, "key1");
         for token in [r08, service] {
             let other = room_plan(&rooms_path(), &format!("waiting_room_r09={token}"));
             assert_ne!(other.action, Action::Forward, "{}", other.log_line);
@@ -890,7 +847,7 @@ mod tests {
 
     #[test]
     fn the_ten_room_checks_want_their_rooms_cookie() {
-        let token = allow_token("k", "key1", 1, "127.0.0.1");
+        let token = mint::mint("k", "allow", 1, "127.0.0.1", "key1");
         let r09 = format!("waiting_room_r09={token}; Path=/");
         let service = format!("waiting_room={token}; Path=/");
         let r08 = format!("waiting_room_r08={token}; Path=/");
