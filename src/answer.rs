@@ -100,9 +100,13 @@ impl Plan {
                 BodySource::Ready(status.json().into_bytes())
             } else {
                 BodySource::Store(
-                    settings
-                        .room
-                        .page_keys(page.store_keys(visit.accept_language)),
+                    settings.room.page_keys(
+                        page.store_keys(visit.accept_language),
+                        settings
+                            .event
+                            .as_deref()
+                            .or(settings.event_ended.as_deref()),
+                    ),
                 )
             },
         }

@@ -96,17 +96,24 @@ impl Room {
         }
     }
 
-    /// The page-store keys to try for a page whose shared keys are `keys`: a named
-    /// room's own first (`room.<name>.<key>`), then the shared ones.
-    pub fn page_keys(&self, keys: Vec<String>) -> Vec<String> {
-        match self {
-            Room::Service => keys,
-            Room::Named(name) => keys
-                .iter()
-                .map(|key| name.key(key))
-                .chain(keys.iter().cloned())
-                .collect(),
+    /// The page-store keys to try for a page whose shared keys are `keys`: during
+    /// `event`, the event's own first (`event.<event>.<key>`, or for a named room
+    /// `room.<name>.event.<event>.<key>`); then a named room's own
+    /// (`room.<name>.<key>`); then the shared ones.
+    pub fn page_keys(&self, keys: Vec<String>, event: Option<&str>) -> Vec<String> {
+        let own = match self {
+            Room::Service => String::new(),
+            Room::Named(name) => format!("{}.", name.store_key()),
+        };
+        let mut tried: Vec<String> = Vec::new();
+        if let Some(event) = event {
+            tried.extend(keys.iter().map(|key| format!("{own}event.{event}.{key}")));
         }
+        if !own.is_empty() {
+            tried.extend(keys.iter().map(|key| format!("{own}{key}")));
+        }
+        tried.extend(keys);
+        tried
     }
 
     /// The room's name; `None` for the service room.
@@ -310,10 +317,18 @@ mod tests {
     #[test]
     fn a_named_rooms_pages_come_first_then_the_shared_ones() {
         let keys = vec!["keepwaiting.de".to_string(), "keepwaiting".to_string()];
-        assert_eq!(Room::Service.page_keys(keys.clone()), keys);
+        assert_eq!(Room::Service.page_keys(keys.clone(), None), keys);
+        assert_eq!(
+            Room::Service.page_keys(vec!["deny".into()], Some("drop-1")),
+            ["event.drop-1.deny", "deny"]
+        );
         let drops = Room::Named(RoomName::new("drops").unwrap());
         assert_eq!(
-            drops.page_keys(keys),
+            drops.page_keys(vec!["deny".into()], Some("drop-1")),
+            ["room.drops.event.drop-1.deny", "room.drops.deny", "deny"]
+        );
+        assert_eq!(
+            drops.page_keys(keys, None),
             [
                 "room.drops.keepwaiting.de",
                 "room.drops.keepwaiting",

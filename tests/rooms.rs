@@ -375,6 +375,7 @@ fn drops_with_event(times: (u64, u64, u64), after_end: &str) -> String {
 #[test]
 fn an_event_holds_its_pre_queue_then_opens_then_ends_while_visitors_wait() {
     let t = now();
+    let event_page = mint::encode("<p>Drop one is coming</p>");
     let room = Room::launch(RoomSpec {
         config: &[
             ("rooms", ROOMS),
@@ -383,14 +384,17 @@ fn an_event_holds_its_pre_queue_then_opens_then_ends_while_visitors_wait() {
                 &drops_with_event((t - 60, t + 3600, t + 7200), "ended"),
             ),
         ],
+        // The event's own page, over the room's built-in one.
+        pages: &[("room.drops.event.drop-1.startwaiting", &event_page)],
         ..RoomSpec::default()
     });
     let due = mint::mint_in_room(KEY1, "drops", "wait", t - 2, "127.0.0.81", "key1");
     let waiting = format!("waiting_room_drops={due}");
 
-    // Pre-queue: a newcomer waits, a token due for its draw is not drawn.
+    // Pre-queue: a newcomer waits (on the event's page), a token due for its draw
+    // is not drawn.
     let r = room.get(82, "/drops/1", &[]);
-    assert!(r.body.contains(START_PAGE));
+    assert!(r.body.contains("Drop one is coming"), "{}", r.body);
     assert!(
         room.last_log_line()
             .contains("decision=anon uid=127.0.0.82 room=drops event=drop-1 p=100")
