@@ -17,7 +17,7 @@ use waiting_room::token::is_valid_kid;
 
 use waiting_room::events::{EVENTS, Schedule};
 use waiting_room::room::{Index, ROOMS, Scope};
-use waiting_room::room_settings::{CONTROLLER_KEYS, SERVICE_WIDE_KEYS, text_of};
+use waiting_room::room_settings::{CONTROLLER_KEYS, EVENT_FIXED_KEYS, SERVICE_WIDE_KEYS, text_of};
 
 use crate::clock::{utc, utc_millis};
 
@@ -145,6 +145,23 @@ pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
                 },
                 event.settings.len()
             ));
+        }
+        for event in &schedule.events {
+            for key in event.settings.keys() {
+                if EVENT_FIXED_KEYS.contains(&key.as_str()) {
+                    report.warnings.push(format!(
+                        "event {} sets {key}, which an event cannot change: ignored",
+                        event.name
+                    ));
+                } else if !KEYS.contains(&key.as_str()) {
+                    let hint = closest(key, &KEYS)
+                        .map_or(String::new(), |k| format!(" (did you mean {k}?)"));
+                    report.warnings.push(format!(
+                        "event {} sets unknown key {key:?}{hint}: ignored",
+                        event.name
+                    ));
+                }
+            }
         }
         for problem in schedule.problems {
             report.errors.push(format!(

@@ -333,7 +333,8 @@ fn each_room_is_checked_with_its_scope_rules_and_schedule() {
     let dir = tempfile::tempdir().unwrap();
     let good_room = r#"{"enabled": true, "allow_percentage": 20, "bypass_addresses": ["198.51.100.0/24"],
         "bypass_paths": ["/drops/static/"],
-        "events": [{"name": "drop-1", "start": "2030-01-01T10:00:00Z", "end": "2030-01-01T12:00:00Z"}]}"#;
+        "events": [{"name": "drop-1", "start": "2030-01-01T10:00:00Z", "end": "2030-01-01T12:00:00Z",
+            "settings": {"cookie_lifetime": 900, "protected_paths": "/", "cokie_lifetime": 1}}]}"#;
     let file = write(
         dir.path(),
         "rooms.json",
@@ -366,7 +367,18 @@ fn each_room_is_checked_with_its_scope_rules_and_schedule() {
         ),
         "{out}"
     );
-    assert!(!err.contains("unknown key"), "{err}");
+    // The room's own keys are known; an event's odd ones are warned about.
+    assert!(!err.contains("unknown key \"room."), "{err}");
+    assert!(
+        err.contains("event drop-1 sets protected_paths, which an event cannot change"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "event drop-1 sets unknown key \"cokie_lifetime\" (did you mean cookie_lifetime?)"
+        ),
+        "{err}"
+    );
 
     // Refused: a rule that does not parse, a rule over the whole room, a schedule
     // out of order, a room whose value is not JSON, an index entry without paths.
