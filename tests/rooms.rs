@@ -601,3 +601,27 @@ fn built_in_pages_speak_the_visitors_language_or_the_rooms() {
         r.body
     );
 }
+
+#[test]
+fn a_room_scoped_to_a_host_takes_that_hosts_requests_only() {
+    let room = Room::launch(RoomSpec {
+        config: &[
+            ("protected_paths", "/checkout"),
+            (
+                "rooms",
+                r#"{"shop": {"hosts": ["shop.example"], "paths": ["/checkout"]}}"#,
+            ),
+            ("room.shop", r#"{"enabled": true, "allow_percentage": 30}"#),
+        ],
+        ..RoomSpec::default()
+    });
+    room.get(101, "/checkout/pay", &[("host", "Shop.Example:443")]);
+    let line = room.last_log_line();
+    assert!(line.contains("uid=127.0.0.101 room=shop p=30 "), "{line}");
+    room.get(102, "/checkout/pay", &[("host", "www.example")]);
+    let line = room.last_log_line();
+    assert!(
+        line.contains("uid=127.0.0.102 p=50 ") && !line.contains("room="),
+        "{line}"
+    );
+}

@@ -164,8 +164,14 @@ fn send(
     let mut request = Request::builder()
         .method(method.clone())
         .uri(path)
-        .header(HOST, to.to_string())
         .header(CONNECTION, "close");
+    // The address the request goes to, unless the test names a host of its own.
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        request = request.header(HOST, to.to_string());
+    }
     for &(name, value) in headers {
         let name = HeaderName::from_bytes(name.as_bytes())
             .unwrap_or_else(|e| panic!("header name {name:?}: {e}"));
