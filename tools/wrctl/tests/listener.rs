@@ -23,7 +23,11 @@ fn start(extra: &[&str]) -> Wrctl {
 }
 
 fn room_lines(n: usize) -> String {
-    let t = unix_now();
+    room_lines_at(unix_now(), n)
+}
+
+/// `n` lines of arrivals at Unix second `t`, from 250 addresses.
+fn room_lines_at(t: u64, n: usize) -> String {
     (0..n)
         .map(|i| {
             format!(
@@ -59,7 +63,9 @@ fn the_challenge_lists_the_service_ids_hashes() {
 #[test]
 fn posted_lines_are_counted_in_metrics_and_status() {
     let wrctl = start(&[]);
-    let mut body = room_lines(1000);
+    // One second for every line, so the series' newest second holds every arrival.
+    let t = unix_now();
+    let mut body = room_lines_at(t, 1000);
     body.push_str("some other program's line\n\nwaitingroom t=1 uid=x\n");
     let reply = wrctl.request(
         "POST",
@@ -69,12 +75,12 @@ fn posted_lines_are_counted_in_metrics_and_status() {
     );
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(reply.body, "accepted 1002 lines (2 bad)\n");
-    let reply = wrctl.request("POST", "/logs", &[], room_lines(10).as_bytes());
+    let reply = wrctl.request("POST", "/logs", &[], room_lines_at(t, 10).as_bytes());
     assert_eq!(reply.status, 200);
 
     // A gzip body, as Fastly sends with compression on.
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(room_lines(5).as_bytes()).unwrap();
+    gz.write_all(room_lines_at(t, 5).as_bytes()).unwrap();
     let reply = wrctl.request(
         "POST",
         "/logs",
