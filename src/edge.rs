@@ -75,6 +75,7 @@ pub fn handle(mut req: Request) -> Response {
         accept_language: accept_language.as_deref(),
         pop: pop.as_ref().map(|p| p as &dyn PopCounts),
         pass_header: pass_header.as_deref(),
+        client_ip,
     };
     let mut plan = plan(&visit, &settings, &keys);
     if let (Some(pop), Some(key)) = (
@@ -86,6 +87,19 @@ pub fn handle(mut req: Request) -> Response {
 
     let mut resp = match plan.action {
         Action::Forward => {
+            // The origin never sees a pass: not a probe's header, not a link's parameter.
+            if pass_header.is_some() {
+                req.remove_header(waiting_room::pass::HEADER);
+            }
+            if let Some((_, kept)) = req
+                .get_query_str()
+                .and_then(waiting_room::pass::split_query)
+            {
+                match kept {
+                    Some(kept) => req.set_query_str(kept),
+                    None => req.remove_query(),
+                }
+            }
             match &plan.origin_cookie {
                 OriginCookie::AsSent => {}
                 OriginCookie::Remove => {

@@ -24,6 +24,7 @@
 //!     accept_language: None,
 //!     pop: None,
 //!     pass_header: None,
+//!     client_ip: None,
 //! };
 //! let plan = plan(&visit, &settings, &keys);
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
@@ -107,6 +108,9 @@ pub struct Visit<'a> {
     pub pop: Option<&'a dyn ceiling::PopCounts>,
     /// The request's `Waiting-Room-Pass` header (a probe's signed pass), if any.
     pub pass_header: Option<&'a str>,
+    /// The connection's client address, for `bypass_addresses` (`None`: the uid's,
+    /// when it is a whole address).
+    pub client_ip: Option<std::net::IpAddr>,
 }
 
 /// What the edge does with the request.
@@ -194,7 +198,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         })
     } else {
         rules::bypass_scope(
-            visit.uid,
+            visit.client_ip.or_else(|| visit.uid.parse().ok()),
             visit.path,
             &settings.bypass_paths,
             &settings.bypass_addresses,
@@ -220,28 +224,43 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     // pass cookie. A refused one changes nothing but the log line.
     let link = pass::from_link(visit.path_and_query);
     let pass_cookie = pass::cookie_name(&settings.room);
-    let presented = link
-        .as_ref()
-        .map(|(value, _)| value.as_str())
-        .or(visit.pass_header)
-        .or_else(|| {
-            visit
-                .cookie_header
-                .and_then(|header| cookie::find(header, &pass_cookie))
-        });
-    let pass_refused = match presented.map(|value| {
-        pass::check(
+    let presented = [
+        link.as_ref().map(|(value, _)| value.as_str()),
+        visit.pass_header,
+        visit
+            .cookie_header
+            .and_then(|header| cookie::find(header, &pass_cookie)),
+    ];
+    // Each pass presented in turn: the first that holds lets the visitor through,
+    // else the first refusal is logged.
+    let mut first_refusal = None;
+    let mut accepted = None;
+    for (from_link, value) in presented
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, value)| Some((i == 0, value?)))
+    {
+        match pass::check(
             value,
             &settings.room,
             &keys,
             visit.now,
             settings.passes_not_before,
-        )
-    }) {
-        Some(Ok((claims, id))) => {
+        ) {
+            Ok(pass) => {
+                accepted = Some((from_link, pass));
+                break;
+            }
+            Err(why) => {
+                first_refusal.get_or_insert(why);
+            }
+        }
+    }
+    let pass_refused = match accepted {
+        Some((from_link, (claims, id))) => {
             let mut plan = bypassed("pass");
             log::push_field(&mut plan.log_line, "pass", id);
-            if let Some((value, location)) = link {
+            if let Some((value, location)) = link.filter(|_| from_link) {
                 let mut attributes = cookie::Attributes::new(settings, visit.tls);
                 attributes.max_age = claims.exp.saturating_sub(visit.now);
                 plan.set_cookie = Some(cookie::set_cookie(&pass_cookie, &value, &attributes));
@@ -250,8 +269,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
             }
             return plan;
         }
-        Some(Err(why)) => Some(why),
-        None => None,
+        None => first_refusal,
     };
 
     // After an event that says so, the room is closed with the ended page.

@@ -176,6 +176,18 @@ fn number(text: &str) -> Option<u64> {
 /// another host: a path starting `//` is sent to `/`).
 pub fn from_link(path_and_query: &str) -> Option<(String, String)> {
     let (path, query) = path_and_query.split_once('?')?;
+    let (pass, kept) = split_query(query)?;
+    let path = format!("/{}", path.trim_start_matches('/'));
+    let location = match kept {
+        None => path,
+        Some(kept) => format!("{path}?{kept}"),
+    };
+    Some((pass.to_string(), location))
+}
+
+/// A query's first `waiting_pass` value and the query without any (`None` when
+/// nothing is left); `None` when it holds no pass. The origin never sees a pass.
+pub fn split_query(query: &str) -> Option<(&str, Option<String>)> {
     let prefix = format!("{QUERY_PARAMETER}=");
     let mut pass = None;
     let mut kept = Vec::new();
@@ -187,14 +199,7 @@ pub fn from_link(path_and_query: &str) -> Option<(String, String)> {
             None => kept.push(part),
         }
     }
-    let pass = pass?;
-    let path = format!("/{}", path.trim_start_matches('/'));
-    let location = if kept.is_empty() {
-        path
-    } else {
-        format!("{path}?{}", kept.join("&"))
-    };
-    Some((pass.to_string(), location))
+    Some((pass?, (!kept.is_empty()).then(|| kept.join("&"))))
 }
 
 #[cfg(test)]
@@ -321,6 +326,12 @@ mod tests {
             from_link("/drops/1?a=1&waiting_pass=P&b=2&waiting_pass=Q"),
             Some(("P".into(), "/drops/1?a=1&b=2".into()))
         );
+        assert_eq!(
+            split_query("a=1&waiting_pass=P"),
+            Some(("P", Some("a=1".into())))
+        );
+        assert_eq!(split_query("waiting_pass=P"), Some(("P", None)));
+        assert_eq!(split_query("a=1"), None);
         assert_eq!(
             from_link("//evil.example/x?waiting_pass=P"),
             Some(("P".into(), "/evil.example/x".into()))

@@ -252,11 +252,7 @@ impl Scope {
                 "path {bad:?} does not start with / or holds a comma"
             ));
         }
-        let hosts = text
-            .hosts
-            .iter()
-            .map(|h| h.trim().to_ascii_lowercase())
-            .collect();
+        let hosts = text.hosts.iter().map(|h| host_of(h)).collect();
         Ok(Scope {
             name,
             hosts,
@@ -265,7 +261,8 @@ impl Scope {
     }
 }
 
-/// The host a request was sent to, as scopes compare it: lower case, no port.
+/// A host as scopes compare it (a request's `Host`, or a scope's `hosts`): lower
+/// case, without port, brackets or the trailing dot of a fully qualified name.
 pub fn host_of(header: &str) -> String {
     let header = header.trim();
     let host = match header.strip_prefix('[') {
@@ -273,7 +270,7 @@ pub fn host_of(header: &str) -> String {
         Some(rest) => rest.split(']').next().unwrap_or(rest),
         None => header.split(':').next().unwrap_or(header),
     };
-    host.to_ascii_lowercase()
+    host.trim_end_matches('.').to_ascii_lowercase()
 }
 
 #[cfg(test)]
@@ -411,5 +408,11 @@ mod tests {
         assert_eq!(host_of("shop.example"), "shop.example");
         assert_eq!(host_of("[2001:DB8::1]:443"), "2001:db8::1");
         assert_eq!(host_of(" 127.0.0.1:7676 "), "127.0.0.1");
+        assert_eq!(host_of("Shop.Example.:443"), "shop.example");
+        let idx = index(r#"{"shop": {"hosts": ["shop.example:443"], "paths": ["/"]}}"#);
+        assert_eq!(
+            name_for(&idx, Some(&host_of("SHOP.example.")), "/x", None),
+            "shop"
+        );
     }
 }

@@ -11,15 +11,16 @@
 //!    which win over the value. `logger_name` and `uid_ipv6_prefix` stay the
 //!    service's: one log endpoint and one identity per service.
 //!
-//! A named room's value that is missing or not a JSON object reads as `{}`, so
-//! the room is off (`enabled` defaults to false) and the line says
-//! `config_fallback=room`; an index with problems says `config_fallback=rooms`.
+//! A named room's value that is missing or not a JSON object holds everyone (on,
+//! with `queue_all`: nobody new is admitted, live sessions go on) and the line
+//! says `config_fallback=room`; an index with problems says `config_fallback=rooms`.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use crate::config::{
-    ALLOW_PERCENTAGE, BYPASS_KEYS, CONTROLLER_HEARTBEAT, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
+    ACTIVE_KEY, ALLOW_PERCENTAGE, BYPASS_ADDRESSES, BYPASS_KEYS, BYPASS_PATHS,
+    CONTROLLER_HEARTBEAT, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME, PASSES_NOT_BEFORE,
     PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Settings, UID_IPV6_PREFIX,
 };
 use crate::events::{EVENTS, Phase, Schedule};
@@ -34,8 +35,19 @@ pub const CONTROLLER_KEYS: [&str; 4] = [
 ];
 /// The keys a named room takes from the service.
 pub const SERVICE_WIDE_KEYS: [&str; 2] = [LOGGER_NAME, UID_IPV6_PREFIX];
-/// The keys an event cannot change: the room's scope and the service's keys.
-pub const EVENT_FIXED_KEYS: [&str; 3] = [PROTECTED_PATHS, LOGGER_NAME, UID_IPV6_PREFIX];
+/// The keys an event cannot change: whether and where the room runs, who goes
+/// through it (its key, its bypass rules, its passes' revocation), and the
+/// service's keys.
+pub const EVENT_FIXED_KEYS: [&str; 8] = [
+    ENABLED,
+    PROTECTED_PATHS,
+    ACTIVE_KEY,
+    BYPASS_ADDRESSES,
+    BYPASS_PATHS,
+    PASSES_NOT_BEFORE,
+    LOGGER_NAME,
+    UID_IPV6_PREFIX,
+];
 /// Named in `fallbacks` when a named room's value is not a JSON object.
 pub const ROOM_FALLBACK: &str = "room";
 
@@ -127,7 +139,13 @@ impl Settings {
         let room: Option<BTreeMap<String, serde_json::Value>> = value
             .as_deref()
             .and_then(|raw| serde_json::from_str(raw).ok());
-        let own = |key: &str| room.as_ref()?.get(key).and_then(text_of);
+        // A room whose value cannot be read holds everyone, as on with `queue_all`:
+        // a mistake never opens the room, and fixing it strands nobody.
+        let own = |key: &str| match &room {
+            Some(room) => room.get(key).and_then(text_of),
+            None if key == ENABLED || key == QUEUE_ALL => Some("true".to_string()),
+            None => None,
+        };
         let base = |key: &str| {
             if key == PROTECTED_PATHS {
                 // Scope paths hold no comma (the index refuses them).
@@ -214,7 +232,7 @@ pub fn text_of(value: &serde_json::Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ENABLED, WAIT_PERIOD_DURATION};
+    use crate::config::WAIT_PERIOD_DURATION;
     use crate::percentage::Percentage;
     use std::collections::HashMap;
 
@@ -276,14 +294,17 @@ mod tests {
     }
 
     #[test]
-    fn a_room_without_a_readable_value_is_off() {
+    fn a_room_without_a_readable_value_holds_everyone() {
         for value in [None, Some("not json"), Some("[1]")] {
             let mut pairs = vec![(ROOMS, ROOMS_VALUE)];
             if let Some(v) = value {
                 pairs.push(("room.drops", v));
             }
             let (settings, _) = read(&pairs, None, "/drops/x");
-            assert!(!settings.protects("/drops/x"), "{value:?}");
+            assert!(
+                settings.protects("/drops/x") && settings.queue_all,
+                "{value:?}"
+            );
             assert_eq!(settings.fallbacks, vec![ROOM_FALLBACK], "{value:?}");
             assert!(matches!(settings.room, Room::Named(_)));
         }

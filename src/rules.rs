@@ -21,6 +21,15 @@ pub struct Cidr {
 }
 
 impl Cidr {
+    /// Whether the block is so wide it is probably a mistake: shorter than a /8
+    /// (IPv4) or a /16 (IPv6). The room still applies it; `wrctl config check` warns.
+    pub fn is_very_wide(&self) -> bool {
+        match self.network {
+            IpAddr::V4(_) => self.bits < 8,
+            IpAddr::V6(_) => self.bits < 16,
+        }
+    }
+
     /// Whether `ip` is in the block (an IPv4 address mapped into IPv6 counts as IPv4).
     pub fn contains(&self, ip: IpAddr) -> bool {
         let ip = match ip {
@@ -105,28 +114,35 @@ impl fmt::Display for Cidr {
     }
 }
 
-/// The address a uid stands for: the address itself, or an IPv6 visitor's
-/// network address (`2001:db8::/56` → `2001:db8::`).
-pub fn address_of_uid(uid: &str) -> Option<IpAddr> {
-    uid.split('/').next()?.parse().ok()
-}
-
 /// Why a request in the room bypasses it, if it does: `bypass-path` or
-/// `bypass-address`.
+/// `bypass-address` (by the connection's address `ip`, never a header).
 pub fn bypass_scope(
-    uid: &str,
+    ip: Option<IpAddr>,
     path: &str,
     bypass_paths: &[String],
     bypass_addresses: &[Cidr],
 ) -> Option<&'static str> {
-    if bypass_paths.iter().any(|p| path.starts_with(p.as_str())) {
+    let by_path = bypass_paths
+        .iter()
+        .any(|p| path.starts_with(p.as_str()) && plain(&path[p.len()..]));
+    if by_path {
         return Some("bypass-path");
     }
-    let ip = address_of_uid(uid)?;
+    let ip = ip?;
     bypass_addresses
         .iter()
         .any(|block| block.contains(ip))
         .then_some("bypass-address")
+}
+
+/// Whether the rest of a path after a bypass prefix names nothing but what it says:
+/// no `..`, `;` (a path parameter some origins strip), backslash, or encoded dot,
+/// slash or backslash, any of which an origin may resolve outside the prefix.
+fn plain(rest: &str) -> bool {
+    let lower = rest.to_ascii_lowercase();
+    !["..", ";", "\\", "%2e", "%2f", "%5c"]
+        .iter()
+        .any(|bad| lower.contains(bad))
 }
 
 /// Whether a bypass path would bypass a whole part of a room protecting
@@ -187,19 +203,37 @@ mod tests {
     #[test]
     fn a_request_bypasses_by_path_then_by_address() {
         let paths = vec!["/drops/static/".to_string()];
-        let blocks = vec![cidr("198.51.100.0/24"), cidr("2001:db8:1::/48")];
-        let scope = |uid, path| bypass_scope(uid, path, &paths, &blocks);
+        let blocks = vec![cidr("198.51.100.0/24"), cidr("2001:db8:1::/120")];
+        let scope = |addr: &str, path| bypass_scope(addr.parse().ok(), path, &paths, &blocks);
         assert_eq!(
             scope("192.0.2.1", "/drops/static/a.css"),
             Some("bypass-path")
         );
         assert_eq!(scope("198.51.100.9", "/drops/1"), Some("bypass-address"));
-        assert_eq!(
-            scope("2001:db8:1:ff00::/56", "/drops/1"),
-            Some("bypass-address")
-        );
+        assert_eq!(scope("2001:db8:1::5", "/drops/1"), Some("bypass-address"));
+        // The connection's own address, not its network: a /64 uid is no match.
+        assert_eq!(scope("2001:db8:1::1:5", "/drops/1"), None);
         assert_eq!(scope("192.0.2.1", "/drops/1"), None);
         assert_eq!(scope("unknown", "/drops/1"), None);
+    }
+
+    #[test]
+    fn a_bypass_path_never_reaches_outside_its_prefix() {
+        let paths = vec!["/drops/static/".to_string()];
+        for sneaky in [
+            "/drops/static/..;/sneaker",
+            "/drops/static/../sneaker",
+            "/drops/static/%2e%2e/sneaker",
+            "/drops/static/x%2Fsneaker",
+            "/drops/static/a;jsessionid=1",
+            "/drops/static/..%5csneaker",
+        ] {
+            assert_eq!(bypass_scope(None, sneaky, &paths, &[]), None, "{sneaky}");
+        }
+        assert_eq!(
+            bypass_scope(None, "/drops/static/app.v2.css", &paths, &[]),
+            Some("bypass-path")
+        );
     }
 
     #[test]

@@ -32,6 +32,7 @@ fn run_visitor(uid: &str, settings: &Settings, keys: &HashMap<String, String>) -
             accept_language: None,
             pop: None,
             pass_header: None,
+            client_ip: None,
         };
         let p = plan(&visit, settings, keys);
         if p.action == Action::Forward {

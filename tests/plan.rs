@@ -41,6 +41,7 @@ fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {
         accept_language: None,
         pop: None,
         pass_header: None,
+        client_ip: None,
     }
 }
 

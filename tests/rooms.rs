@@ -160,14 +160,15 @@ fn a_bad_index_or_room_value_fails_safe_and_says_so() {
         "{line}"
     );
 
-    // A room whose value does not parse is off: its scope passes to the origin.
+    // A room whose value does not parse holds everyone: nobody new gets in.
     room.set_config("rooms", ROOMS);
     room.set_config("room.drops", "{\"enabled\": tru");
     let r = room.get(32, "/drops/1", &[]);
-    assert!(r.body.contains(ORIGIN_MARKER));
+    assert!(!r.body.contains(ORIGIN_MARKER));
     let line = room.last_log_line();
     assert!(
-        line.contains("decision=bypass scope=disabled uid=127.0.0.32 room=drops"),
+        line.contains("decision=anon uid=127.0.0.32 room=drops")
+            && line.contains("config_fallback=room"),
         "{line}"
     );
 }
@@ -623,5 +624,43 @@ fn a_room_scoped_to_a_host_takes_that_hosts_requests_only() {
     assert!(
         line.contains("uid=127.0.0.102 p=50 ") && !line.contains("room="),
         "{line}"
+    );
+}
+
+#[test]
+fn the_origin_never_sees_a_pass_and_a_stale_link_does_not_hide_a_good_cookie() {
+    let room = service_with_rooms(&mint::encode("<p>Drops start here</p>"));
+    let t = now();
+    let pass = mint::mint_pass(KEY1, "drops", t - 10, t + 600, "key1");
+    // A probe's header is not forwarded.
+    let r = room.get(111, "/drops/1", &[("waiting-room-pass", &pass)]);
+    assert!(r.body.contains(ORIGIN_MARKER));
+    assert!(
+        !r.body.to_ascii_lowercase().contains("waiting-room-pass"),
+        "{}",
+        r.body
+    );
+    // Outside every room a link's parameter is not forwarded either; the rest is.
+    let r = room.get(112, &format!("/about?a=1&waiting_pass={pass}&b=2"), &[]);
+    assert!(
+        r.body.contains("GET /about?a=1&amp;b=2 HTTP/1.1"),
+        "{}",
+        r.body
+    );
+    // An expired link with a good pass cookie: the cookie lets the holder through.
+    let stale = mint::mint_pass(KEY1, "drops", t - 100, t - 1, "key1");
+    let r = room.get_with_cookie(
+        113,
+        &format!("/drops/1?waiting_pass={stale}"),
+        &format!("waiting_pass_drops={pass}"),
+    );
+    assert!(
+        r.body.contains(ORIGIN_MARKER) && r.body.contains("GET /drops/1 HTTP/1.1"),
+        "{}",
+        r.body
+    );
+    assert!(
+        room.last_log_line()
+            .contains("scope=pass uid=127.0.0.113 room=drops")
     );
 }

@@ -366,6 +366,7 @@ pub fn plan(data: &[u8]) -> Plan {
         accept_language: None,
         pop: None,
         pass_header: pass_header.as_deref(),
+        client_ip: None,
     };
     let keys = &fuzz_input::key_store;
     let plan = waiting_room::plan(&visit, &settings, keys);

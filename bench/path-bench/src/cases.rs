@@ -65,6 +65,7 @@ impl Case {
             accept_language: None,
             pop: None,
             pass_header: None,
+            client_ip: None,
         };
         plan(&visit, &self.settings, &self.keys)
     }

@@ -721,6 +721,7 @@ mod tests {
             accept_language: None,
             pop: None,
             pass_header: None,
+            client_ip: None,
         };
         plan(&visit, &settings_for(&store, path), &keys)
     }

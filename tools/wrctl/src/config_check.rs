@@ -244,8 +244,7 @@ fn room_store(store: &Store, scope: &Scope) -> (Store, Option<String>) {
     let mut room = Store::new();
     let value_error = match store.get(&name.store_key()) {
         None => Some(format!(
-            "{} is missing: the room is off (its requests go to the origin, logged \
-             config_fallback=room)",
+            "{} is missing: the room holds everyone (queue-all), logged config_fallback=room",
             name.store_key()
         )),
         Some(raw) => match serde_json::from_str::<BTreeMap<String, serde_json::Value>>(raw) {
@@ -258,11 +257,17 @@ fn room_store(store: &Store, scope: &Scope) -> (Store, Option<String>) {
                 None
             }
             Err(e) => Some(format!(
-                "{} is not a JSON object ({e}): the room is off, logged config_fallback=room",
+                "{} is not a JSON object ({e}): the room holds everyone (queue-all), logged \
+                 config_fallback=room",
                 name.store_key()
             )),
         },
     };
+    if value_error.is_some() {
+        // As the edge reads it: on, holding everyone.
+        room.insert(config::ENABLED.to_string(), "true".to_string());
+        room.insert(config::QUEUE_ALL.to_string(), "true".to_string());
+    }
     for key in CONTROLLER_KEYS {
         if let Some(written) = store.get(&name.key(key)) {
             room.insert(key.to_string(), written.clone());
@@ -494,6 +499,12 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
             "wait_period_duration {d} s is long: a new visitor's first draw can be {longest} s \
              away and each lost draw adds {} s, more than visitors wait on a page",
             draw_interval(d)
+        ));
+    }
+    for block in s.bypass_addresses.iter().filter(|b| b.is_very_wide()) {
+        w.push(format!(
+            "bypass_addresses holds {block}, wider than a /8 (IPv4) or /16 (IPv6): is \
+             everyone in it staff?"
         ));
     }
     let known: Vec<&str> = unique_keys().collect();

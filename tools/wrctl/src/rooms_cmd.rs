@@ -9,7 +9,7 @@ use waiting_room::config::Settings;
 use waiting_room::keys::{KeyStore, RoomKeys};
 use waiting_room::pass::{self, PassClaims};
 use waiting_room::room::{Index, ROOMS, Room, RoomName, host_of};
-use waiting_room::room_settings::Remembered;
+use waiting_room::room_settings::{ROOM_FALLBACK, Remembered};
 
 use crate::clock::{seconds_arg, unix_now, utc};
 use crate::config_check::{Store, parse_store};
@@ -134,6 +134,9 @@ pub fn place(store: &Store, url: &str, now: u64) -> String {
         .bypass_paths
         .iter()
         .any(|p| path.starts_with(p.as_str()));
+    if settings.fallbacks.contains(&ROOM_FALLBACK) {
+        return format!("{room}, whose value is missing or unreadable: it holds everyone");
+    }
     match (&settings.room, applies) {
         (Room::Service, false) => "no room: straight to the origin".into(),
         (_, false) => format!("{room}, which is off: straight to the origin"),
@@ -151,8 +154,7 @@ pub fn pass(command: PassCommand) -> ExitCode {
     match mint_pass(&args, unix_now()) {
         Ok((value, id, until)) => {
             if let Some(url) = &args.url {
-                let join = if url.contains('?') { '&' } else { '?' };
-                println!("{url}{join}{}={value}", pass::QUERY_PARAMETER);
+                println!("{}", link(url, &value));
             } else {
                 println!("{value}");
             }
@@ -174,6 +176,17 @@ pub fn pass(command: PassCommand) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `url` with the pass as its `waiting_pass` parameter (before any `#fragment`,
+/// which browsers never send).
+pub fn link(url: &str, pass: &str) -> String {
+    let (base, fragment) = match url.split_once('#') {
+        Some((base, fragment)) => (base, format!("#{fragment}")),
+        None => (url, String::new()),
+    };
+    let join = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{join}{}={pass}{fragment}", pass::QUERY_PARAMETER)
 }
 
 /// The pass `args` asks for at `now`: its value, its id and its end.
@@ -229,6 +242,22 @@ mod tests {
     }
 
     #[test]
+    fn a_link_carries_the_pass_before_any_fragment() {
+        assert_eq!(
+            link("https://s.example/d/", "P"),
+            "https://s.example/d/?waiting_pass=P"
+        );
+        assert_eq!(
+            link("https://s.example/d/?a=1", "P"),
+            "https://s.example/d/?a=1&waiting_pass=P"
+        );
+        assert_eq!(
+            link("https://s.example/d/#top", "P"),
+            "https://s.example/d/?waiting_pass=P#top"
+        );
+    }
+
+    #[test]
     fn a_url_falls_in_the_room_the_edge_picks() {
         let s = store(&[
             ("enabled", "true"),
@@ -249,7 +278,7 @@ mod tests {
         assert_eq!(place(&s, "https://www.example/drops/1?x", 0), "room drops");
         assert_eq!(
             place(&s, "https://shop.example:443/drops/vip/1", 0),
-            "room shop, which is off: straight to the origin"
+            "room shop, whose value is missing or unreadable: it holds everyone"
         );
         assert_eq!(
             place(&s, "https://www.example/drops/vip/1", 0),
