@@ -759,7 +759,7 @@ mod tests {
             assert_eq!(settings.allow_period_timeout, 3600);
             rules += settings.bypass_addresses.len() + settings.bypass_paths.len();
             let bypass = waiting_room::rules::bypass_scope(
-                CLIENT,
+                CLIENT.parse().ok(),
                 &rooms_path(),
                 &settings.bypass_paths,
                 &settings.bypass_addresses,

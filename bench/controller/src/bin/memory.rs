@@ -9,14 +9,20 @@
 //! cargo run --release -p controller-bench --bin memory [-- ADDRESSES]
 //! ```
 
+use clap::Parser;
 use control::record::Record;
 use control::{Controller, Options};
 
+/// The controller's memory with a crowd of waiting addresses.
+#[derive(Parser)]
+struct Args {
+    /// How many addresses.
+    #[arg(default_value_t = 10_000_000)]
+    addresses: u32,
+}
+
 fn main() {
-    let addresses: u32 = std::env::args()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(10_000_000);
+    let addresses = Args::parse().addresses;
     let start = 1_700_000_000u64;
     let mut controller = Controller::new(Options {
         target_per_minute: 3000.0,

@@ -18,17 +18,27 @@
 
 use std::time::Instant;
 
+use clap::Parser;
 use control::record::Record;
 use control::{Controller, Options};
 use waiting_room::percentage::Percentage;
 use wrctl::ingest::Batch;
 use wrctl::synthetic::Crowd;
 
+/// Log lines a second one thread takes through the controller.
+#[derive(Parser)]
+struct Args {
+    /// How many lines.
+    #[arg(default_value_t = 2_000_000)]
+    lines: usize,
+    /// Write the lines to stdout instead of timing them.
+    #[arg(long)]
+    print: bool,
+}
+
 fn main() {
-    let wanted: usize = std::env::args()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(2_000_000);
+    let args = Args::parse();
+    let wanted = args.lines;
     let start = 1_700_000_000;
     let mut crowd = Crowd::new(start, 1);
     crowd.arrivals_per_second = 1_000;
@@ -40,7 +50,7 @@ fn main() {
         lines.extend(crowd.next_second());
     }
     lines.truncate(wanted);
-    if std::env::args().any(|a| a == "--print") {
+    if args.print {
         use std::io::Write;
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         for line in &lines {
