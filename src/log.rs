@@ -5,7 +5,11 @@
 //! waitingroom t=1700000023 decision=allow uid=192.0.2.10 p=12.5 session=new transition=lottery-won exp=1700003623 path=/events
 //! waitingroom t=1700000023 decision=bypass scope=unprotected-path uid=192.0.2.10 path=/about
 //! waitingroom t=1700000023 decision=wait uid=192.0.2.10 p=50 exp=1700000300 arr=1700000000123 cutoff=1699999990000 path=/events
+//! waitingroom t=1700000023 decision=anon uid=192.0.2.10 room=drops event=drop-1 p=100 exp=1700000096 path=/drops/1
 //! ```
+//!
+//! A named room's lines carry `room=` after `uid=`, and `event=` while one of its
+//! events is in its pre-queue or runs ([`crate::room`], [`crate::events`]).
 //!
 //! In FIFO mode (`queueing_method = fifo`) a decided line also carries the visitor's
 //! place (`arr`, Unix ms: the one held after the response, or the one admitted)
