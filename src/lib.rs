@@ -272,30 +272,18 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         None => first_refusal,
     };
 
-    // After an event that says so, the room is closed with the ended page.
-    let ended;
-    let decided = match settings.event_ended {
-        Some(_) => {
-            ended = Settings {
-                allow_percentage: percentage::Percentage::ZERO,
-                allow_percentage_fallback: None,
-                queue_all: false,
-                ..settings.clone()
-            };
-            &ended
-        }
-        None => settings,
-    };
     let verdict = decision::decide_in_pop(
         visit.now,
         visit.millis,
         visit.uid,
         room_cookie,
-        decided,
+        settings,
         &keys,
         visit.pop,
     );
     let action = match verdict.decision {
+        // After an event that says so the room is closed (`room_settings`): its page
+        // is the ended page.
         Decision::Deny if settings.event_ended.is_some() => Action::Serve(Page::Ended),
         Decision::Allow => Action::Forward,
         Decision::Anon => Action::Serve(Page::StartWaiting),
@@ -313,7 +301,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     let outlook = verdict
         .wait_exp
         .map(|exp| outlook(visit.now, exp, verdict.arr, visit.uid, settings));
-    let mut log_line = log::decision_line(visit.now, visit.uid, visit.path, &verdict, decided);
+    let mut log_line = log::decision_line(visit.now, visit.uid, visit.path, &verdict, settings);
     if let Some(event) = &settings.event_ended {
         log::push_field(&mut log_line, "event_ended", event);
     }

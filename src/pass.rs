@@ -141,34 +141,19 @@ fn decode(value: &str) -> Option<(PassClaims, String, [u8; 32])> {
     let bytes = URL_SAFE_NO_PAD.decode(value.trim()).ok()?;
     let text = String::from_utf8(bytes).ok()?;
     let (signed, sig_hex) = text.rsplit_once("&sig=")?;
-    if sig_hex.len() != 64
-        || !sig_hex
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    {
-        return None;
-    }
-    let mut sig = [0u8; 32];
-    hex::decode_to_slice(sig_hex, &mut sig).ok()?;
+    let sig = token::parse_mac_hex(sig_hex)?;
     let rest = signed.strip_prefix("pass=1&room=")?;
     let (room, rest) = rest.split_once("&iat=")?;
     let (iat, rest) = rest.split_once("&exp=")?;
     let (exp, kid) = rest.split_once("&kid=")?;
     let claims = PassClaims {
         room: room.to_string(),
-        iat: number(iat)?,
-        exp: number(exp)?,
+        iat: token::parse_decimal(iat)?,
+        exp: token::parse_decimal(exp)?,
         kid: kid.to_string(),
     };
     // Only the canonical text: what `mint` writes for these claims.
     (token::is_valid_kid(kid) && claims.text() == signed).then(|| (claims, signed.to_string(), sig))
-}
-
-fn number(text: &str) -> Option<u64> {
-    let canonical = !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_digit())
-        && (text == "0" || !text.starts_with('0'));
-    canonical.then(|| text.parse().ok()).flatten()
 }
 
 /// For a link carrying a pass (`…?waiting_pass=…`): the pass, and where to send

@@ -19,12 +19,12 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use crate::config::{
-    ACTIVE_KEY, ALLOW_PERCENTAGE, BYPASS_ADDRESSES, BYPASS_KEYS, BYPASS_PATHS,
-    CONTROLLER_HEARTBEAT, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME, PASSES_NOT_BEFORE,
-    PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Settings, UID_IPV6_PREFIX,
+    ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_KEYS,
+    BYPASS_PATHS, CONTROLLER_HEARTBEAT, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
+    PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Settings, UID_IPV6_PREFIX,
 };
 use crate::events::{EVENTS, Phase, Schedule};
-use crate::room::{Index, ROOMS, Room, RoomName, Scope};
+use crate::room::{Index, ROOMS, Room, Scope};
 
 /// The keys the controller writes for a named room (`room.<name>.<key>`).
 pub const CONTROLLER_KEYS: [&str; 4] = [
@@ -134,38 +134,13 @@ impl Settings {
         scope: &Scope,
         now: u64,
     ) -> Settings {
-        let name = &scope.name;
-        let value = lookup.get(&name.store_key());
-        let room: Option<BTreeMap<String, serde_json::Value>> = value
-            .as_deref()
-            .and_then(|raw| serde_json::from_str(raw).ok());
-        // A room whose value cannot be read holds everyone, as on with `queue_all`:
-        // a mistake never opens the room, and fixing it strands nobody.
-        let own = |key: &str| match &room {
-            Some(room) => room.get(key).and_then(text_of),
-            None if key == ENABLED || key == QUEUE_ALL => Some("true".to_string()),
-            None => None,
-        };
-        let base = |key: &str| {
-            if key == PROTECTED_PATHS {
-                // Scope paths hold no comma (the index refuses them).
-                return Some(scope.paths.join(","));
-            }
-            if SERVICE_WIDE_KEYS.contains(&key) {
-                return lookup.get(key);
-            }
-            if CONTROLLER_KEYS.contains(&key)
-                && let Some(written) = lookup.get(&name.key(key))
-            {
-                return Some(written);
-            }
-            own(key)
-        };
-        let mut settings = Settings::scheduled(base, own(EVENTS), now);
-        if room.is_none() {
+        let (keys, readable) = named_room_keys(|key| lookup.get(key), scope);
+        let mut settings =
+            Settings::scheduled(|key| keys.get(key).cloned(), keys.get(EVENTS).cloned(), now);
+        if !readable {
             settings.fallbacks.push(ROOM_FALLBACK);
         }
-        settings.room = Room::Named(RoomName::clone(name));
+        settings.room = Room::Named(scope.name.clone());
         settings
     }
 
@@ -191,7 +166,14 @@ impl Settings {
                     _ => event.settings.get(key).cloned().or_else(|| base(key)),
                 })
             }
-            Phase::Idle | Phase::Ended(_) => Settings::from_lookup(&base),
+            // After an event that shows the ended page the room is closed: nobody
+            // is let in, and sessions end.
+            Phase::Ended(_) => Settings::from_lookup(|key| match key {
+                ALLOW_PERCENTAGE => Some("0".to_string()),
+                ALLOW_PERCENTAGE_FALLBACK | QUEUE_ALL => None,
+                _ => base(key),
+            }),
+            Phase::Idle => Settings::from_lookup(&base),
         };
         match phase {
             Phase::Prequeue(event) | Phase::Running(event) => {
@@ -205,6 +187,46 @@ impl Settings {
         }
         settings
     }
+}
+
+/// A named room's keys as the edge reads them, as text: its value's (a JSON
+/// object), the controller's keys for it over those, the service's `logger_name`
+/// and `uid_ipv6_prefix`, its scope's paths as `protected_paths`; and whether its
+/// value could be read. A room whose value cannot be read holds everyone (`enabled`
+/// and `queue_all`): a mistake never opens the room, and fixing it strands nobody.
+/// `lookup` reads the config store; `wrctl config check` reads a room through it too.
+pub fn named_room_keys(
+    lookup: impl Fn(&str) -> Option<String>,
+    scope: &Scope,
+) -> (BTreeMap<String, String>, bool) {
+    let name = &scope.name;
+    let value: Option<BTreeMap<String, serde_json::Value>> = lookup(&name.store_key())
+        .as_deref()
+        .and_then(|raw| serde_json::from_str(raw).ok());
+    let readable = value.is_some();
+    let mut keys: BTreeMap<String, String> = match value {
+        Some(value) => value
+            .iter()
+            .filter_map(|(key, v)| Some((key.clone(), text_of(v)?)))
+            .collect(),
+        None => [ENABLED, QUEUE_ALL]
+            .map(|key| (key.to_string(), "true".to_string()))
+            .into(),
+    };
+    for key in CONTROLLER_KEYS {
+        if let Some(written) = lookup(&name.key(key)) {
+            keys.insert(key.to_string(), written);
+        }
+    }
+    for key in SERVICE_WIDE_KEYS {
+        match lookup(key) {
+            Some(value) => keys.insert(key.to_string(), value),
+            None => keys.remove(key),
+        };
+    }
+    // Scope paths hold no comma (the index refuses them).
+    keys.insert(PROTECTED_PATHS.to_string(), scope.paths.join(","));
+    (keys, readable)
 }
 
 /// A JSON value as the text a setting's parser reads: a string as is, a number or
@@ -234,6 +256,7 @@ mod tests {
     use super::*;
     use crate::config::WAIT_PERIOD_DURATION;
     use crate::percentage::Percentage;
+    use crate::room::RoomName;
     use std::collections::HashMap;
 
     /// The settings for `path` on `host` from `pairs`, and how often each key was asked.

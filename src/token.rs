@@ -257,7 +257,7 @@ fn parse_dec(raw: &str) -> Option<TokenKind> {
 }
 
 /// Digits only, no leading zero (so the signed text is the one we re-create).
-fn parse_decimal(raw: &str) -> Option<u64> {
+pub(crate) fn parse_decimal(raw: &str) -> Option<u64> {
     let canonical = !raw.is_empty()
         && raw.bytes().all(|b| b.is_ascii_digit())
         && (raw == "0" || !raw.starts_with('0'));
@@ -286,7 +286,11 @@ fn valid_kid(raw: &str) -> Option<&str> {
 
 /// `0x` + 64 lowercase hex digits, the only form Fastly's `digest.hmac_sha256` returns.
 fn parse_sig(raw: &str) -> Option<[u8; 32]> {
-    let hex_digits = raw.strip_prefix("0x")?;
+    parse_mac_hex(raw.strip_prefix("0x")?)
+}
+
+/// An HMAC-SHA256 written as 64 lowercase hex digits, and nothing else.
+pub(crate) fn parse_mac_hex(hex_digits: &str) -> Option<[u8; 32]> {
     let lowercase = hex_digits
         .bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));

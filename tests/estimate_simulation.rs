@@ -27,12 +27,7 @@ fn run_visitor(uid: &str, settings: &Settings, keys: &HashMap<String, String>) -
             path: "/events",
             path_and_query: "/events",
             cookie_header: header.as_deref(),
-            tls: false,
-            accept: None,
-            accept_language: None,
-            pop: None,
-            pass_header: None,
-            client_ip: None,
+            ..Visit::default()
         };
         let p = plan(&visit, settings, keys);
         if p.action == Action::Forward {

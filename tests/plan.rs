@@ -36,12 +36,7 @@ fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {
         path,
         path_and_query: path,
         cookie_header,
-        tls: false,
-        accept: None,
-        accept_language: None,
-        pop: None,
-        pass_header: None,
-        client_ip: None,
+        ..Visit::default()
     }
 }
 

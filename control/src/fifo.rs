@@ -349,7 +349,6 @@ impl FifoController {
         })
     }
 
-    /// The options it runs with.
     /// Holds `per_minute` new sessions a minute from now on (a scheduled event's
     /// target); a value that is not a positive number is ignored.
     pub fn set_target(&mut self, per_minute: f64) {
@@ -358,6 +357,7 @@ impl FifoController {
         }
     }
 
+    /// The options it runs with.
     pub fn options(&self) -> &FifoOptions {
         &self.options
     }

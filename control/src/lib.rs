@@ -378,7 +378,6 @@ impl Controller {
         })
     }
 
-    /// The options it runs with.
     /// Holds `per_minute` new sessions a minute from now on (a scheduled event's
     /// target); a value that is not a positive number is ignored.
     pub fn set_target(&mut self, per_minute: f64) {
@@ -387,6 +386,7 @@ impl Controller {
         }
     }
 
+    /// The options it runs with.
     pub fn options(&self) -> &Options {
         &self.options
     }

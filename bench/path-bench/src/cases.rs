@@ -60,12 +60,7 @@ impl Case {
             path: PATH,
             path_and_query: PATH,
             cookie_header: self.cookie_header.as_deref(),
-            tls: false,
-            accept: None,
-            accept_language: None,
-            pop: None,
-            pass_header: None,
-            client_ip: None,
+            ..Visit::default()
         };
         plan(&visit, &self.settings, &self.keys)
     }

@@ -716,12 +716,7 @@ mod tests {
             path,
             path_and_query: path,
             cookie_header: Some(cookie),
-            tls: false,
-            accept: None,
-            accept_language: None,
-            pop: None,
-            pass_header: None,
-            client_ip: None,
+            ..Visit::default()
         };
         plan(&visit, &settings_for(&store, path), &keys)
     }

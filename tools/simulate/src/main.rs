@@ -21,7 +21,7 @@ fn main() -> ExitCode {
             out,
             no_plots,
             quiet,
-        } => run(&scenario, &grids, &modes, &out, !no_plots, !quiet),
+        } => run(&scenario, None, &grids, &modes, &out, !no_plots, !quiet),
         Command::Rooms {
             scenario,
             second,
@@ -30,7 +30,15 @@ fn main() -> ExitCode {
             out,
             no_plots,
             quiet,
-        } => rooms(&scenario, &second, &grids, &modes, &out, !no_plots, !quiet),
+        } => run(
+            &scenario,
+            Some(&second),
+            &grids,
+            &modes,
+            &out,
+            !no_plots,
+            !quiet,
+        ),
         Command::Fifo {
             scenario,
             spec,
@@ -79,8 +87,10 @@ fn main() -> ExitCode {
     }
 }
 
+/// The room of `scenario` alone, or with `second` at once on one log stream.
 fn run(
     scenario: &Scenario,
+    second: Option<&SecondRoom>,
     grids: &[DrawGrid],
     modes: &[RefreshMode],
     out: &std::path::Path,
@@ -88,36 +98,20 @@ fn run(
     verbose: bool,
 ) -> Result<(), String> {
     let population = Population::draw(scenario);
-    let runs = report::run_grids(scenario, &population, grids, modes, verbose);
-    report::write(out, scenario, None, &population, &runs, plots)?;
-    print_runs(&runs, false);
-    println!("report and plots in {}", out.display());
-    Ok(())
-}
-
-/// The service room of `scenario` and `second` at once, on one log stream.
-fn rooms(
-    scenario: &Scenario,
-    second: &SecondRoom,
-    grids: &[DrawGrid],
-    modes: &[RefreshMode],
-    out: &std::path::Path,
-    plots: bool,
-    verbose: bool,
-) -> Result<(), String> {
-    let population = Population::draw(scenario);
-    let second_population = Population::draw(&second.scenario);
-    let runs = report::run_rooms(
-        scenario,
-        &population,
-        second,
-        &second_population,
-        grids,
-        modes,
-        verbose,
-    );
-    report::write(out, scenario, Some(second), &population, &runs, plots)?;
-    print_runs(&runs, true);
+    let runs = match second {
+        None => report::run_grids(scenario, &population, grids, modes, verbose),
+        Some(second) => report::run_rooms(
+            scenario,
+            &population,
+            second,
+            &Population::draw(&second.scenario),
+            grids,
+            modes,
+            verbose,
+        ),
+    };
+    report::write(out, scenario, second, &population, &runs, plots)?;
+    print_runs(&runs, second.is_some());
     println!("report and plots in {}", out.display());
     Ok(())
 }

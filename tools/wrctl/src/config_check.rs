@@ -17,7 +17,7 @@ use waiting_room::token::is_valid_kid;
 
 use waiting_room::events::{EVENTS, Schedule};
 use waiting_room::room::{Index, ROOMS, Scope};
-use waiting_room::room_settings::{CONTROLLER_KEYS, EVENT_FIXED_KEYS, SERVICE_WIDE_KEYS, text_of};
+use waiting_room::room_settings::{EVENT_FIXED_KEYS, named_room_keys};
 
 use crate::clock::{utc, utc_millis};
 
@@ -240,46 +240,18 @@ fn describe_scope(scope: &Scope) -> String {
 /// A named room's settings as one flat store, as the edge reads them; and why its
 /// value is unusable, if it is.
 fn room_store(store: &Store, scope: &Scope) -> (Store, Option<String>) {
-    let name = &scope.name;
-    let mut room = Store::new();
-    let value_error = match store.get(&name.store_key()) {
-        None => Some(format!(
-            "{} is missing: the room holds everyone (queue-all), logged config_fallback=room",
-            name.store_key()
-        )),
-        Some(raw) => match serde_json::from_str::<BTreeMap<String, serde_json::Value>>(raw) {
-            Ok(value) => {
-                for (key, value) in &value {
-                    if let Some(text) = text_of(value) {
-                        room.insert(key.clone(), text);
-                    }
-                }
-                None
-            }
-            Err(e) => Some(format!(
-                "{} is not a JSON object ({e}): the room holds everyone (queue-all), logged \
-                 config_fallback=room",
-                name.store_key()
-            )),
-        },
-    };
-    if value_error.is_some() {
-        // As the edge reads it: on, holding everyone.
-        room.insert(config::ENABLED.to_string(), "true".to_string());
-        room.insert(config::QUEUE_ALL.to_string(), "true".to_string());
-    }
-    for key in CONTROLLER_KEYS {
-        if let Some(written) = store.get(&name.key(key)) {
-            room.insert(key.to_string(), written.clone());
-        }
-    }
-    for key in SERVICE_WIDE_KEYS {
-        match store.get(key) {
-            Some(value) => room.insert(key.to_string(), value.clone()),
-            None => room.remove(key),
+    let key = scope.name.store_key();
+    let (room, readable) = named_room_keys(|k| store.get(k).cloned(), scope);
+    let value_error = (!readable).then(|| {
+        let why = match store.get(&key) {
+            None => "is missing".to_string(),
+            Some(raw) => match serde_json::from_str::<BTreeMap<String, serde_json::Value>>(raw) {
+                Err(e) => format!("is not a JSON object ({e})"),
+                Ok(_) => "is not a JSON object".to_string(),
+            },
         };
-    }
-    room.insert(config::PROTECTED_PATHS.to_string(), scope.paths.join(","));
+        format!("{key} {why}: the room holds everyone (queue-all), logged config_fallback=room")
+    });
     (room, value_error)
 }
 

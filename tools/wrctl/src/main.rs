@@ -148,10 +148,10 @@ fn check_config_file(file: &ConfigFile, args: &ControlArgs) {
             .and_then(|raw| serde_json::from_str(raw).ok())
             .unwrap_or_default();
     }
-    let text = |key: &str| match settings.get(key) {
-        Some(serde_json::Value::String(s)) => Some(s.clone()),
-        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
-        _ => None,
+    let text = |key: &str| {
+        settings
+            .get(key)
+            .and_then(waiting_room::room_settings::text_of)
     };
     let number = |key: &str| text(key).and_then(|v| v.trim().parse::<u64>().ok());
     if let Some(timeout) = number(waiting_room::config::CONTROLLER_TIMEOUT)

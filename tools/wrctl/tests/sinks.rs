@@ -19,6 +19,22 @@ fn write(p: Option<&str>, heartbeat: u64) -> Write {
     }
 }
 
+/// What the control thread reports of its options: a target of 60 a minute and the
+/// default bounds, as every test here runs.
+fn info(dry_run: bool, sink: &str, room: Option<&str>) -> Info {
+    let options = Options::default();
+    Info {
+        target_per_minute: options.target_per_minute,
+        max_active: None,
+        min: options.min,
+        max: options.max,
+        dry_run,
+        sink: sink.into(),
+        room: room.map(str::to_string),
+        room_dashboards: Vec::new(),
+    }
+}
+
 fn read(path: &std::path::Path) -> Value {
     serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -161,16 +177,7 @@ fn a_failed_write_is_retried_after_the_backoff() {
         start: Some("25".parse().unwrap()),
         ..Options::default()
     };
-    let info = Info {
-        target_per_minute: 60.0,
-        max_active: None,
-        min: options.min,
-        max: options.max,
-        dry_run: false,
-        sink: "fastly config store STORE".into(),
-        room: None,
-        room_dashboards: Vec::new(),
-    };
+    let info = info(false, "fastly config store STORE", None);
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
     let mut control = Control::new(
         Controller::new(options).unwrap(),
@@ -216,16 +223,7 @@ fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
         expected_propagation: None,
         ..FifoOptions::default()
     };
-    let info = Info {
-        target_per_minute: 60.0,
-        max_active: None,
-        min: waiting_room::percentage::Percentage::STEP,
-        max: waiting_room::percentage::Percentage::HUNDRED,
-        dry_run: false,
-        sink: "fastly config store STORE".into(),
-        room: None,
-        room_dashboards: Vec::new(),
-    };
+    let info = info(false, "fastly config store STORE", None);
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
     let mut control = Control::new(
         FifoController::new(options).unwrap(),
@@ -314,16 +312,7 @@ fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
         start: Some("25".parse().unwrap()),
         ..Options::default()
     };
-    let info = Info {
-        target_per_minute: 60.0,
-        max_active: None,
-        min: options.min,
-        max: options.max,
-        dry_run: false,
-        sink: "fastly config store STORE".into(),
-        room: Some("drops".into()),
-        room_dashboards: Vec::new(),
-    };
+    let info = info(false, "fastly config store STORE", Some("drops"));
     let drops = RoomName::new("drops").unwrap();
     let sink = wrctl::sink::InRoom::new(
         Box::new(FastlyApi::new(&api.url(), "STORE", "tok".into())),
@@ -385,16 +374,7 @@ fn the_target_follows_the_event_the_newest_lines_name() {
         target_per_minute: 60.0,
         ..Options::default()
     };
-    let info = Info {
-        target_per_minute: 60.0,
-        max_active: None,
-        min: options.min,
-        max: options.max,
-        dry_run: true,
-        sink: "dry run".into(),
-        room: None,
-        room_dashboards: Vec::new(),
-    };
+    let info = info(true, "dry run", None);
     let mut control = Control::new(
         Controller::new(options).unwrap(),
         Box::new(wrctl::sink::DryRun),
