@@ -134,10 +134,9 @@ impl Settings {
         scope: &Scope,
         now: u64,
     ) -> Settings {
-        let (keys, readable) = named_room_keys(|key| lookup.get(key), scope);
-        let mut settings =
-            Settings::scheduled(|key| keys.get(key).cloned(), keys.get(EVENTS).cloned(), now);
-        if !readable {
+        let room = NamedRoom::read(|key: &str| lookup.get(key), scope);
+        let mut settings = Settings::scheduled(|key| room.get(key), room.get(EVENTS), now);
+        if !room.readable() {
             settings.fallbacks.push(ROOM_FALLBACK);
         }
         settings.room = Room::Named(scope.name.clone());
@@ -189,44 +188,61 @@ impl Settings {
     }
 }
 
-/// A named room's keys as the edge reads them, as text: its value's (a JSON
-/// object), the controller's keys for it over those, the service's `logger_name`
-/// and `uid_ipv6_prefix`, its scope's paths as `protected_paths`; and whether its
-/// value could be read. A room whose value cannot be read holds everyone (`enabled`
-/// and `queue_all`): a mistake never opens the room, and fixing it strands nobody.
-/// `lookup` reads the config store; `wrctl config check` reads a room through it too.
-pub fn named_room_keys(
-    lookup: impl Fn(&str) -> Option<String>,
-    scope: &Scope,
-) -> (BTreeMap<String, String>, bool) {
-    let name = &scope.name;
-    let value: Option<BTreeMap<String, serde_json::Value>> = lookup(&name.store_key())
-        .as_deref()
-        .and_then(|raw| serde_json::from_str(raw).ok());
-    let readable = value.is_some();
-    let mut keys: BTreeMap<String, String> = match value {
-        Some(value) => value
-            .iter()
-            .filter_map(|(key, v)| Some((key.clone(), text_of(v)?)))
-            .collect(),
-        None => [ENABLED, QUEUE_ALL]
-            .map(|key| (key.to_string(), "true".to_string()))
-            .into(),
-    };
-    for key in CONTROLLER_KEYS {
-        if let Some(written) = lookup(&name.key(key)) {
-            keys.insert(key.to_string(), written);
+/// A named room's keys as the edge reads them: its value's (a JSON object), the
+/// controller's keys for it over those, the service's `logger_name` and
+/// `uid_ipv6_prefix`, its scope's paths as `protected_paths`. A room whose value
+/// cannot be read holds everyone (`enabled` and `queue_all`): a mistake never opens
+/// the room, and fixing it strands nobody. `wrctl config check` reads rooms through
+/// it too.
+pub struct NamedRoom<'a, F> {
+    lookup: F,
+    scope: &'a Scope,
+    value: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+impl<'a, F: Fn(&str) -> Option<String>> NamedRoom<'a, F> {
+    /// The room of `scope`, its value read through `lookup` (the config store).
+    pub fn read(lookup: F, scope: &'a Scope) -> Self {
+        let value = lookup(&scope.name.store_key())
+            .as_deref()
+            .and_then(|raw| serde_json::from_str(raw).ok());
+        NamedRoom {
+            lookup,
+            scope,
+            value,
         }
     }
-    for key in SERVICE_WIDE_KEYS {
-        match lookup(key) {
-            Some(value) => keys.insert(key.to_string(), value),
-            None => keys.remove(key),
-        };
+
+    /// Whether the room's value could be read.
+    pub fn readable(&self) -> bool {
+        self.value.is_some()
     }
-    // Scope paths hold no comma (the index refuses them).
-    keys.insert(PROTECTED_PATHS.to_string(), scope.paths.join(","));
-    (keys, readable)
+
+    /// The keys the room's value sets (known or not).
+    pub fn value_keys(&self) -> impl Iterator<Item = &str> {
+        self.value.iter().flat_map(|v| v.keys().map(String::as_str))
+    }
+
+    /// The text of `key` for the room, as its settings read it.
+    pub fn get(&self, key: &str) -> Option<String> {
+        if key == PROTECTED_PATHS {
+            // Scope paths hold no comma (the index refuses them).
+            return Some(self.scope.paths.join(","));
+        }
+        if SERVICE_WIDE_KEYS.contains(&key) {
+            return (self.lookup)(key);
+        }
+        if CONTROLLER_KEYS.contains(&key)
+            && let Some(written) = (self.lookup)(&self.scope.name.key(key))
+        {
+            return Some(written);
+        }
+        match &self.value {
+            Some(value) => value.get(key).and_then(text_of),
+            None if key == ENABLED || key == QUEUE_ALL => Some("true".to_string()),
+            None => None,
+        }
+    }
 }
 
 /// A JSON value as the text a setting's parser reads: a string as is, a number or

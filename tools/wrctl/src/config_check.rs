@@ -17,7 +17,7 @@ use waiting_room::token::is_valid_kid;
 
 use waiting_room::events::{EVENTS, Schedule};
 use waiting_room::room::{Index, ROOMS, Scope};
-use waiting_room::room_settings::{EVENT_FIXED_KEYS, named_room_keys};
+use waiting_room::room_settings::{EVENT_FIXED_KEYS, NamedRoom};
 
 use crate::clock::{utc, utc_millis};
 
@@ -241,8 +241,20 @@ fn describe_scope(scope: &Scope) -> String {
 /// value is unusable, if it is.
 fn room_store(store: &Store, scope: &Scope) -> (Store, Option<String>) {
     let key = scope.name.store_key();
-    let (room, readable) = named_room_keys(|k| store.get(k).cloned(), scope);
-    let value_error = (!readable).then(|| {
+    let named = NamedRoom::read(|k: &str| store.get(k).cloned(), scope);
+    // Every key the room reads, and whatever else its value sets (to be warned about).
+    let keys: Vec<String> = unique_keys()
+        .map(str::to_string)
+        .chain(named.value_keys().map(str::to_string))
+        .collect();
+    let room: Store = keys
+        .into_iter()
+        .filter_map(|k| {
+            let value = named.get(&k)?;
+            Some((k, value))
+        })
+        .collect();
+    let value_error = (!named.readable()).then(|| {
         let why = match store.get(&key) {
             None => "is missing".to_string(),
             Some(raw) => match serde_json::from_str::<BTreeMap<String, serde_json::Value>>(raw) {
