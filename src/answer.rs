@@ -173,6 +173,16 @@ impl Plan {
             estimate: self.estimate.filter(|_| !unavailable),
             queueing_method: settings.queueing_method,
             place: self.place.filter(|_| !unavailable),
+            toll: self
+                .verdict
+                .as_ref()
+                .and_then(|v| v.toll)
+                .filter(|_| !unavailable)
+                .map(|due| view::TollChallenge {
+                    challenge: crate::toll::challenge(&due.signature),
+                    bits: due.bits,
+                    cookie: crate::toll::cookie_name(&settings.room),
+                }),
         }
     }
 }

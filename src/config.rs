@@ -14,6 +14,7 @@ use crate::percentage::Percentage;
 use crate::refresh::RefreshMode;
 use crate::room::Room;
 use crate::rules::{self, Cidr};
+use crate::toll;
 use crate::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
 use crate::unix_time;
 
@@ -92,9 +93,12 @@ pub const BYPASS_PATHS: &str = "bypass_paths";
 pub const PASSES_NOT_BEFORE: &str = "passes_not_before";
 /// The built-in pages' language: `auto` (the visitor's `Accept-Language`) or a code.
 pub const PAGE_LANGUAGE: &str = "page_language";
+/// The bot toll: bits of proof of work a wait token's holder pays before their
+/// first draw or admission, 0 (off, the default) to [`crate::toll::MAX_BITS`].
+pub const BOT_TOLL_BITS: &str = "bot_toll_bits";
 
 /// Every key the room reads from `waitingroom_config`.
-pub const KEYS: [&str; 31] = [
+pub const KEYS: [&str; 32] = [
     ENABLED,
     PROTECTED_PATHS,
     ALLOW_PERCENTAGE,
@@ -126,6 +130,7 @@ pub const KEYS: [&str; 31] = [
     BYPASS_PATHS,
     PASSES_NOT_BEFORE,
     PAGE_LANGUAGE,
+    BOT_TOLL_BITS,
 ];
 
 /// The keys a request the room does not apply to needs, the edge's first tier
@@ -346,6 +351,8 @@ pub struct Settings {
     pub passes_not_before: Option<u64>,
     /// The built-in pages' language; `None`: the visitor's `Accept-Language`.
     pub page_language: Option<Language>,
+    /// Bits of bot toll a wait token's holder pays before a draw (0: off).
+    pub bot_toll_bits: u8,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,
     /// The room these are the settings of.
@@ -525,6 +532,7 @@ impl Settings {
             },
             None,
         );
+        let bot_toll_bits = read.value(BOT_TOLL_BITS, |raw| toll::parse_bits(raw.trim()), 0);
 
         Settings {
             enabled,
@@ -558,6 +566,7 @@ impl Settings {
             bypass_paths,
             passes_not_before,
             page_language,
+            bot_toll_bits,
             fallbacks: read.fallbacks,
             room: Room::Service,
             event: None,

@@ -87,7 +87,10 @@ fn unquoted(value: &str) -> Option<&str> {
 /// Whether `name` is a room's cookie: the service room's or its pass cookie, or
 /// one of `room_cookies` (the named rooms').
 fn is_room_cookie(name: &str, room_cookies: &[String]) -> bool {
-    name == COOKIE_NAME || name == pass::QUERY_PARAMETER || room_cookies.iter().any(|c| c == name)
+    name == COOKIE_NAME
+        || name == pass::QUERY_PARAMETER
+        || name == crate::toll::COOKIE_NAME
+        || room_cookies.iter().any(|c| c == name)
 }
 
 /// Whether the header holds a room's cookie at all (even an empty one).

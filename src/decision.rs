@@ -13,6 +13,7 @@ use crate::grid;
 use crate::keys::{KeyStore, SigningKey};
 use crate::lottery;
 use crate::token::{self, Claims, Malformed, SignedToken, TokenKind};
+use crate::toll;
 
 /// The room's decision for one protected request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +68,7 @@ impl FromStr for Decision {
 
 impl Transition {
     /// Every transition.
-    pub const ALL: [Transition; 10] = [
+    pub const ALL: [Transition; 11] = [
         Transition::SessionExpired,
         Transition::LotteryWon,
         Transition::LotteryLost,
@@ -78,6 +79,7 @@ impl Transition {
         Transition::HoldExpired,
         Transition::JoinedLine,
         Transition::LeftLine,
+        Transition::TollUnpaid,
     ];
 
     /// The word for it in logs.
@@ -93,6 +95,7 @@ impl Transition {
             Transition::HoldExpired => "hold-expired",
             Transition::JoinedLine => "joined-line",
             Transition::LeftLine => "left-line",
+            Transition::TollUnpaid => "toll-unpaid",
         }
     }
 }
@@ -170,6 +173,10 @@ pub enum Transition {
     /// A FIFO place presented in random mode: it waits for its address's next
     /// draw, without a draw of its own.
     LeftLine,
+    /// A wait token due for its draw (random) or admission (FIFO) whose bot toll
+    /// is unpaid: held, without a draw. In random mode it waits on with a new
+    /// wait token, which owes the toll again; in FIFO mode it keeps its place.
+    TollUnpaid,
 }
 
 /// What an admitted request does to the visitor's session.
@@ -277,6 +284,30 @@ pub struct Verdict {
     /// A new session the POP must count against its ceiling, by its
     /// [`draw_key`](crate::ceiling::draw_key) (`None`: nothing to count).
     pub pop_count: Option<String>,
+    /// The bot toll the visitor owes after this response, if any ([`crate::toll`]).
+    pub toll: Option<TollDue>,
+    /// Whether this request paid the toll its token owed.
+    pub toll_paid: bool,
+}
+
+/// A bot toll to pay: the challenge (the signature of the wait token the visitor
+/// holds after the response) and the bits it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TollDue {
+    /// The wait token's signature.
+    pub signature: [u8; 32],
+    /// Leading zero bits the solution's hash needs.
+    pub bits: u8,
+}
+
+/// What a request brings besides its cookie.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`
+    /// ([`crate::ceiling`]; `None`: not counted).
+    pub pop: Option<&'a dyn PopCounts>,
+    /// The value of the room's toll cookie ([`crate::toll::cookie_name`]), if any.
+    pub toll_nonce: Option<&'a str>,
 }
 
 /// Decides for a request at `now` (Unix seconds) from client `uid`, carrying the
@@ -304,19 +335,19 @@ pub fn decide_at(
     settings: &Settings,
     keys: &impl KeyStore,
 ) -> Verdict {
-    decide_in_pop(now, millis, uid, cookie, settings, keys, None)
+    decide_with(now, millis, uid, cookie, settings, keys, Context::default())
 }
 
-/// [`decide_at`] in a POP whose counts of new sessions are `pop`, for
-/// `pop_new_sessions_per_minute` ([`crate::ceiling`]).
-pub fn decide_in_pop(
+/// [`decide_at`] with what else the request brings: the POP's counts and the
+/// toll cookie.
+pub fn decide_with(
     now: u64,
     millis: u16,
     uid: &str,
     cookie: Option<&str>,
     settings: &Settings,
     keys: &impl KeyStore,
-    pop: Option<&dyn PopCounts>,
+    context: Context<'_>,
 ) -> Verdict {
     let now_ms = now
         .saturating_mul(1000)
@@ -377,6 +408,17 @@ pub fn decide_in_pop(
             }
         }
     };
+    // The bot toll: a draw or an admission that comes unpaid is held.
+    let toll = Toll::judge(token.as_ref(), settings.bot_toll_bits, context.toll_nonce);
+    let (decision, transition) = match transition {
+        Some(Transition::LotteryWon | Transition::LotteryLost) if toll.unpaid() => {
+            (Decision::ReWait, Some(Transition::TollUnpaid))
+        }
+        Some(Transition::CutoffReached) if toll.unpaid() => {
+            (Decision::Wait, Some(Transition::TollUnpaid))
+        }
+        _ => (decision, transition),
+    };
     let held_session = token
         .as_ref()
         .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
@@ -387,7 +429,7 @@ pub fn decide_in_pop(
             uid,
             token.as_ref(),
             settings,
-            pop,
+            context.pop,
             (decision, transition),
         )
     } else {
@@ -422,6 +464,16 @@ pub fn decide_in_pop(
         (Decision::Allow, None, Some(held)) => Some(session_end(&held.claims, settings)),
         _ => wait_exp,
     };
+    let successor_toll = toll.successor(settings.bot_toll_bits);
+    // The toll owed after the response: the held token's, unless paid now, or
+    // the new wait token's.
+    let mut toll_due = match (decision, due, &token) {
+        (Decision::Wait, None, Some(held)) if toll.owed > 0 && !toll.paid => Some(TollDue {
+            signature: *held.signature(),
+            bits: toll.owed,
+        }),
+        _ => None,
+    };
     let (cookie, signing_key_missing) = match (decision, due) {
         (Decision::Deny, _) => (CookieAction::Delete, false),
         (_, None) => (CookieAction::Keep, false),
@@ -442,8 +494,14 @@ pub fn decide_in_pop(
                     kid: settings.active_key.clone(),
                     adm: due.adm,
                     arr: due.arr,
+                    toll: successor_toll.filter(|_| due.kind == TokenKind::Wait),
                 };
-                (CookieAction::Set(claims.mint(&key)), false)
+                let (value, signature) = claims.mint_with_signature(&key);
+                toll_due = claims
+                    .toll
+                    .filter(|bits| *bits > 0)
+                    .map(|bits| TollDue { signature, bits });
+                (CookieAction::Set(value), false)
             }
         },
     };
@@ -459,6 +517,57 @@ pub fn decide_in_pop(
         exp,
         weak_key: keys.weak.take(),
         pop_count,
+        toll: toll_due,
+        toll_paid: toll.paid,
+    }
+}
+
+/// The bot toll of the token presented ([`crate::toll`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Toll {
+    /// Bits it owes now (0: nothing, or not a wait token).
+    owed: u8,
+    /// Whether it had paid before (`toll=0`).
+    settled: bool,
+    /// Whether the request's toll cookie pays what it owes.
+    paid: bool,
+}
+
+impl Toll {
+    fn judge(token: Option<&SignedToken>, room_bits: u8, nonce: Option<&str>) -> Toll {
+        let Some(token) = token.filter(|t| t.claims.dec == TokenKind::Wait) else {
+            return Toll {
+                owed: 0,
+                settled: false,
+                paid: false,
+            };
+        };
+        let owed = toll::owed(token.claims.toll, room_bits);
+        // One SHA-256, only for a token that owes and a nonce that parses.
+        let paid = owed > 0
+            && nonce
+                .and_then(toll::parse_nonce)
+                .is_some_and(|nonce| toll::solves(token.signature(), nonce, owed));
+        Toll {
+            owed,
+            settled: token.claims.toll == Some(0),
+            paid,
+        }
+    }
+
+    /// Whether a draw or an admission must wait for payment.
+    fn unpaid(self) -> bool {
+        self.owed > 0 && !self.paid
+    }
+
+    /// The `toll` field of the wait token the visitor gets next: none while the
+    /// room asks none; `0` once paid; else what the room asks.
+    fn successor(self, room_bits: u8) -> Option<u8> {
+        match room_bits {
+            0 => None,
+            _ if self.settled || self.paid => Some(0),
+            bits => Some(bits),
+        }
     }
 }
 

@@ -56,6 +56,7 @@ pub mod room;
 pub mod room_settings;
 pub mod rules;
 pub mod token;
+pub mod toll;
 pub mod uid;
 pub mod unix_time;
 pub mod view;
@@ -272,14 +273,20 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         None => first_refusal,
     };
 
-    let verdict = decision::decide_in_pop(
+    let toll_nonce = visit
+        .cookie_header
+        .and_then(|header| cookie::find(header, &toll::cookie_name(&settings.room)));
+    let verdict = decision::decide_with(
         visit.now,
         visit.millis,
         visit.uid,
         room_cookie,
         settings,
         &keys,
-        visit.pop,
+        decision::Context {
+            pop: visit.pop,
+            toll_nonce,
+        },
     );
     let action = match verdict.decision {
         // After an event that says so the room is closed (`room_settings`): its page

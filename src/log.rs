@@ -11,6 +11,10 @@
 //! A named room's lines carry `room=` after `uid=`, and `event=` while one of its
 //! events is in its pre-queue or runs ([`crate::room`], [`crate::events`]).
 //!
+//! While the room asks a bot toll, a waiting visitor's line carries `toll=<bits>`
+//! they owe, and the line of the request that paid it `toll=paid`; a draw or an
+//! admission that came unpaid is `transition=toll-unpaid` ([`crate::toll`]).
+//!
 //! In FIFO mode (`queueing_method = fifo`) a decided line also carries the visitor's
 //! place (`arr`, Unix ms: the one held after the response, or the one admitted)
 //! and the cutoff in effect (`cutoff`, Unix ms, or `none` with
@@ -92,6 +96,13 @@ pub fn decision_line(
             Some(cutoff) => drop(write!(line, " cutoff={cutoff}")),
             None => line.push_str(" cutoff=none"),
         }
+    }
+    // The bot toll: `paid` on the request that paid it, else the bits the
+    // visitor owes after the response.
+    if verdict.toll_paid {
+        line.push_str(" toll=paid");
+    } else if let Some(due) = verdict.toll {
+        let _ = write!(line, " toll={}", due.bits);
     }
     line.push_str(" path=");
     push_clipped(&mut line, path);
@@ -207,6 +218,8 @@ mod tests {
             exp: Some(60),
             weak_key: None,
             pop_count: None,
+            toll: None,
+            toll_paid: false,
         };
         for text in ["0", "1", "50", "100", "12.5", "0.0001", "33.3333", "99.99"] {
             let settings = Settings {

@@ -57,10 +57,15 @@ impl Page {
     /// waiting pages, the estimate block `estimate.part.html` and the countdown.
     pub fn default_html_in(self, language: Language) -> String {
         let texts = language.texts();
+        // The toll block shows only to visitors who owe it ([`crate::view`]).
         let estimate = format!(
-            "{}{}",
+            "{}{}{}{}{}{}",
             texts.estimate,
-            include_str!("../static/countdown.part.html")
+            include_str!("../static/countdown.part.html"),
+            crate::view::TOLL_START,
+            texts.toll,
+            include_str!("../static/toll.script.html"),
+            crate::view::TOLL_END,
         );
         let (message, details) = match self {
             Page::StartWaiting => (texts.start_waiting, estimate.as_str()),
@@ -176,6 +181,7 @@ struct Texts {
     ended: &'static str,
     origin_unavailable: &'static str,
     estimate: &'static str,
+    toll: &'static str,
 }
 
 /// The texts of a language whose files are in `static/<dir>/`.
@@ -192,6 +198,7 @@ macro_rules! texts {
                 "origin_unavailable.message.html"
             )),
             estimate: include_str!(concat!("../static/", $dir, "estimate.part.html")),
+            toll: include_str!(concat!("../static/", $dir, "toll.part.html")),
         }
     };
 }
@@ -318,7 +325,12 @@ mod tests {
                     html.contains(&format!("<html lang=\"{}\">", language.code())),
                     "{language:?}"
                 );
-                assert!(!html.contains("<!--"), "{language:?} {page:?}");
+                let toll_blocks = html.matches(crate::view::TOLL_START).count();
+                assert_eq!(toll_blocks, usize::from(page.refreshes()), "{page:?}");
+                let unmarked = html
+                    .replace(crate::view::TOLL_START, "")
+                    .replace(crate::view::TOLL_END, "");
+                assert!(!unmarked.contains("<!--"), "{language:?} {page:?}");
                 let english = page.default_html();
                 if language != Language::En {
                     assert_ne!(html, english, "{language:?} {page:?} is not translated");
@@ -467,7 +479,10 @@ mod tests {
         for page in ALL {
             let html = page.default_html();
             assert!(html.starts_with("<!doctype html>"), "{page:?}");
-            assert!(!html.contains("<!--"), "{page:?} has an unfilled slot");
+            let unmarked = html
+                .replace(crate::view::TOLL_START, "")
+                .replace(crate::view::TOLL_END, "");
+            assert!(!unmarked.contains("<!--"), "{page:?} has an unfilled slot");
             assert!(html.len() < 50 * 1024, "{page:?} is {} bytes", html.len());
             for external in ["src=", "href=\"http", "@import", "url("] {
                 assert!(!html.contains(external), "{page:?} loads {external}");

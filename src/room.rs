@@ -223,13 +223,17 @@ impl Index {
         }
     }
 
-    /// The cookie names of the named rooms: their own and their pass cookies.
+    /// The cookie names of the named rooms: their own, their pass and toll cookies.
     pub fn cookie_names(&self) -> Vec<String> {
         self.rooms
             .iter()
             .flat_map(|s| {
                 let room = Room::Named(s.name.clone());
-                [room.cookie_name(), crate::pass::cookie_name(&room)]
+                [
+                    room.cookie_name(),
+                    crate::pass::cookie_name(&room),
+                    crate::toll::cookie_name(&room),
+                ]
             })
             .collect()
     }

@@ -317,7 +317,11 @@ mod tests {
         assert_eq!(settings.logger_name.as_deref(), Some("log"));
         assert_eq!(
             settings.room_cookies,
-            vec!["waiting_room_drops", "waiting_pass_drops"]
+            vec![
+                "waiting_room_drops",
+                "waiting_pass_drops",
+                "waiting_toll_drops"
+            ]
         );
         assert!(settings.fallbacks.is_empty(), "{:?}", settings.fallbacks);
         // Bypass keys, the index, the value and three controller keys, once each.

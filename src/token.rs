@@ -13,6 +13,10 @@
 //!   place in the line, the time of first arrival: `string_to_sign + "&arr=" + arr`
 //!   (Unix milliseconds).
 //!
+//! While the room asks a bot toll (`bot_toll_bits`), a wait token also carries what
+//! its holder owes, last before the signature: `&toll=` and the bits of proof of
+//! work its draw needs, `0` once paid ([`crate::toll`]).
+//!
 //! VCL-format tokens (five fields) verify as before.
 //!
 //! Decoding accepts exactly those canonical forms and nothing looser; everything
@@ -79,11 +83,14 @@ pub struct Claims {
     pub adm: Option<u64>,
     /// Unix milliseconds of first arrival, on FIFO wait tokens only.
     pub arr: Option<u64>,
+    /// The bits of bot toll the holder owes (`0`: paid), on wait tokens issued
+    /// while the room asks one only.
+    pub toll: Option<u8>,
 }
 
 impl Claims {
     /// The exact text the signature covers:
-    /// `dec=…&exp=…&uid=…&kid=…[&adm=…][&arr=…]`.
+    /// `dec=…&exp=…&uid=…&kid=…[&adm=…][&arr=…][&toll=…]`.
     pub fn string_to_sign(&self) -> String {
         let mut text = format!(
             "dec={}&exp={}&uid={}&kid={}",
@@ -95,17 +102,26 @@ impl Claims {
         if let Some(arr) = self.arr {
             text.push_str(&format!("&arr={arr}"));
         }
+        if let Some(toll) = self.toll {
+            text.push_str(&format!("&toll={toll}"));
+        }
         text
     }
 
     /// Signs the claims with `key` and returns the cookie value.
     pub fn mint(&self, key: &SigningKey) -> String {
+        self.mint_with_signature(key).0
+    }
+
+    /// Signs the claims with `key`: the cookie value and its signature.
+    pub fn mint_with_signature(&self, key: &SigningKey) -> (String, [u8; 32]) {
         let text = self.string_to_sign();
         let mut mac = key.mac();
         mac.update(text.as_bytes());
+        let sig: [u8; 32] = mac.finalize().into_bytes().into();
         // Lowercase hex, as Fastly's `digest.hmac_sha256` writes it.
-        let sig = hex::encode(mac.finalize().into_bytes());
-        STANDARD.encode(format!("{text}&sig=0x{sig}"))
+        let value = STANDARD.encode(format!("{text}&sig=0x{}", hex::encode(sig)));
+        (value, sig)
     }
 }
 
@@ -134,6 +150,11 @@ impl SignedToken {
     pub fn lottery_seed(&self) -> u32 {
         u32::from_be_bytes([0, self.sig[0], self.sig[1], self.sig[2]])
     }
+
+    /// The signature as presented (the bot toll's challenge).
+    pub fn signature(&self) -> &[u8; 32] {
+        &self.sig
+    }
 }
 
 /// Why a cookie value is not a token.
@@ -145,7 +166,8 @@ pub enum Malformed {
     NotBase64,
     /// Decodes to bytes that are not UTF-8.
     NotUtf8,
-    /// Not exactly the fields `dec`, `exp`, `uid`, `kid`, [`adm` or `arr`,] `sig`, in that order.
+    /// Not exactly the fields `dec`, `exp`, `uid`, `kid`, [`adm`,] [`arr`,]
+    /// [`toll`,] `sig`, in that order.
     Fields,
     /// `dec` is neither `wait` nor `allow`.
     TokenKind,
@@ -161,6 +183,9 @@ pub enum Malformed {
     Adm,
     /// `arr` is not a canonical unsigned decimal, or is on an allow token.
     Arr,
+    /// `toll` is not a canonical decimal up to [`MAX_TOLL_BITS`](crate::toll::MAX_BITS),
+    /// or is on an allow token.
+    Toll,
 }
 
 impl fmt::Display for Malformed {
@@ -178,6 +203,7 @@ impl fmt::Display for Malformed {
             Malformed::Sig => "sig",
             Malformed::Adm => "adm",
             Malformed::Arr => "arr",
+            Malformed::Toll => "toll",
         })
     }
 }
@@ -193,42 +219,42 @@ pub fn decode(value: &str) -> Result<SignedToken, Malformed> {
     let bytes = STANDARD.decode(value).map_err(|_| Malformed::NotBase64)?;
     let text = String::from_utf8(bytes).map_err(|_| Malformed::NotUtf8)?;
 
-    const VCL_FIELDS: [&str; 5] = ["dec=", "exp=", "uid=", "kid=", "sig="];
-    const FIXED_SESSION_FIELDS: [&str; 6] = ["dec=", "exp=", "uid=", "kid=", "adm=", "sig="];
-    const FIFO_FIELDS: [&str; 6] = ["dec=", "exp=", "uid=", "kid=", "arr=", "sig="];
+    // `dec`, `exp`, `uid`, `kid`, then the optional fields, each at most once and
+    // in this order, then `sig`.
+    const FIELDS: [&str; 4] = ["dec=", "exp=", "uid=", "kid="];
+    const OPTIONAL: [&str; 3] = ["adm=", "arr=", "toll="];
     let parts: Vec<&str> = text.split('&').collect();
-    let names: &[&str] = match parts.len() {
-        5 => &VCL_FIELDS,
-        6 if parts[4].starts_with("arr=") => &FIFO_FIELDS,
-        6 => &FIXED_SESSION_FIELDS,
-        _ => return Err(Malformed::Fields),
-    };
-    let values: Vec<&str> = parts
+    if !(FIELDS.len() + 1..=FIELDS.len() + 1 + OPTIONAL.len()).contains(&parts.len()) {
+        return Err(Malformed::Fields);
+    }
+    let (fixed, rest) = parts.split_at(FIELDS.len());
+    let (sig, optional) = rest.split_last().ok_or(Malformed::Fields)?;
+    let sig = sig.strip_prefix("sig=").ok_or(Malformed::Fields)?;
+    let values: Vec<&str> = fixed
         .iter()
-        .zip(names)
+        .zip(FIELDS)
         .map(|(part, name)| part.strip_prefix(name))
         .collect::<Option<_>>()
         .ok_or(Malformed::Fields)?;
-    let (sixth, sig) = match values[..] {
-        [_, _, _, _, sig] => (None, sig),
-        [_, _, _, _, sixth, sig] => (Some(sixth), sig),
-        _ => return Err(Malformed::Fields),
-    };
-    let fifo = names[4] == "arr=";
+    let mut extra: [Option<&str>; 3] = [None; 3];
+    let mut next = 0;
+    for part in optional {
+        let found = OPTIONAL[next..]
+            .iter()
+            .position(|name| part.starts_with(name))
+            .ok_or(Malformed::Fields)?;
+        next += found;
+        extra[next] = Some(&part[OPTIONAL[next].len()..]);
+        next += 1;
+    }
+    let [adm, arr, toll] = extra;
 
     let dec = parse_dec(values[0]).ok_or(Malformed::TokenKind)?;
-    // `adm` only on allow tokens, `arr` only on wait tokens.
-    let (adm, arr) = match (sixth, fifo, dec) {
-        (None, _, _) => (None, None),
-        (Some(raw), false, TokenKind::Allow) => {
-            (Some(parse_decimal(raw).ok_or(Malformed::Adm)?), None)
-        }
-        (Some(_), false, TokenKind::Wait) => return Err(Malformed::Adm),
-        (Some(raw), true, TokenKind::Wait) => {
-            (None, Some(parse_decimal(raw).ok_or(Malformed::Arr)?))
-        }
-        (Some(_), true, TokenKind::Allow) => return Err(Malformed::Arr),
-    };
+    // `adm` only on allow tokens, `arr` and `toll` only on wait tokens.
+    let wait = dec == TokenKind::Wait;
+    let adm = optional_field(adm, !wait, parse_decimal, Malformed::Adm)?;
+    let arr = optional_field(arr, wait, parse_decimal, Malformed::Arr)?;
+    let toll = optional_field(toll, wait, crate::toll::parse_bits, Malformed::Toll)?;
     let claims = Claims {
         dec,
         exp: parse_decimal(values[1]).ok_or(Malformed::Exp)?,
@@ -236,6 +262,7 @@ pub fn decode(value: &str) -> Result<SignedToken, Malformed> {
         kid: valid_kid(values[3]).ok_or(Malformed::Kid)?.to_string(),
         adm,
         arr,
+        toll,
     };
     let sig = parse_sig(sig).ok_or(Malformed::Sig)?;
     // The signed text is everything before `&sig=0x…`: the fields just checked,
@@ -246,6 +273,21 @@ pub fn decode(value: &str) -> Result<SignedToken, Malformed> {
         sig,
         signed,
     })
+}
+
+/// An optional field's value: absent, or present where `allowed` and parsed by
+/// `parse`; anything else is malformed as `why`.
+fn optional_field<T>(
+    raw: Option<&str>,
+    allowed: bool,
+    parse: fn(&str) -> Option<T>,
+    why: Malformed,
+) -> Result<Option<T>, Malformed> {
+    match raw {
+        None => Ok(None),
+        Some(raw) if allowed => parse(raw).map(Some).ok_or(why),
+        Some(_) => Err(why),
+    }
 }
 
 fn parse_dec(raw: &str) -> Option<TokenKind> {
@@ -317,6 +359,7 @@ mod tests {
             kid: "key1".into(),
             adm: None,
             arr: None,
+            toll: None,
         }
     }
 
@@ -460,6 +503,7 @@ mod tests {
             dec: TokenKind::Allow,
             adm: Some(1_700_000_000),
             arr: None,
+            toll: None,
             ..claims()
         };
         assert_eq!(
@@ -473,6 +517,7 @@ mod tests {
         let vcl = Claims {
             adm: None,
             arr: None,
+            toll: None,
             ..c.clone()
         };
         let stripped = format!("{}&sig=0x{}", vcl.string_to_sign(), hex::encode(token.sig));
@@ -491,6 +536,7 @@ mod tests {
                 dec: TokenKind::Allow,
                 adm: Some(0),
                 arr: None,
+                toll: None,
                 exp: u64::MAX,
                 uid: "f".repeat(MAX_UID_LEN),
                 kid: "k".repeat(MAX_KID_LEN),
@@ -525,6 +571,7 @@ mod tests {
             kid: "k".repeat(2_000),
             adm: Some(u64::MAX),
             arr: None,
+            toll: None,
         };
         for c in [
             claims(),
@@ -533,6 +580,7 @@ mod tests {
                 dec: TokenKind::Allow,
                 adm: Some(9),
                 arr: None,
+                toll: None,
                 ..claims()
             },
             long,
@@ -582,6 +630,7 @@ mod tests {
             dec: TokenKind::Allow,
             adm: Some(1_700_000_000),
             arr: None,
+            toll: None,
             ..claims()
         };
         for text in [claims(), fixed]

@@ -12,9 +12,10 @@ use crate::decision::Decision;
 use crate::estimate::{Estimate, Place};
 use crate::page::Page;
 use crate::percentage::{MICROS_PER_PERCENT, Percentage};
+use crate::toll;
 
 /// The facts about one waiting visitor, for a page or for JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     /// The page the visitor gets.
     pub page: Page,
@@ -34,10 +35,36 @@ pub struct Status {
     pub queueing_method: QueueingMethod,
     /// FIFO: the waiting visitor's place and expected time of entry.
     pub place: Option<Place>,
+    /// The bot toll the visitor owes, if any.
+    pub toll: Option<TollChallenge>,
 }
 
+/// A bot toll to pay, as the page and the JSON status give it ([`crate::toll`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TollChallenge {
+    /// The challenge: the wait token's signature in lowercase hex.
+    pub challenge: String,
+    /// Leading zero bits the hash needs.
+    pub bits: u8,
+    /// The cookie the nonce goes in.
+    pub cookie: String,
+}
+
+impl TollChallenge {
+    /// The text a nonce's decimal digits are appended to before hashing.
+    pub fn prefix(&self) -> String {
+        format!("{}{}:", toll::DOMAIN, self.challenge)
+    }
+}
+
+/// Marks where a page's bot-toll block begins; it ends at [`TOLL_END`]. The
+/// block is removed from pages of visitors who owe no toll.
+pub const TOLL_START: &str = "<!--toll-->";
+/// Marks where a page's bot-toll block ends.
+pub const TOLL_END: &str = "<!--/toll-->";
+
 /// The template variables, in the order docs/pages.md lists them.
-pub const VARIABLES: [&str; 14] = [
+pub const VARIABLES: [&str; 17] = [
     "wait_p25",
     "wait_p50",
     "wait_p75",
@@ -52,6 +79,9 @@ pub const VARIABLES: [&str; 14] = [
     "wait_period_duration",
     "entry_in",
     "entry_in_seconds",
+    "toll_challenge",
+    "toll_bits",
+    "toll_cookie",
 ];
 
 /// Shown for a number the room does not have (e.g. estimates while closed).
@@ -84,6 +114,15 @@ impl Status {
             "entry_in_seconds" => self
                 .entry_in()
                 .map_or(UNKNOWN.to_string(), |s| s.to_string()),
+            "toll_challenge" => self
+                .toll
+                .as_ref()
+                .map_or(String::new(), |t| t.challenge.clone()),
+            "toll_bits" => self.toll.as_ref().map_or(0, |t| t.bits).to_string(),
+            "toll_cookie" => self
+                .toll
+                .as_ref()
+                .map_or(String::new(), |t| t.cookie.clone()),
             _ => return None,
         })
     }
@@ -95,9 +134,14 @@ impl Status {
 
     /// `template` with every known `{{variable}}` replaced by its HTML-escaped value.
     /// Works on bytes, so a page in any ASCII-compatible encoding passes unchanged.
+    /// Without a toll to pay, every `<!--toll-->…<!--/toll-->` block is left out.
     pub fn render(&self, template: &[u8]) -> Vec<u8> {
+        let template = match self.toll {
+            Some(_) => std::borrow::Cow::Borrowed(template),
+            None => without_toll_blocks(template),
+        };
         let mut out = Vec::with_capacity(template.len() + 64);
-        let mut rest = template;
+        let mut rest = &template[..];
         while let Some(open) = find(rest, b"{{") {
             out.extend_from_slice(&rest[..open]);
             let after = &rest[open + 2..];
@@ -147,6 +191,12 @@ impl Status {
             refresh_after: self.refresh_after,
             status,
             timestamp: self.now,
+            toll: self.toll.as_ref().map(|t| JsonToll {
+                bits: t.bits,
+                challenge: &t.challenge,
+                cookie: &t.cookie,
+                prefix: t.prefix(),
+            }),
             wait_period_duration: self.wait_period_duration,
         };
         // Cannot fail: every key is a string and every value serializes.
@@ -158,7 +208,7 @@ impl Status {
 /// alphabetical. A FIFO-only field (`Option<…>`, skipped when `None`) is left out
 /// in random mode, and `null` in FIFO mode when unknown.
 #[derive(Serialize)]
-struct JsonStatus {
+struct JsonStatus<'a> {
     #[serde(serialize_with = "percentage_number")]
     allow_percentage: Percentage,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -174,7 +224,19 @@ struct JsonStatus {
     refresh_after: Option<u64>,
     status: &'static str,
     timestamp: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    toll: Option<JsonToll<'a>>,
     wait_period_duration: u64,
+}
+
+/// The status's `toll`: find a decimal nonce whose SHA-256 of `prefix + nonce`
+/// starts with `bits` zero bits, and send it in the cookie `cookie`.
+#[derive(Serialize)]
+struct JsonToll<'a> {
+    bits: u8,
+    challenge: &'a str,
+    cookie: &'a str,
+    prefix: String,
 }
 
 /// The status's `estimate`, its fields alphabetical too.
@@ -236,6 +298,25 @@ pub fn human_duration(seconds: u64) -> String {
     }
 }
 
+/// `template` without its `<!--toll-->…<!--/toll-->` blocks (an unclosed one is
+/// left as it is).
+fn without_toll_blocks(template: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if find(template, TOLL_START.as_bytes()).is_none() {
+        return std::borrow::Cow::Borrowed(template);
+    }
+    let mut out = Vec::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = find(rest, TOLL_START.as_bytes()) {
+        let Some(len) = find(&rest[start..], TOLL_END.as_bytes()) else {
+            break;
+        };
+        out.extend_from_slice(&rest[..start]);
+        rest = &rest[start + len + TOLL_END.len()..];
+    }
+    out.extend_from_slice(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
@@ -271,6 +352,7 @@ mod tests {
             estimate: estimate(21, Percentage::whole(50), 30),
             queueing_method: QueueingMethod::Random,
             place: None,
+            toll: None,
         }
     }
 
@@ -290,6 +372,13 @@ mod tests {
     fn every_documented_variable_has_a_value() {
         let fifo_only = ["entry_in", "entry_in_seconds"];
         for name in VARIABLES {
+            if name.starts_with("toll_") {
+                let value = paying().variable(name).unwrap();
+                assert!(!value.is_empty() && value != "0", "{name}");
+                let none = waiting().variable(name).unwrap();
+                assert!(none.is_empty() || none == "0", "{name}");
+                continue;
+            }
             let status = if fifo_only.contains(&name) {
                 in_line()
             } else {
@@ -313,6 +402,51 @@ mod tests {
         }
         assert_eq!(in_line().variable("entry_in").unwrap(), "1 min 35 s");
         assert_eq!(waiting().variable("nope"), None);
+    }
+
+    /// A waiting visitor who owes a bot toll of 16 bits.
+    fn paying() -> Status {
+        Status {
+            toll: Some(TollChallenge {
+                challenge: "0f".repeat(32),
+                bits: 16,
+                cookie: "waiting_toll".to_string(),
+            }),
+            ..waiting()
+        }
+    }
+
+    #[test]
+    fn the_toll_block_shows_only_to_a_visitor_who_owes() {
+        let template = b"<p>a</p><!--toll--><div data-c=\"{{toll_challenge}}\" data-b=\"{{toll_bits}}\" data-k=\"{{toll_cookie}}\"></div><!--/toll--><p>b</p><!--toll-->x<!--/toll-->";
+        let owes = String::from_utf8(paying().render(template)).unwrap();
+        assert_eq!(
+            owes,
+            format!(
+                "<p>a</p><!--toll--><div data-c=\"{}\" data-b=\"16\" data-k=\"waiting_toll\"></div><!--/toll--><p>b</p><!--toll-->x<!--/toll-->",
+                "0f".repeat(32)
+            )
+        );
+        let free = String::from_utf8(waiting().render(template)).unwrap();
+        assert_eq!(free, "<p>a</p><p>b</p>");
+        // An unclosed block is left as it is.
+        assert_eq!(waiting().render(b"a<!--toll-->b"), b"a<!--toll-->b");
+    }
+
+    #[test]
+    fn the_json_status_says_how_to_pay_the_toll() {
+        let json: serde_json::Value = serde_json::from_str(&paying().json()).unwrap();
+        let challenge = "0f".repeat(32);
+        assert_eq!(
+            json["toll"],
+            serde_json::json!({
+                "bits": 16,
+                "challenge": challenge,
+                "cookie": "waiting_toll",
+                "prefix": format!("waiting-room-toll:{challenge}:"),
+            })
+        );
+        assert!(!waiting().json().contains("toll"));
     }
 
     #[test]

@@ -654,7 +654,6 @@ fn a_fixed_session_is_re_signed_only_when_the_key_rotates() {
 #[test]
 fn a_won_draw_over_the_pops_ceiling_waits_on_as_after_a_loss() {
     use waiting_room::ceiling::{ExactCounts, PopCounts, draw_key};
-    use waiting_room::decision::decide_in_pop;
     let ceiling = Settings {
         pop_new_sessions_per_minute: Some(2),
         ..settings(50)
@@ -703,7 +702,6 @@ fn a_won_draw_over_the_pops_ceiling_waits_on_as_after_a_loss() {
 #[test]
 fn a_room_open_at_100_percent_holds_newcomers_over_the_pops_ceiling() {
     use waiting_room::ceiling::{ExactCounts, draw_key};
-    use waiting_room::decision::decide_in_pop;
     let open = Settings {
         pop_new_sessions_per_minute: Some(1),
         ..settings(100)
@@ -772,4 +770,21 @@ fn queue_all_holds_newcomers_and_draws_and_keeps_sessions() {
         assert_eq!(v.decision, Decision::Allow, "{percentage} %");
         assert_ne!(v.session, Some(Session::New));
     }
+}
+
+/// A decision in a POP whose counts are `pop`.
+fn decide_in_pop(
+    now: u64,
+    millis: u16,
+    uid: &str,
+    cookie: Option<&str>,
+    settings: &Settings,
+    keys: &impl waiting_room::keys::KeyStore,
+    pop: Option<&dyn waiting_room::ceiling::PopCounts>,
+) -> Verdict {
+    let context = waiting_room::decision::Context {
+        pop,
+        toll_nonce: None,
+    };
+    waiting_room::decision::decide_with(now, millis, uid, cookie, settings, keys, context)
 }

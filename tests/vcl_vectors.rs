@@ -30,6 +30,7 @@ fn claims(case: &Value) -> Claims {
         kid: case["key_id"].as_str().unwrap().to_string(),
         adm: None,
         arr: None,
+        toll: None,
     }
 }
 

@@ -12,7 +12,7 @@ use super::series::{Second, Series};
 use super::tokens::Seen;
 use super::{Counters, MAX_CLOCK_SKEW, WINDOW};
 use crate::record::Record;
-use waiting_room::decision::Session;
+use waiting_room::decision::{Session, Transition};
 use waiting_room::percentage::Percentage;
 
 /// The crowd's sizes, noted in the newest second when it closes.
@@ -133,5 +133,8 @@ fn count(second: &mut Second, record: &Record) {
     }
     if record.released {
         second.releases += 1;
+    }
+    if record.transition == Some(Transition::TollUnpaid) {
+        second.toll_held += 1;
     }
 }

@@ -15,6 +15,9 @@ pub struct Second {
     pub drawn_admissions: u64,
     /// New sessions the POP's ceiling held (wins, and visitors of a room open at 100 %) (`transition=ceiling-reached`).
     pub held_wins: u64,
+    /// Draws and FIFO admissions held because the bot toll was unpaid
+    /// (`transition=toll-unpaid`, counted per line).
+    pub toll_held: u64,
     /// Sessions renewed or kept.
     pub renewals: u64,
     /// Sessions the origin ended.

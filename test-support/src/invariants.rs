@@ -72,6 +72,7 @@ fn minted_token_round_trips(input: &mut Input, uid: String) {
         // tokens their arrival.
         adm: (dec == TokenKind::Allow && input.below(2) == 0).then(|| input.u64()),
         arr: (dec == TokenKind::Wait && input.below(2) == 0).then(|| input.u64()),
+        toll: None,
     };
     let secret = format!("s{}", input.text(40));
     let key = SigningKey::new(secret.as_str()).expect("non-empty");

@@ -111,3 +111,28 @@ pub fn mint_pass(key: &str, room: &str, iat: u64, exp: u64, kid: &str) -> String
     let sig = hex::encode(hmac(&secret, text.as_bytes()));
     URL_SAFE_NO_PAD.encode(format!("{text}&sig={sig}"))
 }
+
+/// A wait token issued while the room asks a bot toll: the VCL fields plus
+/// `&toll=<bits owed>`; with its signature's hex (the toll's challenge).
+pub fn mint_toll(key: &str, exp: u64, uid: &str, kid: &str, toll: u8) -> (String, String) {
+    let text = format!("dec=wait&exp={exp}&uid={uid}&kid={kid}&toll={toll}");
+    let sig = vcl_sig(key, &text);
+    let value = STANDARD.encode(format!("{text}&sig={sig}"));
+    (value, sig[2..].to_string())
+}
+
+/// Whether `nonce` pays `bits` of bot toll for the challenge `challenge` (a
+/// signature's hex), written from the rule: SHA-256 of
+/// `waiting-room-toll:<challenge>:<nonce>` starts with `bits` zero bits.
+pub fn toll_pays(challenge: &str, nonce: u64, bits: u32) -> bool {
+    use sha2::Digest as _;
+    let digest = Sha256::digest(format!("waiting-room-toll:{challenge}:{nonce}"));
+    u128::from_be_bytes(digest[..16].try_into().unwrap()).leading_zeros() >= bits
+}
+
+/// The first nonce that pays `bits` of bot toll for `challenge`.
+pub fn toll_nonce(challenge: &str, bits: u32) -> u64 {
+    (0u64..)
+        .find(|nonce| toll_pays(challenge, *nonce, bits))
+        .unwrap()
+}

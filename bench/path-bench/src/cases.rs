@@ -211,6 +211,7 @@ fn mint(secret: &str, dec: TokenKind, exp: u64) -> String {
         kid: KID.to_string(),
         adm: None,
         arr: None,
+        toll: None,
     }
     .mint(&key)
 }

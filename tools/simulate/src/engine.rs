@@ -79,14 +79,17 @@ impl Room {
             let counts = &*pop as &dyn waiting_room::ceiling::PopCounts;
             // A named room signs with its own derived key, as `plan()` has it.
             let keys = RoomKeys::new(&self.keys, self.settings.room.name());
-            decision::decide_in_pop(
+            decision::decide_with(
                 now,
                 millis,
                 uid,
                 cookie,
                 &self.settings,
                 &keys,
-                Some(counts),
+                decision::Context {
+                    pop: Some(counts),
+                    toll_nonce: None,
+                },
             )
         };
         if let Some(key) = &verdict.pop_count {

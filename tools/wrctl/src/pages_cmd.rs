@@ -251,6 +251,7 @@ pub fn sample_status(page: Page, percentage: Percentage, d: u64, now: u64) -> St
                 estimate: waiting_room::estimate::estimate(refresh_after, percentage, d),
                 queueing_method: QueueingMethod::Random,
                 place: None,
+                toll: None,
             }
         }
         Page::Deny | Page::Ended | Page::OriginUnavailable => Status {
@@ -263,6 +264,7 @@ pub fn sample_status(page: Page, percentage: Percentage, d: u64, now: u64) -> St
             estimate: None,
             queueing_method: QueueingMethod::Random,
             place: None,
+            toll: None,
         },
     }
 }

@@ -82,6 +82,8 @@ pub struct LastMinute {
     pub arrivals: u64,
     /// New sessions the POP's ceiling held.
     pub held_wins: u64,
+    /// Draws and admissions held for an unpaid bot toll.
+    pub toll_held: u64,
 }
 
 impl View {
@@ -96,6 +98,7 @@ impl View {
                 draws: sum.draws + s.draws,
                 arrivals: sum.arrivals + s.arrivals,
                 held_wins: sum.held_wins + s.held_wins,
+                toll_held: sum.toll_held + s.toll_held,
             })
     }
 
@@ -177,6 +180,7 @@ impl View {
                 "t": series.iter().map(|(t, _)| *t).collect::<Vec<u64>>(),
                 "arrivals": column(|x| x.arrivals),
                 "draws": column(|x| x.draws),
+                "toll_held": column(|x| x.toll_held),
                 "admissions": column(|x| x.admissions),
                 "renewals": column(|x| x.renewals),
                 "releases": column(|x| x.releases),
@@ -280,6 +284,11 @@ impl View {
             "wrctl_held_wins_last_minute",
             "New sessions the POP's ceiling held (transition=ceiling-reached) in the last 60 s of log time.",
             Some(minute.held_wins),
+        );
+        m.gauge(
+            "wrctl_toll_held_last_minute",
+            "Draws and admissions held for an unpaid bot toll (transition=toll-unpaid lines) in the last 60 s of log time.",
+            Some(minute.toll_held),
         );
         m.gauge(
             "wrctl_draws_last_minute",

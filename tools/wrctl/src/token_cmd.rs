@@ -388,6 +388,7 @@ fn mint(args: MintArgs) -> ExitCode {
         kid: args.kid,
         adm: args.adm,
         arr: args.arr,
+        toll: None,
     };
     let value = claims.mint(&key);
     // The room would read back only what decodes to these claims.

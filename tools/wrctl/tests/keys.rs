@@ -73,6 +73,7 @@ fn mint(secret: &str, kid: &str, dec: TokenKind, exp: u64, uid: &str) -> String 
         kid: kid.into(),
         adm: None,
         arr: None,
+        toll: None,
     }
     .mint(&SigningKey::new(secret).unwrap())
 }
