@@ -100,6 +100,52 @@ fn a_browser_is_shown_the_waiting_page_then_refreshes_itself_to_the_origin() {
     );
 }
 
+/// With the bot toll on, the waiting page pays it in the background (WebCrypto)
+/// and its own refresh carries the payment to the draw: the browser is admitted
+/// without a click, and the page passes axe-core while its check runs.
+#[test]
+fn a_browser_pays_the_bot_toll_by_itself_and_is_let_in() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Some(driver) = browser::driver_dir("the browser test of the bot toll") else {
+        return;
+    };
+    let room = Room::start(&[
+        ("wait_period_duration", "2"),
+        ("allow_percentage", "90"),
+        ("redeem_window", "10"),
+        ("bot_toll_bits", "12"),
+    ]);
+    let artifacts = root.join("artifacts").join("toll");
+    fs::create_dir_all(&artifacts).unwrap();
+    let log = artifacts.join("browser.log");
+    let mut command = Command::new("node");
+    command
+        .current_dir(&driver)
+        .arg("waiting_room.mjs")
+        .arg(format!("--url=http://{}/events", room.addr))
+        .arg(format!("--out={}", artifacts.display()))
+        .arg(format!("--origin-text={ORIGIN_MARKER}"))
+        .arg(format!("--timeout-secs={ORIGIN_WITHIN_SECS}"))
+        .arg("--expect=your browser is running a short automatic check");
+    let status = browser::run_bounded(command, &log, SCRIPT_BOUND);
+    let output = fs::read_to_string(&log).unwrap_or_default();
+    let lines = room.log_lines();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the browser script:\n{output}\nthe room's log:\n{}",
+        lines.join("\n")
+    );
+    // The browser paid on a request of its own, and its draw was never held.
+    let mine = |needle: &str| {
+        lines
+            .iter()
+            .any(|l| l.contains("uid=127.0.0.1 ") && l.contains(needle))
+    };
+    assert!(mine("toll=paid"), "{}", lines.join("\n"));
+    assert!(mine("decision=allow"), "{}", lines.join("\n"));
+    assert!(!mine("toll-unpaid"), "{}", lines.join("\n"));
+}
+
 /// Every built-in page in every language the room speaks, filled in as a waiting
 /// visitor sees it, passes axe-core (WCAG 2.1 A and AA) at a phone and a desktop width
 /// in headless Chromium, and says its language.
