@@ -98,6 +98,24 @@ fn log_lines_and_percentages_read_as_documented() {
 }
 
 #[test]
+fn the_bot_toll_draws_only_paid_tokens_and_parses_only_canonical_numbers() {
+    let mut reached: BTreeMap<String, usize> = BTreeMap::new();
+    run("toll", 9, invariants::toll, |(transition, paid)| {
+        let state = format!("{transition:?} paid={paid}");
+        *reached.entry(state).or_default() += 1;
+    });
+    // Held, drawn after paying, and drawn owing nothing: each reached.
+    for state in [
+        "Some(TollUnpaid) paid=false",
+        "Some(LotteryWon) paid=true",
+        "Some(LotteryLost) paid=true",
+        "Some(LotteryWon) paid=false",
+    ] {
+        assert!(reached.contains_key(state), "never reached {state}: {reached:#?}");
+    }
+}
+
+#[test]
 fn settings_stay_in_range_and_follow_the_documented_fallbacks() {
     run("settings", 3, invariants::settings, drop);
 }

@@ -911,3 +911,72 @@ pub fn rooms(data: &[u8]) {
     let minted = claims.mint(&keys.key(&claims.kid).unwrap());
     assert!(pass::check(&minted, &room, &keys, 1_700_000_000, None).is_ok());
 }
+
+/// The bot toll on any input: bits and nonces parse only from their canonical
+/// text; a due wait token that owes is drawn only with a nonce that pays what it
+/// owes, by an independent check of the documented hash ([`mint::toll_pays`]).
+/// Returns the transition and whether the request paid.
+pub fn toll(data: &[u8]) -> (Option<waiting_room::decision::Transition>, bool) {
+    use waiting_room::decision::{Context, Transition, decide_with};
+    use waiting_room::toll;
+
+    let mut input = Input::new(data);
+    let raw = input.text(24);
+    if let Some(nonce) = toll::parse_nonce(&raw) {
+        assert_eq!(nonce.to_string(), raw);
+    }
+    if let Some(bits) = toll::parse_bits(&raw) {
+        assert!(bits <= toll::MAX_BITS && bits.to_string() == raw, "{raw:?}");
+    }
+
+    let (uid, now) = (input.ip(), input.now());
+    // Small difficulties: a solution costs the check at most a few dozen hashes.
+    let owes = input.below(5) as u8;
+    let room_bits = input.below(5) as u8;
+    let exp = input.exp_near(now);
+    let (kid, secret) = KEYS[0];
+    let (value, challenge) = mint::mint_toll(secret, exp, &uid, kid, owes);
+    let solution = || mint::toll_nonce(&challenge, u32::from(owes)).to_string();
+    let nonce = match input.below(4) {
+        0 => input.text(24),
+        1 => input.mutate(&solution()),
+        2 => solution(),
+        _ => String::new(),
+    };
+    let store: std::collections::HashMap<&str, String> = [
+        (config::ENABLED, "true".to_string()),
+        (config::ALLOW_PERCENTAGE, (1 + input.below(99)).to_string()),
+        (config::BOT_TOLL_BITS, room_bits.to_string()),
+        (config::ACTIVE_KEY, kid.to_string()),
+    ]
+    .into();
+    let settings = Settings::from_lookup(|key| store.get(key).cloned());
+    let context = Context {
+        pop: None,
+        toll_nonce: Some(&nonce).filter(|n| !n.is_empty()).map(|n| n.as_str()),
+    };
+    let verdict = decide_with(
+        now,
+        0,
+        &uid,
+        Some(&value),
+        &settings,
+        &fuzz_input::key_store,
+        context,
+    );
+    let owed = u32::from(owes.min(room_bits));
+    let canonical = toll::parse_nonce(&nonce).filter(|n| n.to_string() == nonce);
+    let pays = owed == 0 || canonical.is_some_and(|n| mint::toll_pays(&challenge, n, owed));
+    let drawn = matches!(
+        verdict.transition,
+        Some(Transition::LotteryWon | Transition::LotteryLost)
+    );
+    assert!(!drawn || pays, "drawn unpaid: {nonce:?} owed {owed}");
+    if verdict.rejection.is_none() {
+        assert_eq!(verdict.toll_paid, owed > 0 && pays && canonical.is_some());
+    }
+    if owed > 0 && !pays {
+        assert_ne!(verdict.decision, Decision::Allow, "{nonce:?}");
+    }
+    (verdict.transition, verdict.toll_paid)
+}
