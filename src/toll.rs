@@ -28,6 +28,20 @@ pub const COOKIE_NAME: &str = "waiting_toll";
 /// The text every hashed input starts with.
 pub const DOMAIN: &str = "waiting-room-toll:";
 
+/// Hashes a second the built-in page computes on a phone: headless Chromium at
+/// a quarter of a server core's speed (BENCHMARKS.md, "Bot toll: solve time").
+/// `wrctl config check` warns when a difficulty costs a phone more than
+/// [`PHONE_SECONDS_WARNED`].
+pub const PHONE_HASHES_PER_SECOND: u32 = 8_000;
+
+/// Seconds of a phone's work above which a difficulty is warned about.
+pub const PHONE_SECONDS_WARNED: f64 = 5.0;
+
+/// Expected seconds a phone's browser spends on `bits` (2^bits hashes).
+pub fn phone_seconds(bits: u8) -> f64 {
+    2f64.powi(i32::from(bits)) / f64::from(PHONE_HASHES_PER_SECOND)
+}
+
 /// Longest nonce accepted: `u64::MAX` has 20 digits.
 const MAX_NONCE_DIGITS: usize = 20;
 

@@ -14,6 +14,7 @@ use waiting_room::grid::DrawGrid;
 use waiting_room::keys::{MIN_STRONG_KEY_LEN, SigningKey};
 use waiting_room::refresh::{self, RefreshMode};
 use waiting_room::token::is_valid_kid;
+use waiting_room::toll;
 
 use waiting_room::events::{EVENTS, Schedule};
 use waiting_room::room::{Index, ROOMS, Scope};
@@ -326,6 +327,13 @@ fn effective(s: &Settings, key: &str) -> String {
         config::PASSES_NOT_BEFORE => s
             .passes_not_before
             .map_or("none".into(), |t| format!("{t} ({})", utc(t))),
+        config::BOT_TOLL_BITS => match s.bot_toll_bits {
+            0 => "0 (off)".into(),
+            bits => format!(
+                "{bits} bits: 2^{bits} hashes a place, about {:.1} s on a phone",
+                toll::phone_seconds(bits)
+            ),
+        },
         config::POP_NEW_SESSIONS_PER_MINUTE => s
             .pop_new_sessions_per_minute
             .map_or("none (no ceiling)".into(), |n| {
@@ -396,6 +404,22 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
             v.escape_debug().to_string()
         )),
         Some(_) => {}
+    }
+    if toll::phone_seconds(s.bot_toll_bits) > toll::PHONE_SECONDS_WARNED {
+        w.push(format!(
+            "bot_toll_bits {} costs a phone about {:.0} s of work before its first draw \
+             (more than {} s): people on slow devices may give up; each bit less halves it",
+            s.bot_toll_bits,
+            toll::phone_seconds(s.bot_toll_bits),
+            toll::PHONE_SECONDS_WARNED
+        ));
+    }
+    if s.bot_toll_bits > 0 && s.allow_percentage.is_hundred() && !s.queue_all {
+        w.push(format!(
+            "bot_toll_bits {} with allow_percentage 100: an open room admits without draws, \
+             so nobody pays the toll",
+            s.bot_toll_bits
+        ));
     }
     if s.enabled && s.allow_percentage.micros() == 0 {
         w.push(

@@ -197,6 +197,14 @@ fn each_surprising_combination_is_warned_about() {
             "wait_period_duration 900 s is long",
         ),
         (
+            serde_json::json!({"bot_toll_bits": "24"}),
+            "bot_toll_bits 24 costs a phone about",
+        ),
+        (
+            serde_json::json!({"bot_toll_bits": "8", "allow_percentage": "100"}),
+            "bot_toll_bits 8 with allow_percentage 100: an open room admits without draws",
+        ),
+        (
             serde_json::json!({"queueing_method": "fifo"}),
             "queueing_method is fifo without a usable fifo_cutoff",
         ),
@@ -441,5 +449,32 @@ fn wrctl_rooms_lists_the_rooms_and_places_urls() {
     assert!(
         text.contains("/about: no room: straight to the origin"),
         "{text}"
+    );
+}
+
+/// The difficulty a phone pays in about a second is not warned about; one that
+/// costs it more than five seconds is, and the effective value says the cost.
+#[test]
+fn a_bot_toll_a_phone_pays_quickly_is_not_warned_about() {
+    let phone_second = (0..=32u8)
+        .rev()
+        .find(|bits| waiting_room::toll::phone_seconds(*bits) <= 1.0)
+        .unwrap();
+    let err = warnings(
+        serde_json::json!({"bot_toll_bits": phone_second.to_string()}),
+        &[],
+    );
+    assert!(err.contains("0 error(s), 0 warning(s)"), "{err}");
+    let slow = (0..=32u8)
+        .find(|bits| waiting_room::toll::phone_seconds(*bits) > 5.0)
+        .unwrap();
+    assert!(
+        slow <= phone_second + 4,
+        "five times a second is under four bits more"
+    );
+    let err = warnings(serde_json::json!({"bot_toll_bits": slow.to_string()}), &[]);
+    assert!(
+        err.contains(&format!("bot_toll_bits {slow} costs a phone")),
+        "{err}"
     );
 }
