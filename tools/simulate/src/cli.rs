@@ -1,4 +1,4 @@
-//! The command line: `run`, `plan` and `cost`, read by clap. Compound values
+//! The command line: `run`, `plan`, `cost` and `toll`, read by clap. Compound values
 //! (`--session 5:60`, `--nat 0.02:20`, …) go through the small parsers at the end;
 //! what depends on several options (the scenario's bounds, the controller's and
 //! the FIFO rule's options) is checked once the whole line is read.
@@ -14,6 +14,7 @@ use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 use waiting_room::room::RoomName;
 
+use crate::bots::Bots;
 use crate::fifo::FifoSpec;
 use crate::planning::Question;
 use crate::scenario::{Arrivals, Control, Mix, Room, Scenario, SecondRoom, Session};
@@ -93,6 +94,15 @@ pub enum Command {
         /// Crowd sizes.
         sizes: Vec<u64>,
     },
+    /// Bots against people with the bot toll off and on (see [`crate::toll_table`]).
+    Toll {
+        /// The scenario (its room's `bot_toll_bits` is replaced by each of `bits`).
+        scenario: Scenario,
+        /// `bot_toll_bits` values, one run each.
+        bits: Vec<u8>,
+        /// No progress lines.
+        quiet: bool,
+    },
 }
 
 /// Parses the arguments after the program name. `--help` and every refusal come
@@ -104,6 +114,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, clap::Er
         Sub::Run(run) => ("run", run.resolve()),
         Sub::Plan(plan) => ("plan", plan.resolve()),
         Sub::Cost(cost) => ("cost", cost.resolve()),
+        Sub::Toll(toll) => ("toll", toll.resolve()),
     };
     command.map_err(|why| {
         let mut cli = Sub::command();
@@ -130,6 +141,10 @@ enum Sub {
     Plan(PlanArgs),
     /// Cost per decision as the crowd grows (a list for --visitors).
     Cost(CostArgs),
+    /// Bots with many addresses against people, with the bot toll off and on (a
+    /// list for --bot-toll-bits): the places each takes, and the hashes and CPU
+    /// a bot spends per place.
+    Toll(TollArgs),
 }
 
 #[derive(Args)]
@@ -166,6 +181,10 @@ struct RunArgs {
     /// fifo_hold, seconds.
     #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, requires = "queueing", default_value_t = FifoSpec::default().fifo_hold, help_heading = "FIFO mode")]
     fifo_hold: u64,
+    /// bot_toll_bits: the bot toll each wait token owes (0: none); people's
+    /// pages and paying bots pay it, skipping bots never do.
+    #[arg(long, value_name = "BITS", value_parser = toll_bits, default_value_t = 0)]
+    bot_toll_bits: u8,
     #[command(flatten)]
     second: SecondRoomArgs,
 }
@@ -220,6 +239,7 @@ impl RunArgs {
             room: self.room.room(grids[0]),
             ..Scenario::default()
         });
+        scenario.room.bot_toll_bits = self.bot_toll_bits;
         scenario.control = self.control.control();
         check(&scenario)?;
         let (out, no_plots, quiet) = (self.out, self.no_plots, self.quiet);
@@ -373,7 +393,68 @@ impl CostArgs {
     }
 }
 
-/// `--draw-grid` of `plan` and `cost`.
+/// The people, bots and controller `toll` runs unless told otherwise.
+pub const TOLL_PEOPLE: u64 = 2_000;
+/// Addresses of skipping and of paying bots.
+pub const TOLL_BOTS: Bots = Bots {
+    skipping: 1_000,
+    paying: 1_000,
+};
+/// New sessions a minute the controller holds.
+pub const TOLL_TARGET: f64 = 60.0;
+
+#[derive(Args)]
+struct TollArgs {
+    /// People.
+    #[arg(long, value_name = "N", value_parser = number::<u64>, default_value_t = TOLL_PEOPLE)]
+    visitors: u64,
+    /// bot_toll_bits values to compare, one run each over the same crowd.
+    #[arg(long, value_name = "BITS,…", value_parser = toll_bits, value_delimiter = ',', action = ArgAction::Set, default_value = "0,8,12,16")]
+    bot_toll_bits: Vec<u8>,
+    #[command(flatten)]
+    room: RoomArgs,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+    #[command(flatten)]
+    grid: GridArg,
+    #[command(flatten)]
+    control: ControlArgs,
+    /// No progress lines.
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl TollArgs {
+    fn resolve(self) -> Result<Command, String> {
+        let mut scenario = self.scenario.apply(Scenario {
+            visitors: self.visitors,
+            arrivals: Arrivals::Flash { seconds: 60 },
+            duration: 1800,
+            mix: Mix {
+                bots: TOLL_BOTS,
+                ..Mix::plain()
+            },
+            room: self.room.room(grids(&self.grid.draw_grid)[0]),
+            ..Scenario::default()
+        });
+        scenario.control = Some(self.control.control().unwrap_or(Control {
+            propagation_delay: 30,
+            ..Control::new(TOLL_TARGET)
+        }));
+        for &bot_toll_bits in &self.bot_toll_bits {
+            let mut scenario = scenario;
+            scenario.room.bot_toll_bits = bot_toll_bits;
+            check(&scenario)?;
+        }
+        Ok(Command::Toll {
+            scenario,
+            bits: self.bot_toll_bits,
+            quiet: self.quiet,
+        })
+    }
+}
+
+/// `--draw-grid` of `plan`, `cost` and `toll`.
 #[derive(Args)]
 struct GridArg {
     /// draw_grid: where new wait tokens expire: each address's own grid (the room's
@@ -410,6 +491,7 @@ impl RoomArgs {
             allow_timeout,
             draw_grid,
             pop_new_sessions_per_minute: self.pop_new_sessions_per_minute,
+            bot_toll_bits: 0,
         }
     }
 }
@@ -464,6 +546,11 @@ struct ScenarioArgs {
     /// People who give up waiting, each within SECONDS of arriving [default mix: 0.1:1800].
     #[arg(long, value_name = "SHARE:SECONDS", value_parser = share_and::<u64>)]
     abandon: Option<(f64, u64)>,
+    /// Bots besides the people, each alone on an address of its own, arriving as
+    /// the people do: addresses of bots that never pay the bot toll, and of bots
+    /// that pay it [default: 0:0; toll: 1000:1000].
+    #[arg(long, value_name = "SKIPPING:PAYING")]
+    bots: Option<Bots>,
     /// Seed of every random choice.
     #[arg(long, value_name = "N", value_parser = number::<u64>, default_value_t = Scenario::default().seed)]
     seed: u64,
@@ -472,7 +559,11 @@ struct ScenarioArgs {
 impl ScenarioArgs {
     /// `s` with every option given applied: the mix first, then its parts.
     fn apply(&self, mut s: Scenario) -> Scenario {
-        s.mix = self.mix.unwrap_or(s.mix);
+        // A named mix is people only: the bots stay as they were.
+        s.mix = self.mix.map_or(s.mix, |m| Mix {
+            bots: s.mix.bots,
+            ..m
+        });
         s.arrivals = self.arrivals.unwrap_or(s.arrivals);
         s.duration = self.duration.unwrap_or(s.duration);
         s.session = self.session.unwrap_or(s.session);
@@ -488,6 +579,7 @@ impl ScenarioArgs {
         (m.poller_share, m.poll_every) = self.app_poll.unwrap_or((m.poller_share, m.poll_every));
         m.early_share = self.early.unwrap_or(m.early_share);
         (m.abandon_share, m.patience) = self.abandon.unwrap_or((m.abandon_share, m.patience));
+        m.bots = self.bots.unwrap_or(m.bots);
         s
     }
 }
@@ -582,6 +674,10 @@ fn check(s: &Scenario) -> Result<(), String> {
     refuse(s.visitors == 0, "--visitors must be at least 1")?;
     refuse(s.visitors > 16_000_000, "--visitors is at most 16000000")?;
     refuse(
+        s.mix.bots.addresses() > 16_000_000,
+        "--bots is at most 16000000 addresses",
+    )?;
+    refuse(
         !(1..=7 * DAY).contains(&s.duration),
         "--duration must be 1 s to 7 days",
     )?;
@@ -672,6 +768,14 @@ fn pop_ceiling(raw: &str) -> Result<u32, String> {
         .ok()
         .filter(|n| (1..=max).contains(n))
         .ok_or_else(|| format!("{raw:?} is not a whole number from 1 to {max}"))
+}
+
+/// `--bot-toll-bits`: 0 to the room's most ([`waiting_room::toll::MAX_BITS`]).
+fn toll_bits(raw: &str) -> Result<u8, String> {
+    waiting_room::toll::parse_bits(raw.trim()).ok_or_else(|| {
+        let max = waiting_room::toll::MAX_BITS;
+        format!("{raw:?} is not a whole number of bits from 0 to {max}")
+    })
 }
 
 /// `--session N:SECONDS`.

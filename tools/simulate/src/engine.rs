@@ -22,7 +22,7 @@ use std::time::Instant;
 use control::{Controller, Rule};
 use waiting_room::ceiling::ExactCounts;
 use waiting_room::config::Settings;
-use waiting_room::decision::{self, CookieAction, Decision, Session, Transition, Verdict};
+use waiting_room::decision::{self, CookieAction, Decision, Session, TollDue, Transition, Verdict};
 use waiting_room::keys::RoomKeys;
 use waiting_room::outlook;
 use waiting_room::refresh::RefreshMode;
@@ -34,6 +34,7 @@ use crate::population::{Kind, Population, address_text};
 use crate::progress::Progress;
 use crate::record::Record;
 use crate::scenario::Scenario;
+use crate::toll;
 
 /// Unix time of the run's second 0 (a whole minute, so slots line up with minutes).
 pub const START: u64 = 1_700_000_040;
@@ -65,15 +66,24 @@ impl Room {
         }
     }
 
-    /// One decision at Unix second `now`, by the room's own code.
+    /// One decision at Unix second `now`, by the room's own code, for a request
+    /// without a toll cookie.
     pub fn decide(&self, now: u64, uid: &str, cookie: Option<&str>) -> Verdict {
-        self.decide_at(now, 0, uid, cookie)
+        self.decide_at(now, 0, uid, cookie, None)
     }
 
     /// One decision at Unix second `now` and `millis` past it (FIFO places are
     /// kept to the millisecond), by the room's own code, with the POP's counts
-    /// (they hold lottery wins; FIFO mode reads none).
-    pub fn decide_at(&self, now: u64, millis: u16, uid: &str, cookie: Option<&str>) -> Verdict {
+    /// (they hold lottery wins; FIFO mode reads none) and the request's toll
+    /// cookie `toll_nonce` ([`crate::toll`]).
+    pub fn decide_at(
+        &self,
+        now: u64,
+        millis: u16,
+        uid: &str,
+        cookie: Option<&str>,
+        toll_nonce: Option<&str>,
+    ) -> Verdict {
         let verdict = {
             let pop = self.pop.borrow();
             let counts = &*pop as &dyn waiting_room::ceiling::PopCounts;
@@ -88,7 +98,7 @@ impl Room {
                 &keys,
                 decision::Context {
                     pop: Some(counts),
-                    toll_nonce: None,
+                    toll_nonce,
                 },
             )
         };
@@ -169,6 +179,10 @@ pub struct Lane<'a, R: Rule> {
 #[derive(Debug, Default)]
 struct DeviceState {
     cookie: Option<String>,
+    /// The toll cookie: the nonce its page last paid with.
+    toll_cookie: Option<String>,
+    /// The toll the last page showed, not paid yet.
+    toll_due: Option<TollDue>,
     /// Expiry of the wait token in the jar (0 when none).
     wait_exp: u64,
     admitted: bool,
@@ -321,10 +335,15 @@ pub fn alone(room: &Room, population: &Population, device: usize, end: u64) -> O
     let seen = population.devices.get(device)?;
     let uid = address_text(seen.address);
     let mut cookie: Option<String> = None;
+    // A person's page pays every toll it is shown before the next request.
+    let mut toll_cookie: Option<String> = None;
     let mut t = seen.arrival;
     while t < end {
         let now = START + t;
-        let verdict = room.decide(now, &uid, cookie.as_deref());
+        let verdict = room.decide_at(now, 0, &uid, cookie.as_deref(), toll_cookie.as_deref());
+        if let Some(due) = &verdict.toll {
+            toll_cookie = Some(toll::solve(due).0.to_string());
+        }
         match &verdict.cookie {
             CookieAction::Keep => {}
             CookieAction::Set(value) => cookie = Some(value.clone()),
@@ -446,7 +465,12 @@ impl<'a, R: Rule> Simulation<'a, R> {
         let uid = uids[seen.address as usize].as_str();
         let presented = self.devices[index].cookie.clone();
         let presented_exp = self.devices[index].wait_exp;
-        let verdict = self.timed_decide(ms, uid, presented.as_deref());
+        let toll_cookie = self.pay_toll(index, kind);
+        let toll_cookie = toll_cookie.as_deref();
+        let verdict = self.timed_decide(ms, uid, presented.as_deref(), toll_cookie);
+        if verdict.transition == Some(Transition::TollUnpaid) {
+            self.record.toll.held(kind);
+        }
         // The device's other tabs send the same request with the same cookie. The
         // room keeps nothing between requests but the POP's counts: while the
         // last verdict counted nothing there, a tab gets that very verdict again.
@@ -454,7 +478,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
             let mut last = verdict.clone();
             for _ in 1..seen.tabs {
                 if last.pop_count.is_some() {
-                    last = self.timed_decide(ms, uid, presented.as_deref());
+                    last = self.timed_decide(ms, uid, presented.as_deref(), toll_cookie);
                 } else {
                     self.answered(ms, uid, &last);
                 }
@@ -492,7 +516,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
                     }
                 }
                 if kind == Kind::Attacker {
-                    self.replay_winner(device, uid, ms);
+                    self.replay_winner(device, uid, ms, toll_cookie);
                 }
                 let state = &mut self.devices[index];
                 if state.session_left == 0 {
@@ -510,7 +534,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
                 let outlook = outlook(now, exp, verdict.arr, uid, &self.room.settings);
                 self.record.first_page(person, t, outlook.estimate);
                 if kind == Kind::Attacker && verdict.transition == Some(Transition::LotteryLost) {
-                    self.reroll(device, uid, ms, presented);
+                    self.reroll(device, uid, ms, presented, toll_cookie);
                 }
                 Some(ms + seen.habit.next_after(outlook.refresh_after) * 1000)
             }
@@ -518,11 +542,34 @@ impl<'a, R: Rule> Simulation<'a, R> {
         }
     }
 
-    /// One decision at millisecond `ms` from the start, timed, counted and logged.
-    fn timed_decide(&mut self, ms: u64, uid: &str, cookie: Option<&str>) -> Verdict {
+    /// The toll cookie device `index` (a visitor of `kind`) sends: it pays the
+    /// toll its last page showed first, if it pays ([`toll::pays`]).
+    fn pay_toll(&mut self, index: usize, kind: Kind) -> Option<String> {
+        let state = &mut self.devices[index];
+        if let Some(due) = state.toll_due.take()
+            && toll::pays(kind)
+        {
+            let (nonce, hashes) = toll::solve(&due);
+            self.record.toll.paid(kind, hashes);
+            state.toll_cookie = Some(nonce.to_string());
+        }
+        state.toll_cookie.clone()
+    }
+
+    /// One decision at millisecond `ms` from the start, with the toll cookie
+    /// `toll_cookie`, timed, counted and logged.
+    fn timed_decide(
+        &mut self,
+        ms: u64,
+        uid: &str,
+        cookie: Option<&str>,
+        toll_cookie: Option<&str>,
+    ) -> Verdict {
         let now = START + ms / 1000;
         let started = Instant::now();
-        let verdict = self.room.decide_at(now, (ms % 1000) as u16, uid, cookie);
+        let verdict = self
+            .room
+            .decide_at(now, (ms % 1000) as u16, uid, cookie, toll_cookie);
         self.record.decide_nanos += started.elapsed().as_nanos();
         self.record.decide_calls += 1;
         self.answered(ms, uid, &verdict);
@@ -549,6 +596,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
 
     fn apply_cookie(&mut self, index: usize, verdict: &Verdict) {
         let state = &mut self.devices[index];
+        state.toll_due = verdict.toll;
         match &verdict.cookie {
             CookieAction::Keep => {}
             CookieAction::Set(value) => {
@@ -566,18 +614,25 @@ impl<'a, R: Rule> Simulation<'a, R> {
     }
 
     /// An attacker that just lost presents every losing token it kept, and lends
-    /// the one it just lost to an accomplice elsewhere.
-    fn reroll(&mut self, device: u32, uid: &str, ms: u64, lost: Option<String>) {
+    /// the one it just lost to an accomplice elsewhere (with its toll cookie).
+    fn reroll(
+        &mut self,
+        device: u32,
+        uid: &str,
+        ms: u64,
+        lost: Option<String>,
+        toll_cookie: Option<&str>,
+    ) {
         let Some(lost) = lost else { return };
         let mut jar = self.jars.remove(&device).unwrap_or_default();
         jar.keep(lost.clone());
         for old in jar.losers() {
-            let verdict = self.timed_decide(ms, uid, Some(old));
+            let verdict = self.timed_decide(ms, uid, Some(old), toll_cookie);
             self.record
                 .attack
                 .reroll(verdict.decision == Decision::Allow);
         }
-        let verdict = self.timed_decide(ms, Jar::ACCOMPLICE, Some(&lost));
+        let verdict = self.timed_decide(ms, Jar::ACCOMPLICE, Some(&lost), toll_cookie);
         self.record
             .attack
             .cross_address(verdict.decision == Decision::Allow);
@@ -585,18 +640,18 @@ impl<'a, R: Rule> Simulation<'a, R> {
     }
 
     /// An admitted attacker presents its winning wait token again, from its own
-    /// address and from an accomplice's.
-    fn replay_winner(&mut self, device: u32, uid: &str, ms: u64) {
+    /// address and from an accomplice's (with its toll cookie).
+    fn replay_winner(&mut self, device: u32, uid: &str, ms: u64, toll_cookie: Option<&str>) {
         let Some(winner) = self.jars.get(&device).and_then(|jar| jar.winner.clone()) else {
             return;
         };
-        let verdict = self.timed_decide(ms, uid, Some(&winner));
+        let verdict = self.timed_decide(ms, uid, Some(&winner), toll_cookie);
         let admitted = verdict.decision == Decision::Allow;
         self.record.attack.replay(admitted);
         if admitted {
             self.record.replay_admission(ms / 1000);
         }
-        let verdict = self.timed_decide(ms, Jar::ACCOMPLICE, Some(&winner));
+        let verdict = self.timed_decide(ms, Jar::ACCOMPLICE, Some(&winner), toll_cookie);
         self.record
             .attack
             .cross_address(verdict.decision == Decision::Allow);

@@ -18,6 +18,7 @@
 //! own crowd and controller, both controllers reading one log stream.
 
 pub mod attacker;
+pub mod bots;
 pub mod cli;
 pub mod closed_loop;
 pub mod engine;
@@ -32,3 +33,5 @@ pub mod rng;
 pub mod scenario;
 pub mod stats;
 pub mod summary;
+pub mod toll;
+pub mod toll_table;

@@ -77,6 +77,11 @@ fn main() -> ExitCode {
             cost(&scenario, &sizes);
             Ok(())
         }
+        Command::Toll {
+            scenario,
+            bits,
+            quiet,
+        } => simulate::toll_table::run_and_print(&scenario, &bits, !quiet),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -164,6 +169,20 @@ fn print_runs(runs: &[report::Run], rooms: bool) {
         );
         if let Some(c) = &r.closed_loop {
             println!("{}", closed_loop_summary(c));
+        }
+        let t = &r.toll;
+        if *t != simulate::toll::TollTally::default() {
+            println!(
+                "          bot toll: people paid {} ({} hashes), {} draws held; skipping bots \
+                 {} draws held; paying bots paid {} ({} hashes), {} draws held",
+                t.people.solves,
+                t.people.hashes,
+                t.people.held,
+                t.skipping_bots.held,
+                t.paying_bots.solves,
+                t.paying_bots.hashes,
+                t.paying_bots.held,
+            );
         }
     }
 }

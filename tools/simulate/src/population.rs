@@ -1,5 +1,6 @@
 //! The people and devices of a scenario, and the addresses they come from.
 
+use crate::bots::Bot;
 use crate::rng::Rng;
 use crate::scenario::Scenario;
 
@@ -14,6 +15,8 @@ pub enum Kind {
     Nat,
     /// One device on their own address, keeping and replaying tokens.
     Attacker,
+    /// Not a person: a bot on an address of its own ([`crate::bots`]).
+    Bot(Bot),
 }
 
 /// One person.
@@ -167,10 +170,13 @@ impl Population {
                 });
             }
         }
+        mix.bots
+            .join(&mut population, &scenario.arrivals, scenario.seed);
         population
     }
 
-    fn new_address(&mut self) -> u32 {
+    /// A new address, nobody's yet.
+    pub(crate) fn new_address(&mut self) -> u32 {
         self.addresses += 1;
         self.addresses - 1
     }

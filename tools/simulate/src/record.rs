@@ -10,6 +10,7 @@ use crate::attacker::AttackTally;
 use crate::closed_loop::Trace;
 use crate::population::Population;
 use crate::scenario::Scenario;
+use crate::toll::TollTally;
 
 /// "Not admitted" in [`Record::admitted_ms`].
 const NEVER: u64 = u64::MAX;
@@ -63,6 +64,8 @@ pub struct Record {
     pub first_estimate: Vec<Option<(u64, Estimate)>>,
     /// The attackers' tally.
     pub attack: AttackTally,
+    /// The bot toll paid, and draws held unpaid, by kind of visitor.
+    pub toll: TollTally,
     /// Requests decided (a tab repeating its device's request counts, whether
     /// or not `decide` ran again for it).
     pub decisions: u64,
@@ -102,6 +105,7 @@ impl Record {
             gave_up: vec![false; population.people.len()],
             first_estimate: vec![None; population.people.len()],
             attack: AttackTally::default(),
+            toll: TollTally::default(),
             decisions: 0,
             decide_calls: 0,
             decide_nanos: 0,

@@ -10,6 +10,7 @@ use waiting_room::percentage::Percentage;
 use waiting_room::refresh::RefreshMode;
 use waiting_room::room::RoomName;
 
+use crate::bots::Bots;
 use crate::rng::Rng;
 
 /// When visitors arrive, in seconds from the start of the run.
@@ -122,6 +123,9 @@ pub struct Mix {
     /// Each of them gives up at a moment drawn uniformly within this many
     /// seconds of arriving (if not admitted by then).
     pub patience: u64,
+    /// Bots besides the people, each on an address of its own (none in the
+    /// named mixes).
+    pub bots: Bots,
 }
 
 impl Default for Mix {
@@ -140,6 +144,7 @@ impl Default for Mix {
             early_share: 0.1,
             abandon_share: 0.1,
             patience: 1800,
+            bots: Bots::default(),
         }
     }
 }
@@ -188,6 +193,7 @@ impl Mix {
             early_share: 0.3,
             abandon_share: 0.3,
             patience: 1200,
+            bots: Bots::default(),
         }
     }
 
@@ -235,6 +241,8 @@ pub struct Room {
     /// `pop_new_sessions_per_minute`: the POP's ceiling on new sessions a minute
     /// (the simulator is one POP; `None`: no ceiling).
     pub pop_new_sessions_per_minute: Option<u32>,
+    /// `bot_toll_bits`: the bot toll each wait token owes (0: none).
+    pub bot_toll_bits: u8,
 }
 
 impl Default for Room {
@@ -245,6 +253,7 @@ impl Default for Room {
             allow_timeout: 3600,
             draw_grid: Settings::default().draw_grid,
             pop_new_sessions_per_minute: None,
+            bot_toll_bits: 0,
         }
     }
 }
@@ -260,6 +269,7 @@ impl Room {
             refresh_mode: mode,
             draw_grid: self.draw_grid,
             pop_new_sessions_per_minute: self.pop_new_sessions_per_minute,
+            bot_toll_bits: self.bot_toll_bits,
             ..Settings::default()
         }
     }

@@ -10,6 +10,7 @@ use crate::population::{Kind, Population};
 use crate::record::{Record, SlotDraws};
 use crate::scenario::Scenario;
 use crate::stats::{self, SeriesStats};
+use crate::toll::TollTally;
 
 /// Seconds skipped before the per-second admission figures (the first minute).
 pub const WARM_UP: usize = 60;
@@ -47,6 +48,8 @@ pub struct RunReport {
     pub waits: Waits,
     /// What replaying tokens achieved.
     pub attack: AttackTally,
+    /// The bot toll paid, and draws held unpaid, by kind of visitor.
+    pub toll: TollTally,
     /// The controller's run against its target, when one ran.
     pub closed_loop: Option<ClosedLoopReport>,
 }
@@ -354,6 +357,7 @@ pub fn summarise(
         groups: groups(scenario, population, mode, record, cutoff),
         waits: waits(population, record, cutoff),
         attack: record.attack,
+        toll: record.toll,
         closed_loop: closed_loop(scenario, population, record),
     }
 }

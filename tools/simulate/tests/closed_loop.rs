@@ -30,6 +30,7 @@ fn flash(control: Option<Control>, draw_grid: DrawGrid) -> Scenario {
             allow_timeout: 3600,
             draw_grid,
             pop_new_sessions_per_minute: None,
+            bot_toll_bits: 0,
         },
         session: Session {
             requests: 1,
