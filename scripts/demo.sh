@@ -8,7 +8,8 @@
 # of local/config.json made at each start. DEMO_CONTROLLER=0 runs the room alone on
 # local/config.json, tuned by hand (edit allow_percentage while it runs).
 # DEMO_TARGET sets the controller's new sessions a minute (30); DEMO_START the
-# percentage the room starts at (1), the safe start for a flash crowd.
+# percentage the room starts at (1), the safe start for a flash crowd;
+# DEMO_TOLL_BITS the bot toll's difficulty (none: off).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SETUP_BROWSER=0 source scripts/setup.sh # the demo needs no browser of its own
@@ -38,6 +39,10 @@ cp local/config.json target/demo/config.json
 # controller's writes reach it (they rise at most twofold a draw period from there).
 sed -i 's/"allow_percentage": "[^"]*"/"allow_percentage": "'"${DEMO_START:-1}"'"/' target/demo/config.json
 grep -q '"allow_percentage": "'"${DEMO_START:-1}"'"' target/demo/config.json
+if [ -n "${DEMO_TOLL_BITS:-}" ]; then
+  sed -i '0,/{/s//{\n  "bot_toll_bits": "'"$DEMO_TOLL_BITS"'",/' target/demo/config.json
+  grep -q '"bot_toll_bits": "'"$DEMO_TOLL_BITS"'"' target/demo/config.json
+fi
 sed 's#file = "local/config.json"#file = "target/demo/config.json"#' fastly.toml >target/demo/fastly.toml
 grep -q 'target/demo/config.json' target/demo/fastly.toml
 

@@ -7,6 +7,11 @@ at --duration. Prints, per minute, the new sessions (distinct allow tokens, as
 the origin and the controller count them: the address and the token's `exp`)
 and the people admitted; with --json, writes them too. With --app-poll MIN:MAX the
 tabs poll on their own timer instead of following `Refresh`, as an app does.
+While the room asks a bot toll, a person's first tab to see the check pays it
+as the page's script would (the first nonce whose SHA-256 of the challenge's
+prefix and the nonce starts with the bits asked, set as the toll cookie), unless
+the person is one of the --toll-skippers share, whose tabs never pay: scripts
+that skip the work.
 
     python3 scripts/real-crowd.py --room http://127.0.0.1:7676 --people 300 --duration 300
 
@@ -15,7 +20,9 @@ each connection's source address as the visitor.
 """
 import argparse
 import base64
+import hashlib
 import http.client
+import re
 import json
 import random
 import sys
@@ -24,6 +31,19 @@ import time
 import urllib.parse
 
 COOKIE = "waiting_room"
+TOLL_COOKIE = "waiting_toll"
+TOLL = re.compile(r'data-challenge="([0-9a-f]{64})" data-bits="([0-9]+)" data-cookie="([a-z0-9_-]+)"')
+
+
+def pay_toll(challenge, bits):
+    """(nonce, hashes tried): the first nonce that pays `bits` for `challenge`."""
+    prefix = f"waiting-room-toll:{challenge}:".encode()
+    nonce = 0
+    while True:
+        digest = hashlib.sha256(prefix + str(nonce).encode()).digest()
+        if int.from_bytes(digest, "big") >> (256 - bits) == 0:
+            return nonce, nonce + 1
+        nonce += 1
 
 
 def address(i):
@@ -61,6 +81,8 @@ class Tally:
         self.people = {}  # person -> second first admitted
         self.requests = 0
         self.errors = 0
+        self.hashes = 0
+        self.payments = 0
 
     def minute(self, t):
         return int((t - self.start) // 60)
@@ -88,7 +110,7 @@ class Tally:
         return rows
 
 
-def tab(args, person, jar, lock, tally, deadline, start_at, seed):
+def tab(args, person, jar, lock, tally, deadline, start_at, seed, skips):
     rng = random.Random(seed)
     host = urllib.parse.urlsplit(args.room)
     source = address(person)
@@ -96,14 +118,14 @@ def tab(args, person, jar, lock, tally, deadline, start_at, seed):
     path, browsed = args.path, 0
     while time.time() < deadline:
         with lock:
-            cookie = jar.get(COOKIE)
-        headers = {"Cookie": f"{COOKIE}={cookie}"} if cookie else {}
+            cookies = "; ".join(f"{name}={value}" for name, value in jar.items() if not name.startswith("_"))
+        headers = {"Cookie": cookies} if cookies else {}
         token, admitted, failed, wait = None, False, False, None
         try:
             conn = http.client.HTTPConnection(host.hostname, host.port, timeout=10, source_address=(source, 0))
             conn.request("GET", path, headers=headers)
             reply = conn.getresponse()
-            reply.read()
+            body = reply.read()
             for name, value in reply.getheaders():
                 if name.lower() == "set-cookie" and value.startswith(COOKIE + "="):
                     cookie_value = value[len(COOKIE) + 1 :].split(";", 1)[0]
@@ -116,6 +138,19 @@ def tab(args, person, jar, lock, tally, deadline, start_at, seed):
             wait = refresh_after(reply.getheader("Refresh"))
             admitted = reply.status == 200 and wait is None
             conn.close()
+            toll = TOLL.search(body.decode("utf-8", "replace")) if not admitted else None
+            if toll and not skips:
+                challenge, bits, name = toll.group(1), int(toll.group(2)), toll.group(3)
+                with lock:
+                    owed = jar.get("_paid") != challenge
+                    jar["_paid"] = challenge
+                if owed:
+                    nonce, hashes = pay_toll(challenge, bits)
+                    with lock:
+                        jar[name] = str(nonce)
+                    with tally.lock:
+                        tally.hashes += hashes
+                        tally.payments += 1
         except OSError:
             failed = True
         if token is not None:
@@ -173,6 +208,9 @@ def main():
     parser.add_argument("--duration", type=float, default=300.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the minute table and totals here")
+    parser.add_argument(
+        "--toll-skippers", type=float, default=0.0, help="share of people whose tabs never pay the bot toll"
+    )
     args = parser.parse_args()
     COOKIE = args.cookie
     rng = random.Random(args.seed)
@@ -182,12 +220,13 @@ def main():
     threads = []
     for person in range(args.first_person, args.first_person + args.people):
         jar, lock = {}, threading.Lock()
+        skips = person < args.first_person + round(args.people * args.toll_skippers)
         arrives = start + rng.uniform(0, args.arrive_over)
         for _ in range(args.tabs):
             opens = arrives + rng.uniform(0, args.tab_spread)
             thread = threading.Thread(
                 target=tab,
-                args=(args, person, jar, lock, tally, deadline, opens, rng.getrandbits(32)),
+                args=(args, person, jar, lock, tally, deadline, opens, rng.getrandbits(32), skips),
                 daemon=True,
             )
             thread.start()
@@ -200,9 +239,18 @@ def main():
     for row in rows:
         print(f"{row['minute']:>6}  {row['new_sessions']:>21}  {row['people_admitted']:>15}")
     print(f"requests {tally.requests}, errors {tally.errors}, tokens {len(tally.tokens)}, people {len(tally.people)}")
+    skippers = args.first_person + round(args.people * args.toll_skippers)
+    if args.toll_skippers > 0 or tally.payments:
+        admitted_skippers = sum(1 for p in tally.people if p < skippers)
+        print(
+            f"bot toll: {tally.payments} payments, {tally.hashes} hashes; people admitted: "
+            f"{len(tally.people) - admitted_skippers} of {args.people - (skippers - args.first_person)} who pay, "
+            f"{admitted_skippers} of {skippers - args.first_person} who skip"
+        )
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"minutes": rows, "requests": tally.requests, "errors": tally.errors}, out, indent=1)
+            totals = {"requests": tally.requests, "errors": tally.errors, "toll_payments": tally.payments}
+            json.dump({"minutes": rows, **totals}, out, indent=1)
     return 0
 
 
