@@ -1,8 +1,8 @@
 //! The pure parts of the whole-program cost run (`src/main.rs` drives the processes):
 //! reading a process's CPU time from `/proc`, minting the room's tokens, the
-//! ten-room service's settings, the request each case is sent (with the tests' HTTP
-//! client, test-support's `http`), the checks each case's responses must pass, and
-//! the tables.
+//! ten-room service's and the draw cases' settings, the request each case is sent
+//! (with the tests' HTTP client, test-support's `http`), the checks each case's
+//! responses must pass, and the tables.
 
 use std::net::SocketAddr;
 
@@ -10,12 +10,66 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 pub use test_support::http::Response;
 use test_support::mint;
+use waiting_room::lottery;
+use waiting_room::percentage::Percentage;
 
 /// The loopback address requests come from: the `uid` of the tokens sent.
 pub const CLIENT: &str = "127.0.0.1";
 
 /// The marker of every page the demo origin answers.
 pub const ORIGIN_MARKER: &str = "You reached the demo origin";
+
+/// The marker of the room's built-in keep-waiting page (a held draw's answer).
+pub const KEEP_WAITING_MARKER: &str = "Thanks for waiting";
+
+/// The percentage every room of the run admits (`allow_percentage`).
+pub const ALLOW_PERCENTAGE: u8 = 50;
+
+/// The bits of bot toll the toll cases' room asks, and their token owes: a phone's
+/// second or so, the suggested setting (docs/bot-toll.md).
+pub const TOLL_BITS: u8 = 16;
+
+/// The draw cases' `redeem_window`: a day, so that a wait token minted due for its
+/// draw at the start of a run stays due through the run, however often it is drawn.
+pub const REDEEM_WINDOW: u64 = 86_400;
+
+/// The config-store entries the draw cases' rooms have beside the service room's
+/// keys: [`REDEEM_WINDOW`], and `bot_toll_bits` (0: the toll off).
+pub fn draw_config(toll_bits: u8) -> Vec<(String, String)> {
+    vec![
+        ("redeem_window".to_string(), REDEEM_WINDOW.to_string()),
+        ("bot_toll_bits".to_string(), toll_bits.to_string()),
+    ]
+}
+
+/// A wait token for [`CLIENT`] due for its draw at `now` (it expired a second or
+/// more before) that wins at [`ALLOW_PERCENTAGE`], signed with `key` (named `kid`):
+/// owing `toll` bits when some (a token of a room that asks the bot toll), else
+/// without the field; with its signature's hex (the toll's challenge). The room
+/// keeps no state: the same token is drawn again on every request, and wins again,
+/// while it is within its redeem window.
+pub fn due_wait_token(key: &str, kid: &str, now: u64, toll: Option<u8>) -> (String, String) {
+    (1..100)
+        .map(|ago| {
+            let exp = now - ago;
+            match toll {
+                Some(bits) => mint::mint_toll(key, exp, CLIENT, kid, bits),
+                None => {
+                    let text = format!("dec=wait&exp={exp}&uid={CLIENT}&kid={kid}");
+                    let sig = mint::vcl_sig(key, &text);
+                    (
+                        mint::mint(key, "wait", exp, CLIENT, kid),
+                        sig[2..].to_string(),
+                    )
+                }
+            }
+        })
+        .find(|(_, sig)| {
+            let seed = mint::seed(&format!("0x{sig}"));
+            lottery::wins(seed, Percentage::whole(ALLOW_PERCENTAGE))
+        })
+        .expect("one of 99 tokens wins")
+}
 
 /// The named rooms of the ten-room service ([`rooms_config`]).
 pub const ROOM_COUNT: usize = 10;
@@ -56,7 +110,7 @@ pub fn rooms_config(kid: &str, allow_period: u64) -> Vec<(String, String)> {
     let mut entries = vec![("rooms".to_string(), format!("{{{}}}", index.join(", ")))];
     entries.extend((0..ROOM_COUNT).map(|i| {
         let value = format!(
-            r#"{{"enabled": true, "allow_percentage": 50, "wait_period_duration": 30, "allow_period_timeout": {allow_period}, "cookie_lifetime": 7200, "active_key": "{kid}", "bypass_addresses": ["198.51.100.{}/28"], "bypass_paths": ["{}static/"]}}"#,
+            r#"{{"enabled": true, "allow_percentage": {ALLOW_PERCENTAGE}, "wait_period_duration": 30, "allow_period_timeout": {allow_period}, "cookie_lifetime": 7200, "active_key": "{kid}", "bypass_addresses": ["198.51.100.{}/28"], "bypass_paths": ["{}static/"]}}"#,
             16 * i,
             room_path(i)
         );
@@ -92,6 +146,16 @@ pub enum Case {
     RoomsYoung,
     /// The ten-room service, on a renewing allow token of room [`rooms_room`].
     RoomsRenewing,
+    /// The room with the bot toll off, on a wait token due for its draw that wins
+    /// ([`due_wait_token`]): drawn, admitted, a new allow token set.
+    DrawNoToll,
+    /// The room asking [`TOLL_BITS`] of bot toll, on a wait token that owes them,
+    /// due for its draw, that wins, with the nonce that pays in `waiting_toll`: one
+    /// SHA-256 more than [`Case::DrawNoToll`], then the same answer.
+    DrawTollPaid,
+    /// The toll's room on the same token without the nonce: the draw is held, the
+    /// keep-waiting page served with a new wait token that owes again.
+    DrawHeld,
     /// A second build of the room (an earlier commit's), on the young token.
     BaselineYoung,
     /// The second build of the room, on the renewing token.
@@ -104,11 +168,14 @@ pub enum Case {
 
 impl Case {
     /// Every case, in round order.
-    pub const ALL: [Case; 8] = [
+    pub const ALL: [Case; 11] = [
         Case::RoomYoung,
         Case::RoomRenewing,
         Case::RoomsYoung,
         Case::RoomsRenewing,
+        Case::DrawNoToll,
+        Case::DrawTollPaid,
+        Case::DrawHeld,
         Case::BaselineYoung,
         Case::BaselineRenewing,
         Case::ForwardOnly,
@@ -122,6 +189,9 @@ impl Case {
             Case::RoomRenewing => "room, renewing token",
             Case::RoomsYoung => "room among 10 rooms, young token (kept)",
             Case::RoomsRenewing => "room among 10 rooms, renewing token",
+            Case::DrawNoToll => "room, draw without the toll",
+            Case::DrawTollPaid => "room, draw paying the toll",
+            Case::DrawHeld => "room, draw held unpaid",
             Case::BaselineYoung => "baseline room, young token (kept)",
             Case::BaselineRenewing => "baseline room, renewing token",
             Case::ForwardOnly => "forward-only",
@@ -136,6 +206,9 @@ impl Case {
             Case::RoomRenewing => "room renewing",
             Case::RoomsYoung => "10 rooms young",
             Case::RoomsRenewing => "10 rooms renewing",
+            Case::DrawNoToll => "draw no toll",
+            Case::DrawTollPaid => "draw toll paid",
+            Case::DrawHeld => "draw held",
             Case::BaselineYoung => "baseline young",
             Case::BaselineRenewing => "baseline renewing",
             Case::ForwardOnly => "forward-only",
@@ -155,6 +228,33 @@ impl Case {
     /// Whether the case runs the ten-room service (else the one-room one).
     pub fn in_rooms(self) -> bool {
         matches!(self, Case::RoomsYoung | Case::RoomsRenewing)
+    }
+
+    /// Whether the case is sent a wait token due for its draw (else an allow token).
+    pub fn draws(self) -> bool {
+        matches!(self, Case::DrawNoToll | Case::DrawTollPaid | Case::DrawHeld)
+    }
+
+    /// The bits of bot toll the case's room asks: [`TOLL_BITS`] in the toll cases,
+    /// 0 in the others.
+    pub fn toll_bits(self) -> u8 {
+        match self {
+            Case::DrawTollPaid | Case::DrawHeld => TOLL_BITS,
+            _ => 0,
+        }
+    }
+
+    /// The config-store entries the case's service has beside the service room's
+    /// keys: the ten-room cases' [`rooms_config`], the draw cases' [`draw_config`],
+    /// none for the others.
+    pub fn store(self, kid: &str, allow_period: u64) -> Vec<(String, String)> {
+        if self.in_rooms() {
+            rooms_config(kid, allow_period)
+        } else if self.draws() {
+            draw_config(self.toll_bits())
+        } else {
+            Vec::new()
+        }
     }
 
     /// The path the case asks for: [`rooms_path`] in the ten-room service, `path`
@@ -181,8 +281,20 @@ impl Case {
     /// with `key` (named `kid`), young (100 s after it was minted, at `now`) or
     /// renewing (a sixth of `allow_period` left) as [`Case::renewing_token`] says;
     /// the ten-room cases' signed with room [`rooms_room`]'s key (the tests' own minter,
-    /// `test_support::mint`).
+    /// `test_support::mint`). The draw cases', a wait token due at `now` that wins
+    /// ([`due_wait_token`]), owing the toll in the toll's room, and for
+    /// [`Case::DrawTollPaid`] the first nonce that pays in `waiting_toll`.
     pub fn cookie(self, key: &str, kid: &str, now: u64, allow_period: u64) -> String {
+        if self.draws() {
+            let toll = Some(self.toll_bits()).filter(|bits| *bits > 0);
+            let (token, challenge) = due_wait_token(key, kid, now, toll);
+            let cookie = format!("{}={token}", self.cookie_name());
+            if self != Case::DrawTollPaid {
+                return cookie;
+            }
+            let nonce = mint::toll_nonce(&challenge, u32::from(TOLL_BITS));
+            return format!("{cookie}; {}={nonce}", waiting_room::toll::COOKIE_NAME);
+        }
         let exp = if self.renewing_token() {
             now + allow_period / 6
         } else {
@@ -201,40 +313,73 @@ impl Case {
     pub fn reference(self) -> Option<Case> {
         match self {
             Case::RoomYoung | Case::RoomsYoung | Case::BaselineYoung => Some(Case::ForwardOnly),
-            Case::RoomRenewing | Case::RoomsRenewing | Case::BaselineRenewing => {
-                Some(Case::ForwardHmac)
-            }
-            Case::ForwardOnly | Case::ForwardHmac => None,
+            Case::RoomRenewing
+            | Case::RoomsRenewing
+            | Case::BaselineRenewing
+            | Case::DrawNoToll
+            | Case::DrawTollPaid => Some(Case::ForwardHmac),
+            Case::DrawHeld | Case::ForwardOnly | Case::ForwardHmac => None,
         }
     }
 
-    /// The one-room case a ten-room case is also set against (the same token in
-    /// the one-room service); `None` for the others.
-    pub fn one_room(self) -> Option<Case> {
+    /// The case a room case is also set against, the same but for one thing: a
+    /// ten-room case's one-room case (the same token in the one-room service), the
+    /// toll-paying draw's draw without the toll; `None` for the others.
+    pub fn pair(self) -> Option<Case> {
         match self {
             Case::RoomsYoung => Some(Case::RoomYoung),
             Case::RoomsRenewing => Some(Case::RoomRenewing),
+            Case::DrawTollPaid => Some(Case::DrawNoToll),
             _ => None,
         }
     }
 
-    /// Checks one response of this case: it reached the origin, and the room
-    /// renewed the token exactly when it should, in the case's cookie
-    /// ([`Case::cookie_name`]; in the ten-room service, any room's cookie counts).
+    /// The token the room must set in the case's cookie: a renewed allow token for
+    /// the renewing cases, a new one for a won draw, a wait token that owes the toll
+    /// again for a held draw; none for the others.
+    fn sets(self) -> Option<&'static str> {
+        match self {
+            Case::RoomRenewing
+            | Case::RoomsRenewing
+            | Case::BaselineRenewing
+            | Case::DrawNoToll
+            | Case::DrawTollPaid => Some("an allow token"),
+            Case::DrawHeld => Some("a wait token that owes"),
+            _ => None,
+        }
+    }
+
+    /// Checks one response of this case: it reached the origin (a held draw: the
+    /// keep-waiting page, with the toll's check), and the room set a token exactly
+    /// when it should, of the kind it should ([`Case::sets`]), in the case's cookie
+    /// ([`Case::cookie_name`]; in the ten-room service, any room's cookie counts, and
+    /// in the draw cases any `waiting_` cookie: the room sets no toll cookie).
     pub fn check(self, resp: &Response) -> Result<(), String> {
         if resp.status != 200 {
             return Err(format!("{}: status {}", self.name(), resp.status));
         }
-        if !resp.body.contains(ORIGIN_MARKER) {
-            return Err(format!(
-                "{}: the response is not the origin's: {}",
-                self.name(),
-                preview(&resp.body)
-            ));
+        let toll_check = format!("data-bits=\"{TOLL_BITS}\"");
+        let markers = match self {
+            Case::DrawHeld => vec![
+                (KEEP_WAITING_MARKER, "the keep-waiting page"),
+                (&toll_check[..], "a page with the toll's check"),
+            ],
+            _ => vec![(ORIGIN_MARKER, "the origin's")],
+        };
+        for (marker, page) in markers {
+            if !resp.body.contains(marker) {
+                return Err(format!(
+                    "{}: the response is not {page}: {}",
+                    self.name(),
+                    preview(&resp.body)
+                ));
+            }
         }
         let name = self.cookie_name();
         let prefix = if self.in_rooms() {
             "waiting_room".to_string()
+        } else if self.draws() {
+            "waiting_".to_string()
         } else {
             format!("{name}=")
         };
@@ -243,9 +388,7 @@ impl Case {
             .into_iter()
             .filter(|v| v.starts_with(&prefix))
             .collect();
-        // The room cases on the renewing token, not the program set against them.
-        let renews = self.renewing_token() && self.reference().is_some();
-        if !renews {
+        let Some(kind) = self.sets() else {
             return match room_cookies[..] {
                 [] => Ok(()),
                 _ => Err(format!(
@@ -253,10 +396,10 @@ impl Case {
                     self.name()
                 )),
             };
-        }
+        };
         let [cookie] = room_cookies[..] else {
             return Err(format!(
-                "{}: {} {prefix} cookies set, not one renewed token",
+                "{}: {} {prefix} cookies set, not one token",
                 self.name(),
                 room_cookies.len()
             ));
@@ -270,11 +413,13 @@ impl Case {
             .ok()
             .and_then(|b| String::from_utf8(b).ok())
             .unwrap_or_default();
-        if !text.starts_with("dec=allow&") {
-            return Err(format!(
-                "{}: not a renewed allow token: {cookie}",
-                self.name()
-            ));
+        let right = if self == Case::DrawHeld {
+            text.starts_with("dec=wait&") && text.contains(&format!("&toll={TOLL_BITS}&sig="))
+        } else {
+            text.starts_with("dec=allow&")
+        };
+        if !right {
+            return Err(format!("{}: not {kind}: {cookie}", self.name()));
         }
         Ok(())
     }
@@ -385,10 +530,11 @@ pub fn ratios(costs: &[Cost], per: fn(&Cost) -> f64) -> Vec<(Case, f64)> {
     ratios_to(costs, per, Case::reference)
 }
 
-/// Each ten-room case's figure `per` divided by its one-room case's
-/// ([`Case::one_room`]), in the order of `costs`.
-pub fn one_room_ratios(costs: &[Cost], per: fn(&Cost) -> f64) -> Vec<(Case, f64)> {
-    ratios_to(costs, per, Case::one_room)
+/// Each paired case's figure `per` divided by its pair's ([`Case::pair`]: a
+/// ten-room case's one-room case, the toll-paying draw's draw without the toll), in
+/// the order of `costs`.
+pub fn pair_ratios(costs: &[Cost], per: fn(&Cost) -> f64) -> Vec<(Case, f64)> {
+    ratios_to(costs, per, Case::pair)
 }
 
 fn ratios_to(
@@ -409,14 +555,14 @@ fn ratio_name(case: Case) -> String {
     format!("{} ÷ {reference}", case.short())
 }
 
-/// A ten-room case's ratio's name: "10 rooms young ÷ room young".
-fn one_room_ratio_name(case: Case) -> String {
-    let one_room = case.one_room().map_or("?", Case::short);
-    format!("{} ÷ {one_room}", case.short())
+/// A paired case's ratio's name: "10 rooms young ÷ room young".
+fn pair_ratio_name(case: Case) -> String {
+    let pair = case.pair().map_or("?", Case::short);
+    format!("{} ÷ {pair}", case.short())
 }
 
 /// One run's tables: CPU per request per case, then each room case's ratio to
-/// the program it is set against, and each ten-room case's to its one-room case.
+/// the program it is set against, and each paired case's to its pair.
 pub fn table(costs: &[Cost]) -> String {
     let mut out = String::from(
         "| case | requests | request threads µs/request | epoch ticker µs/request | all threads µs/request | of which user, system (stat) | minor faults/request |\n\
@@ -444,31 +590,31 @@ pub fn table(costs: &[Cost]) -> String {
                 ratio_name(*case)
             ));
         }
-        let all = one_room_ratios(costs, Cost::all_us_per_request);
-        let request = one_room_ratios(costs, Cost::us_per_request);
+        let all = pair_ratios(costs, Cost::all_us_per_request);
+        let request = pair_ratios(costs, Cost::us_per_request);
         for ((case, ratio), (_, all)) in request.iter().zip(&all) {
             out.push_str(&format!(
                 "| {} | {ratio:.3} | {all:.3} |\n",
-                one_room_ratio_name(*case)
+                pair_ratio_name(*case)
             ));
         }
     }
     out
 }
 
-/// The cases of `costs` in summary order: the young token's, then the renewing one's.
+/// The cases of `costs` in summary order: the young token's (those set against
+/// forward-only), then the others (the renewing token's, the draws).
 fn summary_order(costs: &[Cost]) -> Vec<Case> {
-    let (renewing, young): (Vec<Case>, Vec<Case>) = costs
+    let (others, young): (Vec<Case>, Vec<Case>) = costs
         .iter()
         .map(|c| c.case)
-        .partition(|c| c.renewing_token());
-    young.into_iter().chain(renewing).collect()
+        .partition(|c| c.reference().unwrap_or(*c) != Case::ForwardOnly);
+    young.into_iter().chain(others).collect()
 }
 
 /// The summary over runs, one row a run: the request threads' CPU per request of
-/// each case, each room case's ratio, each ten-room case's ratio to its one-room
-/// case, and the same ratios over all threads. The columns are the first run's
-/// cases.
+/// each case, each room case's ratio, each paired case's ratio to its pair, and the
+/// same ratios over all threads. The columns are the first run's cases.
 pub fn summary(runs: &[Vec<Cost>]) -> String {
     let first = runs.first().map_or(&[][..], Vec::as_slice);
     let cases = summary_order(first);
@@ -477,15 +623,15 @@ pub fn summary(runs: &[Vec<Cost>]) -> String {
         .copied()
         .filter(|c| c.reference().is_some())
         .collect();
-    let ten: Vec<Case> = first
+    let paired: Vec<Case> = first
         .iter()
         .map(|c| c.case)
-        .filter(|c| c.one_room().is_some())
+        .filter(|c| c.pair().is_some())
         .collect();
     let mut head = vec!["run".to_string()];
     head.extend(cases.iter().map(|c| format!("{} µs", c.short())));
     head.extend(rooms.iter().map(|c| ratio_name(*c)));
-    head.extend(ten.iter().map(|c| one_room_ratio_name(*c)));
+    head.extend(paired.iter().map(|c| pair_ratio_name(*c)));
     head.push("all threads: same ratios".to_string());
     let mut out = format!(
         "| {} |\n|{}\n",
@@ -509,21 +655,26 @@ pub fn summary(runs: &[Vec<Cost>]) -> String {
             ratios(costs, Cost::us_per_request),
             ratios(costs, Cost::all_us_per_request),
         );
-        let (ten_request, ten_all) = (
-            one_room_ratios(costs, Cost::us_per_request),
-            one_room_ratios(costs, Cost::all_us_per_request),
+        let (pair_request, pair_all) = (
+            pair_ratios(costs, Cost::us_per_request),
+            pair_ratios(costs, Cost::all_us_per_request),
         );
         let mut row = vec![(i + 1).to_string()];
         row.extend(cases.iter().map(|c| format!("{:.1}", per(*c))));
         row.extend(rooms.iter().map(|c| format!("{:.3}", ratio(&request, *c))));
         row.extend(
-            ten.iter()
-                .map(|c| format!("{:.3}", ratio(&ten_request, *c))),
+            paired
+                .iter()
+                .map(|c| format!("{:.3}", ratio(&pair_request, *c))),
         );
         let all: Vec<String> = rooms
             .iter()
             .map(|c| format!("{:.3}", ratio(&all, *c)))
-            .chain(ten.iter().map(|c| format!("{:.3}", ratio(&ten_all, *c))))
+            .chain(
+                paired
+                    .iter()
+                    .map(|c| format!("{:.3}", ratio(&pair_all, *c))),
+            )
             .collect();
         row.push(all.join(", "));
         out.push_str(&format!("| {} |\n", row.join(" | ")));
@@ -535,6 +686,7 @@ pub fn summary(runs: &[Vec<Cost>]) -> String {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+    use waiting_room::page::Page;
     use waiting_room::room_settings::Remembered;
     use waiting_room::{Action, Visit, config::Settings, plan};
 
@@ -657,7 +809,7 @@ mod tests {
     fn a_baseline_room_is_set_against_the_same_programs() {
         let costs: Vec<Cost> = Case::ALL
             .into_iter()
-            .filter(|case| !case.in_rooms())
+            .filter(|case| !case.in_rooms() && !case.draws())
             .zip([840, 900, 880, 950, 800, 810])
             .map(|(case, us)| cost(case, us))
             .collect();
@@ -680,9 +832,9 @@ mod tests {
     const KEY: &str = "cost-key-one-0123456789abcdef0123456789";
     const NOW: u64 = 1_700_000_000;
 
-    /// The ten-room service's config store: the service room's keys as the driver's
-    /// manifest has them, and [`rooms_config`].
-    fn ten_room_store() -> HashMap<String, String> {
+    /// The config store of `case`'s service: the service room's keys as the driver's
+    /// manifest has them, and the case's own ([`Case::store`]).
+    fn store_of(case: Case) -> HashMap<String, String> {
         let service = [
             ("enabled", "true"),
             ("protected_paths", "/events"),
@@ -696,21 +848,41 @@ mod tests {
         service
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
-            .chain(rooms_config("key1", 3600))
+            .chain(case.store("key1", 3600))
             .collect()
     }
 
-    fn settings_for(store: &HashMap<String, String>, path: &str) -> Settings {
-        let lookup = Remembered::new(|key: &str| store.get(key).cloned());
-        Settings::for_request(&lookup, None, path, NOW)
+    /// The ten-room service's config store, with [`rooms_config`].
+    fn ten_room_store() -> HashMap<String, String> {
+        store_of(Case::RoomsYoung)
     }
 
-    /// The room's plan for a request from [`CLIENT`] for `path` with `cookie`.
+    fn settings_for(store: &HashMap<String, String>, path: &str) -> Settings {
+        settings_at(store, path, NOW)
+    }
+
+    fn settings_at(store: &HashMap<String, String>, path: &str, now: u64) -> Settings {
+        let lookup = Remembered::new(|key: &str| store.get(key).cloned());
+        Settings::for_request(&lookup, None, path, now)
+    }
+
+    /// The ten-room service's plan for a request from [`CLIENT`] for `path` with
+    /// `cookie`.
     fn room_plan(path: &str, cookie: &str) -> waiting_room::Plan {
-        let store = ten_room_store();
+        plan_in(&ten_room_store(), NOW, path, cookie)
+    }
+
+    /// The room's plan, with config store `store`, at `now`, for a request from
+    /// [`CLIENT`] for `path` with `cookie`.
+    fn plan_in(
+        store: &HashMap<String, String>,
+        now: u64,
+        path: &str,
+        cookie: &str,
+    ) -> waiting_room::Plan {
         let keys = HashMap::from([("key1".to_string(), KEY.to_string())]);
         let visit = Visit {
-            now: NOW,
+            now,
             millis: 0,
             uid: CLIENT,
             path,
@@ -718,7 +890,7 @@ mod tests {
             cookie_header: Some(cookie),
             ..Visit::default()
         };
-        plan(&visit, &settings_for(&store, path), &keys)
+        plan(&visit, &settings_at(store, path, now), &keys)
     }
 
     #[test]
@@ -886,6 +1058,7 @@ mod tests {
     fn ten_room_cases_are_set_against_the_programs_and_the_one_room_cases() {
         let costs: Vec<Cost> = Case::ALL
             .into_iter()
+            .filter(|case| !case.draws())
             .filter(|case| !matches!(case, Case::BaselineYoung | Case::BaselineRenewing))
             .zip([840, 900, 880, 954, 800, 810])
             .map(|(case, us)| cost(case, us))
@@ -913,7 +1086,9 @@ mod tests {
 
     #[test]
     fn each_program_that_forwards_gets_the_token_of_the_rooms_set_against_it() {
-        for case in Case::ALL {
+        // The draws are sent wait tokens; forward + 2 HMAC, set against them, does
+        // not read its token.
+        for case in Case::ALL.into_iter().filter(|c| !c.draws()) {
             if let Some(reference) = case.reference() {
                 assert_eq!(
                     case.renewing_token(),
@@ -922,5 +1097,160 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_draw_rooms_differ_only_in_the_toll() {
+        for case in [Case::DrawNoToll, Case::DrawTollPaid, Case::DrawHeld] {
+            let settings = settings_for(&store_of(case), "/events");
+            assert!(settings.fallbacks.is_empty(), "{:?}", settings.fallbacks);
+            assert_eq!(settings.redeem_window(), REDEEM_WINDOW);
+            assert_eq!(settings.bot_toll_bits, case.toll_bits());
+            assert_eq!(case.path("/events"), "/events");
+        }
+        assert_eq!(Case::DrawNoToll.toll_bits(), 0);
+        assert_eq!(Case::DrawTollPaid.toll_bits(), 16);
+        let (paid, held) = (store_of(Case::DrawTollPaid), store_of(Case::DrawHeld));
+        assert_eq!(paid, held);
+        let free = store_of(Case::DrawNoToll);
+        assert_eq!(free.len(), paid.len());
+        let differ: Vec<&String> = free.keys().filter(|k| free[*k] != paid[*k]).collect();
+        assert_eq!(differ, ["bot_toll_bits"]);
+        assert!(!store_of(Case::RoomYoung).contains_key("bot_toll_bits"));
+    }
+
+    #[test]
+    fn the_draw_cases_carry_a_due_winning_token_and_the_paid_one_its_nonce() {
+        let cookie = |case: Case| case.cookie(KEY, "key1", NOW, 3600);
+        let free = mint::open(
+            cookie(Case::DrawNoToll)
+                .strip_prefix("waiting_room=")
+                .unwrap(),
+        );
+        assert!(
+            free.starts_with("dec=wait&") && !free.contains("&toll="),
+            "{free}"
+        );
+        assert!(mint::number(&free, "exp") < NOW);
+        let held = cookie(Case::DrawHeld);
+        let paid = cookie(Case::DrawTollPaid);
+        let (token, nonce) = paid.split_once("; waiting_toll=").expect("a nonce");
+        assert_eq!(token, held, "the same token, paid or not");
+        let text = mint::open(token.strip_prefix("waiting_room=").unwrap());
+        assert!(text.contains("&toll=16&sig=0x"), "{text}");
+        let challenge = text.rsplit("&sig=0x").next().unwrap();
+        assert!(mint::toll_pays(challenge, nonce.parse().unwrap(), 16));
+        assert!(!held.contains("waiting_toll"));
+    }
+
+    #[test]
+    fn the_room_draws_the_draw_tokens_as_the_checks_want_through_a_run() {
+        // At once, and the longest run --max-seconds allows by default later.
+        for now in [NOW, NOW + 900] {
+            for case in [Case::DrawNoToll, Case::DrawTollPaid] {
+                let store = store_of(case);
+                let plan = plan_in(&store, now, "/events", &case.cookie(KEY, "key1", NOW, 3600));
+                let line = &plan.log_line;
+                assert_eq!(plan.action, Action::Forward, "{line}");
+                assert!(line.contains("transition=lottery-won"), "{line}");
+                assert_eq!(
+                    line.contains(" toll=paid"),
+                    case == Case::DrawTollPaid,
+                    "{line}"
+                );
+                let set_cookie = plan.set_cookie.expect("an allow token");
+                assert!(case.check(&origin_page(&[&set_cookie])).is_ok());
+                assert!(case.check(&origin_page(&[])).is_err());
+            }
+            let held = Case::DrawHeld;
+            let plan = plan_in(
+                &store_of(held),
+                now,
+                "/events",
+                &held.cookie(KEY, "key1", NOW, 3600),
+            );
+            let line = &plan.log_line;
+            assert_eq!(plan.action, Action::Serve(Page::KeepWaiting), "{line}");
+            assert!(line.contains("transition=toll-unpaid"), "{line}");
+            let set_cookie = plan.set_cookie.expect("a wait token");
+            assert!(held.check(&held_page(&[&set_cookie])).is_ok());
+            assert!(held.check(&origin_page(&[&set_cookie])).is_err());
+            assert!(
+                Case::DrawTollPaid
+                    .check(&held_page(&[&set_cookie]))
+                    .is_err()
+            );
+        }
+    }
+
+    /// The keep-waiting page with the toll's check, as a held draw is answered.
+    fn held_page(set_cookies: &[&str]) -> Response {
+        Response {
+            body: format!("<h1>{KEEP_WAITING_MARKER}</h1><div data-bits=\"16\">"),
+            ..origin_page(set_cookies)
+        }
+    }
+
+    #[test]
+    fn the_draw_checks_want_one_token_of_their_kind_and_no_toll_cookie() {
+        let allow = format!(
+            "waiting_room={}; Path=/",
+            mint::mint("k", "allow", 1, "127.0.0.1", "key1")
+        );
+        let (owing, _) = mint::mint_toll("k", 1, "127.0.0.1", "key1", 16);
+        let owing = format!("waiting_room={owing}; Path=/");
+        let (paid, _) = mint::mint_toll("k", 1, "127.0.0.1", "key1", 0);
+        let paid = format!("waiting_room={paid}; Path=/");
+        let toll = "waiting_toll=1; Path=/";
+        let paying = Case::DrawTollPaid;
+        assert!(paying.check(&origin_page(&[&allow])).is_ok());
+        assert!(paying.check(&origin_page(&[&allow, toll])).is_err());
+        assert!(paying.check(&origin_page(&[&owing])).is_err());
+        let held = Case::DrawHeld;
+        assert!(held.check(&held_page(&[&owing])).is_ok());
+        assert!(held.check(&held_page(&[&paid])).is_err());
+        assert!(held.check(&held_page(&[&allow])).is_err());
+        assert!(held.check(&held_page(&[])).is_err());
+        let no_check = Response {
+            body: format!("<h1>{KEEP_WAITING_MARKER}</h1>"),
+            ..origin_page(&[&owing])
+        };
+        assert!(held.check(&no_check).is_err());
+    }
+
+    #[test]
+    fn the_toll_paying_draw_is_set_against_the_draw_without_it() {
+        let costs: Vec<Cost> = Case::ALL
+            .into_iter()
+            .filter(|case| !matches!(case, Case::BaselineYoung | Case::BaselineRenewing))
+            .zip([840, 900, 880, 954, 920, 966, 1100, 800, 810])
+            .map(|(case, us)| cost(case, us))
+            .collect();
+        let table = table(&costs);
+        assert!(table.contains("| room, draw paying the toll | 1000 | 966.0 | 100.0 | 1066.0 |"));
+        assert!(table.contains("| draw no toll ÷ forward + 2 HMAC | 1.136 |"));
+        assert!(table.contains("| draw toll paid ÷ draw no toll | 1.050 | 1.045 |"));
+        assert!(!table.contains("draw held ÷"));
+        let summary = summary(&[costs]);
+        assert!(
+            summary.starts_with(
+                "| run | room young µs | 10 rooms young µs | forward-only µs | room renewing µs \
+             | 10 rooms renewing µs | draw no toll µs | draw toll paid µs | draw held µs \
+             | forward + 2 HMAC µs | room young ÷ forward-only | 10 rooms young ÷ forward-only \
+             | room renewing ÷ forward + 2 HMAC | 10 rooms renewing ÷ forward + 2 HMAC \
+             | draw no toll ÷ forward + 2 HMAC | draw toll paid ÷ forward + 2 HMAC \
+             | 10 rooms young ÷ room young | 10 rooms renewing ÷ room renewing \
+             | draw toll paid ÷ draw no toll | all threads: same ratios |"
+            ),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("| 920.0 | 966.0 | 1100.0 | 810.0 |"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("| 1.136 | 1.193 | 1.048 | 1.060 | 1.050 |"),
+            "{summary}"
+        );
     }
 }

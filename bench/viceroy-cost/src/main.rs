@@ -15,8 +15,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
 use viceroy_cost::{
-    Case, Cost, ROOM_COUNT, Stat, get, rooms_config, rooms_path, rooms_room, schedstat_ns, stat,
-    summary, table, toml_entries,
+    ALLOW_PERCENTAGE, Case, Cost, REDEEM_WINDOW, ROOM_COUNT, Stat, TOLL_BITS, get, rooms_path,
+    rooms_room, schedstat_ns, stat, summary, table, toml_entries,
 };
 
 /// The signing key the room's store holds, and its id.
@@ -33,10 +33,12 @@ const PATH: &str = "/events";
 ///
 /// The room (a young token, and a renewing one), the same room in a service of ten
 /// named rooms with two bypass rules each (a token of the room the request is in),
-/// and a second build of the room if given, beside a Compute program that only
-/// forwards and one that forwards after two HMAC-SHA256, each in its own Viceroy in
-/// front of one demo origin, sent requests in turn; each Viceroy's CPU time is read
-/// from /proc. Prints Markdown tables: each run's, then one row a run.
+/// the room drawing a wait token due for its draw (without the bot toll, paying it,
+/// and held for want of it), and a second build of the room if given, beside a
+/// Compute program that only forwards and one that forwards after two HMAC-SHA256,
+/// each in its own Viceroy in front of one demo origin, sent requests in turn; each
+/// Viceroy's CPU time is read from /proc. Prints Markdown tables: each run's, then
+/// one row a run.
 /// scripts/viceroy-cost.sh builds the programs and runs this.
 #[derive(Parser)]
 #[command(
@@ -104,9 +106,13 @@ impl Options {
     /// The wasm each case runs; `None` for the baseline room's cases without one.
     fn wasm(&self, case: Case) -> Option<&Path> {
         match case {
-            Case::RoomYoung | Case::RoomRenewing | Case::RoomsYoung | Case::RoomsRenewing => {
-                Some(&self.room)
-            }
+            Case::RoomYoung
+            | Case::RoomRenewing
+            | Case::RoomsYoung
+            | Case::RoomsRenewing
+            | Case::DrawNoToll
+            | Case::DrawTollPaid
+            | Case::DrawHeld => Some(&self.room),
             Case::BaselineYoung | Case::BaselineRenewing => self.baseline_room.as_deref(),
             Case::ForwardOnly => Some(&self.forward_only),
             Case::ForwardHmac => Some(&self.forward_hmac),
@@ -174,6 +180,10 @@ fn machine(o: &Options) -> String {
          - 10 rooms: the room's service with {ROOM_COUNT} named rooms of 2 bypass rules \
          each, asked for {} (room {}, the longest of the {ROOM_COUNT} nested prefixes \
          that hold it)\n\
+         - draws: the room with redeem_window {REDEEM_WINDOW}, on a wait token due for its \
+         draw that wins at {ALLOW_PERCENTAGE} %: bot_toll_bits 0; bot_toll_bits {TOLL_BITS} \
+         with the token owing {TOLL_BITS} bits, paid (the nonce in waiting_toll) or not \
+         (held)\n\
          - {} runs, each {} warm-up rounds then {} measured rounds of {} requests \
          ({}, in turn), a new connection per request\n",
         loadavg(),
@@ -284,9 +294,9 @@ fn wait_listening(proc: &mut Proc, addr: SocketAddr, what: &str, log: &Path) -> 
 
 /// The manifest of one Viceroy: backend `origin`, and the room's stores inline (JSON
 /// store files would be read again on every request, a cost only Viceroy has), the
-/// config store with `rooms` (its lines, [`toml_entries`]) after the service room's
-/// keys.
-fn manifest(origin: SocketAddr, rooms: &str) -> String {
+/// config store with the case's own entries (`more`: their lines, [`toml_entries`])
+/// after the service room's keys.
+fn manifest(origin: SocketAddr, more: &str) -> String {
     format!(
         r#"manifest_version = 3
 name = "viceroy-cost"
@@ -298,13 +308,13 @@ format = "inline-toml"
 [local_server.config_stores.waitingroom_config.contents]
 enabled = "true"
 protected_paths = "{PATH}"
-allow_percentage = "50"
+allow_percentage = "{ALLOW_PERCENTAGE}"
 wait_period_duration = "30"
 allow_period_timeout = "{ALLOW_PERIOD}"
 cookie_lifetime = "7200"
 active_key = "{KID}"
 logger_name = "waitingroom_log"
-{rooms}[local_server.config_stores.waitingroom_signingkeys]
+{more}[local_server.config_stores.waitingroom_signingkeys]
 format = "inline-toml"
 [local_server.config_stores.waitingroom_signingkeys.contents]
 {KID} = "{KEY}"
@@ -344,23 +354,20 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
     );
     wait_listening(&mut origin, origin_addr, "the demo origin", &origin_log)?;
 
-    let toml = dir.join("fastly.toml");
-    fs::write(&toml, manifest(origin_addr, "")).map_err(|e| format!("{}: {e}", toml.display()))?;
-    let rooms_toml = dir.join("fastly-rooms.toml");
-    let rooms = toml_entries(&rooms_config(KID, ALLOW_PERIOD));
-    fs::write(&rooms_toml, manifest(origin_addr, &rooms))
-        .map_err(|e| format!("{}: {e}", rooms_toml.display()))?;
     let mut viceroys = Vec::new();
     for case in o.cases() {
         let wasm = o.wasm(case).expect("a case with a program");
-        let toml = if case.in_rooms() { &rooms_toml } else { &toml };
+        let toml = dir.join(format!("fastly-{}.toml", viceroys.len() + 1));
+        let more = toml_entries(&case.store(KID, ALLOW_PERIOD));
+        fs::write(&toml, manifest(origin_addr, &more))
+            .map_err(|e| format!("{}: {e}", toml.display()))?;
         let addr = free_addr()?;
         let log_name = format!("viceroy-{}.log", viceroys.len() + 1);
         let log = log_file(&log_name)?;
         let child = Command::new(&o.viceroy)
             .arg("serve")
             .arg("-C")
-            .arg(toml)
+            .arg(&toml)
             .arg("--addr")
             .arg(addr.to_string())
             .arg(wasm)
@@ -374,9 +381,9 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
     }
 
     // The tokens are minted now; the run lasts minutes, far less than what would
-    // move any across half the allow period. Each baseline gets the same request as
-    // the room case it is set against; the ten-room cases, their room's path and
-    // tokens of their room.
+    // move any across half the allow period, or the draws' wait token out of its
+    // redeem window (a day). Each baseline gets the same request as the room case it
+    // is set against; the ten-room cases, their room's path and tokens of their room.
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_err(|e| e.to_string())?
