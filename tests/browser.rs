@@ -197,6 +197,7 @@ fn every_built_in_page_in_every_language_is_accessible() {
                 queueing_method: QueueingMethod::Random,
                 place: None,
                 toll: toll.clone(),
+                challenge: None,
             };
             let html = status.render(page.default_html_in(language).as_bytes());
             let text = String::from_utf8(html.clone()).unwrap();
