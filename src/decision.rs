@@ -417,11 +417,11 @@ pub fn decide_with(
         }
     };
     // The bot toll: a draw or an admission that comes unpaid is held.
-    let due = matches!(
+    let draw_due = matches!(
         transition,
         Some(Transition::LotteryWon | Transition::LotteryLost | Transition::CutoffReached)
     );
-    let toll = Toll::judge(token.as_ref(), settings, &context, due);
+    let toll = Toll::judge(token.as_ref(), settings, &context, draw_due);
     let (decision, transition) = match transition {
         Some(Transition::LotteryWon | Transition::LotteryLost) if toll.unpaid() => {
             (Decision::ReWait, Some(Transition::TollUnpaid))
@@ -549,13 +549,13 @@ struct Toll {
 }
 
 impl Toll {
-    /// The toll of `token` in a room with `settings`; `due`: whether its draw
-    /// or admission is due now (the only time a challenge is verified).
+    /// The toll of `token` in a room with `settings`; `draw_due`: whether its
+    /// draw or admission is due now (the only time a challenge is verified).
     fn judge(
         token: Option<&SignedToken>,
         settings: &Settings,
         context: &Context<'_>,
-        due: bool,
+        draw_due: bool,
     ) -> Toll {
         let mut toll = Toll {
             owed: 0,
@@ -584,7 +584,7 @@ impl Toll {
                 let provider_token =
                     cookie.and_then(|raw| challenge::validate_token(room.provider, raw));
                 match (context.challenge, provider_token) {
-                    (Some(verifier), Some(provider_token)) if due => {
+                    (Some(verifier), Some(provider_token)) if draw_due => {
                         let outcome = verifier.verify(provider_token, token.signature());
                         let admits = outcome.admits(room.when_down);
                         toll.checked = Some(outcome);
