@@ -155,6 +155,11 @@ impl Plan {
     /// origin-unavailable page (which comes back after one wait period).
     pub fn status(&self, page: Page, settings: &Settings, now: u64) -> Status {
         let unavailable = page == Page::OriginUnavailable;
+        let owed = self
+            .verdict
+            .as_ref()
+            .and_then(|v| v.toll)
+            .filter(|_| !unavailable);
         Status {
             page,
             decision: self
@@ -173,15 +178,21 @@ impl Plan {
             estimate: self.estimate.filter(|_| !unavailable),
             queueing_method: settings.queueing_method,
             place: self.place.filter(|_| !unavailable),
-            toll: self
-                .verdict
-                .as_ref()
-                .and_then(|v| v.toll)
-                .filter(|_| !unavailable)
+            // Under a challenge, its widget instead of the proof of work (none
+            // while the setting is unreadable: the log says why).
+            toll: owed
+                .filter(|_| !settings.bot_challenge.is_on())
                 .map(|due| view::TollChallenge {
                     challenge: crate::toll::challenge(&due.signature),
                     bits: due.bits,
                     cookie: crate::toll::cookie_name(&settings.room),
+                }),
+            challenge: owed
+                .and(settings.bot_challenge.settings())
+                .map(|challenge| view::ChallengeDue {
+                    settings: challenge.clone(),
+                    cookie: crate::toll::cookie_name(&settings.room),
+                    language: self.language,
                 }),
         }
     }

@@ -8,6 +8,7 @@
 //! few keys a request outside every room needs ([`BYPASS_KEYS`]), then those of
 //! the room it is in. The tools and the tests read them all ([`Settings::from_lookup`]).
 
+use crate::challenge::BotChallenge;
 use crate::grid::DrawGrid;
 use crate::page::Language;
 use crate::percentage::Percentage;
@@ -96,9 +97,12 @@ pub const PAGE_LANGUAGE: &str = "page_language";
 /// The bot toll: bits of proof of work a wait token's holder pays before their
 /// first draw or admission, 0 (off, the default) to [`crate::toll::MAX_BITS`].
 pub const BOT_TOLL_BITS: &str = "bot_toll_bits";
+/// An external challenge (Turnstile or hCaptcha) instead of the proof of work:
+/// a JSON object, [`crate::challenge::ChallengeSettings::parse`].
+pub const BOT_CHALLENGE: &str = "bot_challenge";
 
 /// Every key the room reads from `waitingroom_config`.
-pub const KEYS: [&str; 32] = [
+pub const KEYS: [&str; 33] = [
     ENABLED,
     PROTECTED_PATHS,
     ALLOW_PERCENTAGE,
@@ -131,6 +135,7 @@ pub const KEYS: [&str; 32] = [
     PASSES_NOT_BEFORE,
     PAGE_LANGUAGE,
     BOT_TOLL_BITS,
+    BOT_CHALLENGE,
 ];
 
 /// The keys a request the room does not apply to needs, the edge's first tier
@@ -353,6 +358,9 @@ pub struct Settings {
     pub page_language: Option<Language>,
     /// Bits of bot toll a wait token's holder pays before a draw (0: off).
     pub bot_toll_bits: u8,
+    /// The room's external challenge, which replaces the proof of work
+    /// ([`Settings::toll_bits`]).
+    pub bot_challenge: BotChallenge,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,
     /// The room these are the settings of.
@@ -533,6 +541,15 @@ impl Settings {
             None,
         );
         let bot_toll_bits = read.value(BOT_TOLL_BITS, |raw| toll::parse_bits(raw.trim()), 0);
+        // Never a fallback to "off": an unreadable challenge holds every due draw.
+        let bot_challenge = read.value(
+            BOT_CHALLENGE,
+            |raw| Some(BotChallenge::parse(raw)),
+            BotChallenge::Off,
+        );
+        if bot_challenge == BotChallenge::Unreadable {
+            read.fallbacks.push(BOT_CHALLENGE);
+        }
 
         Settings {
             enabled,
@@ -567,6 +584,7 @@ impl Settings {
             passes_not_before,
             page_language,
             bot_toll_bits,
+            bot_challenge,
             fallbacks: read.fallbacks,
             room: Room::Service,
             event: None,
@@ -597,6 +615,18 @@ impl Settings {
         match self.allow_percentage_fallback {
             Some(fallback) if self.controller_stale(now) => fallback,
             _ => self.allow_percentage,
+        }
+    }
+
+    /// Bits a wait token of the room owes ([`crate::toll`]): `bot_toll_bits`, or
+    /// under a challenge, which replaces the proof of work, [`toll::MAX_BITS`]:
+    /// the token owes the most, so that if the room switches to a proof of work
+    /// the smaller rule of [`toll::owed`] asks the new difficulty.
+    pub fn toll_bits(&self) -> u8 {
+        if self.bot_challenge.is_on() {
+            toll::MAX_BITS
+        } else {
+            self.bot_toll_bits
         }
     }
 
@@ -967,6 +997,39 @@ mod tests {
         for raw in ["-", "+", "+-5", "--5", "5-"] {
             let s = settings(&[(ALLOW_PERCENTAGE, raw)]);
             assert_eq!(s.fallbacks, vec![ALLOW_PERCENTAGE], "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn a_challenge_replaces_the_proof_of_work_and_a_typo_never_turns_it_off() {
+        use crate::challenge::{Provider, WhenDown};
+        let off = settings(&[(BOT_TOLL_BITS, "8")]);
+        assert_eq!(off.bot_challenge, BotChallenge::Off);
+        assert_eq!(off.toll_bits(), 8);
+        let on = settings(&[
+            (BOT_TOLL_BITS, "8"),
+            (
+                BOT_CHALLENGE,
+                r#"{"provider":"hcaptcha","site_key":"k-1","when_down":"open"}"#,
+            ),
+        ]);
+        let challenge = on.bot_challenge.settings().expect("read");
+        assert_eq!(
+            (challenge.provider, challenge.when_down),
+            (Provider::Hcaptcha, WhenDown::Open)
+        );
+        assert_eq!(on.toll_bits(), toll::MAX_BITS, "owes the most");
+        assert!(on.fallbacks.is_empty());
+        for typo in [
+            "",
+            "turnstile",
+            r#"{"provider":"turnstyle","site_key":"k"}"#,
+            r#"{"provider":"turnstile","site_key":"k""#,
+        ] {
+            let s = settings(&[(BOT_CHALLENGE, typo)]);
+            assert_eq!(s.bot_challenge, BotChallenge::Unreadable, "{typo:?}");
+            assert_eq!(s.toll_bits(), toll::MAX_BITS, "{typo:?}: still on");
+            assert_eq!(s.fallbacks, vec![BOT_CHALLENGE], "{typo:?}");
         }
     }
 

@@ -8,6 +8,7 @@ use std::str::FromStr;
 use hmac::Mac as _;
 
 use crate::ceiling::{self, Ceiling, PopCounts};
+use crate::challenge::{self, BotChallenge, Outcome, Verifier};
 use crate::config::{QueueingMethod, SessionMode, Settings};
 use crate::grid;
 use crate::keys::{KeyStore, SigningKey};
@@ -288,6 +289,9 @@ pub struct Verdict {
     pub toll: Option<TollDue>,
     /// Whether this request paid the toll its token owed.
     pub toll_paid: bool,
+    /// The external challenge's verification, when this request made one
+    /// ([`crate::challenge`]): its outcome is the toll's payment.
+    pub challenge: Option<Outcome>,
 }
 
 /// A bot toll to pay: the challenge (the signature of the wait token the visitor
@@ -306,8 +310,12 @@ pub struct Context<'a> {
     /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`
     /// ([`crate::ceiling`]; `None`: not counted).
     pub pop: Option<&'a dyn PopCounts>,
-    /// The value of the room's toll cookie ([`crate::toll::cookie_name`]), if any.
+    /// The value of the room's toll cookie ([`crate::toll::cookie_name`]), if any:
+    /// a nonce, or under an external challenge the provider's token.
     pub toll_nonce: Option<&'a str>,
+    /// The edge's verifier of the room's external challenge, asked only when a
+    /// draw or an admission is due (`None`: a challenged room's draws come unpaid).
+    pub challenge: Option<&'a dyn Verifier>,
 }
 
 /// Decides for a request at `now` (Unix seconds) from client `uid`, carrying the
@@ -409,7 +417,11 @@ pub fn decide_with(
         }
     };
     // The bot toll: a draw or an admission that comes unpaid is held.
-    let toll = Toll::judge(token.as_ref(), settings.bot_toll_bits, context.toll_nonce);
+    let draw_due = matches!(
+        transition,
+        Some(Transition::LotteryWon | Transition::LotteryLost | Transition::CutoffReached)
+    );
+    let toll = Toll::judge(token.as_ref(), settings, &context, draw_due);
     let (decision, transition) = match transition {
         Some(Transition::LotteryWon | Transition::LotteryLost) if toll.unpaid() => {
             (Decision::ReWait, Some(Transition::TollUnpaid))
@@ -464,7 +476,7 @@ pub fn decide_with(
         (Decision::Allow, None, Some(held)) => Some(session_end(&held.claims, settings)),
         _ => wait_exp,
     };
-    let successor_toll = toll.successor(settings.bot_toll_bits);
+    let successor_toll = toll.successor(settings.toll_bits());
     // The toll owed after the response: the held token's, unless paid now, or
     // the new wait token's.
     let mut toll_due = match (decision, due, &token) {
@@ -519,11 +531,12 @@ pub fn decide_with(
         pop_count,
         toll: toll_due,
         toll_paid: toll.paid,
+        challenge: toll.checked,
     }
 }
 
-/// The bot toll of the token presented ([`crate::toll`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The bot toll of the token presented ([`crate::toll`], [`crate::challenge`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Toll {
     /// Bits it owes now (0: nothing, or not a wait token).
     owed: u8,
@@ -531,38 +544,67 @@ struct Toll {
     settled: bool,
     /// Whether the request's toll cookie pays what it owes.
     paid: bool,
+    /// The external challenge's verification, if one was made.
+    checked: Option<Outcome>,
 }
 
 impl Toll {
-    fn judge(token: Option<&SignedToken>, room_bits: u8, nonce: Option<&str>) -> Toll {
-        let Some(token) = token.filter(|t| t.claims.dec == TokenKind::Wait) else {
-            return Toll {
-                owed: 0,
-                settled: false,
-                paid: false,
-            };
+    /// The toll of `token` in a room with `settings`; `draw_due`: whether its
+    /// draw or admission is due now (the only time a challenge is verified).
+    fn judge(
+        token: Option<&SignedToken>,
+        settings: &Settings,
+        context: &Context<'_>,
+        draw_due: bool,
+    ) -> Toll {
+        let mut toll = Toll {
+            owed: 0,
+            settled: false,
+            paid: false,
+            checked: None,
         };
-        let owed = toll::owed(token.claims.toll, room_bits);
-        // One SHA-256, only for a token that owes and a nonce that parses.
-        let paid = owed > 0
-            && nonce
-                .and_then(toll::parse_nonce)
-                .is_some_and(|nonce| toll::solves(token.signature(), nonce, owed));
-        Toll {
-            owed,
-            settled: token.claims.toll == Some(0),
-            paid,
+        let Some(token) = token.filter(|t| t.claims.dec == TokenKind::Wait) else {
+            return toll;
+        };
+        toll.owed = toll::owed(token.claims.toll, settings.toll_bits());
+        toll.settled = token.claims.toll == Some(0);
+        if toll.owed == 0 {
+            return toll;
         }
+        let cookie = context.toll_nonce;
+        toll.paid = match &settings.bot_challenge {
+            // One SHA-256, only for a nonce that parses.
+            BotChallenge::Off => cookie
+                .and_then(toll::parse_nonce)
+                .is_some_and(|nonce| toll::solves(token.signature(), nonce, toll.owed)),
+            // Mended by the operator, not by the visitor: held meanwhile.
+            BotChallenge::Unreadable => false,
+            // One call to the provider, only when due and for a token of its shape.
+            BotChallenge::On(room) => {
+                let provider_token =
+                    cookie.and_then(|raw| challenge::validate_token(room.provider, raw));
+                match (context.challenge, provider_token) {
+                    (Some(verifier), Some(provider_token)) if draw_due => {
+                        let outcome = verifier.verify(provider_token, token.signature());
+                        let admits = outcome.admits(room.when_down);
+                        toll.checked = Some(outcome);
+                        admits
+                    }
+                    _ => false,
+                }
+            }
+        };
+        toll
     }
 
     /// Whether a draw or an admission must wait for payment.
-    fn unpaid(self) -> bool {
+    fn unpaid(&self) -> bool {
         self.owed > 0 && !self.paid
     }
 
     /// The `toll` field of the wait token the visitor gets next: none while the
     /// room asks none; `0` once paid; else what the room asks.
-    fn successor(self, room_bits: u8) -> Option<u8> {
+    fn successor(&self, room_bits: u8) -> Option<u8> {
         match room_bits {
             0 => None,
             _ if self.settled || self.paid => Some(0),

@@ -3,18 +3,20 @@
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
+use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use fastly::erl::{CounterDuration, Penaltybox, RateCounter};
 use fastly::http::header::{
-    ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, COOKIE, HOST, LOCATION, SET_COOKIE,
+    ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE,
 };
 use fastly::log::Endpoint;
-use fastly::{ConfigStore, Request, Response, SecretStore};
+use fastly::{Backend, ConfigStore, Request, Response, SecretStore};
 
 use waiting_room::answer::{BodySource, OriginOutcome, RELEASE_HEADER};
 use waiting_room::ceiling::PopCounts;
+use waiting_room::challenge::{self, ChallengeSettings, Outcome, Reason, Verifier};
 use waiting_room::config::Settings;
 use waiting_room::keys::{KeyStore, SigningKey};
 use waiting_room::page::{NO_STORE, Page, PageBody};
@@ -63,6 +65,13 @@ pub fn handle(mut req: Request) -> Response {
     let pop = settings
         .pop_new_sessions_per_minute
         .map(|_| EdgeCounts::open());
+    let verifier = settings
+        .bot_challenge
+        .settings()
+        .map(|settings| EdgeVerifier {
+            settings,
+            remote_ip: client_ip,
+        });
     let visit = Visit {
         now,
         millis,
@@ -76,6 +85,7 @@ pub fn handle(mut req: Request) -> Response {
         pop: pop.as_ref().map(|p| p as &dyn PopCounts),
         pass_header: pass_header.as_deref(),
         client_ip,
+        challenge: verifier.as_ref().map(|v| v as &dyn Verifier),
     };
     let mut plan = plan(&visit, &settings, &keys);
     if let (Some(pop), Some(key)) = (
@@ -252,6 +262,67 @@ impl PopCounts for EdgeCounts {
 
     fn counted(&self, token: &str) -> bool {
         self.counted.has(token).unwrap_or(false)
+    }
+}
+
+/// The room's external challenge, verified with the provider's `siteverify`
+/// through its static backend ([`challenge::Provider::backend`]), with the
+/// secret from the Secret Store [`challenge::SECRET_STORE`]. The core asks only
+/// when a draw is due and the cookie holds a token of the provider's shape.
+#[derive(Debug)]
+struct EdgeVerifier<'a> {
+    settings: &'a ChallengeSettings,
+    remote_ip: Option<IpAddr>,
+}
+
+impl EdgeVerifier<'_> {
+    /// The secret key, trimmed (a file's final newline is no part of it); `None`
+    /// when the store, the entry or its plaintext is missing. Never `get` or
+    /// `plaintext`: they panic.
+    fn secret(&self) -> Option<String> {
+        let store = SecretStore::open(challenge::SECRET_STORE).ok()?;
+        let secret = store.try_get(self.settings.secret_name()).ok()??;
+        let bytes = secret.try_plaintext().ok()?;
+        let text = std::str::from_utf8(&bytes).ok()?.trim();
+        (!text.is_empty()).then(|| text.to_string())
+    }
+}
+
+impl Verifier for EdgeVerifier<'_> {
+    fn verify(&self, token: &str, signature: &[u8; 32]) -> Outcome {
+        // A missing secret or backend is the operator's to mend, and a failure,
+        // never "down": a room that fails open must not open on a missing setup.
+        let Some(secret) = self.secret() else {
+            return Outcome::Failed(Reason::from_codes(["missing-input-secret"]));
+        };
+        let provider = self.settings.provider;
+        let backend = match Backend::from_name(provider.backend()) {
+            Ok(backend) if backend.exists() => backend,
+            _ => return Outcome::Failed(Reason::from_codes(["no-backend"])),
+        };
+        let body = self
+            .settings
+            .verify_request_body(&secret, token, self.remote_ip, signature);
+        let mut req = Request::post(provider.verify_url())
+            .with_header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .with_body(body);
+        // Never cache a verdict.
+        req.set_pass(true);
+        // The backend's timeouts bound the wait (fastly.toml, or the service's
+        // backend settings); a timeout is the provider down.
+        match req.send(backend) {
+            Err(err) => Outcome::unreachable(&err.root_cause().to_string()),
+            Ok(mut resp) => {
+                let status = resp.get_status().as_u16();
+                // One byte over the cap is enough to call the answer oversized.
+                let cap = challenge::MAX_ANSWER_BYTES as u64 + 1;
+                let mut answer = Vec::new();
+                match resp.take_body().take(cap).read_to_end(&mut answer) {
+                    Ok(_) => challenge::parse_verify_response(status, &answer, None),
+                    Err(err) => Outcome::unreachable(&err.to_string()),
+                }
+            }
+        }
     }
 }
 

@@ -25,6 +25,7 @@
 //!     pop: None,
 //!     pass_header: None,
 //!     client_ip: None,
+//!     challenge: None,
 //! };
 //! let plan = plan(&visit, &settings, &keys);
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
@@ -39,6 +40,7 @@
 
 pub mod answer;
 pub mod ceiling;
+pub mod challenge;
 pub mod config;
 pub mod cookie;
 pub mod decision;
@@ -112,6 +114,9 @@ pub struct Visit<'a> {
     /// The connection's client address, for `bypass_addresses` (`None`: the uid's,
     /// when it is a whole address).
     pub client_ip: Option<std::net::IpAddr>,
+    /// The verifier of the room's external challenge (`bot_challenge`), asked only
+    /// at a due draw (`None`: a challenged room's draws come unpaid).
+    pub challenge: Option<&'a dyn challenge::Verifier>,
 }
 
 /// What the edge does with the request.
@@ -286,6 +291,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         decision::Context {
             pop: visit.pop,
             toll_nonce,
+            challenge: visit.challenge,
         },
     );
     let action = match verdict.decision {

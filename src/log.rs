@@ -14,6 +14,10 @@
 //! While the room asks a bot toll, a waiting visitor's line carries `toll=<bits>`
 //! they owe, and the line of the request that paid it `toll=paid`; a draw or an
 //! admission that came unpaid is `transition=toll-unpaid` ([`crate::toll`]).
+//! Under an external challenge ([`crate::challenge`]) the request that verified
+//! the provider's token says how, after the path (the token is the visitor's):
+//! `challenge=passed|failed|down challenge_reason=<codes>`, with
+//! `ALERT=challenge-operator:<codes>` when the codes blame the service's setup.
 //!
 //! In FIFO mode (`queueing_method = fifo`) a decided line also carries the visitor's
 //! place (`arr`, Unix ms: the one held after the response, or the one admitted)
@@ -28,6 +32,7 @@
 
 use std::fmt::{self, Write as _};
 
+use crate::challenge::Outcome;
 use crate::config::{QueueingMethod, Settings};
 use crate::decision::Verdict;
 
@@ -109,6 +114,7 @@ pub fn decision_line(
     if let Some(rejection) = &verdict.rejection {
         let _ = write!(line, " rejected={rejection}");
     }
+    push_challenge(&mut line, verdict.challenge.as_ref());
     if verdict.signing_key_missing {
         let _ = write!(
             line,
@@ -130,6 +136,21 @@ pub fn decision_line(
         line.push_str(&settings.fallbacks.join(","));
     }
     line
+}
+
+/// Appends the external challenge's verification, if one was made. A reason is
+/// `[a-z0-9,-]` only ([`crate::challenge::Reason`]): one word as it is.
+fn push_challenge(line: &mut String, outcome: Option<&Outcome>) {
+    let Some(outcome) = outcome else {
+        return;
+    };
+    let _ = write!(line, " challenge={}", outcome.word());
+    if let Some(reason) = outcome.reason() {
+        let _ = write!(line, " challenge_reason={reason}");
+        if reason.blames_operator() {
+            let _ = write!(line, " ALERT=challenge-operator:{reason}");
+        }
+    }
 }
 
 /// Appends ` room=<name>` for a named room, and ` event=<name>` while an event
@@ -220,6 +241,7 @@ mod tests {
             pop_count: None,
             toll: None,
             toll_paid: false,
+            challenge: None,
         };
         for text in ["0", "1", "50", "100", "12.5", "0.0001", "33.3333", "99.99"] {
             let settings = Settings {
@@ -230,6 +252,34 @@ mod tests {
                 decision_line(5, "192.0.2.1", "/e", &verdict, &settings),
                 format!("waitingroom t=5 decision=wait uid=192.0.2.1 p={text} exp=60 path=/e")
             );
+        }
+    }
+
+    #[test]
+    fn a_verification_goes_after_the_path_and_an_operators_mistake_alerts() {
+        use crate::challenge::Reason;
+        let mut line = String::from("x path=/e");
+        push_challenge(&mut line, None);
+        assert_eq!(line, "x path=/e");
+        for (outcome, fields) in [
+            (Outcome::Passed, " challenge=passed"),
+            (
+                Outcome::Failed(Reason::from_codes(["invalid-input-response"])),
+                " challenge=failed challenge_reason=invalid-input-response",
+            ),
+            (
+                Outcome::unreachable("HTTP response timeout"),
+                " challenge=down challenge_reason=send-http-response-timeout",
+            ),
+            (
+                Outcome::Failed(Reason::from_codes(["missing-input-secret"])),
+                " challenge=failed challenge_reason=missing-input-secret \
+                 ALERT=challenge-operator:missing-input-secret",
+            ),
+        ] {
+            let mut line = String::from("x path=/e");
+            push_challenge(&mut line, Some(&outcome));
+            assert_eq!(line, format!("x path=/e{fields}"));
         }
     }
 

@@ -3,6 +3,8 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
+use crate::challenge::ChallengeSettings;
+
 /// A page the room answers with instead of the origin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Page {
@@ -155,6 +157,24 @@ impl Page {
     }
 }
 
+/// What a page's toll block becomes for a visitor who must pass the room's
+/// external challenge ([`crate::view::Status::render`]): the words in `language`
+/// (`static/<lang>/challenge.part.html`), the callbacks that put the provider's
+/// token in the toll cookie (`static/challenge.script.html`, before the widget so
+/// that it finds them), and the provider's widget, whose script comes from the
+/// provider: the one thing a page loads from elsewhere, and only in such a room.
+pub fn challenge_block(language: Language, challenge: &ChallengeSettings) -> String {
+    let widget = format!(
+        "{}{}",
+        include_str!("../static/challenge.script.html"),
+        challenge.widget_html()
+    );
+    language.texts().challenge.replacen(WIDGET_SLOT, &widget, 1)
+}
+
+/// Where [`challenge_block`] puts the callbacks and the widget.
+const WIDGET_SLOT: &str = "<!--widget-->";
+
 /// A language the built-in pages speak.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Language {
@@ -182,6 +202,7 @@ struct Texts {
     origin_unavailable: &'static str,
     estimate: &'static str,
     toll: &'static str,
+    challenge: &'static str,
 }
 
 /// The texts of a language whose files are in `static/<dir>/`.
@@ -199,6 +220,7 @@ macro_rules! texts {
             )),
             estimate: include_str!(concat!("../static/", $dir, "estimate.part.html")),
             toll: include_str!(concat!("../static/", $dir, "toll.part.html")),
+            challenge: include_str!(concat!("../static/", $dir, "challenge.part.html")),
         }
     };
 }
@@ -337,6 +359,35 @@ mod tests {
                 }
                 if page.refreshes() {
                     assert!(html.contains("{{wait_p50}}") && html.contains("id=\"countdown\""));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_challenge_block_loads_only_its_providers_script_in_every_language() {
+        use crate::challenge::Provider;
+        for provider in Provider::ALL {
+            let raw = format!(r#"{{"provider":"{provider}","site_key":"site-key_1"}}"#);
+            let challenge = ChallengeSettings::parse(&raw).unwrap();
+            let english = challenge_block(Language::En, &challenge);
+            for language in Language::ALL {
+                let block = challenge_block(language, &challenge);
+                assert!(!block.contains("<!--"), "{language:?}: an unfilled slot");
+                assert!(block.contains("data-cookie=\"{{toll_cookie}}\""));
+                assert!(block.contains("data-sitekey=\"site-key_1\""));
+                assert!(block.contains("<noscript>"));
+                // The callbacks come before the widget's script.
+                let callbacks = block.find("window.wrChallengeDone").unwrap();
+                assert!(callbacks < block.find(provider.script_url()).unwrap());
+                // One thing from elsewhere: the provider's script.
+                assert_eq!(block.matches("src=").count(), 1, "{language:?}");
+                assert!(block.contains(&format!("src=\"{}\"", provider.script_url())));
+                for external in ["href=\"http", "@import", "url("] {
+                    assert!(!block.contains(external), "{language:?} loads {external}");
+                }
+                if language != Language::En {
+                    assert_ne!(block, english, "{language:?} is not translated");
                 }
             }
         }

@@ -337,6 +337,33 @@ mod tests {
     }
 
     #[test]
+    fn a_named_rooms_challenge_is_an_object_of_its_value() {
+        use crate::challenge::{BotChallenge, Provider};
+        use crate::config::BOT_CHALLENGE;
+        let room = |challenge: &str| {
+            let value = format!(r#"{{"enabled": true, "bot_challenge": {challenge}}}"#);
+            let pairs = [(ROOMS, ROOMS_VALUE), ("room.drops", value.as_str())];
+            read(&pairs, None, "/drops/x").0
+        };
+        let on = room(r#"{"provider": "turnstile", "site_key": "1x00000000000000000000AA"}"#);
+        assert_eq!(
+            on.bot_challenge.settings().map(|c| c.provider),
+            Some(Provider::Turnstile)
+        );
+        assert!(on.fallbacks.is_empty(), "{:?}", on.fallbacks);
+        // Its text, as the service's key holds it, reads the same.
+        let text =
+            room(r#""{\"provider\": \"turnstile\", \"site_key\": \"1x00000000000000000000AA\"}""#);
+        assert_eq!(text.bot_challenge, on.bot_challenge);
+        assert_eq!(room("null").bot_challenge, BotChallenge::Off);
+        for typo in [r#"{"provider": "turnstile"}"#, "[1]", "7", "true"] {
+            let s = room(typo);
+            assert_eq!(s.bot_challenge, BotChallenge::Unreadable, "{typo}");
+            assert_eq!(s.fallbacks, vec![BOT_CHALLENGE], "{typo}");
+        }
+    }
+
+    #[test]
     fn a_room_without_a_readable_value_holds_everyone() {
         for value in [None, Some("not json"), Some("[1]")] {
             let mut pairs = vec![(ROOMS, ROOMS_VALUE)];

@@ -7,10 +7,11 @@
 
 use serde::{Serialize, Serializer};
 
+use crate::challenge::ChallengeSettings;
 use crate::config::QueueingMethod;
 use crate::decision::Decision;
 use crate::estimate::{Estimate, Place};
-use crate::page::Page;
+use crate::page::{Language, Page};
 use crate::percentage::{MICROS_PER_PERCENT, Percentage};
 use crate::toll;
 
@@ -37,6 +38,20 @@ pub struct Status {
     pub place: Option<Place>,
     /// The bot toll the visitor owes, if any.
     pub toll: Option<TollChallenge>,
+    /// The external challenge the visitor must pass instead, if any.
+    pub challenge: Option<ChallengeDue>,
+}
+
+/// An external challenge to pass (it replaces the proof of work), as the page
+/// and the JSON status give it ([`crate::challenge`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChallengeDue {
+    /// The room's challenge: its provider and site key.
+    pub settings: ChallengeSettings,
+    /// The cookie the provider's token goes in.
+    pub cookie: String,
+    /// The language of the page's words about it.
+    pub language: Language,
 }
 
 /// A bot toll to pay, as the page and the JSON status give it ([`crate::toll`]).
@@ -58,7 +73,9 @@ impl TollChallenge {
 }
 
 /// Marks where a page's bot-toll block begins; it ends at [`TOLL_END`]. The
-/// block is removed from pages of visitors who owe no toll.
+/// block is removed from pages of visitors who owe no toll, and replaced by the
+/// challenge block ([`crate::page::challenge_block`]) for a visitor who must pass
+/// an external challenge.
 pub const TOLL_START: &str = "<!--toll-->";
 /// Marks where a page's bot-toll block ends.
 pub const TOLL_END: &str = "<!--/toll-->";
@@ -119,10 +136,11 @@ impl Status {
                 .as_ref()
                 .map_or(String::new(), |t| t.challenge.clone()),
             "toll_bits" => self.toll.as_ref().map_or(0, |t| t.bits).to_string(),
-            "toll_cookie" => self
-                .toll
-                .as_ref()
-                .map_or(String::new(), |t| t.cookie.clone()),
+            "toll_cookie" => match (&self.toll, &self.challenge) {
+                (Some(toll), _) => toll.cookie.clone(),
+                (None, Some(challenge)) => challenge.cookie.clone(),
+                (None, None) => String::new(),
+            },
             _ => return None,
         })
     }
@@ -134,11 +152,17 @@ impl Status {
 
     /// `template` with every known `{{variable}}` replaced by its HTML-escaped value.
     /// Works on bytes, so a page in any ASCII-compatible encoding passes unchanged.
-    /// Without a toll to pay, every `<!--toll-->…<!--/toll-->` block is left out.
+    /// Without a toll to pay, every `<!--toll-->…<!--/toll-->` block is left out;
+    /// under an external challenge, each is the challenge block instead (the only
+    /// page that loads a script from elsewhere: the provider's widget).
     pub fn render(&self, template: &[u8]) -> Vec<u8> {
-        let template = match self.toll {
-            Some(_) => std::borrow::Cow::Borrowed(template),
-            None => without_toll_blocks(template),
+        let template = match (&self.challenge, &self.toll) {
+            (Some(due), _) => {
+                let block = crate::page::challenge_block(due.language, &due.settings);
+                replace_toll_blocks(template, block.as_bytes())
+            }
+            (None, Some(_)) => std::borrow::Cow::Borrowed(template),
+            (None, None) => replace_toll_blocks(template, b""),
         };
         let mut out = Vec::with_capacity(template.len() + 64);
         let mut rest = &template[..];
@@ -177,6 +201,11 @@ impl Status {
         let body = JsonStatus {
             allow_percentage: self.allow_percentage,
             arrived_at: fifo.then(|| self.place.map(|p| p.arrived_at)),
+            challenge: self.challenge.as_ref().map(|c| JsonChallenge {
+                cookie: &c.cookie,
+                provider: c.settings.provider.name(),
+                site_key: &c.settings.site_key,
+            }),
             decision: self.decision.map(Decision::name),
             entry_in: fifo.then(|| self.entry_in()),
             entry_in_known: fifo.then(|| self.entry_in().is_some()),
@@ -213,6 +242,8 @@ struct JsonStatus<'a> {
     allow_percentage: Percentage,
     #[serde(skip_serializing_if = "Option::is_none")]
     arrived_at: Option<Option<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    challenge: Option<JsonChallenge<'a>>,
     decision: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     entry_in: Option<Option<u64>>,
@@ -237,6 +268,15 @@ struct JsonToll<'a> {
     challenge: &'a str,
     cookie: &'a str,
     prefix: String,
+}
+
+/// The status's `challenge`: show the provider's widget for `site_key` and send
+/// the token it gives in the cookie `cookie`.
+#[derive(Serialize)]
+struct JsonChallenge<'a> {
+    cookie: &'a str,
+    provider: &'static str,
+    site_key: &'a str,
 }
 
 /// The status's `estimate`, its fields alphabetical too.
@@ -298,19 +338,20 @@ pub fn human_duration(seconds: u64) -> String {
     }
 }
 
-/// `template` without its `<!--toll-->…<!--/toll-->` blocks (an unclosed one is
-/// left as it is).
-fn without_toll_blocks(template: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+/// `template` with each of its `<!--toll-->…<!--/toll-->` blocks replaced by
+/// `block` (an unclosed one is left as it is).
+fn replace_toll_blocks<'t>(template: &'t [u8], block: &[u8]) -> std::borrow::Cow<'t, [u8]> {
     if find(template, TOLL_START.as_bytes()).is_none() {
         return std::borrow::Cow::Borrowed(template);
     }
-    let mut out = Vec::with_capacity(template.len());
+    let mut out = Vec::with_capacity(template.len() + block.len());
     let mut rest = template;
     while let Some(start) = find(rest, TOLL_START.as_bytes()) {
         let Some(len) = find(&rest[start..], TOLL_END.as_bytes()) else {
             break;
         };
         out.extend_from_slice(&rest[..start]);
+        out.extend_from_slice(block);
         rest = &rest[start + len + TOLL_END.len()..];
     }
     out.extend_from_slice(rest);
@@ -353,6 +394,7 @@ mod tests {
             queueing_method: QueueingMethod::Random,
             place: None,
             toll: None,
+            challenge: None,
         }
     }
 
@@ -447,6 +489,47 @@ mod tests {
             })
         );
         assert!(!waiting().json().contains("toll"));
+    }
+
+    /// A waiting visitor who must pass a Turnstile challenge, in German.
+    fn challenged() -> Status {
+        let settings =
+            ChallengeSettings::parse(r#"{"provider":"turnstile","site_key":"site-1"}"#).unwrap();
+        Status {
+            challenge: Some(ChallengeDue {
+                settings,
+                cookie: "waiting_toll_drops".to_string(),
+                language: Language::De,
+            }),
+            ..waiting()
+        }
+    }
+
+    #[test]
+    fn a_challenged_visitor_gets_the_widget_in_each_toll_block_and_apps_its_key() {
+        let template = b"<p>a</p><!--toll-->proof of work<!--/toll--><p>b</p>";
+        let html = String::from_utf8(challenged().render(template)).unwrap();
+        assert!(html.starts_with("<p>a</p><div id=\"challenge\""), "{html}");
+        assert!(html.ends_with("</div>\n<p>b</p>"), "{html}");
+        assert!(!html.contains("proof of work") && !html.contains("<!--"));
+        assert!(
+            html.contains("data-cookie=\"waiting_toll_drops\""),
+            "{html}"
+        );
+        assert!(html.contains("Prüfung"), "in the page's language");
+        assert!(html.contains("data-sitekey=\"site-1\""));
+        assert_eq!(challenged().variable("toll_bits").unwrap(), "0");
+        let json: serde_json::Value = serde_json::from_str(&challenged().json()).unwrap();
+        assert_eq!(
+            json["challenge"],
+            serde_json::json!({
+                "cookie": "waiting_toll_drops",
+                "provider": "turnstile",
+                "site_key": "site-1",
+            })
+        );
+        assert!(json.get("toll").is_none());
+        assert!(!waiting().json().contains("challenge"));
     }
 
     #[test]

@@ -785,6 +785,7 @@ fn decide_in_pop(
     let context = waiting_room::decision::Context {
         pop,
         toll_nonce: None,
+        challenge: None,
     };
     waiting_room::decision::decide_with(now, millis, uid, cookie, settings, keys, context)
 }

@@ -37,6 +37,7 @@ fn run(settings: &Settings, cookie: Option<&str>, nonce: Option<&str>) -> Verdic
     let context = Context {
         pop: None,
         toll_nonce: nonce,
+        challenge: None,
     };
     decide_with(NOW, 0, UID, cookie, settings, &keys(), context)
 }

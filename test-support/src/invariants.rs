@@ -368,6 +368,7 @@ pub fn plan(data: &[u8]) -> Plan {
         pop: None,
         pass_header: pass_header.as_deref(),
         client_ip: None,
+        challenge: None,
     };
     let keys = &fuzz_input::key_store;
     let plan = waiting_room::plan(&visit, &settings, keys);
@@ -954,6 +955,7 @@ pub fn toll(data: &[u8]) -> (Option<waiting_room::decision::Transition>, bool) {
     let context = Context {
         pop: None,
         toll_nonce: Some(&nonce).filter(|n| !n.is_empty()).map(|n| n.as_str()),
+        challenge: None,
     };
     let verdict = decide_with(
         now,

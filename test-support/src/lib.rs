@@ -4,6 +4,7 @@
 //! what it needs.
 
 pub mod browser;
+pub mod challenge_server;
 pub mod controller;
 pub mod fuzz_input;
 pub mod http;

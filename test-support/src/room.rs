@@ -9,6 +9,7 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::challenge_server::ChallengeServer;
 use super::http;
 
 /// The test signing keys.
@@ -47,6 +48,14 @@ pub struct RoomSpec<'a> {
     /// Viceroy listens on the IPv6 loopback (`[::1]`) instead of 127.0.0.1; reach
     /// it with [`Room::get_v6`].
     pub ipv6: bool,
+    /// Both challenge backends (`challenge_turnstile`, `challenge_hcaptcha`) point
+    /// at this stand-in of the providers' `siteverify`.
+    pub challenge_server: Option<&'a ChallengeServer>,
+    /// The challenge backends' first-byte timeout, in milliseconds (default 1000).
+    pub challenge_timeout_ms: Option<u64>,
+    /// When set, the Secret Store `waitingroom_challenge` with these entries
+    /// (site key → secret key); else the room has none.
+    pub challenge_secrets: Option<&'a [(&'a str, &'a str)]>,
 }
 
 /// A room under test. Dropping it stops Viceroy and removes its files.
@@ -125,6 +134,22 @@ impl Room {
             write_json(&dir.join("secrets.json"), &store(secrets));
             extra.push_str(&format!(
                 "[local_server.secret_stores.waitingroom_signingkeys]\nformat = \"json\"\nfile = \"{}/secrets.json\"\n",
+                dir.display()
+            ));
+        }
+        if let Some(server) = spec.challenge_server {
+            let timeout = spec.challenge_timeout_ms.unwrap_or(1000);
+            for backend in ["challenge_turnstile", "challenge_hcaptcha"] {
+                extra.push_str(&format!(
+                    "[local_server.backends.{backend}]\nurl = \"{}\"\nfirst_byte_timeout_ms = {timeout}\n",
+                    server.url()
+                ));
+            }
+        }
+        if let Some(secrets) = spec.challenge_secrets {
+            write_json(&dir.join("challenge-secrets.json"), &store(secrets));
+            extra.push_str(&format!(
+                "[local_server.secret_stores.waitingroom_challenge]\nformat = \"json\"\nfile = \"{}/challenge-secrets.json\"\n",
                 dir.display()
             ));
         }

@@ -7,7 +7,12 @@
 //
 //   node waiting_room.mjs --url http://127.0.0.1:7676/events --out artifacts \
 //     --expect "You are in the waiting room" [--expect TEXT ...] \
-//     --origin-text "You reached the demo origin" [--timeout-secs 60]
+//     --origin-text "You reached the demo origin" [--timeout-secs 60] \
+//     [--challenge-token XXXX.DUMMY.TOKEN.XXXX]
+//
+// With --challenge-token, the challenge providers' widget scripts never load from
+// the network: a fake served in their place hands the page's callback that token
+// (the providers' documented dummy token), as a solved widget would.
 //
 // Every --expect text must be on the first page; WAITING_ROOM_EXPECT (texts separated
 // by newlines) adds more. CHROMIUM overrides the browser (default /usr/bin/chromium).
@@ -26,6 +31,7 @@ const { values: args } = parseArgs({
     expect: { type: "string", multiple: true, default: [] },
     "origin-text": { type: "string" },
     "timeout-secs": { type: "string", default: "60" },
+    "challenge-token": { type: "string" },
   },
 });
 if (!args.url || !args["origin-text"]) {
@@ -36,12 +42,18 @@ const expected = [
   ...(process.env.WAITING_ROOM_EXPECT ?? "").split("\n").filter((t) => t.trim() !== ""),
 ];
 const timeout = timeoutMs(args);
+// The providers' widget scripts (src/challenge.rs, `Provider::script_url`).
+const WIDGET_SCRIPTS = [
+  "https://challenges.cloudflare.com/turnstile/v0/api.js",
+  "https://js.hcaptcha.com/1/api.js",
+];
 
 await withChromium(chromium, async (browser) => visit(browser));
 console.log("OK");
 
 async function visit(browser) {
   const page = await browser.newPage({ viewport: { width: 1024, height: 640 } });
+  await fakeWidgets(page);
   // Every page the main frame shows, with the room's Refresh header, for the log.
   page.on("response", (r) => {
     if (r.request().isNavigationRequest() && r.frame() === page.mainFrame()) {
@@ -89,6 +101,7 @@ async function visit(browser) {
 // so it stays put while axe runs at each width (the visitor's page refreshes on).
 async function checkPhoneAndDesktop(browser, html) {
   const copy = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  await fakeWidgets(copy);
   const errors = [];
   copy.on("pageerror", (e) => errors.push(e.message));
   await copy.setContent(html, { waitUntil: "load" });
@@ -100,4 +113,28 @@ async function checkPhoneAndDesktop(browser, html) {
   await checkAxe(copy, "the waiting page, desktop 1280x800");
   if (errors.length > 0) throw new Error(`the waiting page's script failed: ${errors.join("; ")}`);
   await copy.close();
+}
+
+
+// With --challenge-token, serves a fake widget script instead of the provider's: it
+// calls each widget's `data-callback` with the token once the page is parsed.
+async function fakeWidgets(page) {
+  const token = args["challenge-token"];
+  if (!token) return;
+  const body = `(function () {
+  function solve() {
+    document.querySelectorAll(".cf-turnstile, .h-captcha").forEach(function (widget) {
+      var done = window[widget.getAttribute("data-callback")];
+      if (typeof done === "function") done(${JSON.stringify(token)});
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", solve);
+  else solve();
+})();`;
+  for (const url of WIDGET_SCRIPTS) {
+    await page.route(url, (route) => {
+      console.log(`fake widget served for ${url}`);
+      return route.fulfill({ status: 200, contentType: "application/javascript", body });
+    });
+  }
 }

@@ -99,6 +99,7 @@ impl Room {
                 decision::Context {
                     pop: Some(counts),
                     toll_nonce,
+                    challenge: None,
                 },
             )
         };

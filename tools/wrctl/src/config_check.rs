@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use waiting_room::challenge::{BotChallenge, ChallengeSettings};
 use waiting_room::config::{self, Heartbeat, QueueingMethod, Settings};
 use waiting_room::estimate::draw_interval;
 use waiting_room::grid::DrawGrid;
@@ -334,6 +335,18 @@ fn effective(s: &Settings, key: &str) -> String {
                 toll::phone_seconds(bits)
             ),
         },
+        config::BOT_CHALLENGE => match &s.bot_challenge {
+            BotChallenge::Off => "none (off)".into(),
+            BotChallenge::On(c) => format!(
+                "{} with site key {}, {} while the provider is down",
+                c.provider,
+                c.site_key,
+                c.when_down.name()
+            ),
+            BotChallenge::Unreadable => {
+                "unreadable: still on, every due draw is held (toll-unpaid)".into()
+            }
+        },
         config::POP_NEW_SESSIONS_PER_MINUTE => s
             .pop_new_sessions_per_minute
             .map_or("none (no ceiling)".into(), |n| {
@@ -420,6 +433,26 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
              so nobody pays the toll",
             s.bot_toll_bits
         ));
+    }
+    if s.bot_challenge.is_on() && s.bot_toll_bits > 0 {
+        w.push(format!(
+            "bot_challenge and bot_toll_bits {} are both set: the challenge replaces the \
+             proof of work, which nobody is asked while bot_challenge is set",
+            s.bot_toll_bits
+        ));
+    }
+    if let Some(Err(why)) = store
+        .get(config::BOT_CHALLENGE)
+        .map(|raw| ChallengeSettings::parse(raw))
+    {
+        w.push(format!("bot_challenge does not read: {why}"));
+    }
+    if s.bot_challenge.is_on() && s.allow_percentage.is_hundred() && !s.queue_all {
+        w.push(
+            "bot_challenge with allow_percentage 100: an open room admits without draws, \
+             so nobody is challenged"
+                .into(),
+        );
     }
     if s.enabled && s.allow_percentage.micros() == 0 {
         w.push(

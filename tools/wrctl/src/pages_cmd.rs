@@ -252,6 +252,7 @@ pub fn sample_status(page: Page, percentage: Percentage, d: u64, now: u64) -> St
                 queueing_method: QueueingMethod::Random,
                 place: None,
                 toll: None,
+                challenge: None,
             }
         }
         Page::Deny | Page::Ended | Page::OriginUnavailable => Status {
@@ -265,6 +266,7 @@ pub fn sample_status(page: Page, percentage: Percentage, d: u64, now: u64) -> St
             queueing_method: QueueingMethod::Random,
             place: None,
             toll: None,
+            challenge: None,
         },
     }
 }

@@ -104,6 +104,26 @@ fn garbage_values_are_named_as_the_room_logs_them() {
     );
 }
 
+/// A challenge that does not read is an error that says why and what the room
+/// does meanwhile: it holds, it never turns the filter off.
+#[test]
+fn an_unreadable_challenge_is_an_error_that_says_the_room_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = store(serde_json::json!({
+        "bot_challenge": "{\"provider\":\"turnstyle\",\"site_key\":\"k\"}",
+    }));
+    let file = write(dir.path(), "c.json", &typo);
+    let (code, out, err) = config_check(&file, &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("config_fallback=bot_challenge"), "{out}");
+    assert!(
+        err.contains("error: bot_challenge = ")
+            && err.contains("still on, every due draw is held")
+            && err.contains("warning: bot_challenge does not read: unknown variant `turnstyle`"),
+        "{err}"
+    );
+}
+
 /// The warnings of a store with `changes`, asserting exit 0 and no fallback.
 /// Times written as RFC 3339 are read as the room reads them, and printed as
 /// Unix time with their UTC date; an unreadable one is named as a fallback.
@@ -203,6 +223,14 @@ fn each_surprising_combination_is_warned_about() {
         (
             serde_json::json!({"bot_toll_bits": "8", "allow_percentage": "100"}),
             "bot_toll_bits 8 with allow_percentage 100: an open room admits without draws",
+        ),
+        (
+            serde_json::json!({"bot_toll_bits": "8", "bot_challenge": "{\"provider\":\"turnstile\",\"site_key\":\"k\"}"}),
+            "bot_challenge and bot_toll_bits 8 are both set: the challenge replaces the proof of work",
+        ),
+        (
+            serde_json::json!({"bot_challenge": "{\"provider\":\"hcaptcha\",\"site_key\":\"k\"}", "allow_percentage": "100"}),
+            "bot_challenge with allow_percentage 100: an open room admits without draws",
         ),
         (
             serde_json::json!({"queueing_method": "fifo"}),
