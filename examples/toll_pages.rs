@@ -50,6 +50,7 @@ fn main() {
                     bits: b,
                     cookie: "waiting_toll".into(),
                 }),
+                challenge: None,
             };
             let path = dir.join(format!("toll-b{b:02}-i{i:03}.html"));
             std::fs::write(&path, status.render(template.as_bytes()))
