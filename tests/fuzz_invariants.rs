@@ -111,7 +111,10 @@ fn the_bot_toll_draws_only_paid_tokens_and_parses_only_canonical_numbers() {
         "Some(LotteryLost) paid=true",
         "Some(LotteryWon) paid=false",
     ] {
-        assert!(reached.contains_key(state), "never reached {state}: {reached:#?}");
+        assert!(
+            reached.contains_key(state),
+            "never reached {state}: {reached:#?}"
+        );
     }
 }
 
