@@ -28,6 +28,12 @@ pub const COOKIE_NAME: &str = "waiting_toll";
 /// The text every hashed input starts with.
 pub const DOMAIN: &str = "waiting-room-toll:";
 
+/// The waiting pages' solver: the WebAssembly module of `toll-solver/` (this search,
+/// with the `sha2` crate's SHA-256), base64, built by `scripts/build-toll-solver.sh`.
+/// Pages get it as `{{toll_solver}}`.
+pub const SOLVER_WASM_BASE64: &str =
+    include_str!("../static/toll-solver.wasm.b64").trim_ascii_end();
+
 /// Longest nonce accepted: `u64::MAX` has 20 digits.
 const MAX_NONCE_DIGITS: usize = 20;
 

@@ -64,7 +64,7 @@ pub const TOLL_START: &str = "<!--toll-->";
 pub const TOLL_END: &str = "<!--/toll-->";
 
 /// The template variables, in the order docs/pages.md lists them.
-pub const VARIABLES: [&str; 17] = [
+pub const VARIABLES: [&str; 18] = [
     "wait_p25",
     "wait_p50",
     "wait_p75",
@@ -82,6 +82,7 @@ pub const VARIABLES: [&str; 17] = [
     "toll_challenge",
     "toll_bits",
     "toll_cookie",
+    "toll_solver",
 ];
 
 /// Shown for a number the room does not have (e.g. estimates while closed).
@@ -123,6 +124,11 @@ impl Status {
                 .toll
                 .as_ref()
                 .map_or(String::new(), |t| t.cookie.clone()),
+            "toll_solver" => self
+                .toll
+                .as_ref()
+                .map_or("", |_| toll::SOLVER_WASM_BASE64)
+                .to_string(),
             _ => return None,
         })
     }
