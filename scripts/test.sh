@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test: formatting, lints (native and wasm), the release
-# wasm build, the benchmarks' workspace (bench/: lints, tests, wasm build), native
-# unit tests, known-answer tests, the wasm size budget, small simulator scenarios,
-# and the black-box tests of the built wasm in Viceroy against a real local origin.
+# wasm build, the toll solver's committed module, the benchmarks' workspace (bench/:
+# lints, tests, wasm build), native unit tests, known-answer tests, the wasm size
+# budget, small simulator scenarios, and the black-box tests of the built wasm in
+# Viceroy against a real local origin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -19,9 +20,13 @@ rustfmt --check --edition 2024 fuzz/src/lib.rs fuzz/fuzz_targets/*.rs
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy "${bench[@]}" --workspace --all-targets -- -D warnings
 cargo clippy --target wasm32-wasip1 --bin edge-waiting-room -- -D warnings
+cargo clippy --target wasm32-wasip1 -p toll-solver --lib -- -D warnings
 # The room (its size is checked against wasm-size-budget by tests/wasm_size.rs),
 # and the wasm programs that measure it, so they cannot rot.
 cargo build --release --target wasm32-wasip1 -p edge-waiting-room --bins
+# The bot toll's solver the waiting pages inline: the committed module is what
+# toll-solver/ builds.
+scripts/build-toll-solver.sh --check
 cargo build "${bench[@]}" --release --target wasm32-wasip1 -p hello-compute -p path-bench \
   -p forward-only -p forward-hmac --bins
 

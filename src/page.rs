@@ -36,6 +36,23 @@ pub enum PageProblem {
     NotBase64,
 }
 
+/// Where a waiting page carries the bot toll's solver for its script: a data block
+/// (not run), filled with [`crate::toll::SOLVER_WASM_BASE64`].
+pub const TOLL_SOLVER_BLOCK: &str =
+    "<script type=\"application/wasm-base64\" id=\"toll-solver\">{{toll_solver}}</script>\n";
+
+/// A script of `static/` as the pages carry it: without its comment lines and its
+/// indentation, which are for the reader of `static/`. A page stored in the config
+/// store must fit its 8,000 characters once encoded (`wrctl pages check`).
+fn compact_script(script: &str) -> String {
+    script
+        .lines()
+        .map(str::trim_start)
+        .filter(|line| !line.is_empty() && !line.starts_with("//"))
+        .flat_map(|line| [line, "\n"])
+        .collect()
+}
+
 impl Page {
     /// The page's key in the `waitingroom_pages` store; `None` for built-in-only pages.
     pub fn store_key(self) -> Option<&'static str> {
@@ -56,17 +73,21 @@ impl Page {
     /// The built-in page in `language`, compiled in from `static/` (English at its
     /// top, the others in a directory each): `layout.html` filled with the page's
     /// `*.message.html` (first line the title, the rest the message) and, on the two
-    /// waiting pages, the estimate block `estimate.part.html` and the countdown.
+    /// waiting pages, the estimate block `estimate.part.html`, the countdown and the
+    /// bot toll's block (its note, its solver's [`TOLL_SOLVER_BLOCK`] and its script).
     pub fn default_html_in(self, language: Language) -> String {
         let texts = language.texts();
         // The toll block shows only to visitors who owe it ([`crate::view`]).
+        // Its solver comes filled in (`{{toll_solver}}`), so the template stays small
+        // enough to store.
         let estimate = format!(
-            "{}{}{}{}{}{}",
+            "{}{}{}{}{}{}{}",
             texts.estimate,
-            include_str!("../static/countdown.part.html"),
+            compact_script(include_str!("../static/countdown.part.html")),
             crate::view::TOLL_START,
             texts.toll,
-            include_str!("../static/toll.script.html"),
+            TOLL_SOLVER_BLOCK,
+            compact_script(include_str!("../static/toll.script.html")),
             crate::view::TOLL_END,
         );
         let (message, details) = match self {
@@ -523,6 +544,25 @@ mod tests {
                 .headers(30, "/x", false)
                 .contains(&("Retry-After", "30".into()))
         );
+    }
+
+    #[test]
+    fn the_waiting_pages_carry_the_toll_solver_inside_their_toll_block() {
+        for page in ALL {
+            let html = page.default_html();
+            let block = html
+                .split_once(crate::view::TOLL_START)
+                .and_then(|(_, rest)| rest.split_once(crate::view::TOLL_END))
+                .map(|(block, _)| block);
+            assert_eq!(block.is_some(), page.refreshes(), "{page:?}");
+            assert_eq!(
+                html.matches(TOLL_SOLVER_BLOCK).count(),
+                usize::from(page.refreshes())
+            );
+            if let Some(block) = block {
+                assert!(block.contains(TOLL_SOLVER_BLOCK), "{page:?}");
+            }
+        }
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub const TOLL_START: &str = "<!--toll-->";
 pub const TOLL_END: &str = "<!--/toll-->";
 
 /// The template variables, in the order docs/pages.md lists them.
-pub const VARIABLES: [&str; 17] = [
+pub const VARIABLES: [&str; 18] = [
     "wait_p25",
     "wait_p50",
     "wait_p75",
@@ -99,6 +99,7 @@ pub const VARIABLES: [&str; 17] = [
     "toll_challenge",
     "toll_bits",
     "toll_cookie",
+    "toll_solver",
 ];
 
 /// Shown for a number the room does not have (e.g. estimates while closed).
@@ -141,6 +142,11 @@ impl Status {
                 (None, Some(challenge)) => challenge.cookie.clone(),
                 (None, None) => String::new(),
             },
+            "toll_solver" => self
+                .toll
+                .as_ref()
+                .map_or("", |_| toll::SOLVER_WASM_BASE64)
+                .to_string(),
             _ => return None,
         })
     }

@@ -101,7 +101,7 @@ fn a_browser_is_shown_the_waiting_page_then_refreshes_itself_to_the_origin() {
     );
 }
 
-/// With the bot toll on, the waiting page pays it in the background (WebCrypto)
+/// With the bot toll on, the waiting page pays it in the background
 /// and its own refresh carries the payment to the draw: the browser is admitted
 /// without a click, and the page passes axe-core while its check runs.
 #[test]
@@ -210,6 +210,70 @@ fn a_browser_passes_the_external_challenge_and_is_let_in() {
     assert!(mine("decision=allow"), "{}", lines.join("\n"));
     assert!(!mine("challenge=failed"), "{}", lines.join("\n"));
     assert_eq!(server.violations(), [], "{:#?}", server.requests());
+}
+
+/// The waiting page's two solvers of the bot toll, its WebAssembly module and the
+/// WebCrypto fallback, each alone, find exactly the nonce the room's own solver finds,
+/// also from a saved count (a reload); the module inlined imports nothing. The pages
+/// stay in `artifacts/toll-solver/` with one to time the solvers on (see
+/// `tests/browser/toll_solver.mjs`, `--rate`).
+#[test]
+fn both_toll_solvers_of_the_page_find_the_rooms_nonce() {
+    use waiting_room::page::Page;
+    use waiting_room::toll;
+    use waiting_room::view::{Status, TollChallenge};
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Some(driver) = browser::driver_dir("the browser test of the toll's solvers") else {
+        return;
+    };
+    let dir = root.join("artifacts").join("toll-solver");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let page = |signature: &[u8; 32], bits: u8| {
+        let status = Status {
+            page: Page::KeepWaiting,
+            decision: Some(Decision::Wait),
+            now: 1_700_000_000,
+            allow_percentage: waiting_room::percentage::Percentage::whole(12),
+            wait_period_duration: 30,
+            refresh_after: None,
+            estimate: None,
+            queueing_method: waiting_room::config::QueueingMethod::Random,
+            place: None,
+            toll: Some(TollChallenge {
+                challenge: toll::challenge(signature),
+                bits,
+                cookie: "waiting_toll".to_string(),
+            }),
+            challenge: None,
+        };
+        status.render(Page::KeepWaiting.default_html().as_bytes())
+    };
+    let mut expected = serde_json::Map::new();
+    for (i, bits) in [1u8, 8, 11, 12, 13].into_iter().enumerate() {
+        let signature = [0x5a ^ i as u8; 32];
+        let file = format!("toll-b{bits:02}-{i}.html");
+        fs::write(dir.join(&file), page(&signature, bits)).unwrap();
+        expected.insert(file, toll::solve(&signature, bits).into());
+    }
+    fs::write(
+        dir.join("expected.json"),
+        serde_json::Value::Object(expected).to_string(),
+    )
+    .unwrap();
+    // Not solved in any likely time: for the hashes per second.
+    fs::write(dir.join("rate.html"), page(&[0xa5; 32], 32)).unwrap();
+    let log = dir.join("solvers.log");
+    let mut command = Command::new("node");
+    command
+        .current_dir(&driver)
+        .arg("toll_solver.mjs")
+        .arg(format!("--dir={}", dir.display()));
+    let status = browser::run_bounded(command, &log, Duration::from_secs(180));
+    let output = fs::read_to_string(&log).unwrap_or_default();
+    assert!(status.is_some_and(|s| s.success()), "{output}");
+    assert!(output.contains("5 pages solved by each solver"), "{output}");
 }
 
 /// Every built-in page in every language the room speaks, filled in as a waiting
