@@ -106,7 +106,6 @@ fn a_browser_is_shown_the_waiting_page_then_refreshes_itself_to_the_origin() {
 /// without a click, and the page passes axe-core while its check runs.
 #[test]
 fn a_browser_pays_the_bot_toll_by_itself_and_is_let_in() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let Some(driver) = browser::driver_dir("the browser test of the bot toll") else {
         return;
     };
@@ -116,32 +115,14 @@ fn a_browser_pays_the_bot_toll_by_itself_and_is_let_in() {
         ("redeem_window", "10"),
         ("bot_toll_bits", "12"),
     ]);
-    let artifacts = root.join("artifacts").join("toll");
-    fs::create_dir_all(&artifacts).unwrap();
-    let log = artifacts.join("browser.log");
-    let mut command = Command::new("node");
-    command
-        .current_dir(&driver)
-        .arg("waiting_room.mjs")
-        .arg(format!("--url=http://{}/events", room.addr))
-        .arg(format!("--out={}", artifacts.display()))
-        .arg(format!("--origin-text={ORIGIN_MARKER}"))
-        .arg(format!("--timeout-secs={ORIGIN_WITHIN_SECS}"))
-        .arg("--expect=your browser is running a short automatic check");
-    let status = browser::run_bounded(command, &log, SCRIPT_BOUND);
-    let output = fs::read_to_string(&log).unwrap_or_default();
-    let lines = room.log_lines();
-    assert!(
-        status.is_some_and(|s| s.success()),
-        "the browser script:\n{output}\nthe room's log:\n{}",
-        lines.join("\n")
+    let (_, lines) = browse_to_the_origin(
+        &driver,
+        &room,
+        "toll",
+        &["--expect=your browser is running a short automatic check"],
     );
     // The browser paid on a request of its own, and its draw was never held.
-    let mine = |needle: &str| {
-        lines
-            .iter()
-            .any(|l| l.contains("uid=127.0.0.1 ") && l.contains(needle))
-    };
+    let mine = |needle: &str| browsers_line(&lines, needle);
     assert!(mine("toll=paid"), "{}", lines.join("\n"));
     assert!(mine("decision=allow"), "{}", lines.join("\n"));
     assert!(!mine("toll-unpaid"), "{}", lines.join("\n"));
@@ -155,7 +136,6 @@ fn a_browser_pays_the_bot_toll_by_itself_and_is_let_in() {
 /// `siteverify`: the browser is let in without a click.
 #[test]
 fn a_browser_passes_the_external_challenge_and_is_let_in() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let Some(driver) = browser::driver_dir("the browser test of the external challenge") else {
         return;
     };
@@ -179,33 +159,17 @@ fn a_browser_passes_the_external_challenge_and_is_let_in() {
         challenge_secrets: Some(&secrets),
         ..RoomSpec::default()
     });
-    let artifacts = root.join("artifacts").join("challenge");
-    fs::create_dir_all(&artifacts).unwrap();
-    let log = artifacts.join("browser.log");
-    let mut command = Command::new("node");
-    command
-        .current_dir(&driver)
-        .arg("waiting_room.mjs")
-        .arg(format!("--url=http://{}/events", room.addr))
-        .arg(format!("--out={}", artifacts.display()))
-        .arg(format!("--origin-text={ORIGIN_MARKER}"))
-        .arg(format!("--timeout-secs={ORIGIN_WITHIN_SECS}"))
-        .arg("--challenge-token=XXXX.DUMMY.TOKEN.XXXX")
-        .arg("--expect=please complete the check below");
-    let status = browser::run_bounded(command, &log, SCRIPT_BOUND);
-    let output = fs::read_to_string(&log).unwrap_or_default();
-    let lines = room.log_lines();
-    assert!(
-        status.is_some_and(|s| s.success()),
-        "the browser script:\n{output}\nthe room's log:\n{}",
-        lines.join("\n")
+    let (output, lines) = browse_to_the_origin(
+        &driver,
+        &room,
+        "challenge",
+        &[
+            "--challenge-token=XXXX.DUMMY.TOKEN.XXXX",
+            "--expect=please complete the check below",
+        ],
     );
     assert!(output.contains("fake widget served"), "{output}");
-    let mine = |needle: &str| {
-        lines
-            .iter()
-            .any(|l| l.contains("uid=127.0.0.1 ") && l.contains(needle))
-    };
+    let mine = |needle: &str| browsers_line(&lines, needle);
     assert!(mine("challenge=passed"), "{}", lines.join("\n"));
     assert!(mine("decision=allow"), "{}", lines.join("\n"));
     assert!(!mine("challenge=failed"), "{}", lines.join("\n"));
@@ -363,4 +327,45 @@ fn tempfile_dir() -> std::path::PathBuf {
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// `waiting_room.mjs` in headless Chromium against `room`, until the origin shows
+/// (artifacts in `artifacts/<name>/`, `extra` options passed on): the script's
+/// output and the room's log lines, once it succeeded.
+fn browse_to_the_origin(
+    driver: &Path,
+    room: &Room,
+    name: &str,
+    extra: &[&str],
+) -> (String, Vec<String>) {
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("artifacts")
+        .join(name);
+    fs::create_dir_all(&artifacts).unwrap();
+    let log = artifacts.join("browser.log");
+    let mut command = Command::new("node");
+    command
+        .current_dir(driver)
+        .arg("waiting_room.mjs")
+        .arg(format!("--url=http://{}/events", room.addr))
+        .arg(format!("--out={}", artifacts.display()))
+        .arg(format!("--origin-text={ORIGIN_MARKER}"))
+        .arg(format!("--timeout-secs={ORIGIN_WITHIN_SECS}"))
+        .args(extra);
+    let status = browser::run_bounded(command, &log, SCRIPT_BOUND);
+    let output = fs::read_to_string(&log).unwrap_or_default();
+    let lines = room.log_lines();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the browser script:\n{output}\nthe room's log:\n{}",
+        lines.join("\n")
+    );
+    (output, lines)
+}
+
+/// Whether one of the room's `lines` for the browser (127.0.0.1) says `needle`.
+fn browsers_line(lines: &[String], needle: &str) -> bool {
+    lines
+        .iter()
+        .any(|l| l.contains("uid=127.0.0.1 ") && l.contains(needle))
 }
