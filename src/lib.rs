@@ -278,8 +278,10 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         None => first_refusal,
     };
 
+    // Read only where a token can owe a toll: most rooms ask none.
     let toll_nonce = visit
         .cookie_header
+        .filter(|_| settings.toll_bits() > 0)
         .and_then(|header| cookie::find(header, &toll::cookie_name(&settings.room)));
     let verdict = decision::decide_with(
         visit.now,
