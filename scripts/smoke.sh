@@ -9,8 +9,8 @@
 #   scripts/smoke.sh [STEP...]    # default: every step, in this order:
 #
 # fuzz simulations device-spread fifo-simulations closed-loop simulate-toll
-# viceroy-cost bench-toll-browser, and beside them, in the background, real-crowd then
-# real-crowd-rooms (a crowd mostly waits: it needs little CPU; the two share their
+# viceroy-cost path-bench bench-toll-browser lottery-reference, and beside them, in the
+# background, real-crowd then real-crowd-rooms (a crowd mostly waits: it needs little CPU; the two share their
 # ports, so one after the other). The crowds listen on DEMO_HOST (default here
 # 127.0.76.1, so as not to meet a demo on 127.0.0.1).
 #
@@ -28,7 +28,7 @@ out=target/smoke
 mkdir -p "$out"
 
 foreground=(fuzz simulations device-spread fifo-simulations closed-loop simulate-toll viceroy-cost
-  bench-toll-browser)
+  path-bench bench-toll-browser lottery-reference)
 background=(real-crowd real-crowd-rooms)
 skip_browser=0
 [ "${WAITING_ROOM_SKIP_BROWSER:-0}" = 1 ] && skip_browser=1
@@ -138,6 +138,15 @@ check_viceroy-cost() {
   expect_rows "| run | room young" 1
 }
 
+# docs/viceroy-cost.md's path benchmark in wasm, one round (scripts/test.sh builds it).
+run_path-bench() {
+  (cd bench && cargo build --release --target wasm32-wasip1 -p path-bench) &&
+    viceroy run target/wasm32-wasip1/release/path-bench.wasm -- --rounds 1
+}
+check_path-bench() {
+  expect_rows "| path | HMACs | plan() ns |" +7
+}
+
 run_bench-toll-browser() {
   TOLL_RATES=1 TOLL_BUDGET_SECS=10 TOLL_CELL_SECS=1 scripts/bench-toll-browser.sh
 }
@@ -145,6 +154,12 @@ check_bench-toll-browser() {
   # A row for every difficulty the script renders, and the easiest solved.
   expect_rows "| bits | expected hashes 2^bits | desktop n |" 7
   expect "^\| 8 \| 256 \| [1-9][0-9]* \| [0-9.]+ \|" "8 bits solved"
+}
+
+# The lottery's independent reference, as src/lottery.rs's first known answer runs it.
+run_lottery-reference() { python3 scripts/lottery_reference.py 50 $(seq 0 15); }
+check_lottery-reference() {
+  expect "^\[1, 2, 6, 7, 8, 9, 10, 11, 12\]$" "src/lottery.rs's known answer at 50 %"
 }
 
 # A dozen people, two tabs each, for one minute: the table has its one minute. The
