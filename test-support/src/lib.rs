@@ -1,8 +1,9 @@
 //! What the room's tests, wrctl's tests and the fuzz targets share: the token
 //! minter, the room served by Viceroy, a source-bound HTTP client, the browser
-//! driver, the controller as a process and the fuzz invariants. Each test uses
-//! what it needs. The fuzz crate takes only the minter and the invariants (without
-//! the `processes` feature, which the tests' default brings).
+//! driver, the controller as a process, the fuzz invariants and the docs' commands
+//! (for the tests that hold the docs to the code). Each test uses what it needs. The
+//! fuzz crate takes only the minter and the invariants (without the `processes`
+//! feature, which the tests' default brings).
 
 #[cfg(feature = "processes")]
 pub mod browser;
@@ -10,6 +11,7 @@ pub mod browser;
 pub mod challenge_server;
 #[cfg(feature = "processes")]
 pub mod controller;
+pub mod docs;
 pub mod fuzz_input;
 #[cfg(feature = "processes")]
 pub mod http;
