@@ -11,7 +11,7 @@
 # percentage the room starts at (1), the safe start for a flash crowd;
 # DEMO_TOLL_BITS the bot toll's difficulty (none: off). DEMO_HOST (127.0.0.1) is the
 # loopback address all three listen on, so a second demo can run beside the first
-# (scripts/smoke.sh uses 127.0.76.1).
+# (scripts/smoke.sh draws one of 127.76.X.Y).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SETUP_BROWSER=0 source scripts/setup.sh # the demo needs no browser of its own

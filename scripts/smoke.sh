@@ -10,9 +10,10 @@
 #
 # fuzz simulations device-spread fifo-simulations closed-loop simulate-toll
 # viceroy-cost path-bench bench-toll-browser lottery-reference, and beside them, in the
-# background, real-crowd then real-crowd-rooms (a crowd mostly waits: it needs little CPU; the two share their
-# ports, so one after the other). The crowds listen on DEMO_HOST (default here
-# 127.0.76.1, so as not to meet a demo on 127.0.0.1).
+# background (a crowd mostly waits: it needs little CPU), real-crowd and
+# real-crowd-rooms, each on a loopback address of its own (DEMO_HOST: 127.76.X.Y, drawn
+# at random and unused), so that they never meet each other, a demo on 127.0.0.1, or
+# another checkout's smoke run on the same machine.
 #
 # Each step's output goes to target/smoke/STEP.log (the simulations' reports under
 # target/smoke/sim/, never docs/sim/); a failing step prints its last lines and the
@@ -22,8 +23,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
-export DEMO_HOST="${DEMO_HOST:-127.0.76.1}"
-unset FUZZ_TARGETS SIM_SCALE SIM_DIR TOLL_BENCH_OUT DEMO_TARGET DEMO_TOLL_BITS DEMO_CONTROLLER
+unset FUZZ_TARGETS SIM_SCALE SIM_DIR TOLL_BENCH_OUT DEMO_TARGET DEMO_TOLL_BITS DEMO_CONTROLLER \
+  DEMO_START SERVICE_TARGET DROPS_TARGET
 out=target/smoke
 mkdir -p "$out"
 
@@ -129,11 +130,11 @@ check_simulate-toll() {
   expect "^\| 8 \| [0-9]+ \| [0-9]+ \| 0\.0 % \(0\) \|" "no skipping bot in with the toll below 100 %"
 }
 
-run_viceroy-cost() { scripts/viceroy-cost.sh --runs 1 --rounds 30 --warmup 5; }
+run_viceroy-cost() { scripts/viceroy-cost.sh --runs 1 --rounds 10 --warmup 2; }
 check_viceroy-cost() {
   expect_rows "| case | requests |" +2
-  [ "$(grep -Ec '^\| [^|]+ \| 30 \| [0-9.]+ \|' "$log")" -eq "$(rows "| case | requests |")" ] ||
-    problem "a case without its 30 requests"
+  [ "$(grep -Ec '^\| [^|]+ \| 10 \| [0-9.]+ \|' "$log")" -eq "$(rows "| case | requests |")" ] ||
+    problem "a case without its 10 requests"
   expect_rows "| ratio | request threads | all threads |" +1
   expect_rows "| run | room young" 1
 }
@@ -162,9 +163,29 @@ check_lottery-reference() {
   expect "^\[1, 2, 6, 7, 8, 9, 10, 11, 12\]$" "src/lottery.rs's known answer at 50 %"
 }
 
+# A loopback address 127.76.X.Y drawn at random, where nothing answers on the demo's
+# ports.
+free_host() {
+  local host port taken
+  for _ in $(seq 50); do
+    host="127.76.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))"
+    taken=0
+    for port in 7676 7677 7678 7679 8080; do
+      if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then taken=1; fi
+    done
+    [ "$taken" = 1 ] || { echo "$host"; return 0; }
+  done
+  echo "no free loopback address" >&2
+  return 1
+}
+
 # A dozen people, two tabs each, for one minute: the table has its one minute. The
 # room starts at 50 % (the demo's highest), so some are admitted.
-run_real-crowd() { DEMO_START=50 scripts/real-crowd.sh --people 12 --tabs 2 --duration 60; }
+run_real-crowd() {
+  local host
+  host="$(free_host)" &&
+    DEMO_HOST="$host" DEMO_START=50 scripts/real-crowd.sh --people 12 --tabs 2 --duration 60
+}
 check_real-crowd() {
   expect "^minute  new sessions \(tokens\)  people admitted$"
   expect "^ +0 +[0-9]+ +[0-9]+$" "minute 0"
@@ -177,7 +198,11 @@ check_real-crowd() {
   fi
 }
 
-run_real-crowd-rooms() { scripts/real-crowd-rooms.sh --people 12 --tabs 2 --duration 60; }
+run_real-crowd-rooms() {
+  local host
+  host="$(free_host)" &&
+    DEMO_HOST="$host" scripts/real-crowd-rooms.sh --people 12 --tabs 2 --duration 60
+}
 check_real-crowd-rooms() {
   [ "$(grep -Ec '^minute  new sessions \(tokens\)  people admitted$' "$log")" -eq 2 ] ||
     problem "not two crowds' tables"
@@ -225,15 +250,18 @@ if [ $# -gt 0 ]; then
 fi
 
 began=$SECONDS
-# The crowds in a process group of their own, stopped if this script stops first.
-setsid "$0" "${background[@]}" >"$out/crowds.log" 2>&1 &
-crowds=$!
-trap 'kill -- -"$crowds" 2>/dev/null || true' EXIT
+# The crowds, each in a process group of its own, stopped if this script stops first.
+crowds=()
+for name in "${background[@]}"; do
+  setsid "$0" "$name" >"$out/$name.line" 2>&1 &
+  crowds+=("$!")
+done
+trap 'for group in "${crowds[@]}"; do kill -- -"$group" 2>/dev/null || true; done' EXIT
 for name in "${foreground[@]}"; do step "$name"; done
-crowds_status=0
-wait "$crowds" || crowds_status=$?
-cat "$out/crowds.log"
-[ "$crowds_status" -eq 0 ] || failed+=("the crowds")
+for i in "${!background[@]}"; do
+  wait "${crowds[$i]}" || failed+=("${background[$i]}")
+  cat "$out/${background[$i]}.line"
+done
 echo "smoke: every step in $((SECONDS - began)) s"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "smoke: FAILED: ${failed[*]}" >&2
