@@ -372,6 +372,9 @@ pub struct Settings {
     /// The cookie names of the service's named rooms (none without `rooms`): the
     /// origin never sees them.
     pub room_cookies: Vec<String>,
+    /// The request's path reads into different rooms at different origins
+    /// ([`crate::path_readings`]): the room refuses it.
+    pub ambiguous_path: bool,
 }
 
 impl Default for Settings {
@@ -590,6 +593,7 @@ impl Settings {
             event: None,
             event_ended: None,
             room_cookies: Vec::new(),
+            ambiguous_path: false,
         }
     }
 

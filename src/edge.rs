@@ -97,6 +97,10 @@ pub fn handle(mut req: Request) -> Response {
 
     let mut resp = match plan.action {
         Action::Forward => {
+            // The origin receives the path the room decided on and logged (the
+            // SDK's parse of the URL), never other bytes it could read otherwise.
+            let decided = req.get_url().clone();
+            req.set_url(decided);
             // The origin never sees a pass: not a probe's header, not a link's parameter.
             if pass_header.is_some() {
                 req.remove_header(waiting_room::pass::HEADER);
@@ -150,6 +154,11 @@ pub fn handle(mut req: Request) -> Response {
             })
         }
         Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req)),
+        Action::Refuse => {
+            let mut resp = Response::from_status(400).with_body_text_plain("Bad Request\n");
+            resp.set_header(CACHE_CONTROL, NO_STORE);
+            resp
+        }
         Action::Redirect => {
             let mut resp = Response::from_status(302);
             if let Some(location) = &plan.location {

@@ -52,6 +52,7 @@ pub mod log;
 pub mod lottery;
 pub mod page;
 pub mod pass;
+pub mod path_readings;
 pub mod percentage;
 pub mod refresh;
 pub mod room;
@@ -129,6 +130,9 @@ pub enum Action {
     /// Send the visitor to [`Plan::location`] (`302`): a pass link, once its
     /// cookie is set.
     Redirect,
+    /// Answer `400 Bad Request`: the path reads into different rooms at different
+    /// origins ([`path_readings`]), so the room grants nothing on it.
+    Refuse,
 }
 
 /// What the edge must do for one request.
@@ -196,6 +200,21 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     let origin_cookie = OriginCookie::for_header(visit.cookie_header, &settings.room_cookies);
     let keys = RoomKeys::new(keys, settings.room.name());
     let language = page::Language::choose(visit.accept_language, settings.page_language);
+    if settings.ambiguous_path {
+        return Plan {
+            action: Action::Refuse,
+            origin_cookie,
+            set_cookie: None,
+            log_line: log::refused_line(visit.now, visit.uid, visit.path, settings),
+            refresh_after: None,
+            estimate: None,
+            place: None,
+            verdict: None,
+            cookie_name,
+            location: None,
+            language,
+        };
+    }
     let bypass = if !settings.protects(visit.path) {
         Some(if settings.enabled {
             "unprotected-path"

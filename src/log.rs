@@ -63,6 +63,23 @@ pub fn bypass_line(now: u64, uid: &str, path: &str, scope: &str, settings: &Sett
     line
 }
 
+/// The line for a request refused because its path reads into different rooms
+/// at different origins.
+pub fn refused_line(now: u64, uid: &str, path: &str, settings: &Settings) -> String {
+    let mut line = String::with_capacity(LINE_CAPACITY);
+    let _ = write!(
+        line,
+        "{PREFIX} t={now} decision=refused reason=ambiguous-path uid={uid}"
+    );
+    push_room(&mut line, settings);
+    line.push_str(" path=");
+    push_clipped(&mut line, path);
+    if settings.controller_stale(now) {
+        line.push_str(STALE_FIELD);
+    }
+    line
+}
+
 /// Room for a whole line without growing: the fixed fields and the longest path.
 const LINE_CAPACITY: usize = 192 + MAX_LOGGED_PATH;
 

@@ -13,6 +13,8 @@ use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
 
+use crate::path_readings::readings;
+
 /// An address block: an address and a prefix length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cidr {
@@ -114,17 +116,23 @@ impl fmt::Display for Cidr {
     }
 }
 
-/// Why a request in the room bypasses it, if it does: `bypass-path` or
-/// `bypass-address` (by the connection's address `ip`, never a header).
+/// Why a request in the room bypasses it, if it does: `bypass-path` (every
+/// reading of `path` an origin may give is inside the prefix,
+/// [`crate::path_readings`]) or `bypass-address` (by the connection's address
+/// `ip`, never a header).
 pub fn bypass_scope(
     ip: Option<IpAddr>,
     path: &str,
     bypass_paths: &[String],
     bypass_addresses: &[Cidr],
 ) -> Option<&'static str> {
-    let by_path = bypass_paths
-        .iter()
-        .any(|p| path.starts_with(p.as_str()) && plain(&path[p.len()..]));
+    // Inside the prefix on every reading an origin may give the path.
+    let readings = readings(path);
+    let by_path = bypass_paths.iter().any(|p| {
+        readings
+            .iter()
+            .all(|path| path.starts_with(p.as_str()) && plain(&path[p.len()..]))
+    });
     if by_path {
         return Some("bypass-path");
     }

@@ -23,7 +23,7 @@ use waiting_room::token::{self, COOKIE_NAME, Claims, TokenKind};
 use waiting_room::{Action, Plan, Visit};
 
 use super::fuzz_input::{self, Input, KEYS};
-use super::mint;
+use super::{mint, origins};
 
 /// `token::decode` on any cookie value; `decode(mint(claims))` round-trips.
 pub fn token(data: &[u8]) {
@@ -981,4 +981,146 @@ pub fn toll(data: &[u8]) -> (Option<waiting_room::decision::Transition>, bool) {
         assert_ne!(verdict.decision, Decision::Allow, "{nonce:?}");
     }
     (verdict.transition, verdict.toll_paid)
+}
+
+/// The settings of the hostile-path table (`tests/hostile_paths.rs`) and of the
+/// `path` target: the service room on `/events` and `/checkout`, `/events/static/`
+/// bypassed, and the room `drops` on `/drops/`, open to all.
+pub const PATH_STORE: [(&str, &str); 6] = [
+    ("enabled", "true"),
+    ("allow_percentage", "50"),
+    ("protected_paths", "/events,/checkout"),
+    ("bypass_paths", "/events/static/"),
+    ("rooms", r#"{"drops": {"paths": ["/drops/"]}}"#),
+    (
+        "room.drops",
+        r#"{"enabled": true, "allow_percentage": 100}"#,
+    ),
+];
+
+/// Where the room sends a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Routed {
+    /// Refused: its readings fall in different rooms.
+    Refused,
+    /// Bypassed by `bypass_paths`.
+    Bypassed,
+    /// Outside every room.
+    Outside,
+    /// Into this room's decision (`service` or a room's name).
+    Room(String),
+}
+
+/// What the room does with the request line's `target` under [`PATH_STORE`], and
+/// the path it forwards: the SDK's parse of the target, as the edge writes it back.
+pub fn route(target: &str) -> (String, Routed) {
+    let path = origins::as_url(target);
+    let store: std::collections::HashMap<&str, &str> = PATH_STORE.into_iter().collect();
+    let lookup = Remembered::new(|key: &str| store.get(key).map(|v| v.to_string()));
+    let settings = Settings::for_request(&lookup, None, &path, 1_700_000_000);
+    let visit = Visit {
+        now: 1_700_000_000,
+        uid: "192.0.2.10",
+        path: &path,
+        path_and_query: &path,
+        ..Visit::default()
+    };
+    let plan = waiting_room::plan(&visit, &settings, &fuzz_input::key_store);
+    let routed = if plan.action == Action::Refuse {
+        Routed::Refused
+    } else if plan.log_line.contains(" scope=bypass-path ") {
+        Routed::Bypassed
+    } else if plan.log_line.contains(" scope=unprotected-path ") {
+        Routed::Outside
+    } else {
+        Routed::Room(
+            settings
+                .room
+                .name()
+                .map_or("service", |n| n.as_str())
+                .to_string(),
+        )
+    };
+    (path, routed)
+}
+
+/// The table's rooms, by the longest prefix, read apart from the room's code.
+pub fn room_by_prefix(path: &str) -> Routed {
+    [
+        ("/events", "service"),
+        ("/checkout", "service"),
+        ("/drops/", "drops"),
+    ]
+    .into_iter()
+    .filter(|(prefix, _)| path.starts_with(prefix))
+    .max_by_key(|(prefix, _)| prefix.len())
+    .map_or(Routed::Outside, |(_, room)| Routed::Room(room.to_string()))
+}
+
+/// A request target is bypassed only when every origin model reads the forwarded
+/// path inside the bypass prefix, and is placed in a room (or outside every room)
+/// only when every model reads it into that same one; refusing is always safe.
+pub fn path_is_held(target: &str) -> Routed {
+    let (forwarded, routed) = route(target);
+    for origin in origins::ORIGINS {
+        let Some(read) = origin.read(&forwarded) else {
+            continue;
+        };
+        match &routed {
+            Routed::Refused => {}
+            Routed::Bypassed => assert!(
+                read.starts_with("/events/static/"),
+                "{target:?} is bypassed, but {origin:?} reads {forwarded:?} as {read:?}"
+            ),
+            placed => assert_eq!(
+                &room_by_prefix(&read),
+                placed,
+                "{target:?} forwarded as {forwarded:?}: {origin:?} reads {read:?}"
+            ),
+        }
+    }
+    routed
+}
+
+/// [`path_is_held`] for a target built from `data`: pieces that origins read in
+/// different ways (separators raw and encoded, dots, parameters, the table's
+/// prefixes), joined in any order.
+pub fn path(data: &[u8]) -> Routed {
+    const PIECES: [&str; 24] = [
+        "/",
+        "//",
+        ".",
+        "..",
+        "%2f",
+        "%2F",
+        "%2e",
+        "%2E",
+        "%5c",
+        "\\",
+        ";",
+        ";x=1",
+        "%25",
+        "%63",
+        "events",
+        "static",
+        "checkout",
+        "drops",
+        "x",
+        "/events/static/",
+        "/drops/",
+        "%252f",
+        "%252e",
+        "/checkout",
+    ];
+    let target: String = data
+        .iter()
+        .take(24)
+        .map(|b| PIECES[usize::from(*b) % PIECES.len()])
+        .collect();
+    let target = if target.starts_with('/') {
+        target
+    } else {
+        format!("/{target}")
+    };
+    path_is_held(&target)
 }

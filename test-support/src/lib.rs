@@ -10,4 +10,5 @@ pub mod fuzz_input;
 pub mod http;
 pub mod invariants;
 pub mod mint;
+pub mod origins;
 pub mod room;
