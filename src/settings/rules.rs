@@ -2,7 +2,7 @@
 //! room applies to their path. Staff and monitoring by address
 //! (`bypass_addresses`, IPv4 and IPv6 CIDR), static assets and health checks by
 //! path (`bypass_paths`, prefixes inside the room); signed passes are in
-//! [`crate::pass`].
+//! [`crate::credentials::pass`].
 //!
 //! A rule that does not parse is ignored alone (the key is named in
 //! `config_fallback`); so is a rule that would bypass a whole part of the room
