@@ -3,11 +3,11 @@
 //!
 //! [`plan`] takes one request as plain values and says what the edge must do:
 //! forward it or answer with a page, which `Set-Cookie` to append, and what to log.
-//! `src/main.rs` only carries that out.
+//! `src/edge/main.rs` only carries that out.
 //!
 //! ```
 //! use std::collections::HashMap;
-//! use waiting_room::{Action, Visit, config::Settings, page::Page, plan};
+//! use waiting_room::{Action, Visit, pages::page::Page, plan, settings::config::Settings};
 //!
 //! let store = HashMap::from([("enabled", "true"), ("allow_percentage", "50")]);
 //! let settings = Settings::from_lookup(|key| store.get(key).map(|v| v.to_string()));
@@ -38,37 +38,23 @@
 
 #![deny(missing_docs)]
 
+pub mod admission;
 pub mod answer;
-pub mod ceiling;
-pub mod challenge;
-pub mod config;
-pub mod cookie;
-pub mod decision;
-pub mod estimate;
-pub mod events;
-pub mod grid;
-pub mod keys;
+pub mod bots;
+pub mod credentials;
 pub mod log;
-pub mod lottery;
-pub mod page;
-pub mod pass;
-pub mod path_readings;
-pub mod percentage;
-pub mod refresh;
-pub mod room;
-pub mod room_settings;
-pub mod rules;
-pub mod token;
-pub mod toll;
-pub mod uid;
-pub mod unix_time;
-pub mod view;
+pub mod pages;
+pub mod settings;
 
-use config::Settings;
-use decision::{CookieAction, Decision, Verdict};
-use estimate::{Estimate, Place};
-use keys::{KeyStore, RoomKeys};
-use page::Page;
+use admission::decision::{CookieAction, Decision, Verdict};
+use admission::estimate::{Estimate, Place};
+use admission::{ceiling, decision, estimate, refresh};
+use bots::{challenge, toll};
+use credentials::keys::{KeyStore, RoomKeys};
+use credentials::{cookie, pass};
+use pages::page::{self, Page};
+use settings::config::{self, Settings};
+use settings::rules;
 
 /// Names of the Fastly resources the program uses.
 pub mod resources {
@@ -131,7 +117,7 @@ pub enum Action {
     /// cookie is set.
     Redirect,
     /// Answer `400 Bad Request`: the path reads into different rooms at different
-    /// origins ([`path_readings`]), so the room grants nothing on it.
+    /// origins ([`settings::path_readings`]), so the room grants nothing on it.
     Refuse,
 }
 

@@ -7,8 +7,8 @@ use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;
 use support::room::{Backend, KEY1, KEY2, Room, now};
-use waiting_room::lottery;
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::lottery;
+use waiting_room::settings::percentage::Percentage;
 
 const START_PAGE: &str = "You are in the waiting room";
 const KEEP_PAGE: &str = "Thanks for waiting";

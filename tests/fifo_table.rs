@@ -5,10 +5,10 @@ use test_support::mint;
 
 use std::collections::HashMap;
 
-use waiting_room::config::Settings;
-use waiting_room::decision::{
+use waiting_room::admission::decision::{
     CookieAction, Decision, Session, Transition, Verdict, decide, decide_at,
 };
+use waiting_room::settings::config::Settings;
 
 const NOW: u64 = 1_700_000_023;
 /// Milliseconds past `NOW` of the requests.
@@ -181,7 +181,7 @@ fn a_lottery_wait_token_joins_the_line_when_it_was_handed_out() {
 #[test]
 fn a_fifo_token_in_random_mode_waits_for_its_address_next_draw_without_one_of_its_own() {
     let s = Settings {
-        queueing_method: waiting_room::config::QueueingMethod::Random,
+        queueing_method: waiting_room::settings::config::QueueingMethod::Random,
         ..cutoff(u64::MAX)
     };
     let grid_token = mint::mint(K1, "wait", mint::address_exp(NOW, UID, 30), UID, "key1");
@@ -211,8 +211,8 @@ fn a_fifo_token_in_random_mode_waits_for_its_address_next_draw_without_one_of_it
 fn a_pile_of_fifo_places_buys_no_lottery_tickets() {
     let fifo = cutoff(0);
     let random = Settings {
-        queueing_method: waiting_room::config::QueueingMethod::Random,
-        allow_percentage: waiting_room::percentage::Percentage::whole(99),
+        queueing_method: waiting_room::settings::config::QueueingMethod::Random,
+        allow_percentage: waiting_room::settings::percentage::Percentage::whole(99),
         ..cutoff(0)
     };
     let places: Vec<String> = (0..200)

@@ -31,9 +31,9 @@ use demo_origin::ORIGIN_MARKER;
 use support::http::{self, Failure, Response};
 use support::mint;
 use support::room::{KEY1, Room, now};
-use waiting_room::lottery;
-use waiting_room::page::{NO_STORE, Page};
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::lottery;
+use waiting_room::pages::page::{NO_STORE, Page};
+use waiting_room::settings::percentage::Percentage;
 
 /// Source addresses 127.0.0.2 to 127.0.0.33.
 const VISITORS: std::ops::RangeInclusive<u8> = 2..=33;

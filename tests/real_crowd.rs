@@ -53,7 +53,7 @@ fn controller_writes(output: &str) -> Vec<(u64, f64)> {
         .filter_map(|line| {
             let (at, rest) = line.split_once(" wrote allow_percentage=")?;
             let p = rest.split_whitespace().next()?.parse().ok()?;
-            Some((waiting_room::unix_time::parse_seconds(at)?, p))
+            Some((waiting_room::settings::unix_time::parse_seconds(at)?, p))
         })
         .collect()
 }

@@ -4,9 +4,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use waiting_room::decision::{Decision, Session, Transition};
+use waiting_room::admission::decision::{Decision, Session, Transition};
 use waiting_room::log::PREFIX;
-use waiting_room::percentage::Percentage;
+use waiting_room::settings::percentage::Percentage;
 
 /// What the controller reads from one log line.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,7 +22,7 @@
 
 use super::crowd::Crowd;
 use crate::record::Record;
-use waiting_room::decision::{Decision, Session, Transition};
+use waiting_room::admission::decision::{Decision, Session, Transition};
 
 /// What one record adds, counted per token.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -11,15 +11,15 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use control::record::Record;
-use waiting_room::config::{self, QueueingMethod, Settings};
-use waiting_room::cookie::{self, DELETE_COOKIE};
-use waiting_room::decision::{Decision, Session, Verdict};
-use waiting_room::grid::DrawGrid;
-use waiting_room::keys::SigningKey;
-use waiting_room::page::Page;
-use waiting_room::percentage::Percentage;
-use waiting_room::room_settings::Remembered;
-use waiting_room::token::{self, COOKIE_NAME, Claims, TokenKind};
+use waiting_room::admission::decision::{Decision, Session, Verdict};
+use waiting_room::admission::grid::DrawGrid;
+use waiting_room::credentials::cookie::{self, DELETE_COOKIE};
+use waiting_room::credentials::keys::SigningKey;
+use waiting_room::credentials::token::{self, COOKIE_NAME, Claims, TokenKind};
+use waiting_room::pages::page::Page;
+use waiting_room::settings::config::{self, QueueingMethod, Settings};
+use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::room_settings::Remembered;
 use waiting_room::{Action, Plan, Visit};
 
 use super::fuzz_input::{self, Input, KEYS};
@@ -630,7 +630,9 @@ fn expected_decision(
         (TokenKind::Wait, true) if now > token.exp.saturating_add(settings.redeem_window()) => {
             Decision::ReWait
         }
-        (TokenKind::Wait, true) if waiting_room::lottery::wins(token.seed, percentage) => {
+        (TokenKind::Wait, true)
+            if waiting_room::admission::lottery::wins(token.seed, percentage) =>
+        {
             Decision::Allow
         }
         (TokenKind::Wait, true) => Decision::ReWait,
@@ -856,12 +858,12 @@ fn is_canonical_sig(sig: &str) -> bool {
 /// index or schedule keeps only what holds together; a pass is accepted only when it
 /// reads back to the same claims and its room's key signed it.
 pub fn rooms(data: &[u8]) {
-    use waiting_room::events::{Phase, Schedule};
-    use waiting_room::keys::{KeyStore, RoomKeys};
-    use waiting_room::pass::{self, PassClaims};
-    use waiting_room::room::{Index, Room, RoomName};
-    use waiting_room::room_settings::Remembered;
-    use waiting_room::rules::Cidr;
+    use waiting_room::credentials::keys::{KeyStore, RoomKeys};
+    use waiting_room::credentials::pass::{self, PassClaims};
+    use waiting_room::settings::events::{Phase, Schedule};
+    use waiting_room::settings::room::{Index, Room, RoomName};
+    use waiting_room::settings::room_settings::Remembered;
+    use waiting_room::settings::rules::Cidr;
 
     let (&mode, rest) = data.split_first().unwrap_or((&0, &[]));
     let text = String::from_utf8_lossy(rest).into_owned();
@@ -917,9 +919,9 @@ pub fn rooms(data: &[u8]) {
 /// text; a due wait token that owes is drawn only with a nonce that pays what it
 /// owes, by an independent check of the documented hash ([`mint::toll_pays`]).
 /// Returns the transition and whether the request paid.
-pub fn toll(data: &[u8]) -> (Option<waiting_room::decision::Transition>, bool) {
-    use waiting_room::decision::{Context, Transition, decide_with};
-    use waiting_room::toll;
+pub fn toll(data: &[u8]) -> (Option<waiting_room::admission::decision::Transition>, bool) {
+    use waiting_room::admission::decision::{Context, Transition, decide_with};
+    use waiting_room::bots::toll;
 
     let mut input = Input::new(data);
     let raw = input.text(24);

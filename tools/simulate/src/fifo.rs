@@ -4,7 +4,7 @@
 //!
 //! It runs the simulator's one event loop ([`crate::engine`]) with FIFO mode's
 //! [`Method`]. Every request is decided by the room's own
-//! [`waiting_room::decision::decide_at`] to the millisecond: a person's first request comes at their own millisecond
+//! [`waiting_room::admission::decision::decide_at`] to the millisecond: a person's first request comes at their own millisecond
 //! (the people arriving within one second are spread evenly over it, in a random
 //! order, so they hold distinct places whenever a second has at most a thousand
 //! of them; beyond that, people sharing a millisecond share a place, as they
@@ -30,8 +30,8 @@ use std::path::Path;
 
 use control::fifo::{FifoController, FifoOptions};
 use serde::Serialize;
-use waiting_room::config::{QueueingMethod, Settings};
-use waiting_room::refresh::RefreshMode;
+use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::config::{QueueingMethod, Settings};
 
 use crate::closed_loop::ClosedLoop;
 use crate::engine::{self, Method, OnceIn, Room};
@@ -55,7 +55,7 @@ pub struct FifoSpec {
 impl Default for FifoSpec {
     fn default() -> FifoSpec {
         FifoSpec {
-            fifo_hold: waiting_room::config::DEFAULT_FIFO_HOLD,
+            fifo_hold: waiting_room::settings::config::DEFAULT_FIFO_HOLD,
         }
     }
 }

@@ -1,8 +1,8 @@
 //! From a run's record to the figures an operator reads.
 
 use serde::Serialize;
-use waiting_room::estimate::{draw_interval, draws_for_quantile};
-use waiting_room::refresh::RefreshMode;
+use waiting_room::admission::estimate::{draw_interval, draws_for_quantile};
+use waiting_room::admission::refresh::RefreshMode;
 
 use crate::attacker::AttackTally;
 use crate::engine;

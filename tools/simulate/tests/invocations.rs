@@ -3,7 +3,7 @@
 //! docs/sim/README.md show, still parse, into the command they meant.
 
 use simulate::cli::{Command, parse};
-use waiting_room::grid::DrawGrid;
+use waiting_room::admission::grid::DrawGrid;
 
 fn args(line: &str) -> Vec<String> {
     line.split_whitespace().map(String::from).collect()

@@ -7,11 +7,11 @@ use clap::error::ErrorKind;
 use clap::{ArgGroup, Args, CommandFactory, Parser, Subcommand};
 use control::Options;
 use control::fifo::FifoOptions;
-use waiting_room::config::{
+use waiting_room::settings::config::{
     DEFAULT_CONTROLLER_TIMEOUT, DEFAULT_WAIT_PERIOD_DURATION, MAX_DURATION,
 };
-use waiting_room::percentage::Percentage;
-use waiting_room::room::RoomName;
+use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::room::RoomName;
 
 use crate::sink::{FASTLY_API, TOKEN_VAR};
 
@@ -185,7 +185,7 @@ Example: --queueing fifo"
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = waiting_room::config::DEFAULT_FIFO_HOLD,
+        default_value_t = waiting_room::settings::config::DEFAULT_FIFO_HOLD,
         value_parser = clap::value_parser!(u64).range(1..=MAX_DURATION),
         long_help = "The room's fifo_hold in seconds (FIFO mode): a waiting page comes back \
 every min(--wait-period, fifo_hold / 3) seconds, which the controller waits for before it \

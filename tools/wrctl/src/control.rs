@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use control::Rule;
 use control::record::Record;
 use control::rule::Write as _;
-use waiting_room::config::QueueingMethod;
-use waiting_room::room::RoomName;
+use waiting_room::settings::config::QueueingMethod;
+use waiting_room::settings::room::RoomName;
 
 use crate::clock::{rfc3339, unix_now};
 use crate::ingest::{BadCounts, Msg};

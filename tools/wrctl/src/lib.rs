@@ -6,9 +6,9 @@
 //! | --- | --- |
 //! | `wrctl control` | the room's controller: reads its log lines, writes `allow_percentage` and `controller_heartbeat` to hold a target of new sessions a minute ([`control::Controller`], [`control::record::Record`]) |
 //! | `wrctl keygen` | a strong random signing key, and the `fastly` commands that store it |
-//! | `wrctl token inspect` / `mint` | a cookie's fields, its signature, and what the room decides for it ([`waiting_room::decision::decide`]); a token for tests and support |
+//! | `wrctl token inspect` / `mint` | a cookie's fields, its signature, and what the room decides for it ([`waiting_room::admission::decision::decide`]); a token for tests and support |
 //! | `wrctl rotate` / `revoke` | the key-rotation runbook on JSON stores or through the Fastly API; the emergency removal of a key |
-//! | `wrctl pages check` / `encode` / `preview` | a page's size, external loads and template variables; its base64 value; a preview with sample figures ([`waiting_room::view::Status::render`]) |
+//! | `wrctl pages check` / `encode` / `preview` | a page's size, external loads and template variables; its base64 value; a preview with sample figures ([`waiting_room::pages::view::Status::render`]) |
 //! | `wrctl config check` | the effective settings, every fallback as the room logs it, and surprising combinations |
 //!
 //! # `wrctl control`

@@ -151,10 +151,10 @@ fn check_config_file(file: &ConfigFile, args: &ControlArgs) {
     let text = |key: &str| {
         settings
             .get(key)
-            .and_then(waiting_room::room_settings::text_of)
+            .and_then(waiting_room::settings::room_settings::text_of)
     };
     let number = |key: &str| text(key).and_then(|v| v.trim().parse::<u64>().ok());
-    if let Some(timeout) = number(waiting_room::config::CONTROLLER_TIMEOUT)
+    if let Some(timeout) = number(waiting_room::settings::config::CONTROLLER_TIMEOUT)
         && args.heartbeat_every.saturating_add(args.tick) >= timeout
     {
         eprintln!(
@@ -163,7 +163,7 @@ fn check_config_file(file: &ConfigFile, args: &ControlArgs) {
             args.heartbeat_every, args.tick
         );
     }
-    if let Some(d) = number(waiting_room::config::WAIT_PERIOD_DURATION)
+    if let Some(d) = number(waiting_room::settings::config::WAIT_PERIOD_DURATION)
         && d != args.wait_period
     {
         eprintln!(
@@ -171,7 +171,7 @@ fn check_config_file(file: &ConfigFile, args: &ControlArgs) {
             args.wait_period
         );
     }
-    let method = text(waiting_room::config::QUEUEING_METHOD)
+    let method = text(waiting_room::settings::config::QUEUEING_METHOD)
         .map_or("random".to_string(), |v| v.trim().to_ascii_lowercase());
     if (method == "fifo") != args.fifo() {
         eprintln!(
@@ -179,7 +179,7 @@ fn check_config_file(file: &ConfigFile, args: &ControlArgs) {
             args.queueing
         );
     }
-    if let Some(hold) = number(waiting_room::config::FIFO_HOLD)
+    if let Some(hold) = number(waiting_room::settings::config::FIFO_HOLD)
         && args.fifo()
         && hold != args.fifo_hold
     {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::fastly_api::Client;
 use control::rule;
 use serde_json::{Map, Value, json};
-use waiting_room::room::RoomName;
+use waiting_room::settings::room::RoomName;
 
 /// The environment variable the Fastly API token is read from (never a flag or a file).
 pub const TOKEN_VAR: &str = "FASTLY_API_TOKEN";

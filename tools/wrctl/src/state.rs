@@ -13,7 +13,7 @@ use prometheus_client::registry::{Metric, Registry};
 use control::Snapshot;
 use control::fifo::FifoStatus;
 use serde_json::{Value, json};
-use waiting_room::percentage::Percentage;
+use waiting_room::settings::percentage::Percentage;
 
 use crate::ingest::BadCounts;
 

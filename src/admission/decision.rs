@@ -7,14 +7,14 @@ use std::str::FromStr;
 
 use hmac::Mac as _;
 
-use crate::ceiling::{self, Ceiling, PopCounts};
-use crate::challenge::{self, BotChallenge, Outcome, Verifier};
-use crate::config::{QueueingMethod, SessionMode, Settings};
-use crate::grid;
-use crate::keys::{KeyStore, SigningKey};
-use crate::lottery;
-use crate::token::{self, Claims, Malformed, SignedToken, TokenKind};
-use crate::toll;
+use crate::admission::ceiling::{self, Ceiling, PopCounts};
+use crate::admission::grid;
+use crate::admission::lottery;
+use crate::bots::challenge::{self, BotChallenge, Outcome, Verifier};
+use crate::bots::toll;
+use crate::credentials::keys::{KeyStore, SigningKey};
+use crate::credentials::token::{self, Claims, Malformed, SignedToken, TokenKind};
+use crate::settings::config::{QueueingMethod, SessionMode, Settings};
 
 /// The room's decision for one protected request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +156,7 @@ pub enum Transition {
     LotteryLost,
     /// A new session (a won draw, or a room open at 100 %) while the POP had
     /// started `pop_new_sessions_per_minute` in the last minute: held, the
-    /// visitor waits on with a new wait token, as after a loss ([`crate::ceiling`]).
+    /// visitor waits on with a new wait token, as after a loss ([`crate::admission::ceiling`]).
     CeilingReached,
     /// A wait token due for its draw while the room holds everyone (`queue_all`):
     /// not drawn, it waits on with a new wait token.
@@ -279,18 +279,18 @@ pub struct Verdict {
     /// The expiry of the token the visitor holds after this response (the one set,
     /// or the one kept), Unix seconds; `None` when they hold none (deny).
     pub exp: Option<u64>,
-    /// The id of a key shorter than [`MIN_STRONG_KEY_LEN`](crate::keys::MIN_STRONG_KEY_LEN)
+    /// The id of a key shorter than [`MIN_STRONG_KEY_LEN`](crate::credentials::keys::MIN_STRONG_KEY_LEN)
     /// bytes that this request used (to verify or to sign), if any: logged as weak.
     pub weak_key: Option<String>,
     /// A new session the POP must count against its ceiling, by its
-    /// [`draw_key`](crate::ceiling::draw_key) (`None`: nothing to count).
+    /// [`draw_key`](crate::admission::ceiling::draw_key) (`None`: nothing to count).
     pub pop_count: Option<String>,
-    /// The bot toll the visitor owes after this response, if any ([`crate::toll`]).
+    /// The bot toll the visitor owes after this response, if any ([`crate::bots::toll`]).
     pub toll: Option<TollDue>,
     /// Whether this request paid the toll its token owed.
     pub toll_paid: bool,
     /// The external challenge's verification, when this request made one
-    /// ([`crate::challenge`]): its outcome is the toll's payment.
+    /// ([`crate::bots::challenge`]): its outcome is the toll's payment.
     pub challenge: Option<Outcome>,
 }
 
@@ -308,9 +308,9 @@ pub struct TollDue {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Context<'a> {
     /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`
-    /// ([`crate::ceiling`]; `None`: not counted).
+    /// ([`crate::admission::ceiling`]; `None`: not counted).
     pub pop: Option<&'a dyn PopCounts>,
-    /// The value of the room's toll cookie ([`crate::toll::cookie_name`]), if any:
+    /// The value of the room's toll cookie ([`crate::bots::toll::cookie_name`]), if any:
     /// a nonce, or under an external challenge the provider's token.
     pub toll_nonce: Option<&'a str>,
     /// The edge's verifier of the room's external challenge, asked only when a
@@ -535,7 +535,7 @@ pub fn decide_with(
     }
 }
 
-/// The bot toll of the token presented ([`crate::toll`], [`crate::challenge`]).
+/// The bot toll of the token presented ([`crate::bots::toll`], [`crate::bots::challenge`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Toll {
     /// Bits it owes now (0: nothing, or not a wait token).
@@ -615,7 +615,7 @@ impl Toll {
 
 /// The POP's ceiling on a new session (a won draw, or a visitor a room open at
 /// 100 % lets in): `admitted` stands, with the session to count, or the visitor
-/// waits on with a new wait token ([`crate::ceiling`]).
+/// waits on with a new wait token ([`crate::admission::ceiling`]).
 fn at_the_ceiling(
     now: u64,
     uid: &str,
@@ -844,7 +844,7 @@ fn prequeue_place(opens: u64, uid: &str, settings: &Settings, keys: &impl KeySto
     let network = uid
         .parse::<std::net::Ipv6Addr>()
         .ok()
-        .map(|ip| crate::uid::uid_of(ip.into(), 64));
+        .map(|ip| crate::credentials::uid::uid_of(ip.into(), 64));
     let offset = prequeue_offset(
         keys,
         &settings.active_key,

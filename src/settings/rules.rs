@@ -2,7 +2,7 @@
 //! room applies to their path. Staff and monitoring by address
 //! (`bypass_addresses`, IPv4 and IPv6 CIDR), static assets and health checks by
 //! path (`bypass_paths`, prefixes inside the room); signed passes are in
-//! [`crate::pass`].
+//! [`crate::credentials::pass`].
 //!
 //! A rule that does not parse is ignored alone (the key is named in
 //! `config_fallback`); so is a rule that would bypass a whole part of the room
@@ -13,7 +13,7 @@ use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
 
-use crate::path_readings::readings;
+use crate::settings::path_readings::readings;
 
 /// An address block: an address and a prefix length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +118,7 @@ impl fmt::Display for Cidr {
 
 /// Why a request in the room bypasses it, if it does: `bypass-path` (every
 /// reading of `path` an origin may give is inside the prefix,
-/// [`crate::path_readings`]) or `bypass-address` (by the connection's address
+/// [`crate::settings::path_readings`]) or `bypass-address` (by the connection's address
 /// `ip`, never a header).
 pub fn bypass_scope(
     ip: Option<IpAddr>,

@@ -18,14 +18,14 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use crate::config::{
+use crate::settings::config::{
     ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_KEYS,
     BYPASS_PATHS, CONTROLLER_HEARTBEAT, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
     PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Settings, UID_IPV6_PREFIX,
 };
-use crate::events::{EVENTS, Phase, Schedule};
-use crate::path_readings::readings;
-use crate::room::{Index, ROOMS, Room, Scope};
+use crate::settings::events::{EVENTS, Phase, Schedule};
+use crate::settings::path_readings::readings;
+use crate::settings::room::{Index, ROOMS, Room, Scope};
 
 /// The keys the controller writes for a named room (`room.<name>.<key>`).
 pub const CONTROLLER_KEYS: [&str; 4] = [
@@ -142,7 +142,7 @@ impl Settings {
     }
 
     /// Reads the settings through `base`, with the schedule `events` (its text)
-    /// applied at `now` ([`crate::events`]).
+    /// applied at `now` ([`crate::settings::events`]).
     fn scheduled(
         base: impl Fn(&str) -> Option<String>,
         events: Option<String>,
@@ -309,9 +309,9 @@ pub fn text_of(value: &serde_json::Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::WAIT_PERIOD_DURATION;
-    use crate::percentage::Percentage;
-    use crate::room::RoomName;
+    use crate::settings::config::WAIT_PERIOD_DURATION;
+    use crate::settings::percentage::Percentage;
+    use crate::settings::room::RoomName;
     use std::collections::HashMap;
 
     /// The settings for `path` on `host` from `pairs`, and how often each key was asked.
@@ -377,8 +377,8 @@ mod tests {
 
     #[test]
     fn a_named_rooms_challenge_is_an_object_of_its_value() {
-        use crate::challenge::{BotChallenge, Provider};
-        use crate::config::BOT_CHALLENGE;
+        use crate::bots::challenge::{BotChallenge, Provider};
+        use crate::settings::config::BOT_CHALLENGE;
         let room = |challenge: &str| {
             let value = format!(r#"{{"enabled": true, "bot_challenge": {challenge}}}"#);
             let pairs = [(ROOMS, ROOMS_VALUE), ("room.drops", value.as_str())];
