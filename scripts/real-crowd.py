@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """A browser-like crowd against a running room, over real HTTP, from many
 loopback addresses: each person has their own 127.0.x.y address and a few tabs
-that share one cookie jar; each tab follows the waiting page's `Refresh`, and
-once admitted browses a few pages and closes. A person's tabs open within
---tab-spread seconds of their arrival, each with its own timing, as tabs
-opened one after another do. Bounded in time: every tab stops at --duration.
+that share one cookie jar (or, with --devices N, are spread over N devices
+behind that address, each with a jar of its own); each tab follows the waiting
+page's `Refresh` (up to --refresh-jitter seconds late, as a throttled
+background tab or a sleeping phone comes back), and once admitted browses a few
+pages and closes. A person's tabs open within --tab-spread seconds of their
+arrival, each with its own timing, as tabs opened one after another do.
+Bounded in time: every tab stops at --duration.
 Prints, per minute, the new sessions (distinct allow tokens, as the origin and
 the controller count them: the address and the token's `exp`), the people
 admitted, and tokens per person side by side, with the totals; with --json,
@@ -204,7 +207,8 @@ def tab(args, person, jar, lock, tally, deadline, start_at, seed, skips):
             # An app's own timer, whatever the page says.
             time.sleep(rng.uniform(*args.app_poll))
         else:
-            time.sleep(wait if wait is not None else args.poll)
+            late = rng.uniform(0, args.refresh_jitter) if args.refresh_jitter else 0.0
+            time.sleep((wait if wait is not None else args.poll) + late)
 
 
 def seconds_range(text):
@@ -231,6 +235,18 @@ def main():
         "--first-person", type=int, default=0, help="address offset, so two crowds never share an address"
     )
     parser.add_argument("--tabs", type=int, default=3, help="tabs per person, sharing one cookie jar")
+    parser.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        help="devices per person behind their address, each with its own cookie jar; the tabs are dealt out among them",
+    )
+    parser.add_argument(
+        "--refresh-jitter",
+        type=float,
+        default=0.0,
+        help="a tab comes back up to this many seconds (uniform) after the page's Refresh",
+    )
     parser.add_argument("--arrive-over", type=float, default=10.0, help="seconds over which people arrive")
     parser.add_argument(
         "--tab-spread",
@@ -267,10 +283,11 @@ def main():
     tally = Tally(start)
     threads = []
     for person in range(args.first_person, args.first_person + args.people):
-        jar, lock = {}, threading.Lock()
+        jars = [({}, threading.Lock()) for _ in range(max(1, args.devices))]
         skips = person < args.first_person + round(args.people * args.toll_skippers)
         arrives = start + rng.uniform(0, args.arrive_over)
-        for _ in range(args.tabs):
+        for i in range(args.tabs):
+            jar, lock = jars[i % len(jars)]
             opens = arrives + rng.uniform(0, args.tab_spread)
             thread = threading.Thread(
                 target=tab,
