@@ -13,7 +13,8 @@
 # group, by its id), on failure too.
 #
 #   scripts/real-crowd.sh [real-crowd.py options]     # default: --people 600 --tabs 3 --duration 480
-#   DEMO_TARGET=120 scripts/real-crowd.sh --people 400 --tabs 3 --tab-spread 10 --duration 300
+#   DEMO_TARGET=120 scripts/real-crowd.sh --people 700 --tabs 3 --devices 3 --tab-spread 2 \
+#     --refresh-jitter 4 --duration 300      # three devices a person, a cookie jar each
 #
 # DEMO_TARGET (30) and DEMO_START (1) as for scripts/demo.sh. Everything goes to
 # target/real-crowd/ (demo.log, crowd.json, the screenshots). Bounded: the demo must
