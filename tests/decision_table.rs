@@ -89,7 +89,8 @@ fn a_won_draw_is_a_new_session_and_a_live_allow_token_a_renewal() {
         (v.decision, v.session),
         (Decision::Allow, Some(Session::New))
     );
-    assert_eq!(v.exp, Some(NOW + 3600));
+    // The session runs from the draw's first second, whenever it was redeemed.
+    assert_eq!(v.exp, Some(winner + 1 + 3600));
     // Waiting visitors have no session; their exp is their wait token's.
     let v = run(50, None);
     assert_eq!((v.session, v.exp), (None, v.wait_exp));
@@ -163,8 +164,10 @@ fn expired_wait_token_enters_the_lottery_seeded_by_its_signature() {
             admitted += 1;
             assert_eq!(v.decision, Decision::Allow);
             assert_eq!(v.transition, Some(Transition::LotteryWon));
-            let allow = mint::mint(K1, "allow", NOW + 3600, &uid, "key1");
+            // From the draw's first second: the same token whenever it is redeemed.
+            let allow = mint::mint(K1, "allow", exp + 1 + 3600, &uid, "key1");
             assert_eq!(v.cookie, CookieAction::Set(allow));
+            assert_eq!(v.exp, Some(exp + 1 + 3600));
             assert_eq!(v.wait_exp, None);
         } else {
             rewaited += 1;
@@ -523,30 +526,32 @@ fn fixed(percentage: u8) -> Settings {
 
 #[test]
 fn fixed_sessions_start_at_first_admission_and_do_not_slide() {
-    // A lottery winner starts a session now, carrying its admission time.
+    // A lottery winner starts a session at its draw's first second (`exp + 1`),
+    // carrying that admission time.
     let exp = (0..)
         .map(|i| NOW - 1 - i)
         .find(|&e| wins(e, UID, 50))
         .unwrap();
+    let adm = exp + 1;
     let winner = mint::mint(K1, "wait", exp, UID, "key1");
     let v = decide(NOW, UID, Some(&winner), &fixed(50), &keys());
     assert_eq!(v.decision, Decision::Allow);
-    let started = mint::mint_fixed(K1, NOW + 3600, UID, "key1", NOW);
+    let started = mint::mint_fixed(K1, adm + 3600, UID, "key1", adm);
     assert_eq!(v.cookie, CookieAction::Set(started.clone()));
 
     // Later requests keep the token as it is: the expiry does not move.
-    for later in [NOW + 1, NOW + 1800, NOW + 3599] {
+    for later in [NOW + 1, adm + 1800, adm + 3599] {
         let v = decide(later, UID, Some(&started), &fixed(50), &keys());
         assert_eq!(v.decision, Decision::Allow);
         assert_eq!(
             (v.cookie, v.session),
             (CookieAction::Keep, Some(Session::Kept))
         );
-        assert_eq!(v.exp, Some(NOW + 3600));
+        assert_eq!(v.exp, Some(adm + 3600));
     }
 
     // One second past admission + timeout, the session is over.
-    let v = decide(NOW + 3601, UID, Some(&started), &fixed(50), &keys());
+    let v = decide(adm + 3601, UID, Some(&started), &fixed(50), &keys());
     assert_eq!(v.decision, Decision::Anon);
     assert_eq!(v.transition, Some(Transition::SessionExpired));
 }

@@ -81,8 +81,10 @@ fn a_place_at_or_before_the_cutoff_is_admitted_and_after_it_waits() {
         if want == Decision::Allow {
             assert_eq!(v.transition, Some(Transition::CutoffReached));
             assert_eq!(v.session, Some(Session::New));
-            let allow = mint::mint(K1, "allow", NOW + 3600, UID, "key1");
+            // The session runs from the start of the place's hold (`exp - fifo_hold`).
+            let allow = mint::mint(K1, "allow", NOW + 200 - HOLD + 3600, UID, "key1");
             assert_eq!(v.cookie, CookieAction::Set(allow));
+            assert_eq!(v.exp, Some(NOW + 200 - HOLD + 3600));
         } else {
             // More than half the hold left: no cookie, the place is kept as it is.
             assert_eq!((v.transition, v.cookie.clone()), (None, CookieAction::Keep));
@@ -164,6 +166,9 @@ fn a_lottery_wait_token_joins_the_line_when_it_was_handed_out() {
         (v.decision, v.transition),
         (Decision::Allow, Some(Transition::CutoffReached))
     );
+    // Admitted at once, the session runs from its place, `exp - 2d`.
+    let allow = mint::mint(K1, "allow", exp - 60 + 3600, UID, "key1");
+    assert_eq!(v.cookie, CookieAction::Set(allow));
     // Past its redeem window (one wait period after exp) it arrives anew.
     let stale = mint::mint(K1, "wait", NOW - 31, UID, "key1");
     let v = run(&cutoff(NOW_MS), Some(&stale));

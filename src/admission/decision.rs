@@ -451,14 +451,14 @@ pub fn decide_with(
         fifo_due(
             (now, now_ms),
             uid,
-            decision,
+            (decision, transition),
             token.as_ref(),
             kept_place,
             settings,
             keys,
         )
     } else {
-        lottery_due(now, uid, decision, token.as_ref(), settings)
+        lottery_due(now, uid, decision, token.as_ref(), settings, transition)
     };
     let arr = match (decision, due) {
         (Decision::Allow, _) if transition == Some(Transition::CutoffReached) => kept_place,
@@ -699,6 +699,7 @@ fn lottery_due(
     decision: Decision,
     held: Option<&SignedToken>,
     settings: &Settings,
+    transition: Option<Transition>,
 ) -> (Option<u64>, Option<Due>) {
     match decision {
         Decision::Wait => (held.map(|t| t.claims.exp), None),
@@ -707,7 +708,7 @@ fn lottery_due(
                 grid::wait_expiry(settings.draw_grid, now, uid, settings.wait_period_duration);
             (Some(exp), Some(Due::wait(exp)))
         }
-        Decision::Allow => (None, allow_token(now, held, settings)),
+        Decision::Allow => (None, allow_token(now, held, transition, settings)),
         Decision::Deny => (None, None),
     }
 }
@@ -719,7 +720,7 @@ fn lottery_due(
 fn fifo_due(
     (now, now_ms): (u64, u64),
     uid: &str,
-    decision: Decision,
+    (decision, transition): (Decision, Option<Transition>),
     held: Option<&SignedToken>,
     kept_place: Option<u64>,
     settings: &Settings,
@@ -748,7 +749,7 @@ fn fifo_due(
             let arr = arrival(now_ms, uid, settings, keys);
             (Some(hold_end), Some(Due::fifo_wait(hold_end, arr)))
         }
-        Decision::Allow => (None, allow_token(now, held, settings)),
+        Decision::Allow => (None, allow_token(now, held, transition, settings)),
         Decision::Deny => (None, None),
     }
 }
@@ -896,21 +897,30 @@ impl Due {
 /// The allow token an admitted visitor gets, or `None` to keep
 /// the one they have (lazy renewal).
 ///
-/// A new session gets a token: sliding sessions (the VCL) until
-/// `now + allow_period_timeout`, fixed sessions the same with the admission time.
-/// A running session keeps its token unless it is due ([`renewal_due`]); a sliding
-/// session is then renewed to `now + allow_period_timeout`, a fixed one keeps its
-/// admission time. A VCL-format allow token in a fixed session (no admission time)
-/// is never renewed, so it ends at its own expiry.
-fn allow_token(now: u64, held: Option<&SignedToken>, settings: &Settings) -> Option<Due> {
+/// A new session gets a token: sliding sessions until
+/// `start + allow_period_timeout`, fixed sessions the same with `adm = start`,
+/// where `start` is [`session_start`]: for a session a wait token starts, a
+/// second derived from that token alone, so every presentation of one win gets
+/// the same bytes. A running session keeps its token unless it is due
+/// ([`renewal_due`]); a sliding session is then renewed to
+/// `now + allow_period_timeout`, a fixed one keeps its admission time. A
+/// VCL-format allow token in a fixed session (no admission time) is never
+/// renewed, so it ends at its own expiry.
+fn allow_token(
+    now: u64,
+    held: Option<&SignedToken>,
+    transition: Option<Transition>,
+    settings: &Settings,
+) -> Option<Due> {
     let timeout = settings.allow_period_timeout;
     let fixed = settings.session_mode == SessionMode::Fixed;
     let running = held
         .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
     let Some(token) = running else {
+        let start = session_start(now, held, transition, settings);
         return Some(Due::allow(
-            now.saturating_add(timeout),
-            fixed.then_some(now),
+            start.saturating_add(timeout),
+            fixed.then_some(start),
         ));
     };
     if !renewal_due(now, &token.claims, settings) {
@@ -921,6 +931,53 @@ fn allow_token(now: u64, held: Option<&SignedToken>, settings: &Settings) -> Opt
         return Some(Due::allow(adm.saturating_add(timeout), Some(adm)));
     }
     Some(Due::allow(now.saturating_add(timeout), None))
+}
+
+/// When a new session starts (its allow token ends `allow_period_timeout` later;
+/// a fixed session's token carries it as `adm`): for a session a wait token
+/// starts, a second derived from the token alone, so that every presentation of
+/// one win (tabs, devices behind the address, retries, a draw repeated after a
+/// lost response) gets the byte-identical allow token, and counts as one session:
+///
+/// - a won draw (after paying the bot toll or passing the challenge too): the
+///   draw's first second, `exp + 1`. Drawn at `now` in `exp + 1 ..= exp +
+///   redeem_window`, so the session ends up to `redeem_window - 1` seconds
+///   before `now + allow_period_timeout`, never after;
+/// - a FIFO place admitted by the cutoff: its hold's start, `exp - fifo_hold`
+///   (the second its token was issued, or the line's opening for a pre-queue
+///   place). Its hold had not ended, so the session ends up to `fifo_hold`
+///   seconds before `now + allow_period_timeout`, never after;
+/// - a lottery wait token admitted by a FIFO cutoff: its place, `exp - 2d`
+///   (within its redeem window: up to `2d + redeem_window` seconds before).
+///
+/// A derived second is used only when it is not after `now` and leaves at least
+/// half of `allow_period_timeout` (so lazy renewal never re-issues the token at
+/// once); otherwise, as for a session without a wait token (a room open at
+/// 100 %), the session starts `now`. With the defaults (`redeem_window` 30,
+/// `fifo_hold` 300, `allow_period_timeout` 3600) every won draw and every
+/// admitted place derives.
+fn session_start(
+    now: u64,
+    held: Option<&SignedToken>,
+    transition: Option<Transition>,
+    settings: &Settings,
+) -> u64 {
+    let wait = held.map(|t| &t.claims).filter(|c| c.dec == TokenKind::Wait);
+    let derived = match (transition, wait) {
+        (Some(Transition::LotteryWon), Some(claims)) => claims.exp.checked_add(1),
+        (Some(Transition::CutoffReached), Some(claims)) => match claims.arr {
+            Some(_) => claims.exp.checked_sub(settings.fifo_hold),
+            None => claims
+                .exp
+                .checked_sub(settings.wait_period_duration.saturating_mul(2)),
+        },
+        _ => None,
+    };
+    derived
+        .filter(|&start| {
+            start <= now && (now - start).saturating_mul(2) <= settings.allow_period_timeout
+        })
+        .unwrap_or(now)
 }
 
 /// Whether a live allow token must be re-issued: it was signed by a key other than

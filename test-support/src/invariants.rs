@@ -683,9 +683,7 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
     assert_eq!(token.kid, settings.active_key);
     let now = visit.now;
     match dec {
-        TokenKind::Allow => {
-            assert_eq!(token.exp, now.saturating_add(settings.allow_period_timeout))
-        }
+        TokenKind::Allow => allow_token_is_sound(visit, settings, verdict, &token),
         TokenKind::Wait if fifo => fifo_token_is_sound(visit, settings, verdict, &token),
         TokenKind::Wait => {
             assert_eq!(token.arr, None, "{token:?}");
@@ -712,6 +710,52 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
             }
         }
     }
+}
+
+/// An allow token set ends `allow_period_timeout` after its session's start
+/// (docs/how-it-works.md, "Sessions"): `now` for a renewal or a session without a
+/// drawn wait token; for one a wait token starts, a second of that token alone,
+/// so every presentation of the win gets the same token: a won draw's `exp + 1`,
+/// a FIFO place's `exp - fifo_hold`, a lottery ticket's place `exp - 2d` under a
+/// FIFO cutoff; each only when not after `now` and leaving at least half the
+/// timeout. Whatever the path, the end is never after `now + timeout` and at
+/// most the path's bound before it.
+fn allow_token_is_sound(visit: &Visit, settings: &Settings, verdict: &Verdict, token: &Vouched) {
+    use waiting_room::admission::decision::Transition;
+    let now = visit.now;
+    let timeout = settings.allow_period_timeout;
+    let presented = visit
+        .cookie_header
+        .and_then(|header| cookie::find(header, COOKIE_NAME))
+        .and_then(|value| vouch(value, visit.uid))
+        .filter(|held| held.dec == TokenKind::Wait);
+    let d = settings.wait_period_duration;
+    let derived = match (verdict.session, verdict.transition, &presented) {
+        (Some(Session::New), Some(Transition::LotteryWon), Some(held)) => held.exp.checked_add(1),
+        (Some(Session::New), Some(Transition::CutoffReached), Some(held)) => match held.arr {
+            Some(_) => held.exp.checked_sub(settings.fifo_hold),
+            None => held.exp.checked_sub(2 * d),
+        },
+        _ => None,
+    };
+    let start = derived
+        .filter(|&start| start <= now && (now - start).saturating_mul(2) <= timeout)
+        .unwrap_or(now);
+    assert_eq!(
+        token.exp,
+        start.saturating_add(timeout),
+        "{token:?} at {now}"
+    );
+    let today = now.saturating_add(timeout);
+    let bound = settings
+        .redeem_window()
+        .max(settings.fifo_hold)
+        .max(2 * d + settings.redeem_window());
+    assert!(
+        token.exp <= today && today - token.exp <= bound,
+        "{token:?} at {now}"
+    );
+    assert_eq!(verdict.exp, Some(token.exp));
 }
 
 /// A FIFO wait token keeps the place the visitor held (or joined at), or for a

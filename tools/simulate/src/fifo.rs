@@ -118,6 +118,11 @@ pub struct FifoReport {
     pub abandoned: u64,
     /// Admitted by the end.
     pub admitted: u64,
+    /// New sessions as the origin and the controller count them: distinct allow
+    /// tokens handed out with `session=new`, in the whole run.
+    pub allow_tokens: u64,
+    /// `allow_tokens / admitted` (1 when each person admitted is one session).
+    pub tokens_per_person: f64,
     /// Who stayed and were still waiting at the end.
     pub still_waiting: u64,
     /// Kendall's tau-b between place and admission time, over the admitted.
@@ -362,6 +367,8 @@ fn summarise(s: Summary<'_>) -> FifoReport {
         people: people as u64,
         abandoned,
         admitted: admitted.len() as u64,
+        allow_tokens: new_sessions.iter().sum(),
+        tokens_per_person: new_sessions.iter().sum::<u64>() as f64 / admitted.len().max(1) as f64,
         still_waiting: people as u64 - abandoned - admitted.len() as u64,
         kendall_tau: tau,
         tied_places: tied,
@@ -535,6 +542,7 @@ pub fn text(r: &FifoReport) -> String {
     let s = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
     let mut out = format!(
         "fifo      target {:.0}/min, propagation {} s: {} people, {} admitted, {} gave up, {} still waiting; \
+         new sessions (allow tokens) {}, tokens per person {:.3}; \
          Kendall tau-b {} ({} tied pairs of places); minutes within ±10 %: {}/{} (lowest {}, highest {}, mean {}); \
          first minutes {:?}; everyone admitted in {} min (target implies {:.1}); {} writes ({} moved the cutoff); \
          show-up live {:.3} stale {:.3}; propagation measured {}; {} decisions in {:.1} s\n",
@@ -544,6 +552,8 @@ pub fn text(r: &FifoReport) -> String {
         r.admitted,
         r.abandoned,
         r.still_waiting,
+        r.allow_tokens,
+        r.tokens_per_person,
         f(r.kendall_tau),
         r.tied_places,
         r.minutes_within_10_percent,

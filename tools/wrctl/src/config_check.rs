@@ -498,6 +498,25 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
             "{key} is set but queueing_method is random: it has no effect"
         ));
     }
+    // One win, one session: a session a wait token starts runs from a second of
+    // that token only while that leaves at least half the timeout.
+    let half = s.allow_period_timeout / 2;
+    let (late, what) = if fifo {
+        (s.fifo_hold, "fifo_hold")
+    } else {
+        (s.redeem_window().saturating_sub(1), "redeem_window")
+    };
+    if late > half {
+        let value = if fifo { s.fifo_hold } else { s.redeem_window() };
+        w.push(format!(
+            "{what} {value} s is over half of allow_period_timeout {} s: an admission more \
+             than {half} s after its {} starts its session at the request, so the tabs and \
+             devices presenting one win then get allow tokens of their own and count as \
+             several sessions",
+            s.allow_period_timeout,
+            if fifo { "hold's start" } else { "draw" },
+        ));
+    }
     if fifo && store.contains_key(config::POP_NEW_SESSIONS_PER_MINUTE) {
         w.push(
             "pop_new_sessions_per_minute is set but queueing_method is fifo: the ceiling holds \

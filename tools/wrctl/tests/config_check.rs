@@ -197,6 +197,16 @@ fn each_surprising_combination_is_warned_about() {
             "cookie_lifetime 300 s is shorter than allow_period_timeout 600 s",
         ),
         (
+            serde_json::json!({"redeem_window": "302"}),
+            "redeem_window 302 s is over half of allow_period_timeout 600 s: an admission \
+             more than 300 s after its draw starts its session at the request",
+        ),
+        (
+            serde_json::json!({"queueing_method": "fifo", "fifo_cutoff": "0", "fifo_hold": "301"}),
+            "fifo_hold 301 s is over half of allow_period_timeout 600 s: an admission more \
+             than 300 s after its hold's start",
+        ),
+        (
             serde_json::json!({"allow_percentage": "0"}),
             "allow_percentage is 0 with the room enabled",
         ),
