@@ -63,6 +63,7 @@
 //! keeps running. A write to the Fastly API can take up to 10 s, during which the
 //! readers wait (the channel is bounded).
 
+pub mod budget;
 pub mod cli;
 pub mod clock;
 pub mod config_check;
