@@ -493,13 +493,14 @@ Example: --event-target drop-1=1200"
     )]
     pub event_target: Vec<(String, f64)>,
 
-    /// Another room's controller dashboard, for the room picker (repeatable).
+    /// Another process's room dashboard, for the room picker (repeatable).
     #[arg(
         long,
         value_name = "NAME=URL",
         value_parser = parse_room_dashboard,
-        long_help = "The dashboard of another room's controller (one controller runs per \
-room), listed in this dashboard's room picker under NAME. Repeatable.\n\
+        long_help = "The dashboard of a room held by another wrctl control process (rooms \
+held here are listed anyway, with --room), listed in this dashboard's room picker under \
+NAME. Repeatable.\n\
 Example: --room-dashboard drops=http://127.0.0.1:7679/"
     )]
     pub room_dashboard: Vec<(String, String)>,

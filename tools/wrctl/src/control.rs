@@ -337,8 +337,8 @@ impl Control {
     }
 
     /// A control thread's state for `rooms` (each a [`Room`], one per room:
-    /// a second controller of the same room is dropped), all writing through
-    /// `sink`, with no budget unless [`Control::with_pacer`].
+    /// a second controller of the same room is dropped; at least one), all
+    /// writing through `sink`, with no budget unless [`Control::with_pacer`].
     pub fn of_rooms(rooms: Vec<Box<dyn Held>>, sink: Box<dyn Sink>, quiet: bool) -> Control {
         let mut control = Control {
             rooms: Vec::new(),
@@ -350,12 +350,12 @@ impl Control {
             other_room_lines: 0,
             quiet,
         };
+        assert!(
+            !rooms.is_empty(),
+            "a control thread holds at least one room"
+        );
         for room in rooms {
-            let held = match room.room() {
-                Some(name) => control.named.contains_key(name.as_str()),
-                None => control.service.is_some(),
-            };
-            if !held {
+            if control.rooms.iter().all(|r| r.room() != room.room()) {
                 control.rooms.push(room);
             }
         }
