@@ -8,7 +8,7 @@ use std::thread;
 use clap::Parser;
 use control::Controller;
 use control::fifo::FifoController;
-use waiting_room::room::RoomName;
+use waiting_room::settings::room::RoomName;
 use wrctl::budget::{self, Pacer};
 use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice, usage_error};
 use wrctl::control::{Control, Held, Room};
