@@ -21,22 +21,29 @@
 # about 35 minutes more. `scripts/closed-loop.sh address ceiling` runs only those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SIM_SCALE=N divides every crowd, target and sample below by N (whole numbers, at
+# least 1): the same runs at a small size (scripts/smoke.sh uses 1000). SIM_DIR (default
+# docs/sim) is where the reports and tables go.
+scale=${SIM_SCALE:-1}
+[[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "SIM_SCALE must be a whole number from 1" >&2; exit 2; }
+sim=${SIM_DIR:-docs/sim}
+n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
 
 grid=${1:-address}
 only=${2:-all}
 cargo build --release -p simulate
 simulate=target/release/simulate
 case $grid in
-  address) out=docs/sim/closed-loop ;;
-  global) out=docs/sim/closed-loop-global ;;
+  address) out=$sim/closed-loop ;;
+  global) out=$sim/closed-loop-global ;;
   *) echo "usage: $0 [address|global]" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
 plain=(--mix plain)
 common=(--refresh eligible --draw-grid "$grid" --quiet)
-flash=(--visitors 200000 --arrivals flash:10 --duration 7200)
-steady=(--visitors 200000 --arrivals steady:3000 --duration 7200)
-waves=(--visitors 300000 --arrivals waves:3:1200:60 --duration 7200)
+flash=(--visitors "$(n 200000)" --arrivals flash:10 --duration 7200)
+steady=(--visitors "$(n 200000)" --arrivals steady:3000 --duration 7200)
+waves=(--visitors "$(n 300000)" --arrivals waves:3:1200:60 --duration 7200)
 
 run() { # name delay args...
   local name=$1 delay=$2
@@ -53,15 +60,15 @@ for delay in 0 30 60; do
   [ "$only" = ceiling ] && break
   for mix in plain mix heavy; do
     people=(--mix "$(mix_of "$mix")")
-    run "$mix-flash" "$delay" "${people[@]}" "${flash[@]}" --target-per-minute 2000 &
+    run "$mix-flash" "$delay" "${people[@]}" "${flash[@]}" --target-per-minute "$(n 2000)" &
     first=$!
-    run "$mix-steady" "$delay" "${people[@]}" "${steady[@]}" --target-per-minute 2000
+    run "$mix-steady" "$delay" "${people[@]}" "${steady[@]}" --target-per-minute "$(n 2000)"
     wait "$first"
-    run "$mix-waves" "$delay" "${people[@]}" "${waves[@]}" --target-per-minute 3000 &
+    run "$mix-waves" "$delay" "${people[@]}" "${waves[@]}" --target-per-minute "$(n 3000)" &
     first=$!
     if [ "$mix" = mix ]; then
       # The safe start: the room at 1 % until the controller's writes land.
-      run mix-flash-start-1 "$delay" "${flash[@]}" --target-per-minute 2000 --allow-percentage 1 --start 1
+      run mix-flash-start-1 "$delay" "${flash[@]}" --target-per-minute "$(n 2000)" --allow-percentage 1 --start 1
     fi
     wait "$first"
   done
@@ -72,14 +79,14 @@ done
 for delay in 0 30 60; do
   for mix in plain mix heavy; do
     people=(--mix "$(mix_of "$mix")")
-    run "$mix-flash-ceiling" "$delay" "${people[@]}" "${flash[@]}" --target-per-minute 2000 \
-      --pop-new-sessions-per-minute 2100 &
+    run "$mix-flash-ceiling" "$delay" "${people[@]}" "${flash[@]}" --target-per-minute "$(n 2000)" \
+      --pop-new-sessions-per-minute "$(n 2100)" &
     first=$!
-    run "$mix-steady-ceiling" "$delay" "${people[@]}" "${steady[@]}" --target-per-minute 2000 \
-      --pop-new-sessions-per-minute 2100
+    run "$mix-steady-ceiling" "$delay" "${people[@]}" "${steady[@]}" --target-per-minute "$(n 2000)" \
+      --pop-new-sessions-per-minute "$(n 2100)"
     wait "$first"
-    run "$mix-waves-ceiling" "$delay" "${people[@]}" "${waves[@]}" --target-per-minute 3000 \
-      --pop-new-sessions-per-minute 3150
+    run "$mix-waves-ceiling" "$delay" "${people[@]}" "${waves[@]}" --target-per-minute "$(n 3000)" \
+      --pop-new-sessions-per-minute "$(n 3150)"
   done
 done
 [ "$only" = ceiling ] && { python3 scripts/closed-loop-table.py "$out" | tee "$out/table.md"; exit 0; }
@@ -89,7 +96,7 @@ plan() { # name args...
   local name=$1
   shift
   echo "== $name, fixed percentages"
-  "$simulate" plan --sample 20000 --draw-grid "$grid" "${plain[@]}" --out "$out/$name-fixed.json" "$@" | tee "$out/$name-fixed.md"
+  "$simulate" plan --sample "$(n 20000)" --draw-grid "$grid" "${plain[@]}" --out "$out/$name-fixed.json" "$@" | tee "$out/$name-fixed.md"
 }
 plan flash "${flash[@]}" --allow-percentage 0.5,1,1.15,2,5
 plan steady "${steady[@]}" --allow-percentage 1,2,3,5,10

@@ -9,31 +9,37 @@
 # local/config.json, tuned by hand (edit allow_percentage while it runs).
 # DEMO_TARGET sets the controller's new sessions a minute (30); DEMO_START the
 # percentage the room starts at (1), the safe start for a flash crowd;
-# DEMO_TOLL_BITS the bot toll's difficulty (none: off).
+# DEMO_TOLL_BITS the bot toll's difficulty (none: off). DEMO_HOST (127.0.0.1) is the
+# loopback address all three listen on, so a second demo can run beside the first
+# (scripts/smoke.sh uses 127.0.76.1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SETUP_BROWSER=0 source scripts/setup.sh # the demo needs no browser of its own
 
+host="${DEMO_HOST:-127.0.0.1}"
 cargo build --release --target wasm32-wasip1 --bin edge-waiting-room
 cargo build --release -p demo-origin -p wrctl
 
-./target/release/demo-origin 127.0.0.1:8080 &
+./target/release/demo-origin "$host:8080" &
 origin_pid=$!
 trap 'kill "$origin_pid" 2>/dev/null || true' EXIT
 wasm=target/wasm32-wasip1/release/edge-waiting-room.wasm
+# The manifest with the origin on $host.
+mkdir -p target/demo
+sed "s#url = \"http://127.0.0.1:8080/\"#url = \"http://$host:8080/\"#" fastly.toml >target/demo/origin.toml
+grep -q "http://$host:8080/" target/demo/origin.toml
 
 echo
-echo "Waiting room on http://127.0.0.1:7676/events (protected) and http://127.0.0.1:7676/ (not)."
+echo "Waiting room on http://$host:7676/events (protected) and http://$host:7676/ (not)."
 echo "Log lines appear below as 'waitingroom_log :: waitingroom t=...'."
 
 if [ "${DEMO_CONTROLLER:-1}" = 0 ]; then
   echo "No controller: edit local/config.json to tune the room live."
   echo
-  exec viceroy serve -C fastly.toml --addr 127.0.0.1:7676 "$wasm"
+  exec viceroy serve -C target/demo/origin.toml --addr "$host:7676" "$wasm"
 fi
 
 # The same manifest, with the settings store moved to a copy the controller owns.
-mkdir -p target/demo
 cp local/config.json target/demo/config.json
 # The safe start for a flash crowd: the room holds a low percentage until the
 # controller's writes reach it (they rise at most twofold a draw period from there).
@@ -43,16 +49,16 @@ if [ -n "${DEMO_TOLL_BITS:-}" ]; then
   sed -i '0,/{/s//{\n  "bot_toll_bits": "'"$DEMO_TOLL_BITS"'",/' target/demo/config.json
   grep -q '"bot_toll_bits": "'"$DEMO_TOLL_BITS"'"' target/demo/config.json
 fi
-sed 's#file = "local/config.json"#file = "target/demo/config.json"#' fastly.toml >target/demo/fastly.toml
+sed 's#file = "local/config.json"#file = "target/demo/config.json"#' target/demo/origin.toml >target/demo/fastly.toml
 grep -q 'target/demo/config.json' target/demo/fastly.toml
 
-echo "Controller dashboard on http://127.0.0.1:7677/ (metrics: /metrics), holding"
+echo "Controller dashboard on http://$host:7677/ (metrics: /metrics), holding"
 echo "${DEMO_TARGET:-30} new sessions a minute by writing target/demo/config.json."
 echo
-viceroy serve -C target/demo/fastly.toml --addr 127.0.0.1:7676 "$wasm" |
+viceroy serve -C target/demo/fastly.toml --addr "$host:7676" "$wasm" |
   tee /dev/stderr |
   ./target/release/wrctl control \
     --target-per-minute "${DEMO_TARGET:-30}" \
     --wait-period 10 --max 50 --start "${DEMO_START:-1}" \
     --config-file target/demo/config.json \
-    --listen 127.0.0.1:7677
+    --listen "$host:7677"

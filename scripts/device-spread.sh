@@ -8,20 +8,27 @@
 # shared with other work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SIM_SCALE=N divides every crowd, target and sample below by N (whole numbers, at
+# least 1): the same runs at a small size (scripts/smoke.sh uses 1000). SIM_DIR (default
+# docs/sim) is where the reports and tables go.
+scale=${SIM_SCALE:-1}
+[[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "SIM_SCALE must be a whole number from 1" >&2; exit 2; }
+sim=${SIM_DIR:-docs/sim}
+n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
 
 cargo build --release -p simulate
 simulate=target/release/simulate
-out=docs/sim/devices
+out=$sim/devices
 mkdir -p "$out"
 
 for spread in 10 40 120; do
   common=(--mix devices --device-spread "$spread" --draw-grid both --refresh eligible --no-plots --quiet)
   echo "== device spread $spread s"
-  "$simulate" run "${common[@]}" --visitors 200000 --arrivals flash:10 --duration 3600 \
+  "$simulate" run "${common[@]}" --visitors "$(n 200000)" --arrivals flash:10 --duration 3600 \
     --out "$out/flash-spread-$spread" | cut -c1-160
-  "$simulate" run "${common[@]}" --visitors 1000000 --arrivals steady:3000 --duration 3600 \
+  "$simulate" run "${common[@]}" --visitors "$(n 1000000)" --arrivals steady:3000 --duration 3600 \
     --out "$out/steady-spread-$spread" | cut -c1-160
-  "$simulate" run "${common[@]}" --visitors 300000 --arrivals waves:3:1200:60 --duration 3600 \
+  "$simulate" run "${common[@]}" --visitors "$(n 300000)" --arrivals waves:3:1200:60 --duration 3600 \
     --out "$out/waves-spread-$spread" | cut -c1-160
 done
 

@@ -14,14 +14,21 @@
 # decile). Two runs at a time: about 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SIM_SCALE=N divides every crowd, target and sample below by N (whole numbers, at
+# least 1): the same runs at a small size (scripts/smoke.sh uses 1000). SIM_DIR (default
+# docs/sim) is where the reports and tables go.
+scale=${SIM_SCALE:-1}
+[[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "SIM_SCALE must be a whole number from 1" >&2; exit 2; }
+sim=${SIM_DIR:-docs/sim}
+n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
 
 cargo build --release -p simulate
 simulate=target/release/simulate
-out=docs/sim/fifo
+out=$sim/fifo
 mkdir -p "$out"
-common=(--queueing fifo --target-per-minute 2000 --duration 7200 --no-plots --quiet)
-flash=(--visitors 200000 --arrivals flash:10)
-steady=(--visitors 200000 --arrivals steady:3000)
+common=(--queueing fifo --target-per-minute "$(n 2000)" --duration 7200 --no-plots --quiet)
+flash=(--visitors "$(n 200000)" --arrivals flash:10)
+steady=(--visitors "$(n 200000)" --arrivals steady:3000)
 
 run() { # name delay args...
   local name=$1 delay=$2

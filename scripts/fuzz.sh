@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Fuzzes the token decoder, the Cookie-header parser, the settings and the whole
-# plan with cargo-fuzz (targets in fuzz/, invariants in test-support/src/invariants.rs),
-# one target after the other (one core), for FUZZ_SECONDS_PER_TARGET seconds each
-# (default 60), then prints each target's executions, time and corpus size.
+# Fuzzes the room's parsers, the bot toll and the whole plan with cargo-fuzz (targets
+# in fuzz/fuzz_targets/, invariants in test-support/src/invariants.rs): builds every
+# target, then runs them one after the other (one core), for FUZZ_SECONDS_PER_TARGET
+# seconds each (default 60), and prints each target's executions, time and corpus
+# size. FUZZ_TARGETS (names separated by spaces) runs only those; by default, every
+# file of fuzz/fuzz_targets/. scripts/test.sh runs it for 2 seconds a target.
 #
 # Runs on the stable toolchain: RUSTC_BOOTSTRAP=1 lets it accept the unstable
 # flags cargo-fuzz passes. Overflow checks and debug assertions are on (-a); no
@@ -11,11 +13,18 @@
 # and the script stops with the command that reproduces it.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
+export PATH="$HOME/.cargo/bin:$PATH"
 
 command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
 export RUSTC_BOOTSTRAP=1
 seconds="${FUZZ_SECONDS_PER_TARGET:-60}"
-targets=(${FUZZ_TARGETS:-token cookie_header settings plan log_line rooms})
+if [ -n "${FUZZ_TARGETS:-}" ]; then
+  read -r -a targets <<<"$FUZZ_TARGETS"
+else
+  targets=()
+  for file in fuzz_targets/*.rs; do targets+=("$(basename "$file" .rs)"); done
+fi
+[ "${#targets[@]}" -gt 0 ] || { echo "fuzz.sh: no targets" >&2; exit 1; }
 flags=(--debug-assertions --sanitizer none)
 
 cargo fuzz build "${flags[@]}"

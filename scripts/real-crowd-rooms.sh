@@ -11,7 +11,9 @@
 #
 #   scripts/real-crowd-rooms.sh [--people N] [--tabs N] [--duration SECONDS]
 #
-# Defaults: 300 people a room, 3 tabs, 360 s; SERVICE_TARGET 30, DROPS_TARGET 60.
+# Defaults: 300 people a room, 3 tabs, 360 s; SERVICE_TARGET 30, DROPS_TARGET 60;
+# DEMO_HOST (127.0.0.1) is the loopback address everything listens on, as for
+# scripts/demo.sh.
 # Everything goes to target/real-crowd-rooms/. Bounded: the build, then the crowds'
 # --duration, then 30 s.
 set -euo pipefail
@@ -28,6 +30,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+host="${DEMO_HOST:-127.0.0.1}"
 out=target/real-crowd-rooms
 rm -rf "$out"
 mkdir -p "$out"
@@ -46,32 +49,34 @@ config.update({
 })
 json.dump(config, open(sys.argv[1], "w"), indent=1)
 EOF
-sed "s#file = \"local/config.json\"#file = \"$out/config.json\"#" fastly.toml >"$out/fastly.toml"
+sed -e "s#file = \"local/config.json\"#file = \"$out/config.json\"#" \
+  -e "s#url = \"http://127.0.0.1:8080/\"#url = \"http://$host:8080/\"#" fastly.toml >"$out/fastly.toml"
 grep -q "$out/config.json" "$out/fastly.toml"
+grep -q "http://$host:8080/" "$out/fastly.toml"
 
 wrctl=./target/release/wrctl
 common=(--wait-period 10 --max 50 --start 1 --tick 5 --config-file "$out/config.json")
 setsid bash -c "
-  ./target/release/demo-origin 127.0.0.1:8080 &
-  viceroy serve -C '$out/fastly.toml' --addr 127.0.0.1:7676 target/wasm32-wasip1/release/edge-waiting-room.wasm 2>'$out/viceroy.err' |
+  ./target/release/demo-origin $host:8080 &
+  viceroy serve -C '$out/fastly.toml' --addr $host:7676 target/wasm32-wasip1/release/edge-waiting-room.wasm 2>'$out/viceroy.err' |
     tee '$out/log.txt' |
     tee >($wrctl control --room drops --target-per-minute ${DROPS_TARGET:-60} ${common[*]} \
-            --listen 127.0.0.1:7679 --room-dashboard service=http://127.0.0.1:7678/ 2>'$out/drops.err') |
+            --listen $host:7679 --room-dashboard service=http://$host:7678/ 2>'$out/drops.err') |
     $wrctl control --target-per-minute ${SERVICE_TARGET:-30} ${common[*]} \
-      --listen 127.0.0.1:7678 --room-dashboard drops=http://127.0.0.1:7679/ 2>'$out/service.err'
+      --listen $host:7678 --room-dashboard drops=http://$host:7679/ 2>'$out/service.err'
 " >"$out/demo.log" 2>&1 &
 group=$!
 trap 'kill -- -"$group" 2>/dev/null || true; wait "$group" 2>/dev/null || true' EXIT
 
 answers() { curl -fs -o /dev/null --max-time 2 "$1"; }
 for _ in $(seq 60); do
-  if answers http://127.0.0.1:7676/ && answers http://127.0.0.1:7678/status.json &&
-    answers http://127.0.0.1:7679/status.json; then break; fi
+  if answers "http://$host:7676/" && answers "http://$host:7678/status.json" &&
+    answers "http://$host:7679/status.json"; then break; fi
   sleep 1
 done
-answers http://127.0.0.1:7679/status.json || { cat "$out"/*.err >&2; echo "the rooms did not start" >&2; exit 1; }
+answers "http://$host:7679/status.json" || { cat "$out"/*.err >&2; echo "the rooms did not start" >&2; exit 1; }
 
-crowd=(--people "$people" --tabs "$tabs" --duration "$duration" --arrive-over 10)
+crowd=(--room "http://$host:7676" --people "$people" --tabs "$tabs" --duration "$duration" --arrive-over 10)
 python3 scripts/real-crowd.py "${crowd[@]}" --path /checkout --seed 1 \
   --json "$out/service.json" >"$out/service.txt" &
 service=$!
@@ -84,8 +89,8 @@ echo "== the service room, on /checkout (target ${SERVICE_TARGET:-30} a minute):
 cat "$out/service.txt"
 echo "== room drops, on /drops/ (target ${DROPS_TARGET:-60} a minute):"
 cat "$out/drops.txt"
-curl -fs http://127.0.0.1:7678/status.json >"$out/service-status.json"
-curl -fs http://127.0.0.1:7679/status.json >"$out/drops-status.json"
+curl -fs "http://$host:7678/status.json" >"$out/service-status.json"
+curl -fs "http://$host:7679/status.json" >"$out/drops-status.json"
 python3 - "$out" <<'EOF'
 import json, sys
 for room in ("service", "drops"):

@@ -16,7 +16,8 @@
 #   DEMO_TARGET=120 scripts/real-crowd.sh --people 700 --tabs 3 --devices 3 --tab-spread 2 \
 #     --refresh-jitter 4 --duration 300      # three devices a person, a cookie jar each
 #
-# DEMO_TARGET (30) and DEMO_START (1) as for scripts/demo.sh. Everything goes to
+# DEMO_TARGET (30), DEMO_START (1) and DEMO_HOST (127.0.0.1) as for scripts/demo.sh;
+# WAITING_ROOM_SKIP_BROWSER=1 leaves out the screenshot. Everything goes to
 # target/real-crowd/ (demo.log, crowd.json, the screenshots). Bounded: the demo must
 # answer within 15 minutes of its start (it builds first); the crowd stops by itself
 # at --duration; the screenshot gets 2 minutes.
@@ -27,6 +28,7 @@ out=target/real-crowd
 rm -rf "$out"
 mkdir -p "$out"
 args=("$@")
+host="${DEMO_HOST:-127.0.0.1}"
 [ ${#args[@]} -gt 0 ] || args=(--people 600 --tabs 3 --duration 480)
 
 setsid scripts/demo.sh >"$out/demo.log" 2>&1 &
@@ -35,14 +37,14 @@ trap 'kill -- -"$demo" 2>/dev/null || true; wait "$demo" 2>/dev/null || true' EX
 
 answers() { curl -fs -o /dev/null --max-time 2 "$1"; }
 for _ in $(seq 900); do
-  if answers http://127.0.0.1:7676/ && answers http://127.0.0.1:7677/status.json; then break; fi
+  if answers "http://$host:7676/" && answers "http://$host:7677/status.json"; then break; fi
   kill -0 "$demo" 2>/dev/null || { tail -20 "$out/demo.log"; echo "the demo stopped" >&2; exit 1; }
   sleep 1
 done
-answers http://127.0.0.1:7677/status.json || { echo "the demo did not answer in 15 minutes" >&2; exit 1; }
+answers "http://$host:7677/status.json" || { echo "the demo did not answer in 15 minutes" >&2; exit 1; }
 
 echo "the demo is up (target ${DEMO_TARGET:-30}/min, start ${DEMO_START:-1} %); the crowd: ${args[*]}"
-python3 scripts/real-crowd.py --room http://127.0.0.1:7676 --json "$out/crowd.json" \
+python3 scripts/real-crowd.py --room "http://$host:7676" --json "$out/crowd.json" \
   --target "${DEMO_TARGET:-30}" "${args[@]}"
 
 echo
@@ -50,5 +52,9 @@ echo "the controller's writes (clock time, allow_percentage):"
 grep -o '^[0-9TZ:-]* wrote allow_percentage=[0-9.]*' "$out/demo.log" || echo "(none)"
 
 echo
-timeout 120 node tests/browser/dashboard.mjs --url http://127.0.0.1:7677/ --out "$out"
+if [ "${WAITING_ROOM_SKIP_BROWSER:-0}" = 1 ]; then
+  echo "screenshots: SKIPPED on request (WAITING_ROOM_SKIP_BROWSER=1); the room's and the controller's output: $out/demo.log"
+  exit 0
+fi
+timeout 120 node tests/browser/dashboard.mjs --url "http://$host:7677/" --out "$out"
 echo "screenshots: $out/dashboard-phone.png, $out/dashboard-desktop.png; the room's and the controller's output: $out/demo.log"

@@ -6,20 +6,27 @@
 # with other work; the simulator prints progress on long runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SIM_SCALE=N divides every crowd, target and sample below by N (whole numbers, at
+# least 1): the same runs at a small size (scripts/smoke.sh uses 1000). SIM_DIR (default
+# docs/sim) is where the reports and tables go.
+scale=${SIM_SCALE:-1}
+[[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "SIM_SCALE must be a whole number from 1" >&2; exit 2; }
+sim=${SIM_DIR:-docs/sim}
+n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
 
 cargo build --release -p simulate
 simulate=target/release/simulate
 
 # 10^6 visitors arriving steadily over 50 minutes, an hour of virtual time.
-"$simulate" run --mix devices --visitors 1000000 --arrivals steady:3000 --duration 3600 --draw-grid both --out docs/sim/steady
+"$simulate" run --mix devices --visitors "$(n 1000000)" --arrivals steady:3000 --duration 3600 --draw-grid both --out "$sim/steady"
 # A flash crowd: 200,000 people in the same ten seconds.
-"$simulate" run --mix devices --visitors 200000 --arrivals flash:10 --duration 3600 --draw-grid both --out docs/sim/flash
+"$simulate" run --mix devices --visitors "$(n 200000)" --arrivals flash:10 --duration 3600 --draw-grid both --out "$sim/flash"
 # Three waves of 100,000 people, each within a minute, 20 minutes apart.
-"$simulate" run --mix devices --visitors 300000 --arrivals waves:3:1200:60 --duration 3600 --draw-grid both --out docs/sim/waves
-python3 scripts/sim-table.py docs/sim/{steady,flash,waves}/report.json | tee docs/sim/table.md
+"$simulate" run --mix devices --visitors "$(n 300000)" --arrivals waves:3:1200:60 --duration 3600 --draw-grid both --out "$sim/waves"
+python3 scripts/sim-table.py "$sim"/{steady,flash,waves}/report.json | tee "$sim/table.md"
 
 # Cost per decision as the crowd grows, 10^3 to 10^6 visitors.
-"$simulate" cost --visitors 1000,10000,100000,1000000
+"$simulate" cost --visitors "$(n 1000)","$(n 10000)","$(n 100000)","$(n 1000000)"
 # Planning: what 200,000 people in one minute would do under candidate settings.
-"$simulate" plan --visitors 200000 --arrivals flash:60 --duration 3600 \
-  --allow-percentage 5,10,20 --wait-period 30,60 --allow-timeout 900,3600 --sample 20000
+"$simulate" plan --visitors "$(n 200000)" --arrivals flash:60 --duration 3600 \
+  --allow-percentage 5,10,20 --wait-period 30,60 --allow-timeout 900,3600 --sample "$(n 20000)"

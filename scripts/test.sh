@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every check and test: formatting, lints (native and wasm), the release
 # wasm build, the toll solver's committed module, the benchmarks' workspace (bench/:
-# lints, tests, wasm build), native unit tests, known-answer tests, the wasm size
-# budget, small simulator scenarios, and the black-box tests of the built wasm in
-# Viceroy against a real local origin.
+# lints, tests, wasm build), smoke runs of the long scripts the docs name (the fuzz
+# targets among them), native unit tests, known-answer tests, the wasm size budget,
+# small simulator scenarios, and the black-box tests of the built wasm in Viceroy
+# against a real local origin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -29,6 +30,9 @@ cargo build --release --target wasm32-wasip1 -p edge-waiting-room --bins
 scripts/build-toll-solver.sh --check
 cargo build "${bench[@]}" --release --target wasm32-wasip1 -p hello-compute -p path-bench \
   -p forward-only -p forward-hmac --bins
+# Every long script the docs name (fuzzing, simulations, benchmarks, real crowds), each
+# at its smallest size, its tables checked: scripts/smoke.sh.
+scripts/smoke.sh
 
 # The benchmarks' own tests, then doc tests, so the run closes on the main suite's summary.
 cargo test "${bench[@]}" --workspace

@@ -2,4 +2,6 @@
 //! that owes is drawn only with a nonce that pays.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| waiting_room_fuzz::invariants::toll(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    waiting_room_fuzz::invariants::toll(data);
+});

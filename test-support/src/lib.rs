@@ -1,14 +1,22 @@
 //! What the room's tests, wrctl's tests and the fuzz targets share: the token
 //! minter, the room served by Viceroy, a source-bound HTTP client, the browser
-//! driver, the controller as a process and the fuzz invariants. Each test uses
-//! what it needs.
+//! driver, the controller as a process, the fuzz invariants and the docs' commands
+//! (for the tests that hold the docs to the code). Each test uses what it needs. The
+//! fuzz crate takes only the minter and the invariants (without the `processes`
+//! feature, which the tests' default brings).
 
+#[cfg(feature = "processes")]
 pub mod browser;
+#[cfg(feature = "processes")]
 pub mod challenge_server;
+#[cfg(feature = "processes")]
 pub mod controller;
+pub mod docs;
 pub mod fuzz_input;
+#[cfg(feature = "processes")]
 pub mod http;
 pub mod invariants;
 pub mod mint;
 pub mod origins;
+#[cfg(feature = "processes")]
 pub mod room;

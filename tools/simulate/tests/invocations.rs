@@ -1,8 +1,12 @@
 //! Every distinct `simulate` line of scripts/*.sh (their shell variables set as the
 //! scripts set them), and the lines BENCHMARKS.md, docs/closed-loop.md and
-//! docs/sim/README.md show, still parse, into the command they meant.
+//! docs/sim/README.md show, still parse, into the command they meant; and every
+//! `simulate` command any doc shows is one the binary knows.
+
+use std::path::Path;
 
 use simulate::cli::{Command, parse};
+use test_support::docs::{self, Cli};
 use waiting_room::admission::grid::DrawGrid;
 
 fn args(line: &str) -> Vec<String> {
@@ -196,4 +200,48 @@ fn documented_lines() {
                 --target-per-minute 2000 --propagation-delay 30 --duration 7200 --quiet \
                 --out docs/sim/fifo/plain-flash-delay-30";
     assert!(matches!(parsed(line), Command::Fifo { .. }), "{line}");
+}
+
+/// Every `simulate` command the docs show (README.md, BENCHMARKS.md, SECURITY.md and
+/// docs/: `cargo run -p simulate -- …` in `sh` blocks, `simulate …` in inline code, read
+/// by `test_support::docs`): its subcommand and options are ones the real binary's
+/// `--help` lists, and a whole line (no placeholder such as `N` or `…`) parses.
+#[test]
+fn every_documented_command_is_one_simulate_knows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let found = docs::invocations(&docs::all_snippets(&root), "simulate");
+    let cli = Cli::new(env!("CARGO_BIN_EXE_simulate"), "simulate");
+    let mut wrong = Vec::new();
+    let mut parsed = 0;
+    for (place, args) in &found {
+        if let Err(e) = cli.check(args) {
+            wrong.push(format!("{place}: {e}"));
+            continue;
+        }
+        let placeholder = |a: &String| {
+            a.contains('…')
+                || !a
+                    .chars()
+                    .any(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        };
+        if args.is_empty() || args.iter().any(placeholder) || args.iter().any(|a| a == "--help") {
+            continue;
+        }
+        match parse(args.clone()) {
+            Ok(_) => parsed += 1,
+            Err(e) => wrong.push(format!("{place}: simulate {}: {e}", args.join(" "))),
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "commands the docs show that simulate does not take:\n{}",
+        wrong.join("\n")
+    );
+    // The docs show about twenty, a dozen of them whole: finding fewer means the reading broke.
+    assert!(
+        found.len() >= 15,
+        "only {} simulate commands found",
+        found.len()
+    );
+    assert!(parsed >= 8, "only {parsed} whole simulate lines parsed");
 }
