@@ -2,7 +2,7 @@
 # Builds the bot toll's solver for the waiting pages: toll-solver/ (the sha2 crate's
 # SHA-256 and the toll's search) for wasm32-wasip1 with the profile `toll-solver` of
 # Cargo.toml, into a module that imports nothing, written as one line of base64 to
-# static/toll-solver.wasm.b64, which src/page.rs inlines in the built-in waiting
+# static/toll-solver.wasm.b64, which src/pages/page.rs inlines in the built-in waiting
 # pages. Run it after changing toll-solver/ or its dependencies, and commit the file.
 # The committed module was built with rustc 1.95.0; another rustc may build other bytes.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reference for the lottery (src/lottery.rs), written from the published
+"""Independent reference for the lottery (src/admission/lottery.rs), written from the published
 algorithms (PCG32 seed expansion as documented by rand_core 0.10, RFC 8439 ChaCha20 block
 with a 64-bit counter and zero stream, as rand_chacha uses), not from the Rust code.
 

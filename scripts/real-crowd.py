@@ -1,11 +1,20 @@
 #!/usr/bin/env python3
 """A browser-like crowd against a running room, over real HTTP, from many
 loopback addresses: each person has their own 127.0.x.y address and a few tabs
-that share one cookie jar; each tab follows the waiting page's `Refresh`, and
-once admitted browses a few pages and closes. Bounded in time: every tab stops
-at --duration. Prints, per minute, the new sessions (distinct allow tokens, as
-the origin and the controller count them: the address and the token's `exp`)
-and the people admitted; with --json, writes them too. With --app-poll MIN:MAX the
+that share one cookie jar (or, with --devices N, are spread over N devices
+behind that address, each with a jar of its own); each tab follows the waiting
+page's `Refresh` (up to --refresh-jitter seconds late, as a throttled
+background tab or a sleeping phone comes back), and once admitted browses a few
+pages and closes. A person's tabs open within --tab-spread seconds of their
+arrival, each with its own timing, as tabs opened one after another do.
+Bounded in time: every tab stops at --duration.
+Prints, per minute, the new sessions (distinct allow tokens, as the origin and
+the controller count them: the address and the token's `exp`), the people
+admitted, and tokens per person side by side, with the totals; with --json,
+writes them too. With --target N (new sessions a minute the controller holds)
+it also states the Poisson noise of a minute at the target, sqrt(N), and judges
+with it: the mean of the minutes after the second within +-10 % of N, and each
+of those minutes within N +- 3 sqrt(N). With --app-poll MIN:MAX the
 tabs poll on their own timer instead of following `Refresh`, as an app does.
 While the room asks a bot toll, a person's first tab to see the check pays it
 as the page's script would (the first nonce whose SHA-256 of the challenge's
@@ -24,6 +33,7 @@ import hashlib
 import http.client
 import re
 import json
+import math
 import random
 import sys
 import threading
@@ -100,14 +110,44 @@ class Tally:
     def table(self, minutes):
         rows = []
         for m in range(minutes):
+            tokens = sum(1 for t in self.tokens.values() if self.minute(t) == m)
+            people = sum(1 for t in self.people.values() if self.minute(t) == m)
             rows.append(
                 {
                     "minute": m,
-                    "new_sessions": sum(1 for t in self.tokens.values() if self.minute(t) == m),
-                    "people_admitted": sum(1 for t in self.people.values() if self.minute(t) == m),
+                    "new_sessions": tokens,
+                    "people_admitted": people,
+                    "tokens_per_person": round(tokens / people, 3) if people else None,
                 }
             )
         return rows
+
+
+def judge(rows, target):
+    """The minutes after the second against `target` new sessions a minute, with
+    the Poisson noise of a minute at the target, sqrt(target): the mean of those
+    minutes within +-10 % of the target, and each within target +- 3 sqrt(target)."""
+    sigma = math.sqrt(target)
+    low, high = target - 3 * sigma, target + 3 * sigma
+    judged = [r["new_sessions"] for r in rows[2:]]
+    if not judged:
+        return {"target": target, "sigma": sigma, "band": [low, high], "minutes": 0, "met": False}
+    mean = sum(judged) / len(judged)
+    # The Poisson noise of the mean of k minutes: sqrt(k * target) / k.
+    sigma_mean = math.sqrt(len(judged) * target) / len(judged)
+    outside = [2 + i for i, n in enumerate(judged) if not low <= n <= high]
+    mean_ok = abs(mean / target - 1) <= 0.10
+    return {
+        "target": target,
+        "sigma": round(sigma, 2),
+        "band": [round(low, 1), round(high, 1)],
+        "minutes": len(judged),
+        "mean": round(mean, 2),
+        "mean_ratio": round(mean / target, 3),
+        "sigma_of_mean_ratio": round(sigma_mean / target, 4),
+        "minutes_outside_band": outside,
+        "met": mean_ok and not outside,
+    }
 
 
 def tab(args, person, jar, lock, tally, deadline, start_at, seed, skips):
@@ -167,7 +207,8 @@ def tab(args, person, jar, lock, tally, deadline, start_at, seed, skips):
             # An app's own timer, whatever the page says.
             time.sleep(rng.uniform(*args.app_poll))
         else:
-            time.sleep(wait if wait is not None else args.poll)
+            late = rng.uniform(0, args.refresh_jitter) if args.refresh_jitter else 0.0
+            time.sleep((wait if wait is not None else args.poll) + late)
 
 
 def seconds_range(text):
@@ -194,8 +235,26 @@ def main():
         "--first-person", type=int, default=0, help="address offset, so two crowds never share an address"
     )
     parser.add_argument("--tabs", type=int, default=3, help="tabs per person, sharing one cookie jar")
+    parser.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        help="devices per person behind their address, each with its own cookie jar; the tabs are dealt out among them",
+    )
+    parser.add_argument(
+        "--refresh-jitter",
+        type=float,
+        default=0.0,
+        help="a tab comes back up to this many seconds (uniform) after the page's Refresh",
+    )
     parser.add_argument("--arrive-over", type=float, default=10.0, help="seconds over which people arrive")
-    parser.add_argument("--tab-spread", type=float, default=3.0, help="seconds over which a person's tabs open")
+    parser.add_argument(
+        "--tab-spread",
+        "--tab-spread-seconds",
+        type=float,
+        default=3.0,
+        help="seconds over which a person's tabs open (each tab on its own timing from then on)",
+    )
     parser.add_argument("--browse", type=int, default=3, help="pages an admitted tab browses before it closes")
     parser.add_argument("--browse-every", type=float, default=3.0)
     parser.add_argument("--poll", type=float, default=5.0, help="seconds between polls when a page has no Refresh")
@@ -209,6 +268,11 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the minute table and totals here")
     parser.add_argument(
+        "--target",
+        type=float,
+        help="new sessions a minute the controller holds: judge the minutes after the second against it",
+    )
+    parser.add_argument(
         "--toll-skippers", type=float, default=0.0, help="share of people whose tabs never pay the bot toll"
     )
     args = parser.parse_args()
@@ -219,10 +283,11 @@ def main():
     tally = Tally(start)
     threads = []
     for person in range(args.first_person, args.first_person + args.people):
-        jar, lock = {}, threading.Lock()
+        jars = [({}, threading.Lock()) for _ in range(max(1, args.devices))]
         skips = person < args.first_person + round(args.people * args.toll_skippers)
         arrives = start + rng.uniform(0, args.arrive_over)
-        for _ in range(args.tabs):
+        for i in range(args.tabs):
+            jar, lock = jars[i % len(jars)]
             opens = arrives + rng.uniform(0, args.tab_spread)
             thread = threading.Thread(
                 target=tab,
@@ -235,10 +300,33 @@ def main():
         thread.join(max(0.0, deadline - time.time()) + 15)
     minutes = int(args.duration // 60)
     rows = tally.table(minutes)
-    print("minute  new sessions (tokens)  people admitted")
+    verdict = judge(rows, args.target) if args.target else None
+    print("minute  new sessions (tokens)  people admitted  tokens per person" + ("  in 3-sigma band" if verdict else ""))
     for row in rows:
-        print(f"{row['minute']:>6}  {row['new_sessions']:>21}  {row['people_admitted']:>15}")
-    print(f"requests {tally.requests}, errors {tally.errors}, tokens {len(tally.tokens)}, people {len(tally.people)}")
+        per = "-" if row["tokens_per_person"] is None else f"{row['tokens_per_person']:.2f}"
+        line = f"{row['minute']:>6}  {row['new_sessions']:>21}  {row['people_admitted']:>15}  {per:>17}"
+        if verdict:
+            low, high = verdict["band"]
+            line += f"  {'(first two)' if row['minute'] < 2 else 'yes' if low <= row['new_sessions'] <= high else 'NO':>16}"
+        print(line)
+    tokens, people = len(tally.tokens), len(tally.people)
+    per_person = tokens / people if people else None
+    print(
+        f"requests {tally.requests}, errors {tally.errors}; new sessions (distinct allow tokens) {tokens}, "
+        f"people admitted {people}, tokens per person {'-' if per_person is None else f'{per_person:.3f}'}"
+    )
+    if verdict:
+        low, high = verdict["band"]
+        if verdict["minutes"]:
+            print(
+                f"target {args.target:g}/min: a minute's Poisson noise sqrt({args.target:g}) = {verdict['sigma']:.1f}, "
+                f"3-sigma band {low:.1f}-{high:.1f}; minutes 3-{len(rows)}: mean {verdict['mean']:.1f} "
+                f"({verdict['mean_ratio']:.3f}x, noise of the mean {verdict['sigma_of_mean_ratio'] * 100:.1f} %, "
+                f"criterion +-10 %), outside the band: {verdict['minutes_outside_band'] or 'none'}: "
+                f"{'met' if verdict['met'] else 'MISSED'}"
+            )
+        else:
+            print(f"target {args.target:g}/min: no minute after the second to judge")
     skippers = args.first_person + round(args.people * args.toll_skippers)
     if args.toll_skippers > 0 or tally.payments:
         admitted_skippers = sum(1 for p in tally.people if p < skippers)
@@ -249,7 +337,15 @@ def main():
         )
     if args.json:
         with open(args.json, "w") as out:
-            totals = {"requests": tally.requests, "errors": tally.errors, "toll_payments": tally.payments}
+            totals = {
+                "requests": tally.requests,
+                "errors": tally.errors,
+                "toll_payments": tally.payments,
+                "new_sessions": tokens,
+                "people_admitted": people,
+                "tokens_per_person": per_person,
+                "judgement": verdict,
+            }
             json.dump({"minutes": rows, **totals}, out, indent=1)
     return 0
 

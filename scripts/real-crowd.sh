@@ -5,12 +5,16 @@
 # 127.0.0.1:7677), then scripts/real-crowd.py against it: people on their own
 # loopback addresses, several tabs each sharing one cookie jar and following the
 # waiting page's Refresh. Prints the crowd's minute-by-minute table (new sessions as
-# distinct allow tokens, people admitted) and every percentage the controller wrote,
+# distinct allow tokens, people admitted, tokens per person), its judgement against
+# DEMO_TARGET (the minutes after the second: their mean within ±10 %, each within the
+# target ± 3·sqrt(target), a minute's Poisson noise), and every percentage the controller wrote,
 # saves a screenshot of the dashboard at phone and desktop widths (headless Chromium,
 # checked with axe-core), and stops every process it started (the demo's process
 # group, by its id), on failure too.
 #
 #   scripts/real-crowd.sh [real-crowd.py options]     # default: --people 600 --tabs 3 --duration 480
+#   DEMO_TARGET=120 scripts/real-crowd.sh --people 700 --tabs 3 --devices 3 --tab-spread 2 \
+#     --refresh-jitter 4 --duration 300      # three devices a person, a cookie jar each
 #
 # DEMO_TARGET (30), DEMO_START (1) and DEMO_HOST (127.0.0.1) as for scripts/demo.sh;
 # WAITING_ROOM_SKIP_BROWSER=1 leaves out the screenshot. Everything goes to
@@ -40,7 +44,8 @@ done
 answers "http://$host:7677/status.json" || { echo "the demo did not answer in 15 minutes" >&2; exit 1; }
 
 echo "the demo is up (target ${DEMO_TARGET:-30}/min, start ${DEMO_START:-1} %); the crowd: ${args[*]}"
-python3 scripts/real-crowd.py --room "http://$host:7676" --json "$out/crowd.json" "${args[@]}"
+python3 scripts/real-crowd.py --room "http://$host:7676" --json "$out/crowd.json" \
+  --target "${DEMO_TARGET:-30}" "${args[@]}"
 
 echo
 echo "the controller's writes (clock time, allow_percentage):"

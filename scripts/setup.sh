@@ -25,6 +25,9 @@ fi
 if [ "${SETUP_BROWSER:-1}" != 0 ]; then
   browser_packages=()
   [ -x /usr/bin/chromium ] || browser_packages+=(chromium)
+  # Real nginx, against which tests/hostile_paths.rs checks its model of nginx's
+  # reading of a path (WAITING_ROOM_SKIP_NGINX=1 skips that check).
+  [ -x /usr/sbin/nginx ] || browser_packages+=(nginx-light)
   command -v node >/dev/null 2>&1 || browser_packages+=(nodejs npm)
   if [ "${#browser_packages[@]}" -gt 0 ]; then
     echo "setup: installing ${browser_packages[*]} (Debian packages) for the browser tests"

@@ -157,10 +157,10 @@ check_bench-toll-browser() {
   expect "^\| 8 \| 256 \| [1-9][0-9]* \| [0-9.]+ \|" "8 bits solved"
 }
 
-# The lottery's independent reference, as src/lottery.rs's first known answer runs it.
+# The lottery's independent reference, as src/admission/lottery.rs's first known answer runs it.
 run_lottery-reference() { python3 scripts/lottery_reference.py 50 $(seq 0 15); }
 check_lottery-reference() {
-  expect "^\[1, 2, 6, 7, 8, 9, 10, 11, 12\]$" "src/lottery.rs's known answer at 50 %"
+  expect "^\[1, 2, 6, 7, 8, 9, 10, 11, 12\]$" "src/admission/lottery.rs's known answer at 50 %"
 }
 
 # A loopback address 127.76.X.Y drawn at random, where nothing answers on the demo's

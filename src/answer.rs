@@ -2,11 +2,12 @@
 //! the room's page for the visitor — status, headers and body — so that the edge
 //! only reads stores, sends requests and writes responses.
 
-use crate::config::Settings;
-use crate::decision::Decision;
-use crate::page::{Page, PageBody};
-use crate::view::{self, Status};
-use crate::{Plan, Visit, cookie, log};
+use crate::admission::decision::Decision;
+use crate::credentials::cookie;
+use crate::pages::page::{Page, PageBody};
+use crate::pages::view::{self, Status};
+use crate::settings::config::Settings;
+use crate::{Plan, Visit, log};
 
 /// The response header by which the origin ends an admitted visitor's session
 /// (for example after checkout). It is honoured only on the origin's response to
@@ -183,15 +184,15 @@ impl Plan {
             toll: owed
                 .filter(|_| !settings.bot_challenge.is_on())
                 .map(|due| view::TollChallenge {
-                    challenge: crate::toll::challenge(&due.signature),
+                    challenge: crate::bots::toll::challenge(&due.signature),
                     bits: due.bits,
-                    cookie: crate::toll::cookie_name(&settings.room),
+                    cookie: crate::bots::toll::cookie_name(&settings.room),
                 }),
             challenge: owed
                 .and(settings.bot_challenge.settings())
                 .map(|challenge| view::ChallengeDue {
                     settings: challenge.clone(),
-                    cookie: crate::toll::cookie_name(&settings.room),
+                    cookie: crate::bots::toll::cookie_name(&settings.room),
                     language: self.language,
                 }),
         }

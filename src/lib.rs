@@ -3,11 +3,11 @@
 //!
 //! [`plan`] takes one request as plain values and says what the edge must do:
 //! forward it or answer with a page, which `Set-Cookie` to append, and what to log.
-//! `src/main.rs` only carries that out.
+//! `src/edge/main.rs` only carries that out.
 //!
 //! ```
 //! use std::collections::HashMap;
-//! use waiting_room::{Action, Visit, config::Settings, page::Page, plan};
+//! use waiting_room::{Action, Visit, pages::page::Page, plan, settings::config::Settings};
 //!
 //! let store = HashMap::from([("enabled", "true"), ("allow_percentage", "50")]);
 //! let settings = Settings::from_lookup(|key| store.get(key).map(|v| v.to_string()));
@@ -38,36 +38,23 @@
 
 #![deny(missing_docs)]
 
+pub mod admission;
 pub mod answer;
-pub mod ceiling;
-pub mod challenge;
-pub mod config;
-pub mod cookie;
-pub mod decision;
-pub mod estimate;
-pub mod events;
-pub mod grid;
-pub mod keys;
+pub mod bots;
+pub mod credentials;
 pub mod log;
-pub mod lottery;
-pub mod page;
-pub mod pass;
-pub mod percentage;
-pub mod refresh;
-pub mod room;
-pub mod room_settings;
-pub mod rules;
-pub mod token;
-pub mod toll;
-pub mod uid;
-pub mod unix_time;
-pub mod view;
+pub mod pages;
+pub mod settings;
 
-use config::Settings;
-use decision::{CookieAction, Decision, Verdict};
-use estimate::{Estimate, Place};
-use keys::{KeyStore, RoomKeys};
-use page::Page;
+use admission::decision::{CookieAction, Decision, Verdict};
+use admission::estimate::{Estimate, Place};
+use admission::{ceiling, decision, estimate, refresh};
+use bots::{challenge, toll};
+use credentials::keys::{KeyStore, RoomKeys};
+use credentials::{cookie, pass};
+use pages::page::{self, Page};
+use settings::config::{self, Settings};
+use settings::rules;
 
 /// Names of the Fastly resources the program uses.
 pub mod resources {
@@ -129,6 +116,9 @@ pub enum Action {
     /// Send the visitor to [`Plan::location`] (`302`): a pass link, once its
     /// cookie is set.
     Redirect,
+    /// Answer `400 Bad Request`: the path reads into different rooms at different
+    /// origins ([`settings::path_readings`]), so the room grants nothing on it.
+    Refuse,
 }
 
 /// What the edge must do for one request.
@@ -196,6 +186,21 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     let origin_cookie = OriginCookie::for_header(visit.cookie_header, &settings.room_cookies);
     let keys = RoomKeys::new(keys, settings.room.name());
     let language = page::Language::choose(visit.accept_language, settings.page_language);
+    if settings.ambiguous_path {
+        return Plan {
+            action: Action::Refuse,
+            origin_cookie,
+            set_cookie: None,
+            log_line: log::refused_line(visit.now, visit.uid, visit.path, settings),
+            refresh_after: None,
+            estimate: None,
+            place: None,
+            verdict: None,
+            cookie_name,
+            location: None,
+            language,
+        };
+    }
     let bypass = if !settings.protects(visit.path) {
         Some(if settings.enabled {
             "unprotected-path"

@@ -9,12 +9,12 @@
 //! ```
 //!
 //! A named room's lines carry `room=` after `uid=`, and `event=` while one of its
-//! events is in its pre-queue or runs ([`crate::room`], [`crate::events`]).
+//! events is in its pre-queue or runs ([`crate::settings::room`], [`crate::settings::events`]).
 //!
 //! While the room asks a bot toll, a waiting visitor's line carries `toll=<bits>`
 //! they owe, and the line of the request that paid it `toll=paid`; a draw or an
-//! admission that came unpaid is `transition=toll-unpaid` ([`crate::toll`]).
-//! Under an external challenge ([`crate::challenge`]) the request that verified
+//! admission that came unpaid is `transition=toll-unpaid` ([`crate::bots::toll`]).
+//! Under an external challenge ([`crate::bots::challenge`]) the request that verified
 //! the provider's token says how, after the path (the token is the visitor's):
 //! `challenge=passed|failed|down challenge_reason=<codes>`, with
 //! `ALERT=challenge-operator:<codes>` when the codes blame the service's setup.
@@ -32,9 +32,9 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::challenge::Outcome;
-use crate::config::{QueueingMethod, Settings};
-use crate::decision::Verdict;
+use crate::admission::decision::Verdict;
+use crate::bots::challenge::Outcome;
+use crate::settings::config::{QueueingMethod, Settings};
 
 /// The first word of every line.
 pub const PREFIX: &str = "waitingroom";
@@ -53,6 +53,23 @@ pub fn bypass_line(now: u64, uid: &str, path: &str, scope: &str, settings: &Sett
     let _ = write!(
         line,
         "{PREFIX} t={now} decision=bypass scope={scope} uid={uid}"
+    );
+    push_room(&mut line, settings);
+    line.push_str(" path=");
+    push_clipped(&mut line, path);
+    if settings.controller_stale(now) {
+        line.push_str(STALE_FIELD);
+    }
+    line
+}
+
+/// The line for a request refused because its path reads into different rooms
+/// at different origins.
+pub fn refused_line(now: u64, uid: &str, path: &str, settings: &Settings) -> String {
+    let mut line = String::with_capacity(LINE_CAPACITY);
+    let _ = write!(
+        line,
+        "{PREFIX} t={now} decision=refused reason=ambiguous-path uid={uid}"
     );
     push_room(&mut line, settings);
     line.push_str(" path=");
@@ -139,7 +156,7 @@ pub fn decision_line(
 }
 
 /// Appends the external challenge's verification, if one was made. A reason is
-/// `[a-z0-9,-]` only ([`crate::challenge::Reason`]): one word as it is.
+/// `[a-z0-9,-]` only ([`crate::bots::challenge::Reason`]): one word as it is.
 fn push_challenge(line: &mut String, outcome: Option<&Outcome>) {
     let Some(outcome) = outcome else {
         return;
@@ -206,7 +223,7 @@ fn push_word(line: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decision::{Decision, Session, Transition};
+    use crate::admission::decision::{Decision, Session, Transition};
 
     #[test]
     fn every_word_the_line_writes_reads_back() {
@@ -226,7 +243,7 @@ mod tests {
 
     #[test]
     fn the_percentage_is_written_as_its_shortest_exact_text() {
-        use crate::decision::CookieAction;
+        use crate::admission::decision::CookieAction;
         let verdict = Verdict {
             decision: Decision::Wait,
             cookie: CookieAction::Keep,
@@ -257,7 +274,7 @@ mod tests {
 
     #[test]
     fn a_verification_goes_after_the_path_and_an_operators_mistake_alerts() {
-        use crate::challenge::Reason;
+        use crate::bots::challenge::Reason;
         let mut line = String::from("x path=/e");
         push_challenge(&mut line, None);
         assert_eq!(line, "x path=/e");

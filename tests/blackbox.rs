@@ -7,8 +7,8 @@ use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;
 use support::room::{Backend, KEY1, KEY2, Room, now};
-use waiting_room::lottery;
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::lottery;
+use waiting_room::settings::percentage::Percentage;
 
 const START_PAGE: &str = "You are in the waiting room";
 const KEEP_PAGE: &str = "Thanks for waiting";
@@ -266,6 +266,84 @@ fn a_winning_wait_token_replayed_after_its_window_does_not_admit() {
         room.last_log_line()
             .contains("transition=redeem-window-passed")
     );
+}
+
+/// One win, one session: a winning wait token presented twice, seconds apart,
+/// on new connections (other source ports) and beside other cookies (another
+/// tab), gets the byte-identical allow cookie: its session runs from the draw's
+/// first second, `exp + 1`, not from the second of the request.
+#[test]
+fn a_winning_wait_token_presented_twice_seconds_apart_gets_one_allow_cookie() {
+    let room = Room::start(&[("allow_percentage", "99")]);
+    // Expired 10–20 s ago: both presentations fall inside the 30 s redeem window.
+    let t0 = now();
+    let exp = (t0 - 20..t0 - 10)
+        .rev()
+        .find(|&exp| {
+            let text = format!("dec=wait&exp={exp}&uid=127.0.0.2&kid=key1");
+            lottery::wins(
+                mint::seed(&mint::vcl_sig(KEY1, &text)),
+                Percentage::whole(99),
+            )
+        })
+        .unwrap();
+    let token = mint::mint(KEY1, "wait", exp, "127.0.0.2", "key1");
+    let first = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
+    let first_at = now();
+    while now() < first_at + 2 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let second = room.get_with_cookie(
+        2,
+        "/events/other-tab",
+        &format!("theme=dark; waiting_room={token}"),
+    );
+    for r in [&first, &second] {
+        assert_eq!(r.status, 200);
+        assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+    }
+    let allow = |r: &Response| {
+        r.all("set-cookie")
+            .into_iter()
+            .find(|c| c.starts_with("waiting_room="))
+            .map(str::to_string)
+            .expect("an allow cookie")
+    };
+    assert_eq!(allow(&first), allow(&second));
+    let text = mint::open(&first.room_cookie().unwrap());
+    assert_eq!(
+        text,
+        format!(
+            "dec=allow&exp={}&uid=127.0.0.2&kid=key1&sig={}",
+            exp + 1 + 3600,
+            mint::vcl_sig(
+                KEY1,
+                &format!("dec=allow&exp={}&uid=127.0.0.2&kid=key1", exp + 1 + 3600)
+            )
+        )
+    );
+    // Two lines, each a new session (the edge keeps nothing), seconds apart, with
+    // one `exp`: a reader counting allow tokens counts one session.
+    let lines: Vec<String> = room
+        .log_lines()
+        .into_iter()
+        .filter(|l| l.contains("session=new transition=lottery-won"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    let field = |line: &str, name: &str| -> u64 {
+        line.split(&format!(" {name}="))
+            .nth(1)
+            .and_then(|v| v.split(' ').next())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(
+        field(&lines[1], "t") >= field(&lines[0], "t") + 2,
+        "{lines:#?}"
+    );
+    assert_eq!(field(&lines[0], "exp"), exp + 1 + 3600);
+    assert_eq!(field(&lines[1], "exp"), exp + 1 + 3600);
 }
 
 #[test]

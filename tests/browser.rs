@@ -19,7 +19,7 @@ use demo_origin::ORIGIN_MARKER;
 use support::browser::{self, assert_screenshot};
 use support::challenge_server::{ChallengeServer, StandIn};
 use support::room::{Room, RoomSpec};
-use waiting_room::decision::Decision;
+use waiting_room::admission::decision::Decision;
 
 /// What the waiting page must show. Add a text here when the page gains one (an
 /// estimate, say); `WAITING_ROOM_EXPECT` adds more for one run.
@@ -183,9 +183,9 @@ fn a_browser_passes_the_external_challenge_and_is_let_in() {
 /// `tests/browser/toll_solver.mjs`, `--rate`).
 #[test]
 fn both_toll_solvers_of_the_page_find_the_rooms_nonce() {
-    use waiting_room::page::Page;
-    use waiting_room::toll;
-    use waiting_room::view::{Status, TollChallenge};
+    use waiting_room::bots::toll;
+    use waiting_room::pages::page::Page;
+    use waiting_room::pages::view::{Status, TollChallenge};
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let Some(driver) = browser::driver_dir("the browser test of the toll's solvers") else {
@@ -199,11 +199,11 @@ fn both_toll_solvers_of_the_page_find_the_rooms_nonce() {
             page: Page::KeepWaiting,
             decision: Some(Decision::Wait),
             now: 1_700_000_000,
-            allow_percentage: waiting_room::percentage::Percentage::whole(12),
+            allow_percentage: waiting_room::settings::percentage::Percentage::whole(12),
             wait_period_duration: 30,
             refresh_after: None,
             estimate: None,
-            queueing_method: waiting_room::config::QueueingMethod::Random,
+            queueing_method: waiting_room::settings::config::QueueingMethod::Random,
             place: None,
             toll: Some(TollChallenge {
                 challenge: toll::challenge(signature),
@@ -245,10 +245,10 @@ fn both_toll_solvers_of_the_page_find_the_rooms_nonce() {
 /// in headless Chromium, and says its language.
 #[test]
 fn every_built_in_page_in_every_language_is_accessible() {
-    use waiting_room::config::QueueingMethod;
-    use waiting_room::page::{Language, Page};
-    use waiting_room::percentage::Percentage;
-    use waiting_room::view::Status;
+    use waiting_room::pages::page::{Language, Page};
+    use waiting_room::pages::view::Status;
+    use waiting_room::settings::config::QueueingMethod;
+    use waiting_room::settings::percentage::Percentage;
 
     let Some(driver) = browser::driver_dir("the browser test of the built-in pages") else {
         return;
@@ -263,7 +263,7 @@ fn every_built_in_page_in_every_language_is_accessible() {
     ];
     // The waiting pages once more while their bot toll is being paid: 30 bits keep
     // the page's script at work through every check.
-    let toll = waiting_room::view::TollChallenge {
+    let toll = waiting_room::pages::view::TollChallenge {
         challenge: "ab".repeat(32),
         bits: 30,
         cookie: "waiting_toll".to_string(),
@@ -286,7 +286,9 @@ fn every_built_in_page_in_every_language_is_accessible() {
                 wait_period_duration: 30,
                 refresh_after: waiting.then_some(31),
                 estimate: waiting
-                    .then(|| waiting_room::estimate::estimate(31, Percentage::whole(12), 30))
+                    .then(|| {
+                        waiting_room::admission::estimate::estimate(31, Percentage::whole(12), 30)
+                    })
                     .flatten(),
                 queueing_method: QueueingMethod::Random,
                 place: None,

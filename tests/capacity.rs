@@ -8,8 +8,8 @@ use control::record::Record;
 use demo_origin::{ORIGIN_MARKER, RELEASE_PREFIX};
 use support::mint;
 use support::room::{KEY1, Room, now};
-use waiting_room::cookie::DELETE_COOKIE;
-use waiting_room::decision::{Decision, Session};
+use waiting_room::admission::decision::{Decision, Session};
+use waiting_room::credentials::cookie::DELETE_COOKIE;
 
 const DENY_PAGE: &str = "closed right now";
 

@@ -13,8 +13,8 @@ use support::challenge_server::{ChallengeServer, Mode, StandIn};
 use support::http::Response;
 use support::mint;
 use support::room::{KEY1, Room, RoomSpec, now};
-use waiting_room::lottery;
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::lottery;
+use waiting_room::settings::percentage::Percentage;
 
 const KEEP_PAGE: &str = "Thanks for waiting";
 const TURNSTILE: &str = r#"{"provider":"turnstile","site_key":"1x00000000000000000000AA"}"#;

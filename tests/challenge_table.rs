@@ -8,12 +8,14 @@ use test_support::mint;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use waiting_room::challenge::{BotChallenge, Outcome, Reason, Verifier};
-use waiting_room::config::Settings;
-use waiting_room::decision::{Context, CookieAction, Decision, Transition, Verdict, decide_with};
-use waiting_room::lottery;
-use waiting_room::percentage::Percentage;
-use waiting_room::toll::MAX_BITS;
+use waiting_room::admission::decision::{
+    Context, CookieAction, Decision, Transition, Verdict, decide_with,
+};
+use waiting_room::admission::lottery;
+use waiting_room::bots::challenge::{BotChallenge, Outcome, Reason, Verifier};
+use waiting_room::bots::toll::MAX_BITS;
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::percentage::Percentage;
 
 const NOW: u64 = 1_700_000_023;
 const UID: &str = "192.0.2.10";

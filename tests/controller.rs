@@ -21,7 +21,7 @@ use demo_origin::ORIGIN_MARKER;
 use support::controller::Controller;
 use support::http;
 use support::room::{Room, RoomSpec};
-use waiting_room::percentage::Percentage;
+use waiting_room::settings::percentage::Percentage;
 
 /// The target the controller holds: one new session a second.
 const TARGET_PER_MINUTE: u64 = 60;

@@ -5,14 +5,14 @@ use test_support::mint;
 
 use std::collections::HashMap;
 
-use waiting_room::config::Settings;
-use waiting_room::decision::{
+use waiting_room::admission::decision::{
     CookieAction, Decision, Rejection, Session, Transition, Verdict, decide,
 };
-use waiting_room::grid::DrawGrid;
-use waiting_room::lottery;
-use waiting_room::percentage::Percentage;
-use waiting_room::token::Malformed;
+use waiting_room::admission::grid::DrawGrid;
+use waiting_room::admission::lottery;
+use waiting_room::credentials::token::Malformed;
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::percentage::Percentage;
 
 const NOW: u64 = 1_700_000_023;
 const UID: &str = "192.0.2.10";
@@ -89,7 +89,8 @@ fn a_won_draw_is_a_new_session_and_a_live_allow_token_a_renewal() {
         (v.decision, v.session),
         (Decision::Allow, Some(Session::New))
     );
-    assert_eq!(v.exp, Some(NOW + 3600));
+    // The session runs from the draw's first second, whenever it was redeemed.
+    assert_eq!(v.exp, Some(winner + 1 + 3600));
     // Waiting visitors have no session; their exp is their wait token's.
     let v = run(50, None);
     assert_eq!((v.session, v.exp), (None, v.wait_exp));
@@ -163,8 +164,10 @@ fn expired_wait_token_enters_the_lottery_seeded_by_its_signature() {
             admitted += 1;
             assert_eq!(v.decision, Decision::Allow);
             assert_eq!(v.transition, Some(Transition::LotteryWon));
-            let allow = mint::mint(K1, "allow", NOW + 3600, &uid, "key1");
+            // From the draw's first second: the same token whenever it is redeemed.
+            let allow = mint::mint(K1, "allow", exp + 1 + 3600, &uid, "key1");
             assert_eq!(v.cookie, CookieAction::Set(allow));
+            assert_eq!(v.exp, Some(exp + 1 + 3600));
             assert_eq!(v.wait_exp, None);
         } else {
             rewaited += 1;
@@ -218,8 +221,8 @@ fn a_winning_wait_token_cannot_be_replayed_after_its_redeem_window() {
 
 #[test]
 fn an_honest_visitor_refreshing_on_schedule_always_gets_a_draw() {
-    use waiting_room::grid::DrawGrid;
-    use waiting_room::refresh::{RefreshMode, refresh_after};
+    use waiting_room::admission::grid::DrawGrid;
+    use waiting_room::admission::refresh::{RefreshMode, refresh_after};
     // However the page schedules the visit, it lands inside the redeem window.
     for arrival in NOW..NOW + 30 {
         for uid in ["192.0.2.1", "192.0.2.77", "2001:db8::5"] {
@@ -327,7 +330,7 @@ fn same_client_in_one_slot_gets_one_token_and_other_clients_differ_on_the_global
 
 #[test]
 fn slot_alignment_examples() {
-    use waiting_room::grid::global_expiry as wait_expiry;
+    use waiting_room::admission::grid::global_expiry as wait_expiry;
     // The VCL's own example: 60 s slots, arrivals at 16:05:23 and 16:05:45 both
     // expire at 16:07:00. 1700000040 is a whole minute.
     let minute = 1_700_000_040;
@@ -486,7 +489,7 @@ fn regression_active_key_id_no_token_can_carry_minted_unreadable_tokens() {
     for active in ["k&1", "k 1", too_long.as_str()] {
         let unreadable = mint::mint("a real secret", "wait", NOW + 60, UID, active);
         assert!(
-            waiting_room::token::decode(&unreadable).is_err(),
+            waiting_room::credentials::token::decode(&unreadable).is_err(),
             "{active}"
         );
 
@@ -516,37 +519,39 @@ fn wait_and_deny_need_no_key() {
 
 fn fixed(percentage: u8) -> Settings {
     Settings {
-        session_mode: waiting_room::config::SessionMode::Fixed,
+        session_mode: waiting_room::settings::config::SessionMode::Fixed,
         ..settings(percentage)
     }
 }
 
 #[test]
 fn fixed_sessions_start_at_first_admission_and_do_not_slide() {
-    // A lottery winner starts a session now, carrying its admission time.
+    // A lottery winner starts a session at its draw's first second (`exp + 1`),
+    // carrying that admission time.
     let exp = (0..)
         .map(|i| NOW - 1 - i)
         .find(|&e| wins(e, UID, 50))
         .unwrap();
+    let adm = exp + 1;
     let winner = mint::mint(K1, "wait", exp, UID, "key1");
     let v = decide(NOW, UID, Some(&winner), &fixed(50), &keys());
     assert_eq!(v.decision, Decision::Allow);
-    let started = mint::mint_fixed(K1, NOW + 3600, UID, "key1", NOW);
+    let started = mint::mint_fixed(K1, adm + 3600, UID, "key1", adm);
     assert_eq!(v.cookie, CookieAction::Set(started.clone()));
 
     // Later requests keep the token as it is: the expiry does not move.
-    for later in [NOW + 1, NOW + 1800, NOW + 3599] {
+    for later in [NOW + 1, adm + 1800, adm + 3599] {
         let v = decide(later, UID, Some(&started), &fixed(50), &keys());
         assert_eq!(v.decision, Decision::Allow);
         assert_eq!(
             (v.cookie, v.session),
             (CookieAction::Keep, Some(Session::Kept))
         );
-        assert_eq!(v.exp, Some(NOW + 3600));
+        assert_eq!(v.exp, Some(adm + 3600));
     }
 
     // One second past admission + timeout, the session is over.
-    let v = decide(NOW + 3601, UID, Some(&started), &fixed(50), &keys());
+    let v = decide(adm + 3601, UID, Some(&started), &fixed(50), &keys());
     assert_eq!(v.decision, Decision::Anon);
     assert_eq!(v.transition, Some(Transition::SessionExpired));
 }
@@ -653,7 +658,7 @@ fn a_fixed_session_is_re_signed_only_when_the_key_rotates() {
 /// token counted already (another tab) is admitted without being counted again.
 #[test]
 fn a_won_draw_over_the_pops_ceiling_waits_on_as_after_a_loss() {
-    use waiting_room::ceiling::{ExactCounts, PopCounts, draw_key};
+    use waiting_room::admission::ceiling::{ExactCounts, PopCounts, draw_key};
     let ceiling = Settings {
         pop_new_sessions_per_minute: Some(2),
         ..settings(50)
@@ -701,7 +706,7 @@ fn a_won_draw_over_the_pops_ceiling_waits_on_as_after_a_loss() {
 /// and once it is reached a newcomer starts waiting; a live session is kept.
 #[test]
 fn a_room_open_at_100_percent_holds_newcomers_over_the_pops_ceiling() {
-    use waiting_room::ceiling::{ExactCounts, draw_key};
+    use waiting_room::admission::ceiling::{ExactCounts, draw_key};
     let open = Settings {
         pop_new_sessions_per_minute: Some(1),
         ..settings(100)
@@ -779,13 +784,15 @@ fn decide_in_pop(
     uid: &str,
     cookie: Option<&str>,
     settings: &Settings,
-    keys: &impl waiting_room::keys::KeyStore,
-    pop: Option<&dyn waiting_room::ceiling::PopCounts>,
+    keys: &impl waiting_room::credentials::keys::KeyStore,
+    pop: Option<&dyn waiting_room::admission::ceiling::PopCounts>,
 ) -> Verdict {
-    let context = waiting_room::decision::Context {
+    let context = waiting_room::admission::decision::Context {
         pop,
         toll_nonce: None,
         challenge: None,
     };
-    waiting_room::decision::decide_with(now, millis, uid, cookie, settings, keys, context)
+    waiting_room::admission::decision::decide_with(
+        now, millis, uid, cookie, settings, keys, context,
+    )
 }

@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use waiting_room::config::Settings;
-use waiting_room::estimate::{Estimate, draws_for_quantile};
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::estimate::{Estimate, draws_for_quantile};
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::percentage::Percentage;
 use waiting_room::{Action, Visit, plan};
 
 const ARRIVAL: u64 = 1_700_000_023;

@@ -5,10 +5,10 @@ use test_support::mint;
 
 use std::collections::HashMap;
 
-use waiting_room::config::Settings;
-use waiting_room::decision::{
+use waiting_room::admission::decision::{
     CookieAction, Decision, Session, Transition, Verdict, decide, decide_at,
 };
+use waiting_room::settings::config::Settings;
 
 const NOW: u64 = 1_700_000_023;
 /// Milliseconds past `NOW` of the requests.
@@ -81,8 +81,10 @@ fn a_place_at_or_before_the_cutoff_is_admitted_and_after_it_waits() {
         if want == Decision::Allow {
             assert_eq!(v.transition, Some(Transition::CutoffReached));
             assert_eq!(v.session, Some(Session::New));
-            let allow = mint::mint(K1, "allow", NOW + 3600, UID, "key1");
+            // The session runs from the start of the place's hold (`exp - fifo_hold`).
+            let allow = mint::mint(K1, "allow", NOW + 200 - HOLD + 3600, UID, "key1");
             assert_eq!(v.cookie, CookieAction::Set(allow));
+            assert_eq!(v.exp, Some(NOW + 200 - HOLD + 3600));
         } else {
             // More than half the hold left: no cookie, the place is kept as it is.
             assert_eq!((v.transition, v.cookie.clone()), (None, CookieAction::Keep));
@@ -164,6 +166,9 @@ fn a_lottery_wait_token_joins_the_line_when_it_was_handed_out() {
         (v.decision, v.transition),
         (Decision::Allow, Some(Transition::CutoffReached))
     );
+    // Admitted at once, the session runs from its place, `exp - 2d`.
+    let allow = mint::mint(K1, "allow", exp - 60 + 3600, UID, "key1");
+    assert_eq!(v.cookie, CookieAction::Set(allow));
     // Past its redeem window (one wait period after exp) it arrives anew.
     let stale = mint::mint(K1, "wait", NOW - 31, UID, "key1");
     let v = run(&cutoff(NOW_MS), Some(&stale));
@@ -181,7 +186,7 @@ fn a_lottery_wait_token_joins_the_line_when_it_was_handed_out() {
 #[test]
 fn a_fifo_token_in_random_mode_waits_for_its_address_next_draw_without_one_of_its_own() {
     let s = Settings {
-        queueing_method: waiting_room::config::QueueingMethod::Random,
+        queueing_method: waiting_room::settings::config::QueueingMethod::Random,
         ..cutoff(u64::MAX)
     };
     let grid_token = mint::mint(K1, "wait", mint::address_exp(NOW, UID, 30), UID, "key1");
@@ -211,8 +216,8 @@ fn a_fifo_token_in_random_mode_waits_for_its_address_next_draw_without_one_of_it
 fn a_pile_of_fifo_places_buys_no_lottery_tickets() {
     let fifo = cutoff(0);
     let random = Settings {
-        queueing_method: waiting_room::config::QueueingMethod::Random,
-        allow_percentage: waiting_room::percentage::Percentage::whole(99),
+        queueing_method: waiting_room::settings::config::QueueingMethod::Random,
+        allow_percentage: waiting_room::settings::percentage::Percentage::whole(99),
         ..cutoff(0)
     };
     let places: Vec<String> = (0..200)

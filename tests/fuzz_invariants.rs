@@ -73,8 +73,19 @@ fn cases() -> usize {
 
 /// Runs `check` over the fixed-seed inputs, handing each result to `seen`; on a
 /// failure, says which input.
-fn run<R>(name: &str, seed: u64, check: fn(&[u8]) -> R, mut seen: impl FnMut(R)) {
-    for (i, data) in inputs(seed, cases()).enumerate() {
+fn run<R>(name: &str, seed: u64, check: fn(&[u8]) -> R, seen: impl FnMut(R)) {
+    run_cases(name, seed, cases(), check, seen);
+}
+
+/// [`run`] over `count` inputs.
+fn run_cases<R>(
+    name: &str,
+    seed: u64,
+    count: usize,
+    check: fn(&[u8]) -> R,
+    mut seen: impl FnMut(R),
+) {
+    for (i, data) in inputs(seed, count).enumerate() {
         match std::panic::catch_unwind(|| check(&data)) {
             Ok(result) => seen(result),
             Err(_) => panic!("{name}: input #{i} (seed {seed:#x}) breaks an invariant: {data:?}"),
@@ -178,4 +189,27 @@ fn states(line: &str) -> Vec<String> {
 #[test]
 fn room_indexes_schedules_blocks_and_passes_parse_as_documented() {
     run("rooms", 6, invariants::rooms, drop);
+}
+
+#[test]
+fn no_path_reaches_a_room_or_bypass_that_an_origin_reads_otherwise() {
+    let mut routed = std::collections::BTreeSet::new();
+    // Each input walks up to 24 readings through the room's whole routing: a
+    // sixth of the other targets' inputs keeps it to seconds.
+    run_cases("path", 10, cases() / 6, invariants::path, |r| {
+        routed.insert(format!("{r:?}"));
+    });
+    // The inputs reach every outcome, so the invariant is tried on each.
+    for outcome in [
+        "Refused",
+        "Bypassed",
+        "Outside",
+        "Room(\"service\")",
+        "Room(\"drops\")",
+    ] {
+        assert!(
+            routed.contains(outcome),
+            "{outcome} never reached: {routed:?}"
+        );
+    }
 }

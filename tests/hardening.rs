@@ -87,3 +87,65 @@ fn an_origin_5xx_becomes_the_clean_503_inside_the_room_only() {
     assert_eq!(r.status, 500);
     assert!(r.body.contains(ORIGIN_MARKER));
 }
+
+/// Sends a request line with `target` exactly as written (no client library
+/// rewrites it) and returns the whole response as text.
+fn raw_get(room: &Room, target: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(room.addr).expect("connect to Viceroy");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let head = format!(
+        "GET {target} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        room.addr
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[test]
+fn the_origin_receives_the_path_the_room_decided_on() {
+    let room = Room::start(&[("bypass_paths", "/events/static/")]);
+    // Dot segments and backslashes: decided on as resolved, and forwarded so.
+    for (target, decided) in [
+        ("/events/static//../checkout1", "/events/static/checkout1"),
+        ("/events/static/a\\b", "/events/static/a/b"),
+        (
+            "/events/static/./x/%2e%2e/app.css",
+            "/events/static/app.css",
+        ),
+    ] {
+        let answer = raw_get(&room, target);
+        assert!(answer.contains(ORIGIN_MARKER), "{target}: {answer}");
+        assert!(
+            answer.contains(&format!("GET {decided} HTTP/1.1")),
+            "{target}: the origin saw another path: {answer}"
+        );
+        let line = room.last_log_line();
+        assert!(
+            line.contains(&format!(
+                "decision=bypass scope=bypass-path uid=127.0.0.1 path={decided}"
+            )),
+            "{line}"
+        );
+    }
+    // An encoded separator some origins decode out of the prefix: no bypass.
+    let answer = raw_get(&room, "/events/static/..%2fcheckout1");
+    assert!(!answer.contains(ORIGIN_MARKER), "{answer}");
+    assert!(answer.contains(START_PAGE), "{answer}");
+    assert!(room.last_log_line().contains("decision=anon"));
+    // Read into the room by some origins and outside it by others: refused.
+    for target in ["//checkout", "/x/..%2fevents", "/%65vents"] {
+        let answer = raw_get(&room, target);
+        assert!(answer.starts_with("HTTP/1.1 400"), "{target}: {answer}");
+        assert!(!answer.contains(ORIGIN_MARKER), "{target}: {answer}");
+        let line = room.last_log_line();
+        assert!(
+            line.contains("decision=refused reason=ambiguous-path uid=127.0.0.1 path="),
+            "{line}"
+        );
+    }
+}

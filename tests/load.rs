@@ -31,9 +31,9 @@ use demo_origin::ORIGIN_MARKER;
 use support::http::{self, Failure, Response};
 use support::mint;
 use support::room::{KEY1, Room, now};
-use waiting_room::lottery;
-use waiting_room::page::{NO_STORE, Page};
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::lottery;
+use waiting_room::pages::page::{NO_STORE, Page};
+use waiting_room::settings::percentage::Percentage;
 
 /// Source addresses 127.0.0.2 to 127.0.0.33.
 const VISITORS: std::ops::RangeInclusive<u8> = 2..=33;
@@ -71,8 +71,11 @@ enum Expect {
     StartPage,
     /// The keep-waiting page, with a new wait cookie or none.
     KeepWaiting { new_cookie: bool },
-    /// The origin's page, with the origin's cookie and a renewed allow cookie.
-    Origin,
+    /// The origin's page, with the origin's cookie and an allow cookie whose
+    /// session ends at this Unix second or later: a renewal's a whole session after
+    /// the run began, a win's a whole session after the draw (its wait token's
+    /// `exp` + 1), whenever it is presented.
+    Origin { ends_from: u64 },
     /// The origin's page exactly as the origin sent it (a young allow token is kept).
     OriginUntouched,
 }
@@ -86,6 +89,9 @@ struct Visitor {
     renewing: String,
     expired_wait: String,
     expired_wait_wins: bool,
+    /// When a win of `expired_wait` starts its session: the draw, its `exp` + 1.
+    expired_wait_draw: u64,
+    renewing_from: u64,
     expired_allow: String,
     forged: [String; 4],
 }
@@ -104,6 +110,8 @@ impl Visitor {
             // Less than half the session left: renewed on every request.
             renewing: mint::mint(KEY1, "allow", start + 600, &uid, "key1"),
             expired_wait: mint::mint(KEY1, "wait", old_exp, &uid, "key1"),
+            expired_wait_draw: old_exp + 1,
+            renewing_from: start,
             expired_wait_wins: lottery::wins(
                 mint::seed(&mint::vcl_sig(KEY1, &old_text)),
                 Percentage::whole(PERCENTAGE),
@@ -126,8 +134,18 @@ impl Visitor {
             Class::NoCookie => return (None, Expect::StartPage),
             Class::Waiting => (&self.waiting, Expect::KeepWaiting { new_cookie: false }),
             Class::Allowed => (&self.allowed, Expect::OriginUntouched),
-            Class::Renewing => (&self.renewing, Expect::Origin),
-            Class::ExpiredWait if self.expired_wait_wins => (&self.expired_wait, Expect::Origin),
+            Class::Renewing => (
+                &self.renewing,
+                Expect::Origin {
+                    ends_from: self.renewing_from + ALLOW_PERIOD,
+                },
+            ),
+            Class::ExpiredWait if self.expired_wait_wins => (
+                &self.expired_wait,
+                Expect::Origin {
+                    ends_from: self.expired_wait_draw + ALLOW_PERIOD,
+                },
+            ),
             Class::ExpiredWait => (&self.expired_wait, Expect::KeepWaiting { new_cookie: true }),
             Class::ExpiredAllow => (&self.expired_allow, Expect::StartPage),
             Class::Forged => (&self.forged[i % self.forged.len()], Expect::StartPage),
@@ -285,11 +303,11 @@ fn answers(r: &Response, expect: Expect, uid: &str, path: &str, start: u64) -> R
         Expect::StartPage => page(Page::StartWaiting, Some("wait")),
         Expect::KeepWaiting { new_cookie } => page(Page::KeepWaiting, new_cookie.then_some("wait")),
         Expect::OriginUntouched => Ok(()),
-        Expect::Origin => {
+        Expect::Origin { ends_from } => {
             let origin = r.body.contains(ORIGIN_MARKER) && !r.body.contains("waiting_room");
             let cookies = set_cookies.len() == 2
                 && set_cookies[0] == "demo_origin=1; Path=/"
-                && room_token(set_cookies[1], "allow", uid, start);
+                && room_token(set_cookies[1], "allow", uid, ends_from);
             (origin && cookies)
                 .then_some(())
                 .ok_or_else(|| format!("not the origin with a renewed cookie: {set_cookies:?}"))
@@ -298,8 +316,8 @@ fn answers(r: &Response, expect: Expect, uid: &str, path: &str, start: u64) -> R
 }
 
 /// Whether `set_cookie` stores a `dec` token for `uid`, signed with key1, that
-/// expires after the run began (an allow token: a whole session after).
-fn room_token(set_cookie: &str, dec: &str, uid: &str, start: u64) -> bool {
+/// expires at `earliest` or later.
+fn room_token(set_cookie: &str, dec: &str, uid: &str, earliest: u64) -> bool {
     // The default attributes over plain HTTP.
     let suffix = format!("; path=/; max-age={COOKIE_LIFETIME}; HttpOnly; SameSite=Lax");
     let Some(value) = set_cookie
@@ -322,11 +340,6 @@ fn room_token(set_cookie: &str, dec: &str, uid: &str, start: u64) -> bool {
         .strip_prefix(&format!("dec={dec}&exp="))
         .and_then(|rest| rest.strip_suffix(&format!("&uid={uid}&kid=key1")))
         .and_then(|exp| exp.parse::<u64>().ok());
-    let earliest = if dec == "allow" {
-        start + ALLOW_PERIOD
-    } else {
-        start
-    };
     exp.is_some_and(|exp| exp >= earliest) && sig == mint::vcl_sig(KEY1, signed)
 }
 

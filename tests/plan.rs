@@ -5,11 +5,11 @@ use test_support::mint;
 use std::collections::HashMap;
 
 use control::record::Record;
+use waiting_room::admission::decision::{Decision, Session};
 use waiting_room::answer::{BodySource, OriginOutcome};
-use waiting_room::config::Settings;
-use waiting_room::cookie::DELETE_COOKIE;
-use waiting_room::decision::{Decision, Session};
-use waiting_room::page::{Page, PageBody};
+use waiting_room::credentials::cookie::DELETE_COOKIE;
+use waiting_room::pages::page::{Page, PageBody};
+use waiting_room::settings::config::Settings;
 use waiting_room::{Action, OriginCookie, Visit, plan};
 
 const NOW: u64 = 1_700_000_023;

@@ -6,9 +6,9 @@ use test_support::mint;
 
 use std::collections::HashMap;
 
-use waiting_room::config::Settings;
-use waiting_room::decision::Decision;
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::decision::Decision;
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::percentage::Percentage;
 use waiting_room::{Visit, plan};
 
 const NOW: u64 = 1_700_000_023;
@@ -262,7 +262,7 @@ fn every_fifo_tampering_gets_its_documented_outcome_and_reason() {
 /// is another visitor.
 #[test]
 fn a_privacy_address_change_keeps_the_place_and_another_network_does_not() {
-    use waiting_room::uid::uid_of;
+    use waiting_room::credentials::uid::uid_of;
     let first = uid_of("2001:db8:1:2:aaaa::1".parse().unwrap(), 64);
     let rotated = uid_of("2001:db8:1:2:bbbb:cccc:dddd:eeee".parse().unwrap(), 64);
     let neighbour = uid_of("2001:db8:1:3:aaaa::1".parse().unwrap(), 64);

@@ -8,8 +8,8 @@ use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;
 use support::room::{KEY1, Room, now};
-use waiting_room::lottery;
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::lottery;
+use waiting_room::settings::percentage::Percentage;
 
 const KEEP_PAGE: &str = "Thanks for waiting";
 const BITS: u32 = 8;

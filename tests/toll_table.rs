@@ -5,13 +5,13 @@ use test_support::mint;
 
 use std::collections::HashMap;
 
-use waiting_room::config::Settings;
-use waiting_room::decision::{
+use waiting_room::admission::decision::{
     Context, CookieAction, Decision, Rejection, Transition, Verdict, decide_with,
 };
-use waiting_room::lottery;
-use waiting_room::percentage::Percentage;
-use waiting_room::token::Malformed;
+use waiting_room::admission::lottery;
+use waiting_room::credentials::token::Malformed;
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::percentage::Percentage;
 
 const NOW: u64 = 1_700_000_023;
 const UID: &str = "192.0.2.10";

@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use waiting_room::config::Settings;
-use waiting_room::decision::{Decision, decide};
-use waiting_room::keys::SigningKey;
-use waiting_room::percentage::Percentage;
-use waiting_room::token::{self, Claims, TokenKind};
+use waiting_room::admission::decision::{Decision, decide};
+use waiting_room::credentials::keys::SigningKey;
+use waiting_room::credentials::token::{self, Claims, TokenKind};
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::percentage::Percentage;
 
 fn cases() -> Vec<Value> {
     let text = include_str!("vectors/vcl-cookies.json");
@@ -103,7 +103,7 @@ fn vcl_cookie_keeps_its_state_before_expiry() {
 fn slot_aligned_wait_expiry_matches_the_vector() {
     // The first vector's exp is floor(1700000023 / 30) * 30 + 2 * 30.
     assert_eq!(
-        waiting_room::grid::global_expiry(1_700_000_023, 30),
+        waiting_room::admission::grid::global_expiry(1_700_000_023, 30),
         1_700_000_070
     );
 }

@@ -85,7 +85,7 @@
 //! otherwise land all at once and let in minutes of allowance in one go.
 //!
 //! *Polling.* A FIFO page comes back every `min(d, fifo_hold / 3)` seconds
-//! ([`waiting_room::refresh::fifo_period`]), each visitor at their own phase. So (a) a
+//! ([`waiting_room::admission::refresh::fifo_period`]), each visitor at their own phase. So (a) a
 //! passed place's admission comes up to one polling period after the cutoff
 //! reaches it: the show-up watch waits that long (plus a tick); (b) a controller
 //! that starts (or restarts) while a crowd waits sees each waiting visitor only
@@ -128,13 +128,13 @@ use super::{
     Snapshot, WINDOW,
 };
 use crate::record::Record;
-use waiting_room::config::FifoRate;
-use waiting_room::decision::{Decision, Session, Transition};
+use waiting_room::admission::decision::{Decision, Session, Transition};
+use waiting_room::settings::config::FifoRate;
 
 /// Config-store key the rule writes the cutoff to.
-pub const CUTOFF_KEY: &str = waiting_room::config::FIFO_CUTOFF;
+pub const CUTOFF_KEY: &str = waiting_room::settings::config::FIFO_CUTOFF;
 /// Config-store key the rule writes the cutoff's speed to.
-pub const RATE_KEY: &str = waiting_room::config::FIFO_RATE;
+pub const RATE_KEY: &str = waiting_room::settings::config::FIFO_RATE;
 /// Lowest show-up share assumed: at most ten places are passed per admission wanted.
 pub const MIN_SHOW_UP: f64 = 0.1;
 /// Seconds of clock `fifo_rate` is measured over.
@@ -175,8 +175,8 @@ impl Default for FifoOptions {
             max_active: None,
             tick: 10,
             heartbeat_every: 30,
-            wait_period: waiting_room::config::DEFAULT_WAIT_PERIOD_DURATION,
-            fifo_hold: waiting_room::config::DEFAULT_FIFO_HOLD,
+            wait_period: waiting_room::settings::config::DEFAULT_WAIT_PERIOD_DURATION,
+            fifo_hold: waiting_room::settings::config::DEFAULT_FIFO_HOLD,
             capacity: 10_000_000,
             log_silence: Some(DEFAULT_LOG_SILENCE),
             expected_propagation: Some(DEFAULT_EXPECTED_PROPAGATION),
@@ -197,10 +197,10 @@ impl FifoOptions {
         if self.log_silence == Some(0) {
             return bad("the log silence must be at least 1 s");
         }
-        if !(1..=waiting_room::config::MAX_DURATION).contains(&self.wait_period) {
+        if !(1..=waiting_room::settings::config::MAX_DURATION).contains(&self.wait_period) {
             return bad("the wait period must be 1 s to a year");
         }
-        if !(1..=waiting_room::config::MAX_DURATION).contains(&self.fifo_hold) {
+        if !(1..=waiting_room::settings::config::MAX_DURATION).contains(&self.fifo_hold) {
             return bad("the FIFO hold must be 1 s to a year");
         }
         Ok(())
@@ -208,7 +208,7 @@ impl FifoOptions {
 
     /// How often a waiting visitor's page comes back: `min(d, fifo_hold / 3)`.
     pub fn poll_period(&self) -> u64 {
-        waiting_room::refresh::fifo_period(self.wait_period, self.fifo_hold)
+        waiting_room::admission::refresh::fifo_period(self.wait_period, self.fifo_hold)
     }
 
     /// Seconds without a line after which a place's holder counts as gone

@@ -12,8 +12,8 @@ use super::series::{Second, Series};
 use super::tokens::Seen;
 use super::{Counters, MAX_CLOCK_SKEW, WINDOW};
 use crate::record::Record;
-use waiting_room::decision::{Session, Transition};
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::decision::{Session, Transition};
+use waiting_room::settings::percentage::Percentage;
 
 /// The crowd's sizes, noted in the newest second when it closes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

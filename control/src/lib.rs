@@ -100,14 +100,14 @@ use intake::{Intake, Sizes};
 use schedule::{Schedule, Timing};
 use series::Second;
 use tokens::Tokens;
-use waiting_room::decision::Decision;
-use waiting_room::grid::address_expiry;
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::decision::Decision;
+use waiting_room::admission::grid::address_expiry;
+use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the controller writes its percentage to.
-pub const PERCENTAGE_KEY: &str = waiting_room::config::ALLOW_PERCENTAGE;
+pub const PERCENTAGE_KEY: &str = waiting_room::settings::config::ALLOW_PERCENTAGE;
 /// Config-store key the controller writes its heartbeat to.
-pub const HEARTBEAT_KEY: &str = waiting_room::config::CONTROLLER_HEARTBEAT;
+pub const HEARTBEAT_KEY: &str = waiting_room::settings::config::CONTROLLER_HEARTBEAT;
 /// Seconds of log time the controller keeps per-second counts for.
 pub const WINDOW: u64 = 3600;
 /// Records stamped further than this ahead of the controller's clock are refused
@@ -192,7 +192,7 @@ impl Default for Options {
             max: Percentage::HUNDRED,
             tick: 10,
             heartbeat_every: 30,
-            wait_period: waiting_room::config::DEFAULT_WAIT_PERIOD_DURATION,
+            wait_period: waiting_room::settings::config::DEFAULT_WAIT_PERIOD_DURATION,
             redeem_window: None,
             start: None,
             capacity: 10_000_000,
@@ -235,7 +235,7 @@ impl Options {
         if self.tick == 0 || self.heartbeat_every == 0 {
             return bad("the tick and the heartbeat interval must be at least 1 s");
         }
-        if !(1..=waiting_room::config::MAX_DURATION).contains(&self.wait_period) {
+        if !(1..=waiting_room::settings::config::MAX_DURATION).contains(&self.wait_period) {
             return bad("the wait period must be 1 s to a year");
         }
         if self.start.is_some_and(|p| p < self.min || p > self.max) {

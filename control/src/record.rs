@@ -4,9 +4,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use waiting_room::decision::{Decision, Session, Transition};
+use waiting_room::admission::decision::{Decision, Session, Transition};
 use waiting_room::log::PREFIX;
-use waiting_room::percentage::Percentage;
+use waiting_room::settings::percentage::Percentage;
 
 /// What the controller reads from one log line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +99,7 @@ impl FromStr for Record {
             }
         }
         let decision = match fields.decision.ok_or(BadLine::Missing("decision"))? {
-            "bypass" => None,
+            "bypass" | "refused" => None,
             word => Some(word.parse().map_err(|_| BadLine::Unreadable("decision"))?),
         };
         Ok(Record {
@@ -246,6 +246,11 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!((r.t, r.decision, r.percentage), (5, None, None));
+        let r: Record =
+            "waitingroom t=6 decision=refused reason=ambiguous-path uid=192.0.2.1 path=//x"
+                .parse()
+                .unwrap();
+        assert_eq!((r.t, r.decision), (6, None));
     }
 
     #[test]

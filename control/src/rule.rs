@@ -5,7 +5,7 @@
 //! its [`Write`]s to the store (or the simulated edge) and report the outcome,
 //! and show its state; which rule runs is chosen once, when the loop is built.
 
-use waiting_room::config::{Heartbeat, QueueingMethod, Settings};
+use waiting_room::settings::config::{Heartbeat, QueueingMethod, Settings};
 
 use crate::fifo::{self, FifoController, FifoStatus};
 use crate::record::Record;

@@ -13,16 +13,23 @@
 //!   same address: on the room's draw grids every device of an address holds
 //!   the same token); a lost draw's line carries the loser's next token, the
 //!   same for every tab that drew it, so it counts once;
-//! - an allow line with `session=new` whose `exp` is the address's current
-//!   allow token is a repeat (tabs admitted in the same second share one
-//!   token); one in another second is another token, and counts, as the origin
-//!   sees it.
+//! - an allow line with `session=new` whose `exp` is the last new session's
+//!   of the address is a repeat: a session a wait token starts runs from a
+//!   second of that token, so every presentation of one win (tabs, devices
+//!   behind the address, retries, a draw repeated after a lost response, in any
+//!   second of the redeem window) gets the same allow token and counts once,
+//!   whatever lines of a live session of the address come in between. Another
+//!   `exp` is another token (another win, or a newcomer of a room open at
+//!   100 %, whose session starts at the request) and counts, as the origin sees
+//!   it. People behind one address share its draws: a win admits all who hold
+//!   the token, and they count as one session. A key rotation between two
+//!   presentations changes the token's bytes, not its `exp`: still one.
 //!
-//! Memory is the two crowds' ([`Crowd`]): 8 bytes an address.
+//! Memory is the three crowds' ([`Crowd`]): 8 bytes an address in each.
 
 use super::crowd::Crowd;
 use crate::record::Record;
-use waiting_room::decision::{Decision, Session, Transition};
+use waiting_room::admission::decision::{Decision, Session, Transition};
 
 /// What one record adds, counted per token.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -46,6 +53,8 @@ pub struct Tokens {
     pub waiting: Crowd,
     /// Addresses holding a live allow token.
     pub active: Crowd,
+    /// Addresses by the end of the last allow token counted as a new session.
+    admitted: Crowd,
     /// The room's redeem window: a wait token counts as held this long after its `exp`.
     redeem: u64,
 }
@@ -56,6 +65,7 @@ impl Tokens {
         Tokens {
             waiting: Crowd::new(capacity),
             active: Crowd::new(capacity),
+            admitted: Crowd::new(capacity),
             redeem,
         }
     }
@@ -91,11 +101,14 @@ impl Tokens {
             Some(Decision::Allow) => {
                 self.waiting.leave(uid);
                 if record.released {
+                    // The origin ended it: that token handed out again is a session again.
                     self.active.leave(uid);
+                    self.admitted.leave(uid);
                 } else if let Some(exp) = record.exp {
-                    let fresh = self.active.until(uid) != Some(exp);
                     self.active.hold(uid, exp);
-                    if fresh && record.session == Some(Session::New) {
+                    if record.session == Some(Session::New) && self.admitted.until(uid) != Some(exp)
+                    {
+                        self.admitted.hold(uid, exp);
                         seen.new_session = true;
                         if record.transition == Some(Transition::LotteryWon) {
                             seen.draw = Some(true);
@@ -116,6 +129,7 @@ impl Tokens {
     pub fn expire(&mut self, now: u64) {
         self.waiting.expire(now);
         self.active.expire(now);
+        self.admitted.expire(now);
     }
 }
 
@@ -149,20 +163,57 @@ mod tests {
         assert_eq!(tokens.see(&lost).draw, Some(false));
         assert_eq!(tokens.see(&lost), Seen::default());
         assert_eq!(tokens.see(&lost), Seen::default());
-        // They draw the next one and win, in one second: one new session.
-        let won = line(
-            "waitingroom t=221 decision=allow uid=10.0.0.1 p=5 session=new transition=lottery-won exp=3821 path=/events",
-        );
-        let first = tokens.see(&won);
+        // They draw the next one and win: one new session, whichever second
+        // each tab redeems it in (the session runs from the draw's first second).
+        let won = |t: u64| {
+            line(&format!(
+                "waitingroom t={t} decision=allow uid=10.0.0.1 p=5 session=new transition=lottery-won exp=3821 path=/events"
+            ))
+        };
+        let first = tokens.see(&won(221));
         assert_eq!((first.draw, first.new_session), (Some(true), true));
-        assert_eq!(tokens.see(&won), Seen::default());
-        // A tab whose request left before the cookie came back, a second later:
-        // another allow token, which the origin sees as another session.
-        let late = line(
-            "waitingroom t=222 decision=allow uid=10.0.0.1 p=5 session=new transition=lottery-won exp=3822 path=/events",
-        );
-        assert!(tokens.see(&late).new_session);
+        assert_eq!(tokens.see(&won(221)), Seen::default());
+        assert_eq!(tokens.see(&won(224)), Seen::default());
+        assert_eq!(tokens.see(&won(250)), Seen::default());
         assert_eq!((tokens.waiting.len(), tokens.active.len()), (0, 1));
+        // Another token of the address (a newcomer while the room admits
+        // everyone, whose session starts at the request) is another session.
+        let open = line(
+            "waitingroom t=300 decision=allow uid=10.0.0.1 p=100 session=new exp=3900 path=/events",
+        );
+        assert!(tokens.see(&open).new_session);
+    }
+
+    #[test]
+    fn a_win_counts_once_whatever_lines_of_the_address_come_between_its_tabs() {
+        let mut tokens = Tokens::new(100, 30);
+        let won = |t: u64| {
+            line(&format!(
+                "waitingroom t={t} decision=allow uid=10.0.0.1 p=5 session=new transition=lottery-won exp=3821 path=/events"
+            ))
+        };
+        let kept = |t: u64| {
+            line(&format!(
+                "waitingroom t={t} decision=allow uid=10.0.0.1 p=5 session=kept exp=3700 path=/events"
+            ))
+        };
+        // Someone else behind the address browses on an older session while
+        // the winner's tabs come in one by one.
+        assert!(!tokens.see(&kept(219)).new_session);
+        assert!(tokens.see(&won(221)).new_session);
+        assert_eq!(tokens.see(&kept(222)), Seen::default());
+        assert_eq!(tokens.see(&won(223)), Seen::default());
+        assert_eq!(tokens.see(&kept(224)), Seen::default());
+        assert_eq!(tokens.see(&won(240)), Seen::default());
+        // Released by the origin, the same token handed out again is a session again.
+        let released = line(
+            "waitingroom t=241 decision=allow uid=10.0.0.1 p=5 session=kept exp=3821 path=/events release=origin",
+        );
+        tokens.see(&released);
+        assert!(tokens.see(&won(245)).new_session);
+        // Once it ended, it stops counting.
+        tokens.expire(3822);
+        assert!(tokens.active.is_empty());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `control::record::Record` and `waiting_room::percentage::Percentage` parsing
+//! `control::record::Record` and `waiting_room::settings::percentage::Percentage` parsing
 //! any text: no panic, and percentages exactly as documented.
 #![no_main]
 

@@ -1,4 +1,4 @@
-//! `waiting_room::token::decode` on any cookie value, and the round trip
+//! `waiting_room::credentials::token::decode` on any cookie value, and the round trip
 //! `decode(mint(claims))`.
 #![no_main]
 

@@ -532,7 +532,7 @@ mod tests {
     use crate::http;
     use std::io::{Read, Write};
 
-    use waiting_room::challenge::{
+    use waiting_room::bots::challenge::{
         ChallengeSettings, Outcome, Provider, Reason, WhenDown, parse_verify_response,
     };
 

@@ -13,7 +13,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use waiting_room::config;
+use waiting_room::settings::config;
 
 use super::mint;
 

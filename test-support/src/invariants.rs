@@ -11,19 +11,19 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use control::record::Record;
-use waiting_room::config::{self, QueueingMethod, Settings};
-use waiting_room::cookie::{self, DELETE_COOKIE};
-use waiting_room::decision::{Decision, Session, Verdict};
-use waiting_room::grid::DrawGrid;
-use waiting_room::keys::SigningKey;
-use waiting_room::page::Page;
-use waiting_room::percentage::Percentage;
-use waiting_room::room_settings::Remembered;
-use waiting_room::token::{self, COOKIE_NAME, Claims, TokenKind};
+use waiting_room::admission::decision::{Decision, Session, Verdict};
+use waiting_room::admission::grid::DrawGrid;
+use waiting_room::credentials::cookie::{self, DELETE_COOKIE};
+use waiting_room::credentials::keys::SigningKey;
+use waiting_room::credentials::token::{self, COOKIE_NAME, Claims, TokenKind};
+use waiting_room::pages::page::Page;
+use waiting_room::settings::config::{self, QueueingMethod, Settings};
+use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::room_settings::Remembered;
 use waiting_room::{Action, Plan, Visit};
 
 use super::fuzz_input::{self, Input, KEYS};
-use super::mint;
+use super::{mint, origins};
 
 /// `token::decode` on any cookie value; `decode(mint(claims))` round-trips.
 pub fn token(data: &[u8]) {
@@ -630,7 +630,9 @@ fn expected_decision(
         (TokenKind::Wait, true) if now > token.exp.saturating_add(settings.redeem_window()) => {
             Decision::ReWait
         }
-        (TokenKind::Wait, true) if waiting_room::lottery::wins(token.seed, percentage) => {
+        (TokenKind::Wait, true)
+            if waiting_room::admission::lottery::wins(token.seed, percentage) =>
+        {
             Decision::Allow
         }
         (TokenKind::Wait, true) => Decision::ReWait,
@@ -681,9 +683,7 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
     assert_eq!(token.kid, settings.active_key);
     let now = visit.now;
     match dec {
-        TokenKind::Allow => {
-            assert_eq!(token.exp, now.saturating_add(settings.allow_period_timeout))
-        }
+        TokenKind::Allow => allow_token_is_sound(visit, settings, verdict, &token),
         TokenKind::Wait if fifo => fifo_token_is_sound(visit, settings, verdict, &token),
         TokenKind::Wait => {
             assert_eq!(token.arr, None, "{token:?}");
@@ -710,6 +710,52 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
             }
         }
     }
+}
+
+/// An allow token set ends `allow_period_timeout` after its session's start
+/// (docs/how-it-works.md, "Sessions"): `now` for a renewal or a session without a
+/// drawn wait token; for one a wait token starts, a second of that token alone,
+/// so every presentation of the win gets the same token: a won draw's `exp + 1`,
+/// a FIFO place's `exp - fifo_hold`, a lottery ticket's place `exp - 2d` under a
+/// FIFO cutoff; each only when not after `now` and leaving at least half the
+/// timeout. Whatever the path, the end is never after `now + timeout` and at
+/// most the path's bound before it.
+fn allow_token_is_sound(visit: &Visit, settings: &Settings, verdict: &Verdict, token: &Vouched) {
+    use waiting_room::admission::decision::Transition;
+    let now = visit.now;
+    let timeout = settings.allow_period_timeout;
+    let presented = visit
+        .cookie_header
+        .and_then(|header| cookie::find(header, COOKIE_NAME))
+        .and_then(|value| vouch(value, visit.uid))
+        .filter(|held| held.dec == TokenKind::Wait);
+    let d = settings.wait_period_duration;
+    let derived = match (verdict.session, verdict.transition, &presented) {
+        (Some(Session::New), Some(Transition::LotteryWon), Some(held)) => held.exp.checked_add(1),
+        (Some(Session::New), Some(Transition::CutoffReached), Some(held)) => match held.arr {
+            Some(_) => held.exp.checked_sub(settings.fifo_hold),
+            None => held.exp.checked_sub(2 * d),
+        },
+        _ => None,
+    };
+    let start = derived
+        .filter(|&start| start <= now && (now - start).saturating_mul(2) <= timeout)
+        .unwrap_or(now);
+    assert_eq!(
+        token.exp,
+        start.saturating_add(timeout),
+        "{token:?} at {now}"
+    );
+    let today = now.saturating_add(timeout);
+    let bound = settings
+        .redeem_window()
+        .max(settings.fifo_hold)
+        .max(2 * d + settings.redeem_window());
+    assert!(
+        token.exp <= today && today - token.exp <= bound,
+        "{token:?} at {now}"
+    );
+    assert_eq!(verdict.exp, Some(token.exp));
 }
 
 /// A FIFO wait token keeps the place the visitor held (or joined at), or for a
@@ -856,12 +902,12 @@ fn is_canonical_sig(sig: &str) -> bool {
 /// index or schedule keeps only what holds together; a pass is accepted only when it
 /// reads back to the same claims and its room's key signed it.
 pub fn rooms(data: &[u8]) {
-    use waiting_room::events::{Phase, Schedule};
-    use waiting_room::keys::{KeyStore, RoomKeys};
-    use waiting_room::pass::{self, PassClaims};
-    use waiting_room::room::{Index, Room, RoomName};
-    use waiting_room::room_settings::Remembered;
-    use waiting_room::rules::Cidr;
+    use waiting_room::credentials::keys::{KeyStore, RoomKeys};
+    use waiting_room::credentials::pass::{self, PassClaims};
+    use waiting_room::settings::events::{Phase, Schedule};
+    use waiting_room::settings::room::{Index, Room, RoomName};
+    use waiting_room::settings::room_settings::Remembered;
+    use waiting_room::settings::rules::Cidr;
 
     let (&mode, rest) = data.split_first().unwrap_or((&0, &[]));
     let text = String::from_utf8_lossy(rest).into_owned();
@@ -917,9 +963,9 @@ pub fn rooms(data: &[u8]) {
 /// text; a due wait token that owes is drawn only with a nonce that pays what it
 /// owes, by an independent check of the documented hash ([`mint::toll_pays`]).
 /// Returns the transition and whether the request paid.
-pub fn toll(data: &[u8]) -> (Option<waiting_room::decision::Transition>, bool) {
-    use waiting_room::decision::{Context, Transition, decide_with};
-    use waiting_room::toll;
+pub fn toll(data: &[u8]) -> (Option<waiting_room::admission::decision::Transition>, bool) {
+    use waiting_room::admission::decision::{Context, Transition, decide_with};
+    use waiting_room::bots::toll;
 
     let mut input = Input::new(data);
     let raw = input.text(24);
@@ -981,4 +1027,146 @@ pub fn toll(data: &[u8]) -> (Option<waiting_room::decision::Transition>, bool) {
         assert_ne!(verdict.decision, Decision::Allow, "{nonce:?}");
     }
     (verdict.transition, verdict.toll_paid)
+}
+
+/// The settings of the hostile-path table (`tests/hostile_paths.rs`) and of the
+/// `path` target: the service room on `/events` and `/checkout`, `/events/static/`
+/// bypassed, and the room `drops` on `/drops/`, open to all.
+pub const PATH_STORE: [(&str, &str); 6] = [
+    ("enabled", "true"),
+    ("allow_percentage", "50"),
+    ("protected_paths", "/events,/checkout"),
+    ("bypass_paths", "/events/static/"),
+    ("rooms", r#"{"drops": {"paths": ["/drops/"]}}"#),
+    (
+        "room.drops",
+        r#"{"enabled": true, "allow_percentage": 100}"#,
+    ),
+];
+
+/// Where the room sends a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Routed {
+    /// Refused: its readings fall in different rooms.
+    Refused,
+    /// Bypassed by `bypass_paths`.
+    Bypassed,
+    /// Outside every room.
+    Outside,
+    /// Into this room's decision (`service` or a room's name).
+    Room(String),
+}
+
+/// What the room does with the request line's `target` under [`PATH_STORE`], and
+/// the path it forwards: the SDK's parse of the target, as the edge writes it back.
+pub fn route(target: &str) -> (String, Routed) {
+    let path = origins::as_url(target);
+    let store: std::collections::HashMap<&str, &str> = PATH_STORE.into_iter().collect();
+    let lookup = Remembered::new(|key: &str| store.get(key).map(|v| v.to_string()));
+    let settings = Settings::for_request(&lookup, None, &path, 1_700_000_000);
+    let visit = Visit {
+        now: 1_700_000_000,
+        uid: "192.0.2.10",
+        path: &path,
+        path_and_query: &path,
+        ..Visit::default()
+    };
+    let plan = waiting_room::plan(&visit, &settings, &fuzz_input::key_store);
+    let routed = if plan.action == Action::Refuse {
+        Routed::Refused
+    } else if plan.log_line.contains(" scope=bypass-path ") {
+        Routed::Bypassed
+    } else if plan.log_line.contains(" scope=unprotected-path ") {
+        Routed::Outside
+    } else {
+        Routed::Room(
+            settings
+                .room
+                .name()
+                .map_or("service", |n| n.as_str())
+                .to_string(),
+        )
+    };
+    (path, routed)
+}
+
+/// The table's rooms, by the longest prefix, read apart from the room's code.
+pub fn room_by_prefix(path: &str) -> Routed {
+    [
+        ("/events", "service"),
+        ("/checkout", "service"),
+        ("/drops/", "drops"),
+    ]
+    .into_iter()
+    .filter(|(prefix, _)| path.starts_with(prefix))
+    .max_by_key(|(prefix, _)| prefix.len())
+    .map_or(Routed::Outside, |(_, room)| Routed::Room(room.to_string()))
+}
+
+/// A request target is bypassed only when every origin model reads the forwarded
+/// path inside the bypass prefix, and is placed in a room (or outside every room)
+/// only when every model reads it into that same one; refusing is always safe.
+pub fn path_is_held(target: &str) -> Routed {
+    let (forwarded, routed) = route(target);
+    for origin in origins::ORIGINS {
+        let Some(read) = origin.read(&forwarded) else {
+            continue;
+        };
+        match &routed {
+            Routed::Refused => {}
+            Routed::Bypassed => assert!(
+                read.starts_with("/events/static/"),
+                "{target:?} is bypassed, but {origin:?} reads {forwarded:?} as {read:?}"
+            ),
+            placed => assert_eq!(
+                &room_by_prefix(&read),
+                placed,
+                "{target:?} forwarded as {forwarded:?}: {origin:?} reads {read:?}"
+            ),
+        }
+    }
+    routed
+}
+
+/// [`path_is_held`] for a target built from `data`: pieces that origins read in
+/// different ways (separators raw and encoded, dots, parameters, the table's
+/// prefixes), joined in any order.
+pub fn path(data: &[u8]) -> Routed {
+    const PIECES: [&str; 24] = [
+        "/",
+        "//",
+        ".",
+        "..",
+        "%2f",
+        "%2F",
+        "%2e",
+        "%2E",
+        "%5c",
+        "\\",
+        ";",
+        ";x=1",
+        "%25",
+        "%63",
+        "events",
+        "static",
+        "checkout",
+        "drops",
+        "x",
+        "/events/static/",
+        "/drops/",
+        "%252f",
+        "%252e",
+        "/checkout",
+    ];
+    let target: String = data
+        .iter()
+        .take(24)
+        .map(|b| PIECES[usize::from(*b) % PIECES.len()])
+        .collect();
+    let target = if target.starts_with('/') {
+        target
+    } else {
+        format!("/{target}")
+    };
+    path_is_held(&target)
 }

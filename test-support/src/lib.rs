@@ -17,5 +17,6 @@ pub mod fuzz_input;
 pub mod http;
 pub mod invariants;
 pub mod mint;
+pub mod origins;
 #[cfg(feature = "processes")]
 pub mod room;

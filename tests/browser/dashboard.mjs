@@ -103,14 +103,14 @@ async function visit(browser, { name, width, height }, cutOff) {
   if (cutOff) {
     // The controller stops answering: the page must say so and keep the last data.
     expectFetchErrors = true;
-    await page.route("**/status.json", (route) => route.abort());
+    await page.route("**/status.json*", (route) => route.abort());
     await page.getByText("Connection lost").waitFor({ state: "visible", timeout: 10_000 });
     const still = await page.evaluate(() => document.body.dataset.updated);
     if (still !== updated) throw new Error(`${label} lost its data (snapshot ${updated} became ${still})`);
     const live = await page.$eval("#conn", (e) => e.closest("[aria-live]")?.getAttribute("aria-live"));
     if (live !== "polite") throw new Error(`the connection status is not in a polite live region (${live})`);
     await checkAxe(page, `${label}, connection lost`);
-    await page.unroute("**/status.json");
+    await page.unroute("**/status.json*");
     await page.getByText("Connection restored").waitFor({ state: "visible", timeout: 10_000 });
     expectFetchErrors = false;
     console.log(`${label}: says when the connection is lost and restored, keeps its data`);

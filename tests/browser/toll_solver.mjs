@@ -1,7 +1,7 @@
 // The bot toll's two solvers in headless Chromium, on the built-in waiting page:
 // its WebAssembly module (toll-solver/, inlined as base64) and the WebCrypto fallback.
 // Opens each page of --dir named in its `expected.json` ({ "file": first paying nonce,
-// from waiting_room::toll::solve }) three times: as it is, without WebCrypto (so only
+// from waiting_room::bots::toll::solve }) three times: as it is, without WebCrypto (so only
 // the module can solve it) and without WebAssembly (so only WebCrypto can), and once
 // more resuming from a sessionStorage count, and checks that every run finds exactly
 // the room's nonce. Also checks that the inlined module imports nothing.

@@ -42,7 +42,7 @@ const expected = [
   ...(process.env.WAITING_ROOM_EXPECT ?? "").split("\n").filter((t) => t.trim() !== ""),
 ];
 const timeout = timeoutMs(args);
-// The providers' widget scripts (src/challenge.rs, `Provider::script_url`).
+// The providers' widget scripts (src/bots/challenge.rs, `Provider::script_url`).
 const WIDGET_SCRIPTS = [
   "https://challenges.cloudflare.com/turnstile/v0/api.js",
   "https://js.hcaptcha.com/1/api.js",

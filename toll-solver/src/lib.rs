@@ -1,4 +1,4 @@
-//! The bot toll's search (`waiting_room::toll`) for browsers: the same rule, with the
+//! The bot toll's search (`waiting_room::bots::toll`) for browsers: the same rule, with the
 //! `sha2` crate, built by `scripts/build-toll-solver.sh` into a WebAssembly module that
 //! imports nothing, inlined in the waiting pages (`static/toll-solver.wasm.b64`) and
 //! run by `static/toll.script.html`. WebCrypto costs a promise per hash; this does not.

@@ -1,8 +1,8 @@
-//! The solver finds exactly the nonces the room accepts: `waiting_room::toll::solve`'s
+//! The solver finds exactly the nonces the room accepts: `waiting_room::bots::toll::solve`'s
 //! first nonce, searched whole and in slices as the page does, for many challenges.
 
 use toll_solver::{PREFIX_LEN, first_paying};
-use waiting_room::toll;
+use waiting_room::bots::toll;
 
 /// Signatures unlike each other (not cryptographic: any 32 bytes are a challenge).
 fn signature(i: u32) -> [u8; 32] {

@@ -5,10 +5,12 @@ use std::hint::black_box;
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
-use waiting_room::config::Settings;
-use waiting_room::decision::{self, CookieAction, Decision, Rejection, Transition, Verdict};
-use waiting_room::keys::SigningKey;
-use waiting_room::token::{self, Claims, TokenKind};
+use waiting_room::admission::decision::{
+    self, CookieAction, Decision, Rejection, Transition, Verdict,
+};
+use waiting_room::credentials::keys::SigningKey;
+use waiting_room::credentials::token::{self, Claims, TokenKind};
+use waiting_room::settings::config::Settings;
 use waiting_room::{Plan, Visit, plan};
 
 /// The clock every case is read at (Unix seconds).
@@ -120,7 +122,7 @@ pub fn build(name: &str) -> Result<Case, String> {
     let Some(&name) = NAMES.iter().find(|known| **known == name) else {
         return Err(format!("no case called {name:?}; cases: {NAMES:?}"));
     };
-    let wait_exp = waiting_room::grid::global_expiry(NOW, room().wait_period_duration);
+    let wait_exp = waiting_room::admission::grid::global_expiry(NOW, room().wait_period_duration);
     let allow_exp = NOW + room().allow_period_timeout;
     let (now, token, expect) = match name {
         "no-cookie" => (NOW, None, Expect::plain(Decision::Anon)),
@@ -171,7 +173,7 @@ pub fn build(name: &str) -> Result<Case, String> {
 fn room() -> Settings {
     Settings {
         enabled: true,
-        allow_percentage: waiting_room::percentage::Percentage::whole(PERCENTAGE),
+        allow_percentage: waiting_room::settings::percentage::Percentage::whole(PERCENTAGE),
         ..Settings::default()
     }
 }
@@ -217,7 +219,7 @@ fn mint(secret: &str, dec: TokenKind, exp: u64) -> String {
 }
 
 fn room_cookie(header: &str) -> Option<&str> {
-    waiting_room::cookie::find(header, waiting_room::token::COOKIE_NAME)
+    waiting_room::credentials::cookie::find(header, waiting_room::credentials::token::COOKIE_NAME)
 }
 
 /// The texts a path cannot avoid MACing: the presented token's (to verify it, when

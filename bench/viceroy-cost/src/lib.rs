@@ -10,8 +10,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 pub use test_support::http::Response;
 use test_support::mint;
-use waiting_room::lottery;
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::lottery;
+use waiting_room::settings::percentage::Percentage;
 
 /// The loopback address requests come from: the `uid` of the tokens sent.
 pub const CLIENT: &str = "127.0.0.1";
@@ -293,7 +293,10 @@ impl Case {
                 return cookie;
             }
             let nonce = mint::toll_nonce(&challenge, u32::from(TOLL_BITS));
-            return format!("{cookie}; {}={nonce}", waiting_room::toll::COOKIE_NAME);
+            return format!(
+                "{cookie}; {}={nonce}",
+                waiting_room::bots::toll::COOKIE_NAME
+            );
         }
         let exp = if self.renewing_token() {
             now + allow_period / 6
@@ -686,9 +689,10 @@ pub fn summary(runs: &[Vec<Cost>]) -> String {
 mod tests {
     use super::*;
     use std::collections::HashMap;
-    use waiting_room::page::Page;
-    use waiting_room::room_settings::Remembered;
-    use waiting_room::{Action, Visit, config::Settings, plan};
+    use waiting_room::pages::page::Page;
+    use waiting_room::settings::config::Settings;
+    use waiting_room::settings::room_settings::Remembered;
+    use waiting_room::{Action, Visit, plan};
 
     #[test]
     fn schedstat_first_field_is_the_run_time() {
@@ -902,7 +906,7 @@ mod tests {
         );
         assert_eq!(rooms_room(), "r09");
         let store = ten_room_store();
-        let index = waiting_room::room::Index::parse(&store["rooms"]);
+        let index = waiting_room::settings::room::Index::parse(&store["rooms"]);
         assert!(index.problems.is_empty(), "{:?}", index.problems);
         assert_eq!(index.rooms.len(), ROOM_COUNT);
         // Every room's scope holds the request, and the service room's /events too.
@@ -925,7 +929,7 @@ mod tests {
             assert!(settings.enabled);
             assert_eq!(settings.allow_period_timeout, 3600);
             rules += settings.bypass_addresses.len() + settings.bypass_paths.len();
-            let bypass = waiting_room::rules::bypass_scope(
+            let bypass = waiting_room::settings::rules::bypass_scope(
                 CLIENT.parse().ok(),
                 &rooms_path(),
                 &settings.bypass_paths,

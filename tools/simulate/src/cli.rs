@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{ArgAction, Args, CommandFactory, Parser};
 use control::DEFAULT_EXPECTED_PROPAGATION;
-use waiting_room::config::MAX_DURATION;
-use waiting_room::grid::DrawGrid;
-use waiting_room::percentage::Percentage;
-use waiting_room::refresh::RefreshMode;
-use waiting_room::room::RoomName;
+use waiting_room::admission::grid::DrawGrid;
+use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::config::MAX_DURATION;
+use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::room::RoomName;
 
 use crate::bots::Bots;
 use crate::fifo::FifoSpec;
@@ -763,17 +763,17 @@ fn room_name(raw: &str) -> Result<RoomName, String> {
 
 /// `--pop-new-sessions-per-minute`: 1 to the room's highest.
 fn pop_ceiling(raw: &str) -> Result<u32, String> {
-    let max = waiting_room::config::MAX_POP_NEW_SESSIONS_PER_MINUTE;
+    let max = waiting_room::settings::config::MAX_POP_NEW_SESSIONS_PER_MINUTE;
     number::<u32>(raw)
         .ok()
         .filter(|n| (1..=max).contains(n))
         .ok_or_else(|| format!("{raw:?} is not a whole number from 1 to {max}"))
 }
 
-/// `--bot-toll-bits`: 0 to the room's most ([`waiting_room::toll::MAX_BITS`]).
+/// `--bot-toll-bits`: 0 to the room's most ([`waiting_room::bots::toll::MAX_BITS`]).
 fn toll_bits(raw: &str) -> Result<u8, String> {
-    waiting_room::toll::parse_bits(raw.trim()).ok_or_else(|| {
-        let max = waiting_room::toll::MAX_BITS;
+    waiting_room::bots::toll::parse_bits(raw.trim()).ok_or_else(|| {
+        let max = waiting_room::bots::toll::MAX_BITS;
         format!("{raw:?} is not a whole number of bits from 0 to {max}")
     })
 }

@@ -17,10 +17,10 @@ use std::time::Instant;
 use control::record::{BadLine, Record};
 use control::rule::Write as _;
 use control::{Counters, Rule};
-use waiting_room::config::Settings;
-use waiting_room::decision::Verdict;
+use waiting_room::admission::decision::Verdict;
 use waiting_room::log;
-use waiting_room::room::RoomName;
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::room::RoomName;
 
 use crate::engine::START;
 use crate::scenario::Control;

@@ -20,13 +20,15 @@ use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
 use control::{Controller, Rule};
-use waiting_room::ceiling::ExactCounts;
-use waiting_room::config::Settings;
-use waiting_room::decision::{self, CookieAction, Decision, Session, TollDue, Transition, Verdict};
-use waiting_room::keys::RoomKeys;
+use waiting_room::admission::ceiling::ExactCounts;
+use waiting_room::admission::decision::{
+    self, CookieAction, Decision, Session, TollDue, Transition, Verdict,
+};
+use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::credentials::keys::RoomKeys;
 use waiting_room::outlook;
-use waiting_room::refresh::RefreshMode;
-use waiting_room::room::RoomName;
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::room::RoomName;
 
 use crate::attacker::Jar;
 use crate::closed_loop::{self, ClosedLoop, Line};
@@ -86,7 +88,7 @@ impl Room {
     ) -> Verdict {
         let verdict = {
             let pop = self.pop.borrow();
-            let counts = &*pop as &dyn waiting_room::ceiling::PopCounts;
+            let counts = &*pop as &dyn waiting_room::admission::ceiling::PopCounts;
             // A named room signs with its own derived key, as `plan()` has it.
             let keys = RoomKeys::new(&self.keys, self.settings.room.name());
             decision::decide_with(
@@ -161,7 +163,7 @@ impl<R: Rule> Method<R> {
     /// controller counts only its room's lines.
     pub fn in_room(mut self, name: RoomName) -> Self {
         self.closed_loop = self.closed_loop.map(|c| c.in_room(Some(&name)));
-        self.room.settings.room = waiting_room::room::Room::Named(name);
+        self.room.settings.room = waiting_room::settings::room::Room::Named(name);
         self
     }
 }

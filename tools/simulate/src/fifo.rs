@@ -4,7 +4,7 @@
 //!
 //! It runs the simulator's one event loop ([`crate::engine`]) with FIFO mode's
 //! [`Method`]. Every request is decided by the room's own
-//! [`waiting_room::decision::decide_at`] to the millisecond: a person's first request comes at their own millisecond
+//! [`waiting_room::admission::decision::decide_at`] to the millisecond: a person's first request comes at their own millisecond
 //! (the people arriving within one second are spread evenly over it, in a random
 //! order, so they hold distinct places whenever a second has at most a thousand
 //! of them; beyond that, people sharing a millisecond share a place, as they
@@ -30,8 +30,8 @@ use std::path::Path;
 
 use control::fifo::{FifoController, FifoOptions};
 use serde::Serialize;
-use waiting_room::config::{QueueingMethod, Settings};
-use waiting_room::refresh::RefreshMode;
+use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::config::{QueueingMethod, Settings};
 
 use crate::closed_loop::ClosedLoop;
 use crate::engine::{self, Method, OnceIn, Room};
@@ -55,7 +55,7 @@ pub struct FifoSpec {
 impl Default for FifoSpec {
     fn default() -> FifoSpec {
         FifoSpec {
-            fifo_hold: waiting_room::config::DEFAULT_FIFO_HOLD,
+            fifo_hold: waiting_room::settings::config::DEFAULT_FIFO_HOLD,
         }
     }
 }
@@ -118,6 +118,11 @@ pub struct FifoReport {
     pub abandoned: u64,
     /// Admitted by the end.
     pub admitted: u64,
+    /// New sessions as the origin and the controller count them: distinct allow
+    /// tokens handed out with `session=new`, in the whole run.
+    pub allow_tokens: u64,
+    /// `allow_tokens / admitted` (1 when each person admitted is one session).
+    pub tokens_per_person: f64,
     /// Who stayed and were still waiting at the end.
     pub still_waiting: u64,
     /// Kendall's tau-b between place and admission time, over the admitted.
@@ -362,6 +367,8 @@ fn summarise(s: Summary<'_>) -> FifoReport {
         people: people as u64,
         abandoned,
         admitted: admitted.len() as u64,
+        allow_tokens: new_sessions.iter().sum(),
+        tokens_per_person: new_sessions.iter().sum::<u64>() as f64 / admitted.len().max(1) as f64,
         still_waiting: people as u64 - abandoned - admitted.len() as u64,
         kendall_tau: tau,
         tied_places: tied,
@@ -535,6 +542,7 @@ pub fn text(r: &FifoReport) -> String {
     let s = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
     let mut out = format!(
         "fifo      target {:.0}/min, propagation {} s: {} people, {} admitted, {} gave up, {} still waiting; \
+         new sessions (allow tokens) {}, tokens per person {:.3}; \
          Kendall tau-b {} ({} tied pairs of places); minutes within ±10 %: {}/{} (lowest {}, highest {}, mean {}); \
          first minutes {:?}; everyone admitted in {} min (target implies {:.1}); {} writes ({} moved the cutoff); \
          show-up live {:.3} stale {:.3}; propagation measured {}; {} decisions in {:.1} s\n",
@@ -544,6 +552,8 @@ pub fn text(r: &FifoReport) -> String {
         r.admitted,
         r.abandoned,
         r.still_waiting,
+        r.allow_tokens,
+        r.tokens_per_person,
         f(r.kendall_tau),
         r.tied_places,
         r.minutes_within_10_percent,

@@ -1,7 +1,7 @@
 //! A simulator of the waiting room: crowds of visitors, each device with its own
-//! cookie jar, every request decided by the room's own [`waiting_room::decision::decide`]
-//! at a virtual clock, every refresh timed by [`waiting_room::refresh::refresh_after`]
-//! and every estimate shown by [`waiting_room::estimate::estimate`]. Nothing of
+//! cookie jar, every request decided by the room's own [`waiting_room::admission::decision::decide`]
+//! at a virtual clock, every refresh timed by [`waiting_room::admission::refresh::refresh_after`]
+//! and every estimate shown by [`waiting_room::admission::estimate::estimate`]. Nothing of
 //! the rules is written twice.
 //!
 //! It reports the origin's load (new sessions per second, sessions at once), the

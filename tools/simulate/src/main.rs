@@ -8,8 +8,8 @@ use simulate::planning::{self, Question};
 use simulate::population::Population;
 use simulate::report;
 use simulate::scenario::{Scenario, SecondRoom};
-use waiting_room::grid::DrawGrid;
-use waiting_room::refresh::RefreshMode;
+use waiting_room::admission::grid::DrawGrid;
+use waiting_room::admission::refresh::RefreshMode;
 
 fn main() -> ExitCode {
     let command = cli::parse(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());
@@ -142,13 +142,17 @@ fn print_runs(runs: &[report::Run], rooms: bool) {
             format!("{}/{} sooner, {:.4}", a.sooner, a.people, a.advantage)
         });
         println!(
-            "{:7} {:8}  new sessions/s after 1 min: mean {:.1}, peak {} (peak/mean {:.2}, peak/minute-mean {:.2}); \
+            "{:7} {:8}  new sessions (allow tokens) {}, people admitted {}, tokens per person {:.3}; \
+             new sessions/s after 1 min: mean {:.1}, peak {} (peak/mean {:.2}, peak/minute-mean {:.2}); \
              dispersion index {:.2}; slots in 99% band {:.3}; multi-device advantage {:.3}±{:.3} \
              (within k draw periods {}; against their first device alone: {}); \
              wait p50 {:?} s (shown {:?} s); \
              re-rolls won {}/{}; {:.0} ns/decision, {} decisions in {:.1} s",
             r.draw_grid,
             r.refresh_mode,
+            r.admissions.allow_tokens,
+            r.admissions.people,
+            r.admissions.tokens_per_person,
             r.admissions.per_second.mean,
             r.admissions.per_second.peak,
             r.admissions.per_second.peak_to_mean,

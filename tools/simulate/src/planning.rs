@@ -3,10 +3,10 @@
 //! a sample of them, scaled up, tells the whole crowd's story.
 
 use serde::Serialize;
-use waiting_room::refresh::RefreshMode;
+use waiting_room::admission::refresh::RefreshMode;
 
-use waiting_room::grid::DrawGrid;
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::grid::DrawGrid;
+use waiting_room::settings::percentage::Percentage;
 
 use crate::engine;
 use crate::population::Population;

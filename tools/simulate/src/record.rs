@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
-use waiting_room::estimate::Estimate;
-use waiting_room::percentage::Percentage;
+use waiting_room::admission::estimate::Estimate;
+use waiting_room::settings::percentage::Percentage;
 
 use crate::attacker::AttackTally;
 use crate::closed_loop::Trace;

@@ -4,8 +4,8 @@ use std::fs;
 use std::path::Path;
 
 use serde::Serialize;
-use waiting_room::grid::DrawGrid;
-use waiting_room::refresh::RefreshMode;
+use waiting_room::admission::grid::DrawGrid;
+use waiting_room::admission::refresh::RefreshMode;
 
 use crate::engine;
 use crate::plot;

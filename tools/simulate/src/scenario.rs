@@ -4,11 +4,11 @@
 use std::str::FromStr;
 
 use serde::{Serialize, Serializer};
-use waiting_room::config::Settings;
-use waiting_room::grid::DrawGrid;
-use waiting_room::percentage::Percentage;
-use waiting_room::refresh::RefreshMode;
-use waiting_room::room::RoomName;
+use waiting_room::admission::grid::DrawGrid;
+use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::room::RoomName;
 
 use crate::bots::Bots;
 use crate::rng::Rng;

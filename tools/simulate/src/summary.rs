@@ -1,8 +1,8 @@
 //! From a run's record to the figures an operator reads.
 
 use serde::Serialize;
-use waiting_room::estimate::{draw_interval, draws_for_quantile};
-use waiting_room::refresh::RefreshMode;
+use waiting_room::admission::estimate::{draw_interval, draws_for_quantile};
+use waiting_room::admission::refresh::RefreshMode;
 
 use crate::attacker::AttackTally;
 use crate::engine;
@@ -149,6 +149,13 @@ pub struct Cost {
 pub struct Admissions {
     /// In the whole run.
     pub total: u64,
+    /// People admitted (a person's first admission, on any device).
+    pub people: u64,
+    /// New sessions as the origin and the controller count them: distinct allow
+    /// tokens (the address and the token's `exp`) handed out with `session=new`.
+    pub allow_tokens: u64,
+    /// `allow_tokens / people` (1 when each person admitted is one session).
+    pub tokens_per_person: f64,
     /// Per second, after the first minute.
     pub per_second: SeriesStats,
     /// Per clock minute.
@@ -325,6 +332,10 @@ pub fn summarise(
 ) -> RunReport {
     let waiting_peak = waiting_peak(scenario, population, record);
     let cutoff = observed_cutoff(scenario, record);
+    let people_admitted = (0..population.people.len())
+        .filter(|&i| record.is_admitted(i))
+        .count() as u64;
+    let allow_tokens: u64 = record.new_tokens.iter().sum();
     RunReport {
         room: None,
         draw_grid: scenario.room.draw_grid.to_string(),
@@ -338,6 +349,9 @@ pub fn summarise(
         },
         admissions: Admissions {
             total: record.new_sessions.iter().sum(),
+            people: people_admitted,
+            allow_tokens,
+            tokens_per_person: allow_tokens as f64 / people_admitted.max(1) as f64,
             per_second: stats::series_stats(&record.new_sessions, WARM_UP),
             per_minute: record
                 .new_sessions

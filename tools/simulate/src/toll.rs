@@ -1,4 +1,4 @@
-//! Paying the room's bot toll ([`waiting_room::toll`]) in the simulator: who
+//! Paying the room's bot toll ([`waiting_room::bots::toll`]) in the simulator: who
 //! pays, the nonce a payer presents, and the hashes it cost.
 //!
 //! A device that is shown a toll (`Verdict::toll`) pays it before its next
@@ -16,8 +16,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use waiting_room::decision::TollDue;
-use waiting_room::toll;
+use waiting_room::admission::decision::TollDue;
+use waiting_room::bots::toll;
 
 use crate::bots::Bot;
 use crate::population::Kind;
@@ -210,6 +210,9 @@ mod tests {
                 signature: [1; 32],
                 bits: 10,
             });
+            // The kernel brings a thread's run time up to date when it is switched
+            // out: a short sleep makes sure the solve's work is counted.
+            std::thread::sleep(Duration::from_millis(2));
             assert!(thread_cpu().unwrap() > before, "the thread's CPU time runs");
         }
     }

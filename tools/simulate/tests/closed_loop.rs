@@ -12,10 +12,10 @@ use simulate::progress::Progress;
 use simulate::report::run_modes;
 use simulate::scenario::{Arrivals, Control, Mix, Room, Scenario, Session};
 use simulate::summary::{RunReport, summarise};
-use waiting_room::grid::DrawGrid;
-use waiting_room::percentage::Percentage;
-use waiting_room::refresh::RefreshMode;
-use waiting_room::room::RoomName;
+use waiting_room::admission::grid::DrawGrid;
+use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::room::RoomName;
 
 const TARGET: f64 = 1_200.0;
 

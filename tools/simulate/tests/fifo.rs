@@ -9,7 +9,7 @@
 use simulate::fifo::{FifoSpec, run};
 use simulate::population::Population;
 use simulate::scenario::{Arrivals, Control, Mix, Room, Scenario, Session};
-use waiting_room::percentage::Percentage;
+use waiting_room::settings::percentage::Percentage;
 
 const TARGET: f64 = 120.0;
 

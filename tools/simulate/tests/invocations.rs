@@ -7,7 +7,7 @@ use std::path::Path;
 
 use simulate::cli::{Command, parse};
 use test_support::docs::{self, Cli};
-use waiting_room::grid::DrawGrid;
+use waiting_room::admission::grid::DrawGrid;
 
 fn args(line: &str) -> Vec<String> {
     line.split_whitespace().map(String::from).collect()

@@ -7,11 +7,11 @@ use clap::error::ErrorKind;
 use clap::{ArgGroup, Args, CommandFactory, Parser, Subcommand};
 use control::Options;
 use control::fifo::FifoOptions;
-use waiting_room::config::{
+use waiting_room::settings::config::{
     DEFAULT_CONTROLLER_TIMEOUT, DEFAULT_WAIT_PERIOD_DURATION, MAX_DURATION,
 };
-use waiting_room::percentage::Percentage;
-use waiting_room::room::RoomName;
+use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::room::RoomName;
 
 use crate::sink::{FASTLY_API, TOKEN_VAR};
 
@@ -45,6 +45,17 @@ At most one write each --tick seconds: when the percentage (or the cutoff) chang
 when the heartbeat is due (--heartbeat-every). A failed write is retried after one tick, then after twice as \
 long each time, up to 300 s. Each write prints one line on stderr unless --quiet.
 
+One process holds every room of a service: --room NAME (repeatable, with the room's own \
+settings after a colon) routes each log line to its room by its room= field, runs one \
+controller per room, and writes all the rooms' keys of a tick in one update: one PATCH to \
+the Fastly API, or one atomic replace of the file. Why one process, and per-room specs \
+rather than one set of flags per room: the Fastly API allows about 1,000 modifying \
+requests an hour per user, and a controller per room (120 to 360 updates an hour each) \
+passes it at three busy rooms, while one writer's updates stay within --api-budget (500 \
+an hour by default) whatever the number of rooms; the log is read once; and a room's spec \
+keeps what differs in that room together, in the flags' own names, with every other \
+setting shared.
+
 When stdin ends without --listen, the controller ticks (and maybe writes) once more and \
 exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
         after_long_help = "Examples:
@@ -66,9 +77,15 @@ exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
 
   # A FIFO room (queueing_method = fifo): move fifo_cutoff instead of the percentage:
   viceroy serve -C fastly.toml bin/main.wasm | \\
-    wrctl control --queueing fifo --target-per-minute 600 --config-file config.json"
+    wrctl control --queueing fifo --target-per-minute 600 --config-file config.json
+
+  # Three rooms of one service, one writer: the service room at 600 a minute, drops in
+  # FIFO mode at 300 (1,200 during its event drop-1), vip at 100; one PATCH a tick:
+  wrctl control --target-per-minute 600 --service-room \\
+    --room drops:target=300,queueing=fifo,event.drop-1=1200 --room vip:target=100 \\
+    --fastly-store-id STORE_ID --listen 0.0.0.0:8080 --service-id SERVICE < /dev/null"
     )]
-    Control(ControlArgs),
+    Control(Box<ControlArgs>),
     /// Print a new random signing key on stdout, and how to store it in Fastly on stderr.
     #[command(
         long_about = "Print a new signing key on stdout: --bytes random bytes from the operating \
@@ -156,16 +173,17 @@ Exit status 1 when the index has entries the room ignores.",
         .args(["config_file", "fastly_store_id", "dry_run"])
 ))]
 pub struct ControlArgs {
-    /// New sessions a minute to hold (required).
+    /// New sessions a minute to hold (required, unless every --room sets target=).
     #[arg(
         long,
         value_name = "N",
         value_parser = positive_number,
         long_help = "New sessions a minute to hold: visitors admitted from the waiting room \
-(lottery wins) plus visitors let straight in while the room is open. Required.\n\
+(lottery wins) plus visitors let straight in while the room is open. Required, unless every \
+--room sets its own target=; with several rooms, the target of each that does not.\n\
 Example: --target-per-minute 600"
     )]
-    pub target_per_minute: f64,
+    pub target_per_minute: Option<f64>,
 
     /// The room's queueing_method: which key the controller holds the target with.
     #[arg(
@@ -185,7 +203,7 @@ Example: --queueing fifo"
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = waiting_room::config::DEFAULT_FIFO_HOLD,
+        default_value_t = waiting_room::settings::config::DEFAULT_FIFO_HOLD,
         value_parser = clap::value_parser!(u64).range(1..=MAX_DURATION),
         long_help = "The room's fifo_hold in seconds (FIFO mode): a waiting page comes back \
 every min(--wait-period, fifo_hold / 3) seconds, which the controller waits for before it \
@@ -414,17 +432,54 @@ lines.\nExample: --quiet"
     )]
     pub quiet: bool,
 
-    /// The named room to hold (default: the service room).
+    /// A named room to hold, with its own settings (repeatable; default: the service room).
     #[arg(
         long,
-        value_name = "NAME",
-        value_parser = parse_room,
-        long_help = "Hold the target of this named room (of the `rooms` index): only its \
-log lines (room=NAME) are counted, and its keys are written as room.NAME.allow_percentage, \
-room.NAME.controller_heartbeat, room.NAME.fifo_cutoff, room.NAME.fifo_rate. Without it, the service room's lines \
-(no room=) and keys. Run one controller per room.\nExample: --room drops"
+        value_name = "NAME[:KEY=VALUE,...]",
+        value_parser = RoomSpec::parse,
+        long_help = "Hold this named room (of the `rooms` index): its log lines (room=NAME) \
+go to its own controller, and its keys are written as room.NAME.allow_percentage, \
+room.NAME.controller_heartbeat, room.NAME.fifo_cutoff, room.NAME.fifo_rate. Repeat it for \
+every room of the service: one process holds them all, each with its own rule and state, \
+and writes all their keys of a tick in one update (one PATCH, or one file write). Without \
+--room, the service room (lines without room=, its own keys); with --room, add \
+--service-room to hold it too.\n\
+After a colon, the room's own settings, comma-separated, named as the flags they override \
+(every other setting is the flag's): target (or target-per-minute), queueing, max-active, \
+min, max, start, wait-period, redeem-window, fifo-hold, expected-propagation, and \
+event.NAME=N (as --event-target NAME=N, for this room).\n\
+Example: --room drops:target=300,queueing=fifo,event.drop-1=1200 --room vip:target=100"
     )]
-    pub room: Option<RoomName>,
+    pub room: Vec<RoomSpec>,
+
+    /// With --room: hold the service room too, on the flags' own settings.
+    #[arg(
+        long,
+        long_help = "With --room: hold the service room (lines without room=) too, with \
+the flags' own settings, in the same process and the same updates as the named rooms. \
+Without --room it is the room held anyway.\n\
+Example: --target-per-minute 600 --service-room --room drops:target=300"
+    )]
+    pub service_room: bool,
+
+    /// Fastly API updates an hour at most (the writer's budget).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::budget::DEFAULT_BUDGET,
+        value_parser = clap::value_parser!(u64).range(1..=100_000),
+        long_help = "With --fastly-store-id: config-store updates an hour at most, whatever \
+the number of rooms (each update carries every room's items of a tick). The default, 500, is \
+half of the 1,000 modifying requests an hour the Fastly API allows a user by default \
+(\"Fastly API rate limiting\"); the other half is left to people and other tools of the same \
+user. It sets the least time between two updates, 3600 / N s rounded up (8 s: at most 450 an \
+hour), and --tick is raised to it. The API's Fastly-RateLimit-Remaining and \
+Fastly-RateLimit-Reset are read on every answer: with few requests left the updates spread \
+out (never further apart than --heartbeat-every); a 429, or a 5xx with Retry-After, holds \
+them until its Retry-After or Fastly-RateLimit-Reset, at most 300 s.\n\
+Example: --api-budget 500"
+    )]
+    pub api_budget: u64,
 
     /// During the scheduled event NAME, hold N new sessions a minute (repeatable).
     #[arg(
@@ -438,16 +493,152 @@ Example: --event-target drop-1=1200"
     )]
     pub event_target: Vec<(String, f64)>,
 
-    /// Another room's controller dashboard, for the room picker (repeatable).
+    /// Another process's room dashboard, for the room picker (repeatable).
     #[arg(
         long,
         value_name = "NAME=URL",
         value_parser = parse_room_dashboard,
-        long_help = "The dashboard of another room's controller (one controller runs per \
-room), listed in this dashboard's room picker under NAME. Repeatable.\n\
+        long_help = "The dashboard of a room held by another wrctl control process (rooms \
+held here are listed anyway, with --room), listed in this dashboard's room picker under \
+NAME. Repeatable.\n\
 Example: --room-dashboard drops=http://127.0.0.1:7679/"
     )]
     pub room_dashboard: Vec<(String, String)>,
+}
+
+/// `--room NAME[:KEY=VALUE,...]`: a named room, and its own settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoomSpec {
+    /// The room.
+    pub name: RoomName,
+    /// Its settings, in the order given.
+    pub settings: Vec<RoomSetting>,
+}
+
+/// One of a room's own settings in its `--room` spec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RoomSetting {
+    /// `target=N` (`target-per-minute=N`).
+    Target(f64),
+    /// `queueing=random|fifo`.
+    Queueing(String),
+    /// `max-active=N`.
+    MaxActive(u64),
+    /// `min=P`.
+    Min(Percentage),
+    /// `max=P`.
+    Max(Percentage),
+    /// `start=P`.
+    Start(Percentage),
+    /// `wait-period=SECONDS`.
+    WaitPeriod(u64),
+    /// `redeem-window=SECONDS`.
+    RedeemWindow(u64),
+    /// `fifo-hold=SECONDS`.
+    FifoHold(u64),
+    /// `expected-propagation=SECONDS`.
+    ExpectedPropagation(u64),
+    /// `event.NAME=N`.
+    Event(String, f64),
+}
+
+/// The keys a `--room` spec takes.
+const ROOM_KEYS: &str = "target, queueing, max-active, min, max, start, wait-period, \
+redeem-window, fifo-hold, expected-propagation, event.NAME";
+
+impl RoomSpec {
+    /// Parses `NAME` or `NAME:KEY=VALUE,...` (clap's value parser).
+    pub fn parse(text: &str) -> Result<RoomSpec, String> {
+        let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+        let name = parse_room(name)?;
+        let mut settings = Vec::new();
+        for pair in rest.split(',').filter(|p| !p.trim().is_empty()) {
+            let (key, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("{pair:?} is not KEY=VALUE (keys: {ROOM_KEYS})"))?;
+            let (key, value) = (key.trim(), value.trim());
+            let bad = |e: String| format!("{key}={value}: {e}");
+            let seconds = |lo: u64, hi: u64| -> Result<u64, String> {
+                value
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| (lo..=hi).contains(n))
+                    .ok_or_else(|| bad(format!("expected whole seconds, {lo} to {hi}")))
+            };
+            let setting =
+                match key {
+                    "target" | "target-per-minute" => {
+                        RoomSetting::Target(positive_number(value).map_err(bad)?)
+                    }
+                    "queueing" => match value {
+                        "random" | "fifo" => RoomSetting::Queueing(value.to_string()),
+                        _ => return Err(bad("expected random or fifo".into())),
+                    },
+                    "max-active" => RoomSetting::MaxActive(seconds(1, u64::MAX).map_err(|_| {
+                        bad("expected a whole number of sessions, at least 1".into())
+                    })?),
+                    "min" => RoomSetting::Min(percentage(value).map_err(bad)?),
+                    "max" => RoomSetting::Max(percentage(value).map_err(bad)?),
+                    "start" => RoomSetting::Start(percentage(value).map_err(bad)?),
+                    "wait-period" => RoomSetting::WaitPeriod(seconds(1, MAX_DURATION)?),
+                    "redeem-window" => RoomSetting::RedeemWindow(seconds(0, MAX_DURATION)?),
+                    "fifo-hold" => RoomSetting::FifoHold(seconds(1, MAX_DURATION)?),
+                    "expected-propagation" => {
+                        RoomSetting::ExpectedPropagation(seconds(0, MAX_DURATION)?)
+                    }
+                    _ => match key.strip_prefix("event.") {
+                        Some(event) => {
+                            let (event, n) = parse_event_target(&format!("{event}={value}"))?;
+                            RoomSetting::Event(event, n)
+                        }
+                        None => return Err(format!("unknown setting {key:?} (keys: {ROOM_KEYS})")),
+                    },
+                };
+            settings.push(setting);
+        }
+        Ok(RoomSpec { name, settings })
+    }
+
+    /// The room's settings: `flags`' (the command line's), with this spec's
+    /// over them. A FIFO room of a lottery command line starts from the
+    /// percentage flags' defaults, and refuses them in its spec.
+    pub fn settings_of(&self, flags: &ControlArgs) -> Result<ControlArgs, String> {
+        let mut args = flags.clone();
+        args.room = Vec::new();
+        args.service_room = false;
+        let fifo = self.settings.iter().rev().find_map(|s| match s {
+            RoomSetting::Queueing(q) => Some(q == "fifo"),
+            _ => None,
+        });
+        if fifo == Some(true) && !flags.fifo() {
+            args.min = Percentage::STEP;
+            args.max = Percentage::HUNDRED;
+            args.start = None;
+            args.redeem_window = None;
+        }
+        for setting in &self.settings {
+            match setting.clone() {
+                RoomSetting::Target(n) => args.target_per_minute = Some(n),
+                RoomSetting::Queueing(q) => args.queueing = q,
+                RoomSetting::MaxActive(n) => args.max_active = Some(n),
+                RoomSetting::Min(p) => args.min = p,
+                RoomSetting::Max(p) => args.max = p,
+                RoomSetting::Start(p) => args.start = Some(p),
+                RoomSetting::WaitPeriod(n) => args.wait_period = n,
+                RoomSetting::RedeemWindow(n) => args.redeem_window = Some(n),
+                RoomSetting::FifoHold(n) => args.fifo_hold = n,
+                RoomSetting::ExpectedPropagation(n) => args.expected_propagation = n,
+                RoomSetting::Event(name, n) => {
+                    args.event_target.retain(|(e, _)| *e != name);
+                    args.event_target.push((name, n));
+                }
+            }
+        }
+        if args.target_per_minute.is_none() {
+            return Err("no target: give it target=N, or give --target-per-minute".into());
+        }
+        Ok(args)
+    }
 }
 
 fn parse_room_dashboard(text: &str) -> Result<(String, String), String> {
@@ -515,7 +706,7 @@ impl ControlArgs {
             ));
         }
         let options = Options {
-            target_per_minute: self.target_per_minute,
+            target_per_minute: self.target()?,
             max_active: self.max_active,
             min: self.min,
             max: self.max,
@@ -530,6 +721,39 @@ impl ControlArgs {
         };
         options.check().map_err(|e| e.to_string())?;
         Ok(options)
+    }
+
+    /// `--target-per-minute`, or the error that says it is missing.
+    pub fn target(&self) -> Result<f64, String> {
+        self.target_per_minute.ok_or_else(|| {
+            "--target-per-minute N is required (with --room, unless every room sets target=)"
+                .to_string()
+        })
+    }
+
+    /// The rooms held, in order (the service room first, with
+    /// `--service-room`), each with its own settings: the flags', overridden by
+    /// its `--room` spec. A FIFO room does not take the percentage's flags
+    /// (`--min`, `--max`, `--start`, `--redeem-window`) from the others'; its
+    /// spec may not set them. Errors name the room and the setting.
+    pub fn rooms(&self) -> Result<Vec<(Option<RoomName>, ControlArgs)>, String> {
+        let mut rooms = Vec::new();
+        if self.room.is_empty() || self.service_room {
+            rooms.push((None, self.clone()));
+        }
+        for spec in &self.room {
+            if rooms
+                .iter()
+                .any(|(name, _)| name.as_ref() == Some(&spec.name))
+            {
+                return Err(format!("--room {} is given twice", spec.name));
+            }
+            let args = spec
+                .settings_of(self)
+                .map_err(|e| format!("--room {}: {e}", spec.name))?;
+            rooms.push((Some(spec.name.clone()), args));
+        }
+        Ok(rooms)
     }
 
     /// Whether the controller runs the FIFO rule (`--queueing fifo`).
@@ -556,7 +780,7 @@ impl ControlArgs {
             );
         }
         let options = FifoOptions {
-            target_per_minute: self.target_per_minute,
+            target_per_minute: self.target()?,
             max_active: self.max_active,
             tick: self.tick,
             heartbeat_every: self.heartbeat_every,
@@ -603,6 +827,17 @@ spaces or characters a token cannot have"
     /// Warnings about options that work but are probably wrong.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
+        if self.fastly_store_id.is_some() && self.api_budget > crate::budget::DEFAULT_BUDGET {
+            warnings.push(format!(
+                "--api-budget {} is more than half of the Fastly API's documented default of \
+{} modifying requests an hour per user: other tools of the same user may meet 429s",
+                self.api_budget,
+                crate::budget::FASTLY_HOURLY_LIMIT
+            ));
+        }
+        if self.fastly_store_id.is_none() && self.api_budget != crate::budget::DEFAULT_BUDGET {
+            warnings.push("--api-budget is used only with --fastly-store-id".into());
+        }
         if self.heartbeat_every.saturating_add(self.tick) >= DEFAULT_CONTROLLER_TIMEOUT {
             warnings.push(format!(
                 "--heartbeat-every {} with --tick {}: the heartbeat may be {} s old before it \

@@ -1,12 +1,12 @@
 //! Every date `wrctl` reads or writes, with the `time` crate: the wall clock, UTC
 //! times for the controller's lines and for people, and the time options
 //! operators give (RFC 3339 or Unix seconds, read by the room's own
-//! [`waiting_room::unix_time`], as the room reads its settings).
+//! [`waiting_room::settings::unix_time`], as the room reads its settings).
 
 use time::OffsetDateTime;
 use time::format_description::BorrowedFormatItem;
 use time::macros::{datetime, format_description};
-use waiting_room::unix_time;
+use waiting_room::settings::unix_time;
 
 /// `2023-11-14T22:13:20Z`: RFC 3339 in UTC, whole seconds.
 const RFC3339: &[BorrowedFormatItem<'_>] =

@@ -8,23 +8,23 @@
 
 use std::collections::BTreeMap;
 
-use waiting_room::challenge::{BotChallenge, ChallengeSettings};
-use waiting_room::config::{self, Heartbeat, QueueingMethod, Settings};
-use waiting_room::estimate::draw_interval;
-use waiting_room::grid::DrawGrid;
-use waiting_room::keys::{MIN_STRONG_KEY_LEN, SigningKey};
-use waiting_room::refresh::{self, RefreshMode};
-use waiting_room::token::is_valid_kid;
-use waiting_room::toll;
+use waiting_room::admission::estimate::draw_interval;
+use waiting_room::admission::grid::DrawGrid;
+use waiting_room::admission::refresh::{self, RefreshMode};
+use waiting_room::bots::challenge::{BotChallenge, ChallengeSettings};
+use waiting_room::bots::toll;
+use waiting_room::credentials::keys::{MIN_STRONG_KEY_LEN, SigningKey};
+use waiting_room::credentials::token::is_valid_kid;
+use waiting_room::settings::config::{self, Heartbeat, QueueingMethod, Settings};
 
-use waiting_room::events::{EVENTS, Schedule};
-use waiting_room::room::{Index, ROOMS, Scope};
-use waiting_room::room_settings::{EVENT_FIXED_KEYS, NamedRoom};
+use waiting_room::settings::events::{EVENTS, Schedule};
+use waiting_room::settings::room::{Index, ROOMS, Scope};
+use waiting_room::settings::room_settings::{EVENT_FIXED_KEYS, NamedRoom};
 
 use crate::clock::{utc, utc_millis};
 
 /// Every key the room reads from `waitingroom_config`, in the README table's order.
-pub use waiting_room::config::KEYS;
+pub use waiting_room::settings::config::KEYS;
 
 /// A `wait_period_duration` above this many seconds gets a warning: a new
 /// visitor's first draw can be up to three slots away.
@@ -379,7 +379,7 @@ pub fn longest_refresh(mode: RefreshMode, grid: DrawGrid, d: u64) -> (u64, u64) 
         RefreshMode::Eligible => {
             let (exp, worst_phase) = match grid {
                 DrawGrid::Global => (
-                    waiting_room::grid::global_expiry(now, d),
+                    waiting_room::admission::grid::global_expiry(now, d),
                     d.saturating_sub(2),
                 ),
                 DrawGrid::Address => (now.saturating_add(d.saturating_mul(3)).saturating_sub(1), 0),
@@ -389,7 +389,7 @@ pub fn longest_refresh(mode: RefreshMode, grid: DrawGrid, d: u64) -> (u64, u64) 
             (longest, (now + longest).saturating_sub(exp))
         }
         RefreshMode::Fixed => {
-            let exp = waiting_room::grid::global_expiry(now, d);
+            let exp = waiting_room::admission::grid::global_expiry(now, d);
             // Comes back every `refresh_after` until past the expiry.
             let mut at = now;
             let mut longest = 0;
@@ -496,6 +496,25 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
     if !fifo && let Some(key) = fifo_only.iter().find(|key| store.contains_key(**key)) {
         w.push(format!(
             "{key} is set but queueing_method is random: it has no effect"
+        ));
+    }
+    // One win, one session: a session a wait token starts runs from a second of
+    // that token only while that leaves at least half the timeout.
+    let half = s.allow_period_timeout / 2;
+    let (late, what) = if fifo {
+        (s.fifo_hold, "fifo_hold")
+    } else {
+        (s.redeem_window().saturating_sub(1), "redeem_window")
+    };
+    if late > half {
+        let value = if fifo { s.fifo_hold } else { s.redeem_window() };
+        w.push(format!(
+            "{what} {value} s is over half of allow_period_timeout {} s: an admission more \
+             than {half} s after its {} starts its session at the request, so the tabs and \
+             devices presenting one win then get allow tokens of their own and count as \
+             several sessions",
+            s.allow_period_timeout,
+            if fifo { "hold's start" } else { "draw" },
         ));
     }
     if fifo && store.contains_key(config::POP_NEW_SESSIONS_PER_MINUTE) {

@@ -1,8 +1,12 @@
-//! The control thread: owns the rule (any [`Rule`]: the percentage
-//! [`control::Controller`], or in FIFO mode the [`control::fifo::FifoController`]),
-//! observes every batch of records, ticks on the wall clock, writes through the
-//! sink, and answers state requests.
+//! The control thread: one writer for the rooms of a service. It holds one
+//! controller per room ([`Room`], each with its own rule: the percentage
+//! [`control::Controller`], or in FIFO mode the [`control::fifo::FifoController`],
+//! and its own target and state), routes every record to its room by its `room=`
+//! field (none: the service room), ticks the rooms together on the wall clock,
+//! sends every room's write of a tick in one update through the one sink, paced
+//! by the API budget ([`Pacer`]), and answers state requests.
 
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -11,118 +15,154 @@ use std::time::{Duration, Instant};
 use control::Rule;
 use control::record::Record;
 use control::rule::Write as _;
-use waiting_room::config::QueueingMethod;
-use waiting_room::room::RoomName;
+use waiting_room::settings::config::QueueingMethod;
+use waiting_room::settings::room::RoomName;
 
+use crate::budget::Pacer;
 use crate::clock::{rfc3339, unix_now};
 use crate::ingest::{BadCounts, Msg};
 use crate::sink::Sink;
-use crate::state::{Info, SERIES_SECONDS, View};
+use crate::state::{Info, SERIES_SECONDS, View, Views};
 
-/// The control thread's state.
-pub struct Control<R: Rule> {
+/// How far past a whole second of the wall clock a tick fires.
+pub const TICK_PHASE: Duration = Duration::from_millis(100);
+
+/// The time from now until [`TICK_PHASE`] past the wall clock's Unix second
+/// `second`, at most `every` seconds and a second (a wall clock set back must
+/// not stop the ticks).
+fn until(second: u64, every: u64) -> Duration {
+    let now = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
+    let at = i128::from(second) * 1_000_000_000 + TICK_PHASE.as_nanos() as i128;
+    Duration::from_nanos(u64::try_from(at - now).unwrap_or(0))
+        .min(Duration::from_secs(every.saturating_add(1)))
+}
+
+/// One room's controller, as the control thread drives it (any rule: see [`Room`]).
+pub trait Held {
+    /// The room held (`None`: the service room).
+    fn room(&self) -> Option<&RoomName>;
+    /// Takes in one of the room's records, read at clock time `now`.
+    fn observe(&mut self, record: &Record, now: u64);
+    /// A batch of lines was taken in, of which `bad` were not readable room lines.
+    fn batch_seen(&mut self, bad: u64);
+    /// The room's tick at clock time `now`: its items to write (keys as stored),
+    /// if a write is due. Report what became of them with [`Held::finish`] or
+    /// [`Held::hold`].
+    fn tick(&mut self, now: u64) -> Ticked;
+    /// The write of the last tick was sent (`ok`: taken) at clock time `now`;
+    /// returns the line that says so, after its time (`verb`: what was done).
+    fn finish(&mut self, now: u64, ok: bool, verb: &str) -> String;
+    /// The heartbeat alone, written at clock time `now` when another room's
+    /// write makes an update and this room has none of its own (none while it
+    /// is deaf, or has a write): every room's heartbeat rides on every update.
+    /// Report it as a tick's write.
+    fn beat(&mut self, now: u64) -> Option<Vec<(String, String)>>;
+    /// The write of the last tick was not sent (the writer's pacing): the next
+    /// tick decides afresh.
+    fn hold(&mut self);
+    /// The room's state, with the stream's bad lines `bad`.
+    fn view(&self, bad: BadCounts) -> View;
+    /// Seconds between two ticks.
+    fn tick_seconds(&self) -> u64;
+    /// Holds `per_minute` during each named event instead of the base target.
+    fn set_event_targets(&mut self, targets: &[(String, f64)]);
+    /// Holds room `room` instead (only its lines count; the keys are named as before).
+    fn set_room(&mut self, room: Option<RoomName>);
+}
+
+/// What a room's tick came to.
+#[derive(Debug, Default)]
+pub struct Ticked {
+    /// The items to write, keys as stored.
+    pub items: Option<Vec<(String, String)>>,
+    /// Seconds of log silence, when the room has just stopped writing for it.
+    pub went_deaf: Option<u64>,
+}
+
+/// A rule whose heartbeat can be written alone, at any update.
+pub trait Beat: Rule {
+    /// A write of the heartbeat alone at clock time `now`: what the rule writes
+    /// itself when its heartbeat is due and nothing else changed.
+    fn beat(now: u64) -> Self::Write;
+}
+
+impl Beat for control::Controller {
+    fn beat(now: u64) -> control::Write {
+        control::Write {
+            allow_percentage: None,
+            heartbeat: now,
+        }
+    }
+}
+
+impl Beat for control::fifo::FifoController {
+    fn beat(now: u64) -> control::fifo::Write {
+        control::fifo::Write {
+            fifo_cutoff: None,
+            fifo_rate: None,
+            heartbeat: now,
+        }
+    }
+}
+
+/// One room's controller: its rule `R`, its options as shown, its event
+/// targets, and the write its last tick decided.
+pub struct Room<R: Beat> {
     controller: R,
-    sink: Box<dyn Sink>,
     info: Arc<Info>,
-    bad: BadCounts,
-    quiet: bool,
+    /// The room held; `None`: the service room.
+    room: Option<RoomName>,
+    /// Whether its keys are written as `room.NAME.<key>` here (else the sink's
+    /// business, as [`crate::sink::InRoom`]).
+    prefix_keys: bool,
     /// Whether the controller had stopped writing for want of log lines at the last tick.
     deaf: bool,
     /// Whether the lines were said not to match the mode (said once).
     warned_mode: bool,
-    /// The named room held; `None`: the service room.
-    room: Option<String>,
     /// `--event-target`: the target during each event.
     event_targets: Vec<(String, f64)>,
     /// `--target-per-minute`.
     base_target: f64,
     /// The newest line's time and event.
     newest: Option<(u64, Option<String>)>,
+    /// The write the last tick decided, until sent or held.
+    pending: Option<R::Write>,
 }
 
-impl<R: Rule> Control<R> {
-    /// A control thread's state for `controller` (either rule), writing to `sink`.
-    pub fn new(controller: R, sink: Box<dyn Sink>, info: Info, quiet: bool) -> Control<R> {
-        Control {
+impl<R: Beat> Room<R> {
+    /// The controller of room `room` (`None`: the service room), whose keys it
+    /// writes as the room's (`room.NAME.allow_percentage`, …).
+    pub fn new(controller: R, info: Info, room: Option<RoomName>) -> Room<R> {
+        Room {
             base_target: info.target_per_minute,
-            event_targets: Vec::new(),
-            newest: None,
-            controller,
-            sink,
             info: Arc::new(info),
-            bad: BadCounts::default(),
-            quiet,
+            controller,
+            room,
+            prefix_keys: true,
             deaf: false,
             warned_mode: false,
-            room: None,
+            event_targets: Vec::new(),
+            newest: None,
+            pending: None,
         }
     }
 
     /// Holds `per_minute` during each named event instead of the base target.
-    pub fn with_event_targets(mut self, targets: &[(String, f64)]) -> Control<R> {
-        self.event_targets = targets.to_vec();
+    pub fn with_event_targets(mut self, targets: &[(String, f64)]) -> Room<R> {
+        self.set_event_targets(targets);
         self
     }
 
-    /// Holds the named room `room` (`None`: the service room): only its lines count.
-    pub fn in_room(mut self, room: Option<&RoomName>) -> Control<R> {
-        self.room = room.map(RoomName::to_string);
-        self
-    }
-
-    /// Runs until every sender of `rx` is gone (stdin ended and no listener), then
-    /// ticks a last time and returns.
-    pub fn run(mut self, rx: Receiver<Msg>) {
-        let every = Duration::from_secs(self.controller.tick_seconds());
-        let mut next_tick = Instant::now() + every;
-        loop {
-            let wait = next_tick.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(wait) {
-                Ok(msg) => self.handle(msg),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => {
-                    self.tick(unix_now());
-                    return;
-                }
-            }
-            let now = Instant::now();
-            if now >= next_tick {
-                self.tick(unix_now());
-                next_tick += every;
-                if next_tick <= now {
-                    // Fell behind (a slow write): the next tick is one interval away.
-                    next_tick = now + every;
-                }
-            }
-        }
-    }
-
-    /// Takes in one message.
-    pub fn handle(&mut self, msg: Msg) {
-        match msg {
-            Msg::Batch(batch) => {
-                let now = unix_now();
-                for record in &batch.records {
-                    // Another room's line is none of this controller's business.
-                    if record.room != self.room {
-                        continue;
-                    }
-                    self.controller.observe(record, now);
-                    self.check_mode(record);
-                    if self.newest.as_ref().is_none_or(|(t, _)| record.t >= *t) {
-                        self.newest = Some((record.t, record.event.clone()));
-                    }
-                }
-                self.follow_schedule();
-                for _ in 0..batch.bad.total() {
-                    self.controller.bad_line();
-                }
-                self.bad.merge(&batch.bad);
-            }
-            Msg::View(reply) => {
-                let _ = reply.try_send(self.view());
-            }
-        }
+    /// The items of `write`, keys as stored.
+    fn keyed(&self, write: &R::Write) -> Vec<(String, String)> {
+        write
+            .items()
+            .into_iter()
+            .map(|(key, value)| match (&self.room, self.prefix_keys) {
+                (Some(room), true) => (room.key(key), value),
+                _ => (key.to_string(), value),
+            })
+            .collect()
     }
 
     /// Holds the target of the event the newest line names (`--event-target`), or
@@ -139,7 +179,10 @@ impl<R: Rule> Control<R> {
                 ..Info::clone(&self.info)
             });
             eprintln!(
-                "wrctl: {}: holding {target} new sessions a minute",
+                "wrctl: {}{}: holding {target} new sessions a minute",
+                self.room
+                    .as_ref()
+                    .map_or(String::new(), |r| format!("room {r}, ")),
                 event.map_or("no event".to_string(), |e| format!("event {e}"))
             );
         }
@@ -162,76 +205,353 @@ impl<R: Rule> Control<R> {
                 ("lottery lines (no cutoff=)", "--queueing random")
             };
             eprintln!(
-                "wrctl: warning: the room logs {lines}: is its queueing_method what                  the controller holds? Run with {flag} to hold the target in that mode"
+                "wrctl: warning: the room{} logs {lines}: is its queueing_method what the \
+                 controller holds? Run with {flag} to hold the target in that mode",
+                self.room
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(" {r}"))
             );
         }
     }
+}
 
-    /// The state as the listener shows it.
-    pub fn view(&self) -> View {
-        View {
-            snapshot: self.controller.snapshot(SERIES_SECONDS),
-            bad: self.bad,
-            info: Arc::clone(&self.info),
-            fifo: self.controller.fifo_status(SERIES_SECONDS),
+impl<R: Beat> Held for Room<R> {
+    fn room(&self) -> Option<&RoomName> {
+        self.room.as_ref()
+    }
+
+    fn observe(&mut self, record: &Record, now: u64) {
+        self.controller.observe(record, now);
+        self.check_mode(record);
+        if self.newest.as_ref().is_none_or(|(t, _)| record.t >= *t) {
+            self.newest = Some((record.t, record.event.clone()));
         }
     }
 
-    /// One tick at clock time `now`: decides, writes if there is something to write,
-    /// and reports the outcome to the controller.
-    pub fn tick(&mut self, now: u64) {
+    fn batch_seen(&mut self, bad: u64) {
+        self.follow_schedule();
+        for _ in 0..bad {
+            self.controller.bad_line();
+        }
+    }
+
+    fn tick(&mut self, now: u64) -> Ticked {
         let was_deaf = self.deaf;
-        let write = self.controller.tick(now);
+        self.pending = self.controller.tick(now);
         self.deaf = self.controller.deaf(now);
-        if self.deaf && !was_deaf {
-            // Said even with --quiet: the edge will fall back.
-            eprintln!(
-                "{} no log line for {} s: writing nothing (heartbeat included) until lines come",
-                rfc3339(now),
-                self.controller.log_silence().unwrap_or(0)
-            );
-        }
-        let Some(write) = write else {
-            return;
-        };
-        let result = self.sink.write(&write);
-        match &result {
-            Ok(()) => self.controller.written(&write, now),
-            Err(_) => self.controller.failed(now),
-        }
-        self.say(now, &write, result.err());
+        let went_deaf =
+            (self.deaf && !was_deaf).then(|| self.controller.log_silence().unwrap_or(0));
+        let items = self.pending.as_ref().map(|write| self.keyed(write));
+        Ticked { items, went_deaf }
     }
 
-    /// One line on stderr for the write: what, and the crowd it was decided on.
-    fn say(&self, now: u64, write: &R::Write, error: Option<String>) {
-        if let Some(error) = &error {
-            // Failures are reported even with --quiet.
-            eprintln!("{} write failed: {error}", rfc3339(now));
-            if self.quiet {
-                return;
-            }
-        } else if self.quiet {
-            return;
+    fn beat(&mut self, now: u64) -> Option<Vec<(String, String)>> {
+        if self.pending.is_some() || self.deaf {
+            return None;
         }
-        let view = self.view();
+        let write = R::beat(now);
+        let items = self.keyed(&write);
+        self.pending = Some(write);
+        Some(items)
+    }
+
+    fn finish(&mut self, now: u64, ok: bool, verb: &str) -> String {
+        let Some(write) = self.pending.take() else {
+            return String::new();
+        };
+        if ok {
+            self.controller.written(&write, now);
+        } else {
+            self.controller.failed(now);
+        }
+        let view = self.view(BadCounts::default());
         let minute = view.last_minute();
         let s = &view.snapshot;
-        let what = self.controller.describe(write);
-        let verb = match (&error, self.sink.is_dry_run()) {
-            (Some(_), _) => "not written",
-            (None, true) => "would write",
-            (None, false) => "wrote",
-        };
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(
-            err,
-            "{} {verb} {what} heartbeat={} | waiting {}, active {}, new sessions last minute {} / target {}",
-            rfc3339(now),
+        format!(
+            "{verb} {} heartbeat={} | waiting {}, active {}, new sessions last minute {} / target {}",
+            self.controller.describe(&write),
             write.heartbeat(),
             s.waiting,
             s.active,
             minute.admissions,
             self.info.target_per_minute,
+        )
+    }
+
+    fn hold(&mut self) {
+        self.pending = None;
+    }
+
+    fn view(&self, bad: BadCounts) -> View {
+        View {
+            snapshot: self.controller.snapshot(SERIES_SECONDS),
+            bad,
+            info: Arc::clone(&self.info),
+            fifo: self.controller.fifo_status(SERIES_SECONDS),
+        }
+    }
+
+    fn tick_seconds(&self) -> u64 {
+        self.controller.tick_seconds()
+    }
+
+    fn set_event_targets(&mut self, targets: &[(String, f64)]) {
+        self.event_targets = targets.to_vec();
+    }
+
+    fn set_room(&mut self, room: Option<RoomName>) {
+        self.room = room;
+    }
+}
+
+/// The control thread's state: the rooms, the one sink and its pacer.
+pub struct Control {
+    rooms: Vec<Box<dyn Held>>,
+    /// Where each named room is in `rooms`.
+    named: HashMap<String, usize>,
+    /// Where the service room is, if held.
+    service: Option<usize>,
+    sink: Box<dyn Sink>,
+    pacer: Pacer,
+    bad: BadCounts,
+    /// Room lines of rooms not held here.
+    other_room_lines: u64,
+    quiet: bool,
+}
+
+impl Control {
+    /// A control thread's state for one room held by `controller` (either
+    /// rule), writing to `sink`: the service room's lines unless
+    /// [`Control::in_room`], its keys as they are (a named room's are the
+    /// sink's business: [`crate::sink::InRoom`]), and no budget unless
+    /// [`Control::with_pacer`].
+    pub fn new<R: Beat + 'static>(
+        controller: R,
+        sink: Box<dyn Sink>,
+        info: Info,
+        quiet: bool,
+    ) -> Control {
+        let mut room = Room::new(controller, info, None);
+        room.prefix_keys = false;
+        Control::of_rooms(vec![Box::new(room)], sink, quiet)
+    }
+
+    /// A control thread's state for `rooms` (each a [`Room`], one per room:
+    /// a second controller of the same room is dropped; at least one), all
+    /// writing through `sink`, with no budget unless [`Control::with_pacer`].
+    pub fn of_rooms(rooms: Vec<Box<dyn Held>>, sink: Box<dyn Sink>, quiet: bool) -> Control {
+        let mut control = Control {
+            rooms: Vec::new(),
+            named: HashMap::new(),
+            service: None,
+            sink,
+            pacer: Pacer::unlimited(),
+            bad: BadCounts::default(),
+            other_room_lines: 0,
+            quiet,
+        };
+        assert!(
+            !rooms.is_empty(),
+            "a control thread holds at least one room"
         );
+        for room in rooms {
+            if control.rooms.iter().all(|r| r.room() != room.room()) {
+                control.rooms.push(room);
+            }
+        }
+        control.index();
+        control
+    }
+
+    fn index(&mut self) {
+        self.named.clear();
+        self.service = None;
+        for (i, room) in self.rooms.iter().enumerate() {
+            match room.room() {
+                Some(name) => {
+                    self.named.insert(name.to_string(), i);
+                }
+                None => self.service = Some(i),
+            }
+        }
+    }
+
+    /// Paces the updates with `pacer` (the Fastly API's budget).
+    pub fn with_pacer(mut self, pacer: Pacer) -> Control {
+        self.pacer = pacer;
+        self
+    }
+
+    /// Holds `per_minute` during each named event instead of the base target
+    /// (of the first room).
+    pub fn with_event_targets(mut self, targets: &[(String, f64)]) -> Control {
+        self.rooms[0].set_event_targets(targets);
+        self
+    }
+
+    /// Holds the named room `room` (`None`: the service room) with the first
+    /// room's controller: only its lines count.
+    pub fn in_room(mut self, room: Option<&RoomName>) -> Control {
+        self.rooms[0].set_room(room.cloned());
+        self.index();
+        self
+    }
+
+    /// Runs until every sender of `rx` is gone (stdin ended and no listener), then
+    /// ticks a last time and returns. Each tick fires [`TICK_PHASE`] past a whole
+    /// second of the wall clock, so that the ticks' clock times (whole seconds)
+    /// are exactly `--tick` apart however late the thread wakes (under 0.9 s):
+    /// the rules' and the pacer's spacing then never see a tick a second short.
+    pub fn run(mut self, rx: Receiver<Msg>) {
+        let every = self.rooms.iter().map(|r| r.tick_seconds()).min();
+        let every = every.unwrap_or(10).max(1);
+        let mut second = unix_now() + every;
+        let mut next_tick = Instant::now() + until(second, every);
+        loop {
+            let wait = next_tick.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(wait) {
+                Ok(msg) => self.handle(msg),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.tick(unix_now());
+                    return;
+                }
+            }
+            if Instant::now() >= next_tick {
+                let now = unix_now();
+                self.tick(now);
+                second += every;
+                if second <= now {
+                    // Fell behind (a slow write): the next tick is one interval away.
+                    second = now + every;
+                }
+                next_tick = Instant::now() + until(second, every);
+            }
+        }
+    }
+
+    /// The room a record of `room` (its `room=` field) belongs to, if held here.
+    fn route(&self, room: Option<&str>) -> Option<usize> {
+        match room {
+            Some(name) => self.named.get(name).copied(),
+            None => self.service,
+        }
+    }
+
+    /// Takes in one message.
+    pub fn handle(&mut self, msg: Msg) {
+        self.handle_at(msg, unix_now());
+    }
+
+    /// Takes in one message at clock time `now` (the tests' clock).
+    pub fn handle_at(&mut self, msg: Msg, now: u64) {
+        match msg {
+            Msg::Batch(batch) => {
+                for record in &batch.records {
+                    // Another room's line is none of these controllers' business.
+                    match self.route(record.room.as_deref()) {
+                        Some(i) => self.rooms[i].observe(record, now),
+                        None => self.other_room_lines += 1,
+                    }
+                }
+                for room in &mut self.rooms {
+                    room.batch_seen(batch.bad.total());
+                }
+                self.bad.merge(&batch.bad);
+            }
+            Msg::View(reply) => {
+                let _ = reply.try_send(self.views_at(now));
+            }
+        }
+    }
+
+    /// The first room's state as the listener shows it.
+    pub fn view(&self) -> View {
+        self.rooms[0].view(self.bad)
+    }
+
+    /// Every room's state and the writer's, as the listener shows them.
+    pub fn views(&self) -> Views {
+        self.views_at(unix_now())
+    }
+
+    /// Every room's state and the writer's at clock time `now`.
+    pub fn views_at(&self, now: u64) -> Views {
+        Views {
+            rooms: self.rooms.iter().map(|r| r.view(self.bad)).collect(),
+            writer: Arc::new(self.pacer.status(now)),
+            api: self.sink.budgeted(),
+            other_room_lines: self.other_room_lines,
+        }
+    }
+
+    /// The writer's state at clock time `now`.
+    pub fn writer(&self, now: u64) -> crate::budget::Status {
+        self.pacer.status(now)
+    }
+
+    /// One tick at clock time `now`: every room decides; what they have to write
+    /// goes in one update, when the pacer lets it; each room is told the outcome.
+    pub fn tick(&mut self, now: u64) {
+        let several = self.rooms.len() > 1;
+        let tag = |room: Option<&RoomName>| match (several, room) {
+            (false, _) => String::new(),
+            (true, Some(r)) => format!("[{r}] "),
+            (true, None) => "[service room] ".into(),
+        };
+        let mut items = vec![None; self.rooms.len()];
+        for (i, room) in self.rooms.iter_mut().enumerate() {
+            let ticked = room.tick(now);
+            if let Some(silence) = ticked.went_deaf {
+                // Said even with --quiet: the edge will fall back.
+                eprintln!(
+                    "{} {}no log line for {silence} s: writing nothing (heartbeat included) \
+                     until lines come",
+                    rfc3339(now),
+                    tag(room.room())
+                );
+            }
+            items[i] = ticked.items;
+        }
+        if items.iter().all(Option::is_none) {
+            return;
+        }
+        if !self.pacer.may_send(now) {
+            self.pacer.held();
+            for room in &mut self.rooms {
+                room.hold();
+            }
+            return;
+        }
+        // Every other room's heartbeat rides on the update: one update keeps
+        // them all fresh, and they fall due together rather than one by one.
+        for (room, items) in self.rooms.iter_mut().zip(items.iter_mut()) {
+            if items.is_none() {
+                *items = room.beat(now);
+            }
+        }
+        let writing: Vec<usize> = (0..items.len()).filter(|&i| items[i].is_some()).collect();
+        let items: Vec<(String, String)> = items.into_iter().flatten().flatten().collect();
+        let result = self.sink.write_items(&items);
+        let note = self.pacer.sent(now, result.is_ok(), self.sink.answer());
+        if let Err(error) = &result {
+            // Failures are reported even with --quiet.
+            eprintln!("{} write failed: {error}", rfc3339(now));
+        }
+        if let Some(note) = note {
+            eprintln!("{} {note}", rfc3339(now));
+        }
+        let verb = match (&result, self.sink.is_dry_run()) {
+            (Err(_), _) => "not written",
+            (Ok(()), true) => "would write",
+            (Ok(()), false) => "wrote",
+        };
+        let mut err = std::io::stderr().lock();
+        for i in writing {
+            let line = self.rooms[i].finish(now, result.is_ok(), verb);
+            if !self.quiet {
+                let _ = writeln!(err, "{} {}{line}", rfc3339(now), tag(self.rooms[i].room()));
+            }
+        }
     }
 }

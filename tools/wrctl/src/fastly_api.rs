@@ -7,6 +7,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
+use crate::budget::Answer;
 use crate::sink::API_TIMEOUT;
 
 /// A client of the API at one base address, with one token.
@@ -39,6 +40,12 @@ impl Client {
 
     /// `PATCH /resources/stores/config/ID/items` with `body`, a batch of upserts.
     pub fn patch_items(&self, store: &str, body: String) -> Result<(), String> {
+        self.patch_items_answered(store, body).0
+    }
+
+    /// [`Client::patch_items`], with the answer's status and rate-limit headers
+    /// (`Fastly-RateLimit-Remaining`, `Fastly-RateLimit-Reset`, `Retry-After`).
+    pub fn patch_items_answered(&self, store: &str, body: String) -> (Result<(), String>, Answer) {
         let response = self
             .agent
             .patch(&self.items_url(store))
@@ -46,7 +53,24 @@ impl Client {
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
             .send(body);
-        self.answer(response).map(drop)
+        let mut answer = Answer::default();
+        if let Ok(response) = &response {
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+            };
+            answer = Answer {
+                status: Some(response.status().as_u16()),
+                remaining: header("Fastly-RateLimit-Remaining"),
+                reset: header("Fastly-RateLimit-Reset"),
+                // Only the delta-seconds form; an HTTP date is left to the back-off.
+                retry_after: header("Retry-After"),
+            };
+        }
+        (self.answer(response).map(drop), answer)
     }
 
     /// One upsert of `key` = `value` in config store `store`.

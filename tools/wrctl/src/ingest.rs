@@ -8,7 +8,7 @@ use std::sync::mpsc::{SendError, SyncSender};
 
 use control::record::{BadLine, Record};
 
-use crate::state::View;
+use crate::state::Views;
 
 /// Lines parsed before a batch is handed over (a reader also hands over what it has
 /// whenever its input has nothing more buffered).
@@ -21,8 +21,9 @@ pub const MAX_LINE: usize = 64 * 1024;
 pub enum Msg {
     /// Parsed lines.
     Batch(Batch),
-    /// A request for the controller's state, answered on the channel given.
-    View(SyncSender<View>),
+    /// A request for the state of the rooms and the writer, answered on the
+    /// channel given.
+    View(SyncSender<Views>),
 }
 
 /// Lines that were not readable room lines, by why.

@@ -12,10 +12,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::Args;
 use serde_json::{Map, Value};
-use waiting_room::config::{DEFAULT_ACTIVE_KEY, Settings};
-use waiting_room::keys::MIN_STRONG_KEY_LEN;
-use waiting_room::token;
-use waiting_room::view::human_duration;
+use waiting_room::credentials::keys::MIN_STRONG_KEY_LEN;
+use waiting_room::credentials::token;
+use waiting_room::pages::view::human_duration;
+use waiting_room::settings::config::{DEFAULT_ACTIVE_KEY, Settings};
 
 use crate::sink::replace;
 

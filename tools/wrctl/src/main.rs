@@ -6,11 +6,13 @@ use std::sync::mpsc::sync_channel;
 use std::thread;
 
 use clap::Parser;
+use control::Controller;
 use control::fifo::FifoController;
-use control::{Controller, Rule};
+use waiting_room::settings::room::RoomName;
+use wrctl::budget::{self, Pacer};
 use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice, usage_error};
-use wrctl::control::Control;
-use wrctl::sink::{ConfigFile, DryRun, FastlyApi, InRoom, Sink, TOKEN_VAR};
+use wrctl::control::{Control, Held, Room};
+use wrctl::sink::{ConfigFile, DryRun, FastlyApi, Sink, TOKEN_VAR};
 use wrctl::state::Info;
 use wrctl::{ingest, server};
 
@@ -20,7 +22,7 @@ const CHANNEL: usize = 64;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Control(args) => control(args),
+        Command::Control(args) => control(*args),
         Command::Keygen(args) => wrctl::keys::keygen(args),
         Command::Token(command) => wrctl::token_cmd::run(command),
         Command::Rotate(args) => wrctl::rotate::rotate(args),
@@ -32,22 +34,59 @@ fn main() -> ExitCode {
     }
 }
 
-/// `wrctl control`: the rule is chosen here, once; the rest runs either.
-fn control(args: ControlArgs) -> ExitCode {
-    if args.fifo() {
-        let options = args.fifo_options().unwrap_or_else(|e| usage_error(&e));
-        let rule = FifoController::new(options).unwrap_or_else(|e| usage_error(&e.to_string()));
-        run_control(rule, args)
-    } else {
-        let options = args.options().unwrap_or_else(|e| usage_error(&e));
-        let rule = Controller::new(options).unwrap_or_else(|e| usage_error(&e.to_string()));
-        run_control(rule, args)
-    }
+/// A room's rule, chosen once per room.
+enum Chosen {
+    Percentage(Controller),
+    Fifo(FifoController),
 }
 
-/// Starts the sink, the listener and the stdin reader, and runs `rule` until
-/// the log ends.
-fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
+/// `wrctl control`: each room's rule is chosen here, once; the rest runs either.
+fn control(mut args: ControlArgs) -> ExitCode {
+    // The API's budget sets the least time between two updates: the tick is no shorter.
+    if args.fastly_store_id.is_some() {
+        let least = budget::interval_for(args.api_budget);
+        if args.tick < least {
+            eprintln!(
+                "wrctl: --tick {} raised to {least} s: the least time between two updates \
+                 of --api-budget {} an hour",
+                args.tick, args.api_budget
+            );
+            args.tick = least;
+        }
+    }
+    if args.target_per_minute.is_none() && args.room.is_empty() {
+        usage_error(&args.target().unwrap_err());
+    }
+    let rooms = args.rooms().unwrap_or_else(|e| usage_error(&e));
+    let mut chosen = Vec::with_capacity(rooms.len());
+    for (name, room_args) in rooms {
+        let named = |e: String| match &name {
+            Some(room) if args.room.len() > 1 || args.service_room => format!("--room {room}: {e}"),
+            _ => e,
+        };
+        let rule = if room_args.fifo() {
+            let options = room_args
+                .fifo_options()
+                .unwrap_or_else(|e| usage_error(&named(e)));
+            let rule =
+                FifoController::new(options).unwrap_or_else(|e| usage_error(&named(e.to_string())));
+            Chosen::Fifo(rule)
+        } else {
+            let options = room_args
+                .options()
+                .unwrap_or_else(|e| usage_error(&named(e)));
+            let rule =
+                Controller::new(options).unwrap_or_else(|e| usage_error(&named(e.to_string())));
+            Chosen::Percentage(rule)
+        };
+        chosen.push((name, room_args, rule));
+    }
+    run_control(chosen, args)
+}
+
+/// Starts the sink, the listener and the stdin reader, and runs the rooms'
+/// rules until the log ends.
+fn run_control(rooms: Vec<(Option<RoomName>, ControlArgs, Chosen)>, args: ControlArgs) -> ExitCode {
     let choice = args
         .sink(std::env::var(TOKEN_VAR).ok())
         .unwrap_or_else(|e| usage_error(&e));
@@ -57,7 +96,10 @@ fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
     let sink: Box<dyn Sink> = match choice {
         SinkChoice::ConfigFile(path) => match ConfigFile::open(&path) {
             Ok(file) => {
-                check_config_file(&file, &args);
+                let several = rooms.len() > 1;
+                for (room, room_args, _) in &rooms {
+                    check_config_file(&file, room_args, room.as_ref(), several);
+                }
                 Box::new(file)
             }
             Err(e) => {
@@ -72,20 +114,63 @@ fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
         } => Box::new(FastlyApi::new(&api, &store_id, token)),
         SinkChoice::DryRun => Box::new(DryRun),
     };
-    let sink: Box<dyn Sink> = match &args.room {
-        Some(room) => Box::new(InRoom::new(sink, room.clone())),
-        None => sink,
+    let pacer = if sink.budgeted() {
+        Pacer::budgeted(args.api_budget, args.heartbeat_every)
+    } else {
+        Pacer::unlimited()
     };
-    let info = Info {
-        target_per_minute: args.target_per_minute,
-        max_active: args.max_active,
-        min: args.min,
-        max: args.max,
-        dry_run: sink.is_dry_run(),
-        sink: sink.describe(),
-        room: args.room.as_ref().map(ToString::to_string),
-        room_dashboards: args.room_dashboard.clone(),
+    let described = match rooms.as_slice() {
+        // One named room: said as its controller always said it.
+        [(Some(room), _, _)] => format!("{} (room {room})", sink.describe()),
+        _ => sink.describe(),
     };
+    let modes: Vec<&str> = rooms
+        .iter()
+        .map(|(_, a, _)| {
+            if a.fifo() {
+                "fifo_cutoff and fifo_rate"
+            } else {
+                "allow_percentage"
+            }
+        })
+        .collect();
+    let writes = if modes.iter().all(|m| *m == modes[0]) {
+        modes[0].to_string()
+    } else {
+        "allow_percentage, fifo_cutoff and fifo_rate".into()
+    };
+    let held: Vec<Box<dyn Held>> = rooms
+        .into_iter()
+        .map(|(room, room_args, rule)| {
+            let info = Info {
+                target_per_minute: room_args.target_per_minute.unwrap_or_default(),
+                max_active: room_args.max_active,
+                min: room_args.min,
+                max: room_args.max,
+                dry_run: sink.is_dry_run(),
+                sink: described.clone(),
+                room: room.as_ref().map(ToString::to_string),
+                room_dashboards: args.room_dashboard.clone(),
+            };
+            let targets = room_args.event_target.clone();
+            match rule {
+                Chosen::Percentage(rule) => {
+                    Box::new(Room::new(rule, info, room).with_event_targets(&targets))
+                        as Box<dyn Held>
+                }
+                Chosen::Fifo(rule) => {
+                    Box::new(Room::new(rule, info, room).with_event_targets(&targets))
+                }
+            }
+        })
+        .collect();
+    let names: Vec<String> = held
+        .iter()
+        .map(|r| {
+            r.room()
+                .map_or("the service room".into(), |n| format!("room {n}"))
+        })
+        .collect();
     let (tx, rx) = sync_channel(CHANNEL);
 
     if let Some(addr) = args.listen {
@@ -110,15 +195,20 @@ fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
             }
         }
     }
-    eprintln!(
-        "wrctl: writing {} to {}; reading log lines from stdin",
-        if args.fifo() {
-            "fifo_cutoff and fifo_rate"
-        } else {
-            "allow_percentage"
-        },
-        info.sink
-    );
+    if names.len() > 1 {
+        eprintln!(
+            "wrctl: holding {} in one writer: every room's keys of a tick in one update",
+            names.join(", ")
+        );
+    }
+    if sink.budgeted() {
+        eprintln!(
+            "wrctl: at most {} Fastly API updates an hour (--api-budget), one each {} s at most",
+            args.api_budget,
+            budget::interval_for(args.api_budget)
+        );
+    }
+    eprintln!("wrctl: writing {writes} to {described}; reading log lines from stdin");
     let stdin = thread::Builder::new().name("stdin".into()).spawn(move || {
         if let Err(e) = ingest::read_stream(std::io::stdin(), &tx) {
             eprintln!("wrctl: stdin: {e}");
@@ -128,63 +218,73 @@ fn run_control<R: Rule>(rule: R, args: ControlArgs) -> ExitCode {
         eprintln!("wrctl: cannot start the stdin reader: {e}");
         return ExitCode::FAILURE;
     }
-    Control::new(rule, sink, info, args.quiet)
-        .in_room(args.room.as_ref())
-        .with_event_targets(&args.event_target)
+    Control::of_rooms(held, sink, args.quiet)
+        .with_pacer(pacer)
         .run(rx);
     ExitCode::SUCCESS
 }
 
 /// Warns when the config file's own settings disagree with the options.
-fn check_config_file(file: &ConfigFile, args: &ControlArgs) {
+fn check_config_file(
+    file: &ConfigFile,
+    args: &ControlArgs,
+    room: Option<&RoomName>,
+    several: bool,
+) {
     let Ok(mut settings) = file.settings() else {
         return;
     };
     // A named room's settings are its value, a JSON object (numbers as numbers).
-    if let Some(room) = &args.room {
+    if let Some(room) = room {
         settings = settings
             .get(&room.store_key())
             .and_then(|v| v.as_str())
             .and_then(|raw| serde_json::from_str(raw).ok())
             .unwrap_or_default();
     }
+    // Several rooms: each warning says whose settings disagree.
+    let of = match room {
+        Some(room) if several => format!("room {room}: "),
+        None if several => "service room: ".to_string(),
+        _ => String::new(),
+    };
     let text = |key: &str| {
         settings
             .get(key)
-            .and_then(waiting_room::room_settings::text_of)
+            .and_then(waiting_room::settings::room_settings::text_of)
     };
     let number = |key: &str| text(key).and_then(|v| v.trim().parse::<u64>().ok());
-    if let Some(timeout) = number(waiting_room::config::CONTROLLER_TIMEOUT)
+    if let Some(timeout) = number(waiting_room::settings::config::CONTROLLER_TIMEOUT)
         && args.heartbeat_every.saturating_add(args.tick) >= timeout
     {
         eprintln!(
-            "wrctl: warning: --heartbeat-every {} with --tick {} is not well under the file's \
+            "wrctl: warning: {of}--heartbeat-every {} with --tick {} is not well under the file's \
              controller_timeout {timeout}",
             args.heartbeat_every, args.tick
         );
     }
-    if let Some(d) = number(waiting_room::config::WAIT_PERIOD_DURATION)
+    if let Some(d) = number(waiting_room::settings::config::WAIT_PERIOD_DURATION)
         && d != args.wait_period
     {
         eprintln!(
-            "wrctl: warning: --wait-period {} but the file's wait_period_duration is {d}",
+            "wrctl: warning: {of}--wait-period {} but the file's wait_period_duration is {d}",
             args.wait_period
         );
     }
-    let method = text(waiting_room::config::QUEUEING_METHOD)
+    let method = text(waiting_room::settings::config::QUEUEING_METHOD)
         .map_or("random".to_string(), |v| v.trim().to_ascii_lowercase());
     if (method == "fifo") != args.fifo() {
         eprintln!(
-            "wrctl: warning: --queueing {} but the file's queueing_method is {method}",
+            "wrctl: warning: {of}--queueing {} but the file's queueing_method is {method}",
             args.queueing
         );
     }
-    if let Some(hold) = number(waiting_room::config::FIFO_HOLD)
+    if let Some(hold) = number(waiting_room::settings::config::FIFO_HOLD)
         && args.fifo()
         && hold != args.fifo_hold
     {
         eprintln!(
-            "wrctl: warning: --fifo-hold {} but the file's fifo_hold is {hold}",
+            "wrctl: warning: {of}--fifo-hold {} but the file's fifo_hold is {hold}",
             args.fifo_hold
         );
     }

@@ -5,13 +5,13 @@
 //! config-store value, it loads nothing from outside (the page is served to everyone
 //! held back, so anything it loads would either leak them to another site or send
 //! them to the origin the room protects), and it uses only the template variables
-//! the room fills ([`waiting_room::view::VARIABLES`]). The HTML is read by a small
+//! the room fills ([`waiting_room::pages::view::VARIABLES`]). The HTML is read by a small
 //! tag and attribute scanner: it looks at tags, `<style>` blocks, `style`
 //! attributes and inline scripts, and never panics on any input.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use waiting_room::view::VARIABLES;
+use waiting_room::pages::view::VARIABLES;
 
 /// The longest value a Fastly config store holds, in characters.
 pub const MAX_VALUE_LEN: usize = 8_000;
@@ -188,7 +188,7 @@ impl Scan<'_> {
         });
     }
 
-    /// Unknown `{{name}}`s, read as [`waiting_room::view::Status::render`] reads them.
+    /// Unknown `{{name}}`s, read as [`waiting_room::pages::view::Status::render`] reads them.
     fn variables(&mut self) {
         let bytes = self.html.as_bytes();
         let mut at = 0;

@@ -4,13 +4,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use waiting_room::config::QueueingMethod;
-use waiting_room::decision::Decision;
-use waiting_room::grid::{self, DrawGrid};
-use waiting_room::page::Page;
-use waiting_room::percentage::Percentage;
-use waiting_room::refresh::{self, RefreshMode};
-use waiting_room::view::Status;
+use waiting_room::admission::decision::Decision;
+use waiting_room::admission::grid::{self, DrawGrid};
+use waiting_room::admission::refresh::{self, RefreshMode};
+use waiting_room::pages::page::Page;
+use waiting_room::pages::view::Status;
+use waiting_room::settings::config::QueueingMethod;
+use waiting_room::settings::percentage::Percentage;
 
 use crate::clock::unix_now;
 use crate::config_check;
@@ -99,7 +99,7 @@ pub struct PreviewArgs {
     #[arg(long, value_name = "P", default_value = "10", value_parser = percentage)]
     pub percentage: Percentage,
     /// The room's wait_period_duration, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=waiting_room::config::MAX_DURATION))]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=waiting_room::settings::config::MAX_DURATION))]
     pub wait_period: u64,
 }
 
@@ -248,7 +248,7 @@ pub fn sample_status(page: Page, percentage: Percentage, d: u64, now: u64) -> St
                 allow_percentage: percentage,
                 wait_period_duration: d,
                 refresh_after: Some(refresh_after),
-                estimate: waiting_room::estimate::estimate(refresh_after, percentage, d),
+                estimate: waiting_room::admission::estimate::estimate(refresh_after, percentage, d),
                 queueing_method: QueueingMethod::Random,
                 place: None,
                 toll: None,

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use waiting_room::config::Settings;
-use waiting_room::keys::{KeyStore, RoomKeys};
-use waiting_room::pass::{self, PassClaims};
-use waiting_room::room::{Index, ROOMS, Room, RoomName, host_of};
-use waiting_room::room_settings::{ROOM_FALLBACK, Remembered};
+use waiting_room::credentials::keys::{KeyStore, RoomKeys};
+use waiting_room::credentials::pass::{self, PassClaims};
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::room::{Index, ROOMS, Room, RoomName, host_of};
+use waiting_room::settings::room_settings::{ROOM_FALLBACK, Remembered};
 
 use crate::clock::{seconds_arg, unix_now, utc};
 use crate::config_check::{Store, parse_store};
@@ -208,7 +208,7 @@ pub fn mint_pass(args: &PassArgs, now: u64) -> Result<(String, String, u64), Str
         return Err(format!("--until {} is not in the future", utc(until)));
     }
     let keys = store_strings(&read_store(&args.keys).map_err(|e| format!("--keys: {e}"))?);
-    if !waiting_room::token::is_valid_kid(&args.kid) {
+    if !waiting_room::credentials::token::is_valid_kid(&args.kid) {
         return Err(format!(
             "--kid {:?} is not a key id a pass can carry",
             args.kid

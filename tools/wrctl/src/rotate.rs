@@ -16,8 +16,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::Value;
-use waiting_room::config::{ACTIVE_KEY, QueueingMethod, Settings};
-use waiting_room::keys::MIN_STRONG_KEY_LEN;
+use waiting_room::credentials::keys::MIN_STRONG_KEY_LEN;
+use waiting_room::settings::config::{ACTIVE_KEY, QueueingMethod, Settings};
 
 use crate::clock::{unix_now, utc};
 use crate::fastly_api::Client as Api;
@@ -176,7 +176,7 @@ fn report(old: &str, new: &str, now: u64, settings: &Settings, revoke_hint: &str
         "{old} can be deleted after {} (unix {at}), in {}: allow_period_timeout {} s + 3 × \
          wait_period_duration {} s, or longer for a long redeem_window or held FIFO places",
         utc(at),
-        waiting_room::view::human_duration(at - now),
+        waiting_room::pages::view::human_duration(at - now),
         settings.allow_period_timeout,
         settings.wait_period_duration
     );

@@ -25,8 +25,8 @@
 //! | --- | --- | --- |
 //! | POST | `/`, `/logs` | newline-separated log lines, as Fastly's HTTPS logging endpoint posts them (`Content-Length` or chunked; `Content-Encoding: gzip` accepted): 200 `accepted N lines (M bad)`; 401 without `Authorization: Bearer $WRCTL_LOG_SECRET` when that variable is set; 413 over `--max-body-bytes` (after unzipping too), and nothing counted; 415 for another encoding |
 //! | GET | `/.well-known/fastly/logging/challenge` | 200, the SHA-256 (lowercase hex) of each `--service-id`, one a line, or `*` |
-//! | GET | `/metrics` | OpenMetrics text (see [`crate::state::View::metrics`]) |
-//! | GET | `/status.json` | the controller's state (see [`crate::state::View::status_json`]) |
+//! | GET | `/metrics` | OpenMetrics text, every room's (see [`crate::state::Views::metrics`]) |
+//! | GET | `/status.json` | a room's state and the writer's (see [`crate::state::Views::status_json`]); `?room=NAME` picks a room, `?room=` the service room |
 //! | GET | `/`, `/dashboard` | the dashboard page |
 //!
 //! HEAD is answered like GET, without the body. Another method on one of these
@@ -62,7 +62,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, timeout};
 
 use crate::ingest::{self, Msg};
-use crate::state::View;
+use crate::state::{Views, Which};
 
 /// The dashboard page.
 pub const DASHBOARD: &str = include_str!("../static/dashboard.html");
@@ -309,7 +309,7 @@ async fn challenge(State(shared): App) -> Response {
 }
 
 async fn metrics(State(shared): App) -> Response {
-    match view(&shared).await {
+    match views(&shared).await {
         Some(view) => answer(
             StatusCode::OK,
             crate::state::METRICS_CONTENT_TYPE,
@@ -322,13 +322,19 @@ async fn metrics(State(shared): App) -> Response {
     }
 }
 
-async fn status(State(shared): App) -> Response {
-    match view(&shared).await {
-        Some(view) => answer(
-            StatusCode::OK,
-            "application/json",
-            view.status_json().to_string(),
-        ),
+/// `GET /status.json`: the first room's, or with `?room=NAME` that room's
+/// (`?room=`: the service room's); 404 for a room not held here.
+async fn status(State(shared): App, uri: axum::http::Uri) -> Response {
+    let which = Which::from_query(uri.query());
+    match views(&shared).await {
+        Some(views) => match views.status_json(&which) {
+            Some(status) => answer(StatusCode::OK, "application/json", status.to_string()),
+            None => text(
+                StatusCode::NOT_FOUND,
+                "no such room here: ?room=NAME names a room this controller holds, \
+                 ?room= the service room\n",
+            ),
+        },
         None => text(
             StatusCode::SERVICE_UNAVAILABLE,
             "the controller did not answer\n",
@@ -336,9 +342,9 @@ async fn status(State(shared): App) -> Response {
     }
 }
 
-/// Asks the control thread for its state (on a blocking thread: the channel may
-/// be full).
-async fn view(shared: &Shared) -> Option<View> {
+/// Asks the control thread for the state of the rooms and the writer (on a
+/// blocking thread: the channel may be full).
+async fn views(shared: &Shared) -> Option<Views> {
     let tx = shared.tx.clone();
     tokio::task::spawn_blocking(move || {
         let (reply, rx) = sync_channel(1);

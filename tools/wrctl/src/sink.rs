@@ -6,10 +6,11 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::budget::Answer;
 use crate::fastly_api::Client;
 use control::rule;
 use serde_json::{Map, Value, json};
-use waiting_room::room::RoomName;
+use waiting_room::settings::room::RoomName;
 
 /// The environment variable the Fastly API token is read from (never a flag or a file).
 pub const TOKEN_VAR: &str = "FASTLY_API_TOKEN";
@@ -35,6 +36,15 @@ pub trait Sink: Send {
     fn describe(&self) -> String;
     /// Whether writes go nowhere.
     fn is_dry_run(&self) -> bool {
+        false
+    }
+    /// The Fastly API's answer to the last write (status and rate-limit
+    /// headers); `None` for a sink that is not the API.
+    fn answer(&self) -> Option<Answer> {
+        None
+    }
+    /// Whether writes count against Fastly's API budget (the writer paces them).
+    fn budgeted(&self) -> bool {
         false
     }
 }
@@ -68,6 +78,14 @@ impl Sink for InRoom {
 
     fn is_dry_run(&self) -> bool {
         self.inner.is_dry_run()
+    }
+
+    fn answer(&self) -> Option<Answer> {
+        self.inner.answer()
+    }
+
+    fn budgeted(&self) -> bool {
+        self.inner.budgeted()
     }
 }
 
@@ -168,11 +186,14 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 /// `--fastly-store-id ID`: one `PATCH /resources/stores/config/ID/items` a write,
 /// with every item as an upsert (in FIFO mode the cutoff, the rate and the
-/// heartbeat in one batch, so the edge never sees a cutoff without its rate).
+/// heartbeat in one batch, so the edge never sees a cutoff without its rate; with
+/// several rooms, every room's items of the tick in the same batch).
 pub struct FastlyApi {
     client: Client,
     url: String,
     store_id: String,
+    /// The answer to the last write.
+    answer: Option<Answer>,
 }
 
 impl FastlyApi {
@@ -184,6 +205,7 @@ impl FastlyApi {
             url: client.items_url(store_id),
             client,
             store_id: store_id.to_string(),
+            answer: None,
         }
     }
 
@@ -204,11 +226,23 @@ pub fn batch_body(items: &[(String, String)]) -> String {
 
 impl Sink for FastlyApi {
     fn write_items(&mut self, items: &[(String, String)]) -> Result<(), String> {
-        self.client.patch_items(&self.store_id, batch_body(items))
+        let (result, answer) = self
+            .client
+            .patch_items_answered(&self.store_id, batch_body(items));
+        self.answer = Some(answer);
+        result
     }
 
     fn describe(&self) -> String {
         format!("fastly config store {}", self.store_id)
+    }
+
+    fn answer(&self) -> Option<Answer> {
+        self.answer
+    }
+
+    fn budgeted(&self) -> bool {
+        true
     }
 }
 

@@ -8,13 +8,14 @@ use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::{Metric, Registry};
+use prometheus_client::registry::Registry;
 
 use control::Snapshot;
 use control::fifo::FifoStatus;
 use serde_json::{Value, json};
-use waiting_room::percentage::Percentage;
+use waiting_room::settings::percentage::Percentage;
 
+use crate::budget;
 use crate::ingest::BadCounts;
 
 /// The `Content-Type` of `GET /metrics`.
@@ -192,33 +193,48 @@ impl View {
 
     /// The metrics, in the OpenMetrics text format ([`METRICS_CONTENT_TYPE`]),
     /// by `prometheus-client`'s encoder. A value not known yet (no write, no line)
-    /// is left out, with its `# HELP` and `# TYPE`.
+    /// is left out, with its `# HELP` and `# TYPE`. A named room's controller
+    /// labels every metric with its room.
     pub fn metrics(&self) -> String {
+        let mut m = Metrics::default();
+        let labels = self.room_labels();
+        self.write_metrics(&mut m, &labels, Some(&labels));
+        m.encode()
+    }
+
+    /// `room="NAME"` for a named room; none for the service room.
+    pub fn room_labels(&self) -> Labels {
+        self.info
+            .room
+            .iter()
+            .map(|room| ("room".to_string(), room.clone()))
+            .collect()
+    }
+
+    /// Adds the room's metrics to `m`, labelled `labels`; with `stream`, the
+    /// stream's bad lines too, labelled so.
+    fn write_metrics(&self, m: &mut Metrics, labels: &Labels, stream: Option<&Labels>) {
         let s = &self.snapshot;
         let c = &s.counters;
         let minute = self.last_minute();
-        // A named room's controller labels every metric with its room.
-        let mut m = Metrics(Registry::with_labels(
-            self.info
-                .room
-                .iter()
-                .map(|room| ("room".into(), room.clone().into())),
-        ));
+        m.labels = labels.clone();
         let pct = |p: Option<Percentage>| p.map(|p| f64::from(p.micros()) / 10_000.0);
         m.counter(
             "wrctl_log_lines_total",
             "Room log lines counted by the controller.",
             c.lines,
         );
-        let bad = Family::<[(&'static str, &'static str); 1], Counter>::default();
-        for (reason, v) in self.bad.by_reason() {
-            bad.get_or_create(&[("reason", reason)]).inc_by(v);
+        if let Some(stream) = stream {
+            for (reason, v) in self.bad.by_reason() {
+                m.sample(
+                    Kind::Counter,
+                    "wrctl_bad_log_lines_total",
+                    "Lines read that were not readable room log lines, by reason.",
+                    with(stream, "reason", reason),
+                    Val::U(v),
+                );
+            }
         }
-        m.register(
-            "wrctl_bad_log_lines_total",
-            "Lines read that were not readable room log lines, by reason.",
-            bad,
-        );
         m.counter(
             "wrctl_late_log_lines_total",
             "Room log lines older than the controller's one-hour window, not counted.",
@@ -316,20 +332,16 @@ impl View {
                 "fifo_rate last written: arrival milliseconds the cutoff passes a second.",
                 f.rate.map(|r| r.thousandths() as f64 / 1000.0),
             );
-            let show_up =
-                Family::<[(&'static str, &'static str); 1], Gauge<f64, AtomicU64>>::default();
-            show_up
-                .get_or_create(&[("holder", "live")])
-                .set(rounded(f.show_up));
-            show_up
-                .get_or_create(&[("holder", "stale")])
-                .set(rounded(f.show_up_stale));
-            m.register(
-                "wrctl_fifo_show_up_ratio",
-                "Share of places passed by the cutoff whose holder came back and was admitted, \
-                 by whether the holder was still polling when passed.",
-                show_up,
-            );
+            for (holder, share) in [("live", f.show_up), ("stale", f.show_up_stale)] {
+                m.sample(
+                    Kind::Float,
+                    "wrctl_fifo_show_up_ratio",
+                    "Share of places passed by the cutoff whose holder came back and was admitted, \
+                     by whether the holder was still polling when passed.",
+                    with(labels, "holder", holder),
+                    Val::F(rounded(share)),
+                );
+            }
             m.gauge(
                 "wrctl_fifo_places_ahead",
                 "Places held beyond the cutoff in effect.",
@@ -356,50 +368,339 @@ impl View {
             "Unix time of the newest room log line counted; absent before the first.",
             s.now,
         );
-        m.encode()
     }
 }
 
-/// A registry of metrics for one answer, named as they are exposed.
-struct Metrics(Registry);
+/// Every room's state and the writer's, at one moment: what `GET /status.json`
+/// and `GET /metrics` show of a controller holding several rooms.
+#[derive(Debug, Clone)]
+pub struct Views {
+    /// Each room's, in the order given on the command line.
+    pub rooms: Vec<View>,
+    /// The one writer's.
+    pub writer: Arc<budget::Status>,
+    /// Whether the writer writes through the Fastly API.
+    pub api: bool,
+    /// Room lines of rooms not held here.
+    pub other_room_lines: u64,
+}
+
+/// Which room `status.json` shows: `?room=NAME`, `?room=` (the service room), or
+/// none (the first room).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Which {
+    /// The first room held.
+    First,
+    /// The service room.
+    Service,
+    /// The named room.
+    Named(String),
+}
+
+impl Which {
+    /// From a request's query string (`room=NAME`; other parameters ignored).
+    pub fn from_query(query: Option<&str>) -> Which {
+        let room = query.and_then(|q| {
+            q.split('&').find_map(|pair| {
+                pair.strip_prefix("room=")
+                    .or((pair == "room").then_some(""))
+            })
+        });
+        match room {
+            None => Which::First,
+            Some("") => Which::Service,
+            Some(name) => Which::Named(name.to_string()),
+        }
+    }
+}
+
+impl Views {
+    /// The room `which` names, if held here.
+    pub fn room(&self, which: &Which) -> Option<&View> {
+        match which {
+            Which::First => self.rooms.first(),
+            Which::Service => self.rooms.iter().find(|v| v.info.room.is_none()),
+            Which::Named(name) => self
+                .rooms
+                .iter()
+                .find(|v| v.info.room.as_deref() == Some(name.as_str())),
+        }
+    }
+
+    /// The `status.json` of the room `which` names ([`View::status_json`]),
+    /// with the rooms held here (`rooms`: each one's `name`, `null` for the
+    /// service room, and the `query` that shows it), the room lines of other
+    /// rooms (`other_room_lines_total`) and the writer's state (`writer`, see
+    /// [`Views::writer_json`]). `None`: not a room held here.
+    pub fn status_json(&self, which: &Which) -> Option<Value> {
+        let mut status = self.room(which)?.status_json();
+        status["rooms"] = self
+            .rooms
+            .iter()
+            .map(|v| {
+                json!({
+                    "name": v.info.room,
+                    "query": format!("?room={}", v.info.room.as_deref().unwrap_or("")),
+                })
+            })
+            .collect();
+        status["other_room_lines_total"] = json!(self.other_room_lines);
+        status["writer"] = self.writer_json();
+        Some(status)
+    }
+
+    /// The writer's state: `rooms` held, `api` (whether it writes through the
+    /// Fastly API), `budget_per_hour` (`--api-budget`; `null` without the API),
+    /// `fastly_limit_per_hour` (1,000, the API's documented default), the
+    /// spacing (`min_interval_seconds`, and `interval_seconds` now), the updates
+    /// (`updates_last_hour`, `updates_total`, `held_total` for those the pacer
+    /// held back), the answers (`throttled_total` for 429s,
+    /// `server_errors_total`, `failures_total` for every failed update), the
+    /// API's rate-limit headers last seen (`rate_limit_remaining`,
+    /// `rate_limit_reset`), `last_status`, `last_update`, and while the writer
+    /// holds its updates `hold_until` and `hold_reason` (`throttled`,
+    /// `server-error`, `rate-limit-spent`).
+    pub fn writer_json(&self) -> Value {
+        let w = &self.writer;
+        let c = &w.counters;
+        json!({
+            "rooms": self.rooms.len(),
+            "api": self.api,
+            "budget_per_hour": w.budget,
+            "fastly_limit_per_hour": self.api.then_some(budget::FASTLY_HOURLY_LIMIT),
+            "min_interval_seconds": w.min_interval,
+            "interval_seconds": w.interval,
+            "updates_last_hour": w.last_hour,
+            "updates_total": c.requests,
+            "held_total": c.held,
+            "throttled_total": c.throttled,
+            "server_errors_total": c.server_errors,
+            "failures_total": c.throttled + c.server_errors + c.other_failures,
+            "rate_limit_remaining": w.remaining,
+            "rate_limit_reset": w.reset,
+            "last_status": w.last_status,
+            "last_update": w.last_sent,
+            "hold_until": w.hold.map(|(until, _)| until),
+            "hold_reason": w.hold.map(|(_, why)| why.name()),
+        })
+    }
+
+    /// Every room's metrics (each labelled `room="NAME"`, the service room's
+    /// unlabelled), the stream's and the writer's (labelled as the room when
+    /// one named room is held, unlabelled otherwise), in the OpenMetrics text
+    /// format.
+    pub fn metrics(&self) -> String {
+        let mut m = Metrics::default();
+        let process = match self.rooms.as_slice() {
+            [one] => one.room_labels(),
+            _ => Labels::new(),
+        };
+        for (i, view) in self.rooms.iter().enumerate() {
+            view.write_metrics(&mut m, &view.room_labels(), (i == 0).then_some(&process));
+        }
+        m.labels = process;
+        m.counter(
+            "wrctl_other_room_log_lines_total",
+            "Room log lines of rooms this controller does not hold, not counted.",
+            self.other_room_lines,
+        );
+        if self.api {
+            self.api_metrics(&mut m);
+        }
+        m.encode()
+    }
+
+    /// The writer's metrics, when it writes through the Fastly API.
+    fn api_metrics(&self, m: &mut Metrics) {
+        let w = &self.writer;
+        let c = &w.counters;
+        m.counter(
+            "wrctl_api_writes_total",
+            "Config-store updates sent to the Fastly API (one PATCH each, every room's items of a tick), whatever the answer.",
+            c.requests,
+        );
+        m.counter(
+            "wrctl_api_throttled_total",
+            "Updates the Fastly API answered 429 Too Many Requests.",
+            c.throttled,
+        );
+        m.counter(
+            "wrctl_api_server_errors_total",
+            "Updates the Fastly API answered with a 5xx.",
+            c.server_errors,
+        );
+        m.counter(
+            "wrctl_api_held_updates_total",
+            "Updates a tick had ready that the writer held back (spacing, a 429's or a 5xx's hold).",
+            c.held,
+        );
+        m.gauge(
+            "wrctl_api_writes_last_hour",
+            "Updates sent to the Fastly API in the last hour.",
+            Some(w.last_hour),
+        );
+        m.gauge(
+            "wrctl_api_budget_writes_per_hour",
+            "The writer's budget of Fastly API updates an hour (--api-budget).",
+            w.budget,
+        );
+        m.gauge(
+            "wrctl_api_write_interval_seconds",
+            "The least seconds between two updates now (the budget's, widened by a low Fastly-RateLimit-Remaining).",
+            Some(w.interval),
+        );
+        m.gauge(
+            "wrctl_api_rate_limit_remaining",
+            "Fastly-RateLimit-Remaining of the last answer: modifying requests left in the API's window.",
+            w.remaining,
+        );
+        m.gauge(
+            "wrctl_api_rate_limit_reset_timestamp_seconds",
+            "Fastly-RateLimit-Reset of the last answer: Unix time the API's window resets.",
+            w.reset,
+        );
+        m.gauge(
+            "wrctl_api_backoff_until_timestamp_seconds",
+            "Unix time before which no update is sent (a 429, a 5xx with Retry-After, a spent window); absent when none.",
+            w.hold.map(|(until, _)| until),
+        );
+    }
+}
+
+/// A metric's labels, in order.
+pub type Labels = Vec<(String, String)>;
+
+/// `labels` and `key="value"` after them.
+fn with(labels: &Labels, key: &str, value: &str) -> Labels {
+    let mut all = labels.clone();
+    all.push((key.to_string(), value.to_string()));
+    all
+}
+
+/// A metric family's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Counter,
+    Gauge,
+    Float,
+}
+
+/// A sample's value.
+#[derive(Debug, Clone, Copy)]
+enum Val {
+    U(u64),
+    F(f64),
+}
+
+/// One family: name (a counter's with `_total`), help, kind and samples.
+#[derive(Debug)]
+struct Fam {
+    name: &'static str,
+    help: &'static str,
+    kind: Kind,
+    samples: Vec<(Labels, Val)>,
+}
+
+/// The metrics of one answer, gathered by family (the rooms' samples of a
+/// metric under one `# HELP` and `# TYPE`), then encoded by
+/// `prometheus-client`.
+#[derive(Debug, Default)]
+struct Metrics {
+    families: Vec<Fam>,
+    /// The labels [`Metrics::counter`], [`Metrics::gauge`] and
+    /// [`Metrics::ratio`] give their sample.
+    labels: Labels,
+}
 
 impl Metrics {
-    /// Registers `metric` as `name` (a counter's without the `_total` the encoder
-    /// adds) with `help` (without the full stop the encoder adds).
-    fn register(&mut self, name: &str, help: &str, metric: impl Metric) {
-        let name = name.strip_suffix("_total").unwrap_or(name);
-        self.0.register(name, help.trim_end_matches('.'), metric);
+    /// Adds a sample of `name` (`help` without the full stop the encoder adds).
+    fn sample(
+        &mut self,
+        kind: Kind,
+        name: &'static str,
+        help: &'static str,
+        labels: Labels,
+        v: Val,
+    ) {
+        let i = match self.families.iter().position(|f| f.name == name) {
+            Some(i) => i,
+            None => {
+                self.families.push(Fam {
+                    name,
+                    help,
+                    kind,
+                    samples: Vec::new(),
+                });
+                self.families.len() - 1
+            }
+        };
+        self.families[i].samples.push((labels, v));
     }
 
     /// A counter; `name` ends in `_total`.
-    fn counter(&mut self, name: &str, help: &str, value: u64) {
-        let counter = Counter::<u64>::default();
-        counter.inc_by(value);
-        self.register(name, help, counter);
+    fn counter(&mut self, name: &'static str, help: &'static str, value: u64) {
+        let labels = self.labels.clone();
+        self.sample(Kind::Counter, name, help, labels, Val::U(value));
     }
 
     /// A whole-number gauge; left out when `None`.
-    fn gauge(&mut self, name: &str, help: &str, value: Option<u64>) {
+    fn gauge(&mut self, name: &'static str, help: &'static str, value: Option<u64>) {
         if let Some(value) = value {
-            let gauge = Gauge::<i64>::default();
-            gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
-            self.register(name, help, gauge);
+            let labels = self.labels.clone();
+            self.sample(Kind::Gauge, name, help, labels, Val::U(value));
         }
     }
 
     /// A gauge with a fraction; left out when `None`.
-    fn ratio(&mut self, name: &str, help: &str, value: Option<f64>) {
+    fn ratio(&mut self, name: &'static str, help: &'static str, value: Option<f64>) {
         if let Some(value) = value {
-            let gauge = Gauge::<f64, AtomicU64>::default();
-            gauge.set(value);
-            self.register(name, help, gauge);
+            let labels = self.labels.clone();
+            self.sample(Kind::Float, name, help, labels, Val::F(value));
         }
     }
 
     fn encode(&self) -> String {
+        let mut registry = Registry::default();
+        for f in &self.families {
+            let name = f.name.strip_suffix("_total").unwrap_or(f.name);
+            let help = f.help.trim_end_matches('.');
+            let as_u64 = |v: Val| match v {
+                Val::U(n) => n,
+                Val::F(x) => x as u64,
+            };
+            let as_f64 = |v: Val| match v {
+                Val::U(n) => n as f64,
+                Val::F(x) => x,
+            };
+            match f.kind {
+                Kind::Counter => {
+                    let family = Family::<Labels, Counter>::default();
+                    for (labels, v) in &f.samples {
+                        family.get_or_create(labels).inc_by(as_u64(*v));
+                    }
+                    registry.register(name, help, family);
+                }
+                Kind::Gauge => {
+                    let family = Family::<Labels, Gauge>::default();
+                    for (labels, v) in &f.samples {
+                        family
+                            .get_or_create(labels)
+                            .set(i64::try_from(as_u64(*v)).unwrap_or(i64::MAX));
+                    }
+                    registry.register(name, help, family);
+                }
+                Kind::Float => {
+                    let family = Family::<Labels, Gauge<f64, AtomicU64>>::default();
+                    for (labels, v) in &f.samples {
+                        family.get_or_create(labels).set(as_f64(*v));
+                    }
+                    registry.register(name, help, family);
+                }
+            }
+        }
         let mut out = String::with_capacity(4096);
         // Writing to a String cannot fail.
-        let _ = encode(&mut out, &self.0);
+        let _ = encode(&mut out, &registry);
         out
     }
 }

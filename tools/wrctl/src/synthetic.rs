@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use waiting_room::percentage::Percentage;
+use waiting_room::settings::percentage::Percentage;
 
 /// What happens to one visitor next.
 #[derive(Debug, Clone, Copy)]

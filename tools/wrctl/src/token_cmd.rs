@@ -7,11 +7,11 @@ use std::process::ExitCode;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::{Args, Subcommand};
-use waiting_room::cookie;
-use waiting_room::decision::decide;
-use waiting_room::keys::{KeyStore, SigningKey};
-use waiting_room::lottery;
-use waiting_room::token::{self, Claims, SignedToken, TokenKind};
+use waiting_room::admission::decision::decide;
+use waiting_room::admission::lottery;
+use waiting_room::credentials::cookie;
+use waiting_room::credentials::keys::{KeyStore, SigningKey};
+use waiting_room::credentials::token::{self, Claims, SignedToken, TokenKind};
 
 use crate::clock::{millis_arg, seconds_arg, unix_now, utc, utc_millis};
 use crate::keys::{read_store, relative, settings, store_strings};
@@ -373,7 +373,7 @@ fn mint(args: MintArgs) -> ExitCode {
         eprintln!(
             "wrctl: key {:?} is under {} bytes, weak (--allow-weak to sign with it anyway)",
             args.kid,
-            waiting_room::keys::MIN_STRONG_KEY_LEN
+            waiting_room::credentials::keys::MIN_STRONG_KEY_LEN
         );
         return ExitCode::FAILURE;
     }

@@ -259,6 +259,8 @@ fn the_help_documents_every_option_with_an_example() {
         "--http-timeout",
         "--quiet",
         "--room",
+        "--service-room",
+        "--api-budget",
         "--event-target",
         "--room-dashboard",
     ] {
@@ -267,7 +269,7 @@ fn the_help_documents_every_option_with_an_example() {
             "{flag}"
         );
     }
-    assert_eq!(help.matches("Example:").count(), 25, "{help}");
+    assert_eq!(help.matches("Example:").count(), 27, "{help}");
     assert!(help.contains("FASTLY_API_TOKEN"));
 }
 
@@ -275,4 +277,87 @@ fn the_help_documents_every_option_with_an_example() {
 fn stdin_ending_without_a_listener_exits_0() {
     let (code, err) = run_to_end(&["control", "--target-per-minute", "60", "--dry-run"], &[]);
     assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn bad_room_specs_are_refused_naming_the_room_and_the_setting() {
+    let base = ["--target-per-minute", "60", "--dry-run"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut all = base.to_vec();
+        all.extend_from_slice(extra);
+        all
+    };
+    refused(
+        &with(&["--room", "drops", "--room", "drops"]),
+        &[],
+        &["--room drops is given twice"],
+    );
+    refused(
+        &with(&["--room", "drops:speed=3"]),
+        &[],
+        &["--room", "unknown setting \"speed\"", "target, queueing"],
+    );
+    refused(
+        &with(&["--room", "drops:target=0"]),
+        &[],
+        &["--room", "target=0"],
+    );
+    refused(
+        &with(&["--room", "drops:queueing=lifo"]),
+        &[],
+        &["--room", "random or fifo"],
+    );
+    refused(
+        &with(&["--room", "drops:wait-period=0"]),
+        &[],
+        &["wait-period=0"],
+    );
+    refused(&with(&["--room", "Drops"]), &[], &["not a room name"]);
+    refused(&with(&["--room", "drops:target"]), &[], &["not KEY=VALUE"]);
+    refused(
+        &with(&["--room", "drops:queueing=fifo,min=1", "--room", "vip"]),
+        &[],
+        &["--room drops", "--min and --max"],
+    );
+    refused(
+        &with(&["--room", "a:min=50,max=10", "--room", "b"]),
+        &[],
+        &["--room a", "--min 50 is above --max 10"],
+    );
+    refused(
+        &["--dry-run", "--room", "drops:target=5", "--room", "vip"],
+        &[],
+        &["--room vip: no target"],
+    );
+    refused(
+        &["--dry-run", "--service-room", "--room", "drops:target=5"],
+        &[],
+        &["--target-per-minute"],
+    );
+}
+
+#[test]
+fn rooms_of_either_mode_share_the_flags_that_apply_to_them() {
+    // The lottery's --min and --start are the service room's; the FIFO room
+    // takes none of them. Every room with a target needs no --target-per-minute.
+    for args in [
+        &[
+            "--target-per-minute",
+            "60",
+            "--min",
+            "0.01",
+            "--start",
+            "5",
+            "--service-room",
+            "--room",
+            "drops:queueing=fifo,event.drop-1=120",
+        ][..],
+        &["--room", "a:target=5", "--room", "b:target=6,max-active=9"][..],
+    ] {
+        let mut all = vec!["control", "--dry-run"];
+        all.extend_from_slice(args);
+        let (code, err) = run_to_end(&all, &[]);
+        assert_eq!(code, Some(0), "{all:?}: {err}");
+        assert!(err.contains("in one writer"), "{err}");
+    }
 }

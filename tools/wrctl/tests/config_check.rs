@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use waiting_room::config::{self, Settings};
+use waiting_room::settings::config::{self, Settings};
 use wrctl::config_check::KEYS;
 
 /// `wrctl config check FILE [extra]`: (exit code, stdout, stderr).
@@ -195,6 +195,16 @@ fn each_surprising_combination_is_warned_about() {
         (
             serde_json::json!({"cookie_lifetime": "300"}),
             "cookie_lifetime 300 s is shorter than allow_period_timeout 600 s",
+        ),
+        (
+            serde_json::json!({"redeem_window": "302"}),
+            "redeem_window 302 s is over half of allow_period_timeout 600 s: an admission \
+             more than 300 s after its draw starts its session at the request",
+        ),
+        (
+            serde_json::json!({"queueing_method": "fifo", "fifo_cutoff": "0", "fifo_hold": "301"}),
+            "fifo_hold 301 s is over half of allow_period_timeout 600 s: an admission more \
+             than 300 s after its hold's start",
         ),
         (
             serde_json::json!({"allow_percentage": "0"}),
@@ -486,7 +496,7 @@ fn wrctl_rooms_lists_the_rooms_and_places_urls() {
 fn a_bot_toll_a_phone_pays_quickly_is_not_warned_about() {
     let phone_second = (0..=32u8)
         .rev()
-        .find(|bits| waiting_room::toll::phone_seconds(*bits) <= 1.0)
+        .find(|bits| waiting_room::bots::toll::phone_seconds(*bits) <= 1.0)
         .unwrap();
     let err = warnings(
         serde_json::json!({"bot_toll_bits": phone_second.to_string()}),
@@ -494,7 +504,7 @@ fn a_bot_toll_a_phone_pays_quickly_is_not_warned_about() {
     );
     assert!(err.contains("0 error(s), 0 warning(s)"), "{err}");
     let slow = (0..=32u8)
-        .find(|bits| waiting_room::toll::phone_seconds(*bits) > 5.0)
+        .find(|bits| waiting_room::bots::toll::phone_seconds(*bits) > 5.0)
         .unwrap();
     assert!(
         slow <= phone_second + 4,

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 use test_support::browser;
 
-use support::{Wrctl, eventually, unix_now};
+use support::{FASTLY_HOURLY_LIMIT, MockApi, Wrctl, eventually, unix_now};
 use wrctl::pages::thousands;
 use wrctl::synthetic::Crowd;
 
@@ -115,4 +115,82 @@ fn settled_status(wrctl: &Wrctl, lines: usize) -> serde_json::Value {
         let after = wrctl.status();
         (after["allow_percentage"] == before["allow_percentage"]).then_some(after)
     })
+}
+
+/// One controller of three rooms writing to the Fastly API stand-in, whose
+/// window another tool has spent: the page of room drops (`?room=drops`) names
+/// its room, lists the three in its picker, and says the API throttled the
+/// writer and until when; it passes axe-core as the other.
+#[test]
+fn the_dashboard_of_one_room_of_three_shows_the_apis_429() {
+    let Some(driver) = browser::driver_dir("the wrctl dashboard test") else {
+        return;
+    };
+    let api = MockApi::with_budget(&[200], "{}", FASTLY_HOURLY_LIMIT, unix_now());
+    api.spend(FASTLY_HOURLY_LIMIT);
+    let url = api.url();
+    let mut wrctl = Wrctl::start(
+        &[
+            "control",
+            "--target-per-minute",
+            "600",
+            "--service-room",
+            "--room",
+            "drops:target=300",
+            "--room",
+            "vip:target=100",
+            "--fastly-store-id",
+            "STORE",
+            "--fastly-api-url",
+            &url,
+            "--api-budget",
+            "3600",
+            "--tick",
+            "1",
+            "--quiet",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[("FASTLY_API_TOKEN", "tok")],
+    );
+    let mut crowd = Crowd::new(unix_now() - 120, 3);
+    crowd.arrivals_per_second = 10;
+    let lines: Vec<String> = crowd
+        .lines(120)
+        .iter()
+        .map(|l| support::in_room(l, Some("drops")))
+        .collect();
+    wrctl.feed(&lines);
+    eventually("the 429 and the hold", || {
+        let status = wrctl.status();
+        (status["writer"]["hold_reason"] == "throttled").then_some(())
+    });
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let texts = [
+        "Waiting room controller: room drops".to_string(),
+        "service room".into(),
+        "room vip".into(),
+        "Fastly API throttled (429): no update before".into(),
+        "1 throttled (429)".into(),
+        "budget 3,600 an hour of the API's 1,000".into(),
+        "0 left until".into(),
+        "target 300".into(),
+    ];
+    let charts = ["New sessions per second, last"];
+    let absent = ["NaN", "undefined", "Infinity", "Connection lost", "DRY RUN"];
+    let checks = browser::DashboardChecks {
+        texts: &texts,
+        charts: &charts,
+        absent: &absent,
+    };
+    let page = format!("http://{}/?room=drops", wrctl.addr.unwrap());
+    if let Err(why) = browser::try_check_dashboard(
+        &driver,
+        &page,
+        &root.join("artifacts/wrctl-dashboard-rooms"),
+        &checks,
+        SCRIPT_BOUND,
+    ) {
+        panic!("{why}");
+    }
 }

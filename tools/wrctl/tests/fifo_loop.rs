@@ -16,8 +16,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use support::Wrctl;
-use waiting_room::config::Settings;
-use waiting_room::decision::{self, CookieAction, Decision};
+use waiting_room::admission::decision::{self, CookieAction, Decision};
+use waiting_room::settings::config::Settings;
 use waiting_room::{log, outlook};
 
 const CROWD: u32 = 80;

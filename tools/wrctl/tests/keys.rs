@@ -10,10 +10,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use support::{MockApi, unix_now};
-use waiting_room::keys::SigningKey;
-use waiting_room::lottery;
-use waiting_room::percentage::Percentage;
-use waiting_room::token::{self, Claims, TokenKind};
+use waiting_room::admission::lottery;
+use waiting_room::credentials::keys::SigningKey;
+use waiting_room::credentials::token::{self, Claims, TokenKind};
+use waiting_room::settings::percentage::Percentage;
 
 /// Two strong keys and a weak one, as a key store file holds them.
 const KEY1: &str = "test-key-one-0123456789abcdefghijklmnopqrstuv";

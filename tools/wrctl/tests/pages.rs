@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use support::run_to_end;
-use waiting_room::page::{Language, Page, PageBody};
-use waiting_room::view::VARIABLES;
+use waiting_room::pages::page::{Language, Page, PageBody};
+use waiting_room::pages::view::VARIABLES;
 
 /// `wrctl args`: (exit code, stdout, stderr).
 fn run(args: &[&str]) -> (Option<i32>, String, String) {

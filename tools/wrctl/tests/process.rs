@@ -8,7 +8,7 @@ use std::fs;
 
 use serde_json::{Value, json};
 use support::{MockApi, Wrctl, eventually, unix_now};
-use waiting_room::percentage::Percentage;
+use waiting_room::settings::percentage::Percentage;
 use wrctl::synthetic::Crowd;
 
 /// Five minutes of a crowd at 10 %, up to now, with Viceroy's own lines among them.

@@ -303,7 +303,7 @@ fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
 #[test]
 fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
     use control::record::Record;
-    use waiting_room::room::RoomName;
+    use waiting_room::settings::room::RoomName;
 
     let api = MockApi::start(&[200], "{}");
     let options = Options {

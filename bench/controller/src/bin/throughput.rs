@@ -21,7 +21,7 @@ use std::time::Instant;
 use clap::Parser;
 use control::record::Record;
 use control::{Controller, Options};
-use waiting_room::percentage::Percentage;
+use waiting_room::settings::percentage::Percentage;
 use wrctl::ingest::Batch;
 use wrctl::synthetic::Crowd;
 

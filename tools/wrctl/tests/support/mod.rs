@@ -6,6 +6,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -199,6 +200,17 @@ pub fn metric(text: &str, name: &str) -> Option<f64> {
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
 }
 
+/// `line` with ` room=NAME` after its `uid=` field, as the room logs a named
+/// room's lines (`None`: the service room's, as it is).
+pub fn in_room(line: &str, room: Option<&str>) -> String {
+    let Some(room) = room else {
+        return line.to_string();
+    };
+    let at = line.find(" uid=").expect("a room line") + 1;
+    let end = line[at..].find(' ').map_or(line.len(), |i| at + i);
+    format!("{} room={room}{}", &line[..end], &line[end..])
+}
+
 /// Sends `raw` bytes and reads the answer to the end of the connection. Raw on
 /// purpose: it sends what no HTTP client would (garbage, cut or oversized requests).
 pub fn exchange(addr: SocketAddr, raw: &[u8]) -> std::io::Result<Response> {
@@ -259,9 +271,24 @@ impl Received {
 /// A stand-in for the Fastly API: answers each request with the next status of
 /// `script` (the last one repeats), with `answer_body` as JSON, and records the
 /// requests. Served by hyper and axum on a current-thread runtime of its own thread.
+///
+/// Every answer carries the rate-limit headers the API documents ("Fastly API
+/// rate limiting"): `Fastly-RateLimit-Remaining`, the modifying (non-GET,
+/// non-HEAD) requests left in the current hour window, and
+/// `Fastly-RateLimit-Reset`, when the window resets (Unix seconds). With a
+/// budget ([`MockApi::with_budget`]) it enforces them: past the budget a
+/// modifying request is answered 429 Too Many Requests, with the same headers,
+/// and is not counted; and it checks every request to a config store's items
+/// as the API documents it (`Fastly-Key`, JSON, at most 1,000 items of
+/// `op`/`item_key`/`item_value`, keys of at most 256 characters, values of at
+/// most 8,000): 401 or 400 otherwise.
 pub struct MockApi {
     pub addr: SocketAddr,
     pub received: Arc<Mutex<Vec<Received>>>,
+    /// The window's requests and the budget, with a budget.
+    limit: Arc<Mutex<Limit>>,
+    /// The stand-in's clock, Unix seconds (a test moves it to run an hour in a moment).
+    pub clock: Arc<AtomicU64>,
 }
 
 /// What the stand-in's handler shares.
@@ -269,19 +296,57 @@ struct Api {
     script: Vec<u16>,
     answer_body: String,
     received: Arc<Mutex<Vec<Received>>>,
+    limit: Arc<Mutex<Limit>>,
+    clock: Arc<AtomicU64>,
 }
+
+/// The rate limit's state: the budget of modifying requests an hour window,
+/// the window, and the requests counted in it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Limit {
+    /// `None`: headers only, with the API's default of 1,000, nothing enforced.
+    pub budget: Option<u64>,
+    /// The hour window (Unix seconds / 3600) counted.
+    pub window: u64,
+    /// Modifying requests counted in it.
+    pub used: u64,
+    /// Requests answered 429.
+    pub refused: u64,
+}
+
+/// The API's documented default budget of modifying requests an hour per user.
+pub const FASTLY_HOURLY_LIMIT: u64 = 1000;
 
 impl MockApi {
     pub fn start(script: &[u16], answer_body: &str) -> MockApi {
+        MockApi::serve(script, answer_body, None, unix_now())
+    }
+
+    /// A stand-in that enforces `budget` modifying requests an hour window
+    /// (each window a whole hour of its clock, which starts at `clock`), and
+    /// checks the config-store requests; otherwise answers as [`MockApi::start`].
+    pub fn with_budget(script: &[u16], answer_body: &str, budget: u64, clock: u64) -> MockApi {
+        MockApi::serve(script, answer_body, Some(budget), clock)
+    }
+
+    fn serve(script: &[u16], answer_body: &str, budget: Option<u64>, clock: u64) -> MockApi {
         assert!(!script.is_empty(), "a script of at least one status");
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
         let received = Arc::new(Mutex::new(Vec::new()));
+        let limit = Arc::new(Mutex::new(Limit {
+            budget,
+            window: clock / 3600,
+            ..Limit::default()
+        }));
+        let clock = Arc::new(AtomicU64::new(clock));
         let api = Arc::new(Api {
             script: script.to_vec(),
             answer_body: answer_body.to_string(),
             received: Arc::clone(&received),
+            limit: Arc::clone(&limit),
+            clock: Arc::clone(&clock),
         });
         let app = Router::new().fallback(answer).with_state(api);
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -289,7 +354,12 @@ impl MockApi {
             .build()
             .unwrap();
         thread::spawn(move || runtime.block_on(serve(listener, app)));
-        MockApi { addr, received }
+        MockApi {
+            addr,
+            received,
+            limit,
+            clock,
+        }
     }
 
     pub fn url(&self) -> String {
@@ -299,6 +369,102 @@ impl MockApi {
     pub fn requests(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
+
+    /// Sets the stand-in's clock, Unix seconds.
+    pub fn set_clock(&self, now: u64) {
+        self.clock.store(now, Ordering::SeqCst);
+    }
+
+    /// The rate limit's state.
+    pub fn limit(&self) -> Limit {
+        *self.limit.lock().unwrap()
+    }
+
+    /// Counts `n` modifying requests in the current window, as another tool of
+    /// the same user would.
+    pub fn spend(&self, n: u64) {
+        let now = self.clock.load(Ordering::SeqCst);
+        let mut limit = self.limit.lock().unwrap();
+        limit.roll(now);
+        limit.used += n;
+    }
+}
+
+impl Limit {
+    /// Moves to the window of clock time `now`.
+    fn roll(&mut self, now: u64) {
+        if now / 3600 != self.window {
+            self.window = now / 3600;
+            self.used = 0;
+        }
+    }
+
+    /// The rate-limit headers after this answer.
+    fn headers(&self) -> [(&'static str, String); 2] {
+        let budget = self.budget.unwrap_or(FASTLY_HOURLY_LIMIT);
+        [
+            (
+                "Fastly-RateLimit-Remaining",
+                budget.saturating_sub(self.used).to_string(),
+            ),
+            (
+                "Fastly-RateLimit-Reset",
+                ((self.window + 1) * 3600).to_string(),
+            ),
+        ]
+    }
+}
+
+/// Checks a request to a config store's items as the API documents it: the
+/// status to answer when it is not right.
+fn check_config_store_request(request: &Received) -> Option<(u16, String)> {
+    let rest = request.path.strip_prefix("/resources/stores/config/")?;
+    let (store, tail) = rest.split_once('/')?;
+    if tail != "items" || request.method != "PATCH" {
+        return None;
+    }
+    let bad = |why: &str| Some((400, format!(r#"{{"msg":"{why}"}}"#)));
+    if request
+        .header("Fastly-Key")
+        .is_none_or(|k| k.trim().is_empty())
+    {
+        return Some((
+            401,
+            r#"{"msg":"Provided credentials are missing or invalid"}"#.into(),
+        ));
+    }
+    if store.is_empty()
+        || !store
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return bad("bad store id");
+    }
+    if request.header("Content-Type") != Some("application/json") {
+        return bad("expected Content-Type: application/json");
+    }
+    let Ok(body) = serde_json::from_str::<serde_json::Value>(&request.body) else {
+        return bad("the body is not JSON");
+    };
+    let Some(items) = body.get("items").and_then(|i| i.as_array()) else {
+        return bad("expected {\"items\": [...]}");
+    };
+    if items.is_empty() || items.len() > 1000 {
+        return bad("a batch holds 1 to 1000 items");
+    }
+    for item in items {
+        let op = item.get("op").and_then(|v| v.as_str());
+        let key = item.get("item_key").and_then(|v| v.as_str());
+        let value = item.get("item_value").and_then(|v| v.as_str());
+        let fields = item.as_object().map_or(0, |o| o.len());
+        match (op, key, value) {
+            (Some("create" | "update" | "upsert"), Some(k), Some(v))
+                if fields == 3 && !k.is_empty() && k.len() <= 256 && v.len() <= 8000 => {}
+            (Some("delete"), Some(k), None) if fields == 2 && !k.is_empty() => {}
+            _ => return bad("an item is op, item_key and item_value"),
+        }
+    }
+    None
 }
 
 /// Serves each connection with hyper, one request per connection.
@@ -317,7 +483,8 @@ async fn serve(listener: std::net::TcpListener, app: Router) {
     }
 }
 
-/// Records the request and answers with the script's next status.
+/// Records the request and answers with the script's next status, the
+/// rate-limit headers, and with a budget a 429 past it.
 async fn answer(
     State(api): State<Arc<Api>>,
     method: Method,
@@ -337,15 +504,43 @@ async fn answer(
             .collect(),
         body: String::from_utf8_lossy(&body).into_owned(),
     };
+    let modifying = method != Method::GET && method != Method::HEAD;
+    let checked = {
+        let limit = api.limit.lock().unwrap();
+        limit
+            .budget
+            .and_then(|_| check_config_store_request(&request))
+    };
     let n = {
         let mut all = api.received.lock().unwrap();
         all.push(request);
         all.len()
     };
-    let status = api.script[(n - 1).min(api.script.len() - 1)];
-    (
-        StatusCode::from_u16(status).unwrap(),
-        [(CONTENT_TYPE, "application/json")],
-        api.answer_body.clone(),
-    )
+    let now = api.clock.load(Ordering::SeqCst);
+    let mut limit = api.limit.lock().unwrap();
+    limit.roll(now);
+    let (status, body) = if let Some((status, body)) = checked {
+        (status, body)
+    } else if modifying && limit.budget.is_some_and(|b| limit.used >= b) {
+        limit.refused += 1;
+        (
+            429,
+            r#"{"msg":"You have exceeded your hourly rate limit","detail":"Too Many Requests"}"#
+                .to_string(),
+        )
+    } else {
+        if modifying {
+            limit.used += 1;
+        }
+        (
+            api.script[(n - 1).min(api.script.len() - 1)],
+            api.answer_body.clone(),
+        )
+    };
+    let mut answer_headers = HeaderMap::new();
+    answer_headers.insert(CONTENT_TYPE, "application/json".parse().unwrap());
+    for (name, value) in limit.headers() {
+        answer_headers.insert(name, value.parse().unwrap());
+    }
+    (StatusCode::from_u16(status).unwrap(), answer_headers, body)
 }

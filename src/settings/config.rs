@@ -8,16 +8,16 @@
 //! few keys a request outside every room needs ([`BYPASS_KEYS`]), then those of
 //! the room it is in. The tools and the tests read them all ([`Settings::from_lookup`]).
 
-use crate::challenge::BotChallenge;
-use crate::grid::DrawGrid;
-use crate::page::Language;
-use crate::percentage::Percentage;
-use crate::refresh::RefreshMode;
-use crate::room::Room;
-use crate::rules::{self, Cidr};
-use crate::toll;
-use crate::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
-use crate::unix_time;
+use crate::admission::grid::DrawGrid;
+use crate::admission::refresh::RefreshMode;
+use crate::bots::challenge::BotChallenge;
+use crate::bots::toll;
+use crate::credentials::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
+use crate::pages::page::Language;
+use crate::settings::percentage::Percentage;
+use crate::settings::room::Room;
+use crate::settings::rules::{self, Cidr};
+use crate::settings::unix_time;
 
 /// Whether the room runs at all. Only the exact text `true` turns it on.
 pub const ENABLED: &str = "enabled";
@@ -79,7 +79,7 @@ pub const FIFO_HOLD: &str = "fifo_hold";
 pub const QUEUE_OPENS_AT: &str = "queue_opens_at";
 /// Random mode: new sessions a POP starts in a minute at most; one over it waits
 /// on as after a loss (a whole number, 1 to [`MAX_POP_NEW_SESSIONS_PER_MINUTE`];
-/// unset: no ceiling). See [`crate::ceiling`].
+/// unset: no ceiling). See [`crate::admission::ceiling`].
 pub const POP_NEW_SESSIONS_PER_MINUTE: &str = "pop_new_sessions_per_minute";
 /// Highest `pop_new_sessions_per_minute`.
 pub const MAX_POP_NEW_SESSIONS_PER_MINUTE: u32 = 10_000_000;
@@ -95,10 +95,10 @@ pub const PASSES_NOT_BEFORE: &str = "passes_not_before";
 /// The built-in pages' language: `auto` (the visitor's `Accept-Language`) or a code.
 pub const PAGE_LANGUAGE: &str = "page_language";
 /// The bot toll: bits of proof of work a wait token's holder pays before their
-/// first draw or admission, 0 (off, the default) to [`crate::toll::MAX_BITS`].
+/// first draw or admission, 0 (off, the default) to [`crate::bots::toll::MAX_BITS`].
 pub const BOT_TOLL_BITS: &str = "bot_toll_bits";
 /// An external challenge (Turnstile or hCaptcha) instead of the proof of work:
-/// a JSON object, [`crate::challenge::ChallengeSettings::parse`].
+/// a JSON object, [`crate::bots::challenge::ChallengeSettings::parse`].
 pub const BOT_CHALLENGE: &str = "bot_challenge";
 
 /// Every key the room reads from `waitingroom_config`.
@@ -331,7 +331,7 @@ pub struct Settings {
     pub cookie_secure: SecureWhen,
     /// Which grid new wait tokens expire on.
     pub draw_grid: DrawGrid,
-    /// Bits of an IPv6 client's address that make its uid ([`crate::uid::uid_of`]).
+    /// Bits of an IPv6 client's address that make its uid ([`crate::credentials::uid::uid_of`]).
     pub uid_ipv6_prefix: u8,
     /// Lottery or FIFO.
     pub queueing_method: QueueingMethod,
@@ -372,6 +372,9 @@ pub struct Settings {
     /// The cookie names of the service's named rooms (none without `rooms`): the
     /// origin never sees them.
     pub room_cookies: Vec<String>,
+    /// The request's path reads into different rooms at different origins
+    /// ([`crate::settings::path_readings`]): the room refuses it.
+    pub ambiguous_path: bool,
 }
 
 impl Default for Settings {
@@ -590,6 +593,7 @@ impl Settings {
             event: None,
             event_ended: None,
             room_cookies: Vec::new(),
+            ambiguous_path: false,
         }
     }
 
@@ -618,7 +622,7 @@ impl Settings {
         }
     }
 
-    /// Bits a wait token of the room owes ([`crate::toll`]): `bot_toll_bits`, or
+    /// Bits a wait token of the room owes ([`crate::bots::toll`]): `bot_toll_bits`, or
     /// under a challenge, which replaces the proof of work, [`toll::MAX_BITS`]:
     /// the token owes the most, so that if the room switches to a proof of work
     /// the smaller rule of [`toll::owed`] asks the new difficulty.
@@ -768,8 +772,8 @@ mod tests {
     use std::cell::RefCell;
     use std::collections::{BTreeMap, HashMap};
 
-    use crate::room::ROOMS;
-    use crate::room_settings::Remembered;
+    use crate::settings::room::ROOMS;
+    use crate::settings::room_settings::Remembered;
 
     fn settings(pairs: &[(&str, &str)]) -> Settings {
         let map: HashMap<String, String> = pairs
@@ -1002,7 +1006,7 @@ mod tests {
 
     #[test]
     fn a_challenge_replaces_the_proof_of_work_and_a_typo_never_turns_it_off() {
-        use crate::challenge::{Provider, WhenDown};
+        use crate::bots::challenge::{Provider, WhenDown};
         let off = settings(&[(BOT_TOLL_BITS, "8")]);
         assert_eq!(off.bot_challenge, BotChallenge::Off);
         assert_eq!(off.toll_bits(), 8);
@@ -1347,7 +1351,7 @@ mod tests {
         ] {
             assert_eq!(
                 keys_read(&store, "/events/1"),
-                read_once(&[&KEYS[..], &[crate::events::EVENTS]].concat()),
+                read_once(&[&KEYS[..], &[crate::settings::events::EVENTS]].concat()),
                 "{store:?}"
             );
         }

@@ -92,6 +92,6 @@ mod tests {
     fn the_longest_prefix_uid_fits_a_token() {
         let longest = uid("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 127);
         assert_eq!(longest, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127");
-        assert!(longest.len() <= crate::token::MAX_UID_LEN);
+        assert!(longest.len() <= crate::credentials::token::MAX_UID_LEN);
     }
 }

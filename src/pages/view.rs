@@ -7,13 +7,13 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::challenge::ChallengeSettings;
-use crate::config::QueueingMethod;
-use crate::decision::Decision;
-use crate::estimate::{Estimate, Place};
-use crate::page::{Language, Page};
-use crate::percentage::{MICROS_PER_PERCENT, Percentage};
-use crate::toll;
+use crate::admission::decision::Decision;
+use crate::admission::estimate::{Estimate, Place};
+use crate::bots::challenge::ChallengeSettings;
+use crate::bots::toll;
+use crate::pages::page::{Language, Page};
+use crate::settings::config::QueueingMethod;
+use crate::settings::percentage::{MICROS_PER_PERCENT, Percentage};
 
 /// The facts about one waiting visitor, for a page or for JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub struct Status {
 }
 
 /// An external challenge to pass (it replaces the proof of work), as the page
-/// and the JSON status give it ([`crate::challenge`]).
+/// and the JSON status give it ([`crate::bots::challenge`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChallengeDue {
     /// The room's challenge: its provider and site key.
@@ -54,7 +54,7 @@ pub struct ChallengeDue {
     pub language: Language,
 }
 
-/// A bot toll to pay, as the page and the JSON status give it ([`crate::toll`]).
+/// A bot toll to pay, as the page and the JSON status give it ([`crate::bots::toll`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TollChallenge {
     /// The challenge: the wait token's signature in lowercase hex.
@@ -74,7 +74,7 @@ impl TollChallenge {
 
 /// Marks where a page's bot-toll block begins; it ends at [`TOLL_END`]. The
 /// block is removed from pages of visitors who owe no toll, and replaced by the
-/// challenge block ([`crate::page::challenge_block`]) for a visitor who must pass
+/// challenge block ([`crate::pages::page::challenge_block`]) for a visitor who must pass
 /// an external challenge.
 pub const TOLL_START: &str = "<!--toll-->";
 /// Marks where a page's bot-toll block ends.
@@ -164,7 +164,7 @@ impl Status {
     pub fn render(&self, template: &[u8]) -> Vec<u8> {
         let template = match (&self.challenge, &self.toll) {
             (Some(due), _) => {
-                let block = crate::page::challenge_block(due.language, &due.settings);
+                let block = crate::pages::page::challenge_block(due.language, &due.settings);
                 replace_toll_blocks(template, block.as_bytes())
             }
             (None, Some(_)) => std::borrow::Cow::Borrowed(template),
@@ -386,7 +386,7 @@ fn escape_html(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::estimate::estimate;
+    use crate::admission::estimate::estimate;
 
     fn waiting() -> Status {
         Status {

@@ -3,7 +3,7 @@
 //! The VCL refreshes every visitor every 30 s on one global grid, so a crowd that
 //! arrived together comes back together, forever. By default this program instead
 //! aims each refresh at the moment the visitor's token becomes eligible for its
-//! draw, `exp + 1`: on the address draw grid ([`crate::grid`]) that moment is
+//! draw, `exp + 1`: on the address draw grid ([`crate::admission::grid`]) that moment is
 //! already spread per address. On the VCL's global grid a stable per-visitor phase
 //! derived from the uid is added (so devices behind one IP still move together,
 //! sharing one outcome), spreading a crowd that arrived in the same second over a
@@ -13,7 +13,7 @@
 //! comes back every `min(d, fifo_hold / 3)` seconds, at a per-visitor phase, so it
 //! sees the cutoff pass soon after it does and never lets the hold lapse.
 
-use crate::grid::{DrawGrid, fnv1a};
+use crate::admission::grid::{DrawGrid, fnv1a};
 
 /// How waiting pages schedule the next visit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -231,8 +231,8 @@ impl Index {
                 let room = Room::Named(s.name.clone());
                 [
                     room.cookie_name(),
-                    crate::pass::cookie_name(&room),
-                    crate::toll::cookie_name(&room),
+                    crate::credentials::pass::cookie_name(&room),
+                    crate::bots::toll::cookie_name(&room),
                 ]
             })
             .collect()

@@ -17,7 +17,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::room::Room;
+use crate::settings::room::Room;
 
 /// The most bits a room may ask: about 4·10⁹ hashes, far past any visitor.
 pub const MAX_BITS: u8 = 32;
@@ -46,7 +46,7 @@ pub fn phone_seconds(bits: u8) -> f64 {
 /// with the `sha2` crate's SHA-256), base64, built by `scripts/build-toll-solver.sh`.
 /// Pages get it as `{{toll_solver}}`.
 pub const SOLVER_WASM_BASE64: &str =
-    include_str!("../static/toll-solver.wasm.b64").trim_ascii_end();
+    include_str!("../../static/toll-solver.wasm.b64").trim_ascii_end();
 
 /// Longest nonce accepted: `u64::MAX` has 20 digits.
 const MAX_NONCE_DIGITS: usize = 20;
@@ -122,7 +122,7 @@ pub fn owed(token_toll: Option<u8>, room_bits: u8) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::room::RoomName;
+    use crate::settings::room::RoomName;
 
     const SIG: [u8; 32] = [7; 32];
 

@@ -14,18 +14,18 @@ use fastly::http::header::{
 use fastly::log::Endpoint;
 use fastly::{Backend, ConfigStore, Request, Response, SecretStore};
 
+use waiting_room::admission::ceiling::PopCounts;
 use waiting_room::answer::{BodySource, OriginOutcome, RELEASE_HEADER};
-use waiting_room::ceiling::PopCounts;
-use waiting_room::challenge::{self, ChallengeSettings, Outcome, Reason, Verifier};
-use waiting_room::config::Settings;
-use waiting_room::keys::{KeyStore, SigningKey};
-use waiting_room::page::{NO_STORE, Page, PageBody};
+use waiting_room::bots::challenge::{self, ChallengeSettings, Outcome, Reason, Verifier};
+use waiting_room::credentials::keys::{KeyStore, SigningKey};
+use waiting_room::credentials::uid::uid_of;
+use waiting_room::pages::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{
     BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, NEW_SESSIONS, PAGE_STORE,
 };
-use waiting_room::room::{Room, host_of};
-use waiting_room::room_settings::Remembered;
-use waiting_room::uid::uid_of;
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::room::{Room, host_of};
+use waiting_room::settings::room_settings::Remembered;
 use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 
 /// Handles one request. Never fails: every error becomes a clean page.
@@ -60,7 +60,7 @@ pub fn handle(mut req: Request) -> Response {
         .get_header_str_lossy(ACCEPT_LANGUAGE)
         .map(|v| v.into_owned());
     let pass_header = req
-        .get_header_str_lossy(waiting_room::pass::HEADER)
+        .get_header_str_lossy(waiting_room::credentials::pass::HEADER)
         .map(|v| v.into_owned());
     let pop = settings
         .pop_new_sessions_per_minute
@@ -97,13 +97,17 @@ pub fn handle(mut req: Request) -> Response {
 
     let mut resp = match plan.action {
         Action::Forward => {
+            // The origin receives the path the room decided on and logged (the
+            // SDK's parse of the URL), never other bytes it could read otherwise.
+            let decided = req.get_url().clone();
+            req.set_url(decided);
             // The origin never sees a pass: not a probe's header, not a link's parameter.
             if pass_header.is_some() {
-                req.remove_header(waiting_room::pass::HEADER);
+                req.remove_header(waiting_room::credentials::pass::HEADER);
             }
             if let Some((_, kept)) = req
                 .get_query_str()
-                .and_then(waiting_room::pass::split_query)
+                .and_then(waiting_room::credentials::pass::split_query)
             {
                 match kept {
                     Some(kept) => req.set_query_str(kept),
@@ -150,6 +154,11 @@ pub fn handle(mut req: Request) -> Response {
             })
         }
         Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req)),
+        Action::Refuse => {
+            let mut resp = Response::from_status(400).with_body_text_plain("Bad Request\n");
+            resp.set_header(CACHE_CONTROL, NO_STORE);
+            resp
+        }
         Action::Redirect => {
             let mut resp = Response::from_status(302);
             if let Some(location) = &plan.location {

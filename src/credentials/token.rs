@@ -15,7 +15,7 @@
 //!
 //! While the room asks a bot toll (`bot_toll_bits`), a wait token also carries what
 //! its holder owes, last before the signature: `&toll=` and the bits of proof of
-//! work its draw needs, `0` once paid ([`crate::toll`]).
+//! work its draw needs, `0` once paid ([`crate::bots::toll`]).
 //!
 //! VCL-format tokens (five fields) verify as before.
 //!
@@ -28,7 +28,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hmac::Mac;
 
-use crate::keys::SigningKey;
+use crate::credentials::keys::SigningKey;
 
 /// Name of the waiting-room cookie.
 pub const COOKIE_NAME: &str = "waiting_room";
@@ -183,7 +183,7 @@ pub enum Malformed {
     Adm,
     /// `arr` is not a canonical unsigned decimal, or is on an allow token.
     Arr,
-    /// `toll` is not a canonical decimal up to [`MAX_TOLL_BITS`](crate::toll::MAX_BITS),
+    /// `toll` is not a canonical decimal up to [`MAX_TOLL_BITS`](crate::bots::toll::MAX_BITS),
     /// or is on an allow token.
     Toll,
 }
@@ -254,7 +254,7 @@ pub fn decode(value: &str) -> Result<SignedToken, Malformed> {
     let wait = dec == TokenKind::Wait;
     let adm = optional_field(adm, !wait, parse_decimal, Malformed::Adm)?;
     let arr = optional_field(arr, wait, parse_decimal, Malformed::Arr)?;
-    let toll = optional_field(toll, wait, crate::toll::parse_bits, Malformed::Toll)?;
+    let toll = optional_field(toll, wait, crate::bots::toll::parse_bits, Malformed::Toll)?;
     let claims = Claims {
         dec,
         exp: parse_decimal(values[1]).ok_or(Malformed::Exp)?,

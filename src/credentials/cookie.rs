@@ -1,8 +1,8 @@
 //! The `Cookie` request header and the `Set-Cookie` attributes, in one place.
 
-use crate::config::{SameSite, SecureWhen, Settings};
-use crate::pass;
-use crate::token::COOKIE_NAME;
+use crate::credentials::pass;
+use crate::credentials::token::COOKIE_NAME;
+use crate::settings::config::{SameSite, SecureWhen, Settings};
 
 /// The `Set-Cookie` value that deletes the waiting-room cookie (as the VCL does).
 pub const DELETE_COOKIE: &str =
@@ -89,7 +89,7 @@ fn unquoted(value: &str) -> Option<&str> {
 fn is_room_cookie(name: &str, room_cookies: &[String]) -> bool {
     name == COOKIE_NAME
         || name == pass::QUERY_PARAMETER
-        || name == crate::toll::COOKIE_NAME
+        || name == crate::bots::toll::COOKIE_NAME
         || room_cookies.iter().any(|c| c == name)
 }
 

@@ -9,8 +9,8 @@
 //! = `2d` later (`d = wait_period_duration`). The time to admission after `k` draws is
 //! therefore `first + (k − 1) · 2d`.
 
-use crate::config::FifoRate;
-use crate::percentage::Percentage;
+use crate::settings::config::FifoRate;
+use crate::settings::percentage::Percentage;
 
 /// Wait estimates for one waiting visitor, in seconds from now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! room applies to their path. Staff and monitoring by address
 //! (`bypass_addresses`, IPv4 and IPv6 CIDR), static assets and health checks by
 //! path (`bypass_paths`, prefixes inside the room); signed passes are in
-//! [`crate::pass`].
+//! [`crate::credentials::pass`].
 //!
 //! A rule that does not parse is ignored alone (the key is named in
 //! `config_fallback`); so is a rule that would bypass a whole part of the room
@@ -12,6 +12,8 @@
 use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
+
+use crate::settings::path_readings::readings;
 
 /// An address block: an address and a prefix length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,17 +116,23 @@ impl fmt::Display for Cidr {
     }
 }
 
-/// Why a request in the room bypasses it, if it does: `bypass-path` or
-/// `bypass-address` (by the connection's address `ip`, never a header).
+/// Why a request in the room bypasses it, if it does: `bypass-path` (every
+/// reading of `path` an origin may give is inside the prefix,
+/// [`crate::settings::path_readings`]) or `bypass-address` (by the connection's address
+/// `ip`, never a header).
 pub fn bypass_scope(
     ip: Option<IpAddr>,
     path: &str,
     bypass_paths: &[String],
     bypass_addresses: &[Cidr],
 ) -> Option<&'static str> {
-    let by_path = bypass_paths
-        .iter()
-        .any(|p| path.starts_with(p.as_str()) && plain(&path[p.len()..]));
+    // Inside the prefix on every reading an origin may give the path.
+    let readings = readings(path);
+    let by_path = bypass_paths.iter().any(|p| {
+        readings
+            .iter()
+            .all(|path| path.starts_with(p.as_str()) && plain(&path[p.len()..]))
+    });
     if by_path {
         return Some("bypass-path");
     }

@@ -3,7 +3,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use crate::challenge::ChallengeSettings;
+use crate::bots::challenge::ChallengeSettings;
 
 /// A page the room answers with instead of the origin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,20 +37,27 @@ pub enum PageProblem {
 }
 
 /// Where a waiting page carries the bot toll's solver for its script: a data block
-/// (not run), filled with [`crate::toll::SOLVER_WASM_BASE64`].
+/// (not run), filled with [`crate::bots::toll::SOLVER_WASM_BASE64`].
 pub const TOLL_SOLVER_BLOCK: &str =
     "<script type=\"application/wasm-base64\" id=\"toll-solver\">{{toll_solver}}</script>\n";
 
-/// A script of `static/` as the pages carry it: without its comment lines and its
-/// indentation, which are for the reader of `static/`. A page stored in the config
-/// store must fit its 8,000 characters once encoded (`wrctl pages check`).
+/// A script of `static/` as the pages carry it: without its comment lines, its
+/// indentation, the line breaks after `;`, `{`, `}` and `,`, and the spaces in
+/// `function (` and `) {`, which are for the reader of `static/` (the scripts hold
+/// neither pattern in a string). Every built-in page must fit a config-store value
+/// (8,000 characters) once encoded, so an operator can start from it.
 fn compact_script(script: &str) -> String {
-    script
-        .lines()
-        .map(str::trim_start)
-        .filter(|line| !line.is_empty() && !line.starts_with("//"))
-        .flat_map(|line| [line, "\n"])
-        .collect()
+    let mut out = String::with_capacity(script.len());
+    for line in script.lines().map(str::trim_start) {
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        out.push_str(&line.replace("function (", "function(").replace(") {", "){"));
+        if !line.ends_with([';', '{', '}', ',']) {
+            out.push('\n');
+        }
+    }
+    out
 }
 
 impl Page {
@@ -77,18 +84,18 @@ impl Page {
     /// bot toll's block (its note, its solver's [`TOLL_SOLVER_BLOCK`] and its script).
     pub fn default_html_in(self, language: Language) -> String {
         let texts = language.texts();
-        // The toll block shows only to visitors who owe it ([`crate::view`]).
+        // The toll block shows only to visitors who owe it ([`crate::pages::view`]).
         // Its solver comes filled in (`{{toll_solver}}`), so the template stays small
         // enough to store.
         let estimate = format!(
             "{}{}{}{}{}{}{}",
             texts.estimate,
-            compact_script(include_str!("../static/countdown.part.html")),
-            crate::view::TOLL_START,
+            compact_script(include_str!("../../static/countdown.part.html")),
+            crate::pages::view::TOLL_START,
             texts.toll,
             TOLL_SOLVER_BLOCK,
-            compact_script(include_str!("../static/toll.script.html")),
-            crate::view::TOLL_END,
+            compact_script(include_str!("../../static/toll.script.html")),
+            crate::pages::view::TOLL_END,
         );
         let (message, details) = match self {
             Page::StartWaiting => (texts.start_waiting, estimate.as_str()),
@@ -98,7 +105,7 @@ impl Page {
             Page::OriginUnavailable => (texts.origin_unavailable, ""),
         };
         let (title, text) = message.split_once('\n').unwrap_or((message, ""));
-        include_str!("../static/layout.html")
+        include_str!("../../static/layout.html")
             .replacen("lang=\"en\"", &format!("lang=\"{}\"", language.code()), 1)
             .replacen("<!--title-->", title.trim(), 1)
             .replacen("<!--message-->", text.trim_end(), 1)
@@ -179,7 +186,7 @@ impl Page {
 }
 
 /// What a page's toll block becomes for a visitor who must pass the room's
-/// external challenge ([`crate::view::Status::render`]): the words in `language`
+/// external challenge ([`crate::pages::view::Status::render`]): the words in `language`
 /// (`static/<lang>/challenge.part.html`), the callbacks that put the provider's
 /// token in the toll cookie (`static/challenge.script.html`, before the widget so
 /// that it finds them), and the provider's widget, whose script comes from the
@@ -187,7 +194,7 @@ impl Page {
 pub fn challenge_block(language: Language, challenge: &ChallengeSettings) -> String {
     let widget = format!(
         "{}{}",
-        include_str!("../static/challenge.script.html"),
+        include_str!("../../static/challenge.script.html"),
         challenge.widget_html()
     );
     language.texts().challenge.replacen(WIDGET_SLOT, &widget, 1)
@@ -230,18 +237,22 @@ struct Texts {
 macro_rules! texts {
     ($dir:literal) => {
         Texts {
-            start_waiting: include_str!(concat!("../static/", $dir, "startwaiting.message.html")),
-            keep_waiting: include_str!(concat!("../static/", $dir, "keepwaiting.message.html")),
-            deny: include_str!(concat!("../static/", $dir, "deny.message.html")),
-            ended: include_str!(concat!("../static/", $dir, "ended.message.html")),
+            start_waiting: include_str!(concat!(
+                "../../static/",
+                $dir,
+                "startwaiting.message.html"
+            )),
+            keep_waiting: include_str!(concat!("../../static/", $dir, "keepwaiting.message.html")),
+            deny: include_str!(concat!("../../static/", $dir, "deny.message.html")),
+            ended: include_str!(concat!("../../static/", $dir, "ended.message.html")),
             origin_unavailable: include_str!(concat!(
-                "../static/",
+                "../../static/",
                 $dir,
                 "origin_unavailable.message.html"
             )),
-            estimate: include_str!(concat!("../static/", $dir, "estimate.part.html")),
-            toll: include_str!(concat!("../static/", $dir, "toll.part.html")),
-            challenge: include_str!(concat!("../static/", $dir, "challenge.part.html")),
+            estimate: include_str!(concat!("../../static/", $dir, "estimate.part.html")),
+            toll: include_str!(concat!("../../static/", $dir, "toll.part.html")),
+            challenge: include_str!(concat!("../../static/", $dir, "challenge.part.html")),
         }
     };
 }
@@ -337,6 +348,33 @@ fn is_zero_weight(q: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// Fastly's limit on a config-store value, in characters.
+    const CONFIG_STORE_VALUE: usize = 8_000;
+
+    #[test]
+    fn every_built_in_page_fits_a_config_store_value_once_encoded() {
+        let mut largest = (0, String::new());
+        for language in Language::ALL {
+            for page in [
+                Page::StartWaiting,
+                Page::KeepWaiting,
+                Page::Deny,
+                Page::Ended,
+            ] {
+                let encoded = page.default_html_in(language).len().div_ceil(3) * 4;
+                if encoded > largest.0 {
+                    largest = (encoded, format!("{page:?} in {language:?}"));
+                }
+            }
+        }
+        assert!(
+            largest.0 <= CONFIG_STORE_VALUE,
+            "{} is {} characters encoded, over {CONFIG_STORE_VALUE}",
+            largest.1,
+            largest.0
+        );
+    }
+
     #[test]
     fn the_visitors_first_language_the_pages_speak_is_chosen_unless_one_is_forced() {
         let choose = |header, forced| Language::choose(header, forced);
@@ -368,11 +406,11 @@ mod tests {
                     html.contains(&format!("<html lang=\"{}\">", language.code())),
                     "{language:?}"
                 );
-                let toll_blocks = html.matches(crate::view::TOLL_START).count();
+                let toll_blocks = html.matches(crate::pages::view::TOLL_START).count();
                 assert_eq!(toll_blocks, usize::from(page.refreshes()), "{page:?}");
                 let unmarked = html
-                    .replace(crate::view::TOLL_START, "")
-                    .replace(crate::view::TOLL_END, "");
+                    .replace(crate::pages::view::TOLL_START, "")
+                    .replace(crate::pages::view::TOLL_END, "");
                 assert!(!unmarked.contains("<!--"), "{language:?} {page:?}");
                 let english = page.default_html();
                 if language != Language::En {
@@ -387,7 +425,7 @@ mod tests {
 
     #[test]
     fn the_challenge_block_loads_only_its_providers_script_in_every_language() {
-        use crate::challenge::Provider;
+        use crate::bots::challenge::Provider;
         for provider in Provider::ALL {
             let raw = format!(r#"{{"provider":"{provider}","site_key":"site-key_1"}}"#);
             let challenge = ChallengeSettings::parse(&raw).unwrap();
@@ -551,8 +589,8 @@ mod tests {
         for page in ALL {
             let html = page.default_html();
             let block = html
-                .split_once(crate::view::TOLL_START)
-                .and_then(|(_, rest)| rest.split_once(crate::view::TOLL_END))
+                .split_once(crate::pages::view::TOLL_START)
+                .and_then(|(_, rest)| rest.split_once(crate::pages::view::TOLL_END))
                 .map(|(block, _)| block);
             assert_eq!(block.is_some(), page.refreshes(), "{page:?}");
             assert_eq!(
@@ -571,8 +609,8 @@ mod tests {
             let html = page.default_html();
             assert!(html.starts_with("<!doctype html>"), "{page:?}");
             let unmarked = html
-                .replace(crate::view::TOLL_START, "")
-                .replace(crate::view::TOLL_END, "");
+                .replace(crate::pages::view::TOLL_START, "")
+                .replace(crate::pages::view::TOLL_END, "");
             assert!(!unmarked.contains("<!--"), "{page:?} has an unfilled slot");
             assert!(html.len() < 50 * 1024, "{page:?} is {} bytes", html.len());
             for external in ["src=", "href=\"http", "@import", "url("] {

@@ -18,13 +18,14 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use crate::config::{
+use crate::settings::config::{
     ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_KEYS,
     BYPASS_PATHS, CONTROLLER_HEARTBEAT, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
     PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Settings, UID_IPV6_PREFIX,
 };
-use crate::events::{EVENTS, Phase, Schedule};
-use crate::room::{Index, ROOMS, Room, Scope};
+use crate::settings::events::{EVENTS, Phase, Schedule};
+use crate::settings::path_readings::readings;
+use crate::settings::room::{Index, ROOMS, Room, Scope};
 
 /// The keys the controller writes for a named room (`room.<name>.<key>`).
 pub const CONTROLLER_KEYS: [&str; 4] = [
@@ -96,30 +97,27 @@ impl Settings {
                 .flatten()
         });
         let index = lookup.get(ROOMS).map(|raw| Index::parse(&raw));
-        let Some(index) = index else {
-            return if bypass.protects(path) {
-                Settings::service_room(lookup, now)
-            } else {
-                bypass
-            };
-        };
-        let service_claim = bypass.enabled.then(|| {
-            bypass
-                .protected_paths
-                .iter()
-                .filter(|prefix| path.starts_with(prefix.as_str()))
-                .map(String::len)
-                .max()
-        });
-        let mut settings = match index.room_for(host, path, service_claim.flatten()) {
-            Some(scope) => Settings::for_named_room(lookup, scope, now),
-            None if bypass.protects(path) => Settings::service_room(lookup, now),
+        let here = placement(&bypass, index.as_ref(), host, path);
+        // Every reading an origin may give the path must fall in the same room.
+        let ambiguous = readings(path)
+            .iter()
+            .skip(1)
+            .any(|reading| !same_room(placement(&bypass, index.as_ref(), host, reading), here));
+        let mut settings = match here {
+            _ if ambiguous => Settings {
+                ambiguous_path: true,
+                ..std::mem::take(&mut bypass)
+            },
+            Some(Some(scope)) => Settings::for_named_room(lookup, scope, now),
+            Some(None) => Settings::service_room(lookup, now),
             None => std::mem::take(&mut bypass),
         };
-        if !index.problems.is_empty() {
-            settings.fallbacks.push(ROOMS);
+        if let Some(index) = &index {
+            if !index.problems.is_empty() {
+                settings.fallbacks.push(ROOMS);
+            }
+            settings.room_cookies = index.cookie_names();
         }
-        settings.room_cookies = index.cookie_names();
         settings
     }
 
@@ -144,7 +142,7 @@ impl Settings {
     }
 
     /// Reads the settings through `base`, with the schedule `events` (its text)
-    /// applied at `now` ([`crate::events`]).
+    /// applied at `now` ([`crate::settings::events`]).
     fn scheduled(
         base: impl Fn(&str) -> Option<String>,
         events: Option<String>,
@@ -185,6 +183,47 @@ impl Settings {
             settings.fallbacks.push(EVENTS);
         }
         settings
+    }
+}
+
+/// Where a path falls: `None` outside every room, `Some(None)` in the service
+/// room, `Some(Some(scope))` in a named room.
+type Placement<'a> = Option<Option<&'a Scope>>;
+
+/// Whether two placements name the same room.
+fn same_room(a: Placement<'_>, b: Placement<'_>) -> bool {
+    match (a, b) {
+        (Some(Some(a)), Some(Some(b))) => a.name == b.name,
+        (a, b) => a.is_none() == b.is_none() && a.flatten().is_none() && b.flatten().is_none(),
+    }
+}
+
+/// The room `path` on `host` falls in (see the module's documentation), given the
+/// service's bypass settings (`enabled`, `protected_paths`) and the rooms' index.
+fn placement<'a>(
+    service: &Settings,
+    index: Option<&'a Index>,
+    host: Option<&str>,
+    path: &str,
+) -> Placement<'a> {
+    let named = index.and_then(|index| {
+        let service_claim = service
+            .enabled
+            .then(|| {
+                service
+                    .protected_paths
+                    .iter()
+                    .filter(|prefix| path.starts_with(prefix.as_str()))
+                    .map(String::len)
+                    .max()
+            })
+            .flatten();
+        index.room_for(host, path, service_claim)
+    });
+    match named {
+        Some(scope) => Some(Some(scope)),
+        None if service.protects(path) => Some(None),
+        None => None,
     }
 }
 
@@ -270,9 +309,9 @@ pub fn text_of(value: &serde_json::Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::WAIT_PERIOD_DURATION;
-    use crate::percentage::Percentage;
-    use crate::room::RoomName;
+    use crate::settings::config::WAIT_PERIOD_DURATION;
+    use crate::settings::percentage::Percentage;
+    use crate::settings::room::RoomName;
     use std::collections::HashMap;
 
     /// The settings for `path` on `host` from `pairs`, and how often each key was asked.
@@ -338,8 +377,8 @@ mod tests {
 
     #[test]
     fn a_named_rooms_challenge_is_an_object_of_its_value() {
-        use crate::challenge::{BotChallenge, Provider};
-        use crate::config::BOT_CHALLENGE;
+        use crate::bots::challenge::{BotChallenge, Provider};
+        use crate::settings::config::BOT_CHALLENGE;
         let room = |challenge: &str| {
             let value = format!(r#"{{"enabled": true, "bot_challenge": {challenge}}}"#);
             let pairs = [(ROOMS, ROOMS_VALUE), ("room.drops", value.as_str())];

@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::room::RoomName;
-use crate::unix_time;
+use crate::settings::room::RoomName;
+use crate::settings::unix_time;
 
 /// Config key (and room-value key) of the schedule.
 pub const EVENTS: &str = "events";
@@ -182,7 +182,9 @@ impl Event {
         let settings = text
             .settings
             .iter()
-            .filter_map(|(key, value)| Some((key.clone(), crate::room_settings::text_of(value)?)))
+            .filter_map(|(key, value)| {
+                Some((key.clone(), crate::settings::room_settings::text_of(value)?))
+            })
             .collect();
         Ok(Event {
             name,

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! `room` is the room's name (empty for the service room) and the room's key is
-//! the one its tokens use ([`crate::keys::SigningKey::for_room`]), so a pass
+//! the one its tokens use ([`crate::credentials::keys::SigningKey::for_room`]), so a pass
 //! admits to its own room only. A pass is refused after `exp`, when it was
 //! issued (`iat`) before the room's `passes_not_before`, and when its key is no
 //! longer in the key store.
@@ -24,9 +24,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::Mac;
 
-use crate::keys::{KeyStore, SigningKey};
-use crate::room::Room;
-use crate::token;
+use crate::credentials::keys::{KeyStore, SigningKey};
+use crate::credentials::token;
+use crate::settings::room::Room;
 
 /// The request header a probe presents its pass in.
 pub const HEADER: &str = "waiting-room-pass";
@@ -190,8 +190,8 @@ pub fn split_query(query: &str) -> Option<(&str, Option<String>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::RoomKeys;
-    use crate::room::RoomName;
+    use crate::credentials::keys::RoomKeys;
+    use crate::settings::room::RoomName;
     use std::collections::HashMap;
 
     const SECRET: &str = "a long random secret of 32 bytes or more";

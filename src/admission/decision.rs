@@ -7,14 +7,14 @@ use std::str::FromStr;
 
 use hmac::Mac as _;
 
-use crate::ceiling::{self, Ceiling, PopCounts};
-use crate::challenge::{self, BotChallenge, Outcome, Verifier};
-use crate::config::{QueueingMethod, SessionMode, Settings};
-use crate::grid;
-use crate::keys::{KeyStore, SigningKey};
-use crate::lottery;
-use crate::token::{self, Claims, Malformed, SignedToken, TokenKind};
-use crate::toll;
+use crate::admission::ceiling::{self, Ceiling, PopCounts};
+use crate::admission::grid;
+use crate::admission::lottery;
+use crate::bots::challenge::{self, BotChallenge, Outcome, Verifier};
+use crate::bots::toll;
+use crate::credentials::keys::{KeyStore, SigningKey};
+use crate::credentials::token::{self, Claims, Malformed, SignedToken, TokenKind};
+use crate::settings::config::{QueueingMethod, SessionMode, Settings};
 
 /// The room's decision for one protected request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +156,7 @@ pub enum Transition {
     LotteryLost,
     /// A new session (a won draw, or a room open at 100 %) while the POP had
     /// started `pop_new_sessions_per_minute` in the last minute: held, the
-    /// visitor waits on with a new wait token, as after a loss ([`crate::ceiling`]).
+    /// visitor waits on with a new wait token, as after a loss ([`crate::admission::ceiling`]).
     CeilingReached,
     /// A wait token due for its draw while the room holds everyone (`queue_all`):
     /// not drawn, it waits on with a new wait token.
@@ -279,18 +279,18 @@ pub struct Verdict {
     /// The expiry of the token the visitor holds after this response (the one set,
     /// or the one kept), Unix seconds; `None` when they hold none (deny).
     pub exp: Option<u64>,
-    /// The id of a key shorter than [`MIN_STRONG_KEY_LEN`](crate::keys::MIN_STRONG_KEY_LEN)
+    /// The id of a key shorter than [`MIN_STRONG_KEY_LEN`](crate::credentials::keys::MIN_STRONG_KEY_LEN)
     /// bytes that this request used (to verify or to sign), if any: logged as weak.
     pub weak_key: Option<String>,
     /// A new session the POP must count against its ceiling, by its
-    /// [`draw_key`](crate::ceiling::draw_key) (`None`: nothing to count).
+    /// [`draw_key`](crate::admission::ceiling::draw_key) (`None`: nothing to count).
     pub pop_count: Option<String>,
-    /// The bot toll the visitor owes after this response, if any ([`crate::toll`]).
+    /// The bot toll the visitor owes after this response, if any ([`crate::bots::toll`]).
     pub toll: Option<TollDue>,
     /// Whether this request paid the toll its token owed.
     pub toll_paid: bool,
     /// The external challenge's verification, when this request made one
-    /// ([`crate::challenge`]): its outcome is the toll's payment.
+    /// ([`crate::bots::challenge`]): its outcome is the toll's payment.
     pub challenge: Option<Outcome>,
 }
 
@@ -308,9 +308,9 @@ pub struct TollDue {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Context<'a> {
     /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`
-    /// ([`crate::ceiling`]; `None`: not counted).
+    /// ([`crate::admission::ceiling`]; `None`: not counted).
     pub pop: Option<&'a dyn PopCounts>,
-    /// The value of the room's toll cookie ([`crate::toll::cookie_name`]), if any:
+    /// The value of the room's toll cookie ([`crate::bots::toll::cookie_name`]), if any:
     /// a nonce, or under an external challenge the provider's token.
     pub toll_nonce: Option<&'a str>,
     /// The edge's verifier of the room's external challenge, asked only when a
@@ -451,14 +451,14 @@ pub fn decide_with(
         fifo_due(
             (now, now_ms),
             uid,
-            decision,
+            (decision, transition),
             token.as_ref(),
             kept_place,
             settings,
             keys,
         )
     } else {
-        lottery_due(now, uid, decision, token.as_ref(), settings)
+        lottery_due(now, uid, decision, token.as_ref(), settings, transition)
     };
     let arr = match (decision, due) {
         (Decision::Allow, _) if transition == Some(Transition::CutoffReached) => kept_place,
@@ -535,7 +535,7 @@ pub fn decide_with(
     }
 }
 
-/// The bot toll of the token presented ([`crate::toll`], [`crate::challenge`]).
+/// The bot toll of the token presented ([`crate::bots::toll`], [`crate::bots::challenge`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Toll {
     /// Bits it owes now (0: nothing, or not a wait token).
@@ -615,7 +615,7 @@ impl Toll {
 
 /// The POP's ceiling on a new session (a won draw, or a visitor a room open at
 /// 100 % lets in): `admitted` stands, with the session to count, or the visitor
-/// waits on with a new wait token ([`crate::ceiling`]).
+/// waits on with a new wait token ([`crate::admission::ceiling`]).
 fn at_the_ceiling(
     now: u64,
     uid: &str,
@@ -699,6 +699,7 @@ fn lottery_due(
     decision: Decision,
     held: Option<&SignedToken>,
     settings: &Settings,
+    transition: Option<Transition>,
 ) -> (Option<u64>, Option<Due>) {
     match decision {
         Decision::Wait => (held.map(|t| t.claims.exp), None),
@@ -707,7 +708,7 @@ fn lottery_due(
                 grid::wait_expiry(settings.draw_grid, now, uid, settings.wait_period_duration);
             (Some(exp), Some(Due::wait(exp)))
         }
-        Decision::Allow => (None, allow_token(now, held, settings)),
+        Decision::Allow => (None, allow_token(now, held, transition, settings)),
         Decision::Deny => (None, None),
     }
 }
@@ -719,7 +720,7 @@ fn lottery_due(
 fn fifo_due(
     (now, now_ms): (u64, u64),
     uid: &str,
-    decision: Decision,
+    (decision, transition): (Decision, Option<Transition>),
     held: Option<&SignedToken>,
     kept_place: Option<u64>,
     settings: &Settings,
@@ -748,7 +749,7 @@ fn fifo_due(
             let arr = arrival(now_ms, uid, settings, keys);
             (Some(hold_end), Some(Due::fifo_wait(hold_end, arr)))
         }
-        Decision::Allow => (None, allow_token(now, held, settings)),
+        Decision::Allow => (None, allow_token(now, held, transition, settings)),
         Decision::Deny => (None, None),
     }
 }
@@ -844,7 +845,7 @@ fn prequeue_place(opens: u64, uid: &str, settings: &Settings, keys: &impl KeySto
     let network = uid
         .parse::<std::net::Ipv6Addr>()
         .ok()
-        .map(|ip| crate::uid::uid_of(ip.into(), 64));
+        .map(|ip| crate::credentials::uid::uid_of(ip.into(), 64));
     let offset = prequeue_offset(
         keys,
         &settings.active_key,
@@ -896,21 +897,30 @@ impl Due {
 /// The allow token an admitted visitor gets, or `None` to keep
 /// the one they have (lazy renewal).
 ///
-/// A new session gets a token: sliding sessions (the VCL) until
-/// `now + allow_period_timeout`, fixed sessions the same with the admission time.
-/// A running session keeps its token unless it is due ([`renewal_due`]); a sliding
-/// session is then renewed to `now + allow_period_timeout`, a fixed one keeps its
-/// admission time. A VCL-format allow token in a fixed session (no admission time)
-/// is never renewed, so it ends at its own expiry.
-fn allow_token(now: u64, held: Option<&SignedToken>, settings: &Settings) -> Option<Due> {
+/// A new session gets a token: sliding sessions until
+/// `start + allow_period_timeout`, fixed sessions the same with `adm = start`,
+/// where `start` is [`session_start`]: for a session a wait token starts, a
+/// second derived from that token alone, so every presentation of one win gets
+/// the same bytes. A running session keeps its token unless it is due
+/// ([`renewal_due`]); a sliding session is then renewed to
+/// `now + allow_period_timeout`, a fixed one keeps its admission time. A
+/// VCL-format allow token in a fixed session (no admission time) is never
+/// renewed, so it ends at its own expiry.
+fn allow_token(
+    now: u64,
+    held: Option<&SignedToken>,
+    transition: Option<Transition>,
+    settings: &Settings,
+) -> Option<Due> {
     let timeout = settings.allow_period_timeout;
     let fixed = settings.session_mode == SessionMode::Fixed;
     let running = held
         .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
     let Some(token) = running else {
+        let start = session_start(now, held, transition, settings);
         return Some(Due::allow(
-            now.saturating_add(timeout),
-            fixed.then_some(now),
+            start.saturating_add(timeout),
+            fixed.then_some(start),
         ));
     };
     if !renewal_due(now, &token.claims, settings) {
@@ -921,6 +931,53 @@ fn allow_token(now: u64, held: Option<&SignedToken>, settings: &Settings) -> Opt
         return Some(Due::allow(adm.saturating_add(timeout), Some(adm)));
     }
     Some(Due::allow(now.saturating_add(timeout), None))
+}
+
+/// When a new session starts (its allow token ends `allow_period_timeout` later;
+/// a fixed session's token carries it as `adm`): for a session a wait token
+/// starts, a second derived from the token alone, so that every presentation of
+/// one win (tabs, devices behind the address, retries, a draw repeated after a
+/// lost response) gets the byte-identical allow token, and counts as one session:
+///
+/// - a won draw (after paying the bot toll or passing the challenge too): the
+///   draw's first second, `exp + 1`. Drawn at `now` in `exp + 1 ..= exp +
+///   redeem_window`, so the session ends up to `redeem_window - 1` seconds
+///   before `now + allow_period_timeout`, never after;
+/// - a FIFO place admitted by the cutoff: its hold's start, `exp - fifo_hold`
+///   (the second its token was issued, or the line's opening for a pre-queue
+///   place). Its hold had not ended, so the session ends up to `fifo_hold`
+///   seconds before `now + allow_period_timeout`, never after;
+/// - a lottery wait token admitted by a FIFO cutoff: its place, `exp - 2d`
+///   (within its redeem window: up to `2d + redeem_window` seconds before).
+///
+/// A derived second is used only when it is not after `now` and leaves at least
+/// half of `allow_period_timeout` (so lazy renewal never re-issues the token at
+/// once); otherwise, as for a session without a wait token (a room open at
+/// 100 %), the session starts `now`. With the defaults (`redeem_window` 30,
+/// `fifo_hold` 300, `allow_period_timeout` 3600) every won draw and every
+/// admitted place derives.
+fn session_start(
+    now: u64,
+    held: Option<&SignedToken>,
+    transition: Option<Transition>,
+    settings: &Settings,
+) -> u64 {
+    let wait = held.map(|t| &t.claims).filter(|c| c.dec == TokenKind::Wait);
+    let derived = match (transition, wait) {
+        (Some(Transition::LotteryWon), Some(claims)) => claims.exp.checked_add(1),
+        (Some(Transition::CutoffReached), Some(claims)) => match claims.arr {
+            Some(_) => claims.exp.checked_sub(settings.fifo_hold),
+            None => claims
+                .exp
+                .checked_sub(settings.wait_period_duration.saturating_mul(2)),
+        },
+        _ => None,
+    };
+    derived
+        .filter(|&start| {
+            start <= now && (now - start).saturating_mul(2) <= settings.allow_period_timeout
+        })
+        .unwrap_or(now)
 }
 
 /// Whether a live allow token must be re-issued: it was signed by a key other than

@@ -6,7 +6,7 @@ use std::fmt;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
-use crate::room::RoomName;
+use crate::settings::room::RoomName;
 
 /// Keys shorter than this many bytes work but are logged as weak (HMAC-SHA256
 /// keys should carry at least 256 bits).

@@ -22,7 +22,7 @@
 use rand_chacha::ChaCha20Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
-use crate::percentage::Percentage;
+use crate::settings::percentage::Percentage;
 
 /// Whether the token with lottery seed `seed` wins at `percentage`.
 pub fn wins(seed: u32, percentage: Percentage) -> bool {

@@ -1,0 +1,10 @@
+//! Who goes in, and when: the decision table, the lottery and its draw grid, the
+//! POP's ceiling on new sessions, and what a waiting visitor can expect (when
+//! their page comes back, the estimate of their wait).
+
+pub mod ceiling;
+pub mod decision;
+pub mod estimate;
+pub mod grid;
+pub mod lottery;
+pub mod refresh;

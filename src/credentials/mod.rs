@@ -1,0 +1,9 @@
+//! What a visitor presents, and the keys that sign it: the waiting-room token,
+//! the signing keys, signed passes, the `Cookie` header and the `Set-Cookie`
+//! attributes, and the visitor's identity (uid).
+
+pub mod cookie;
+pub mod keys;
+pub mod pass;
+pub mod token;
+pub mod uid;

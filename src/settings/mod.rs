@@ -1,0 +1,12 @@
+//! What the operator set: the typed settings of the config store and how the
+//! edge reads them, the rooms of a service and their scheduled events, the
+//! bypass rules, and the value types the settings are written in.
+
+pub mod config;
+pub mod events;
+pub mod path_readings;
+pub mod percentage;
+pub mod room;
+pub mod room_settings;
+pub mod rules;
+pub mod unix_time;
