@@ -85,6 +85,7 @@ struct Visitor {
     allowed: String,
     renewing: String,
     expired_wait: String,
+    expired_wait_exp: u64,
     expired_wait_wins: bool,
     expired_allow: String,
     forged: [String; 4],
@@ -104,6 +105,7 @@ impl Visitor {
             // Less than half the session left: renewed on every request.
             renewing: mint::mint(KEY1, "allow", start + 600, &uid, "key1"),
             expired_wait: mint::mint(KEY1, "wait", old_exp, &uid, "key1"),
+            expired_wait_exp: old_exp,
             expired_wait_wins: lottery::wins(
                 mint::seed(&mint::vcl_sig(KEY1, &old_text)),
                 Percentage::whole(PERCENTAGE),
@@ -118,6 +120,14 @@ impl Visitor {
             from,
             uid,
         }
+    }
+
+    /// The allow token's `exp` a request of `class` must get, when it is one value:
+    /// a won draw's session runs from the draw's first second, so every request
+    /// that presents the win gets the one token.
+    fn exact_exp(&self, class: Class) -> Option<u64> {
+        (class == Class::ExpiredWait && self.expired_wait_wins)
+            .then(|| self.expired_wait_exp + 1 + ALLOW_PERIOD)
     }
 
     /// The cookie header for request `i` of `class`, and what it must get.
@@ -244,15 +254,24 @@ fn one_request(room: &Room, visitors: &[Visitor], i: usize, start: u64, tally: &
         Err(Failure::Io(err)) => tally.error("io", format!("{context}: {err}")),
         Err(Failure::Malformed(why)) => tally.error("malformed", format!("{context}: {why}")),
         Ok(r) if r.status >= 500 => tally.error("5xx", format!("{context}: {}", r.status)),
-        Ok(r) => match answers(&r, expect, &visitor.uid, &path, start) {
+        Ok(r) => match answers(&r, expect, visitor, class, &path, start) {
             Ok(()) => *tally.answered.entry((class, expect)).or_default() += 1,
             Err(why) => tally.error("inconsistent", format!("{context}: {why}")),
         },
     }
 }
 
-/// Whether `r` is the answer `expect` calls for, for visitor `uid` asking for `path`.
-fn answers(r: &Response, expect: Expect, uid: &str, path: &str, start: u64) -> Result<(), String> {
+/// Whether `r` is the answer `expect` calls for, for `visitor`'s request of
+/// `class` asking for `path`.
+fn answers(
+    r: &Response,
+    expect: Expect,
+    visitor: &Visitor,
+    class: Class,
+    path: &str,
+    start: u64,
+) -> Result<(), String> {
+    let uid = visitor.uid.as_str();
     if expect == Expect::OriginUntouched {
         let untouched = r.status == 200
             && r.body.contains(ORIGIN_MARKER)
@@ -270,7 +289,9 @@ fn answers(r: &Response, expect: Expect, uid: &str, path: &str, start: u64) -> R
     let page = |page: Page, cookie: Option<&str>| {
         let refreshes = refresh.len() == 1 && refresh[0].ends_with(&format!("; url={path}"));
         let cookies_ok = match cookie {
-            Some(dec) => set_cookies.len() == 1 && room_token(set_cookies[0], dec, uid, start),
+            Some(dec) => {
+                set_cookies.len() == 1 && room_token(set_cookies[0], dec, uid, start, None)
+            }
             None => set_cookies.is_empty(),
         };
         // The page's own title, and every template variable filled in.
@@ -289,7 +310,13 @@ fn answers(r: &Response, expect: Expect, uid: &str, path: &str, start: u64) -> R
             let origin = r.body.contains(ORIGIN_MARKER) && !r.body.contains("waiting_room");
             let cookies = set_cookies.len() == 2
                 && set_cookies[0] == "demo_origin=1; Path=/"
-                && room_token(set_cookies[1], "allow", uid, start);
+                && room_token(
+                    set_cookies[1],
+                    "allow",
+                    uid,
+                    start,
+                    visitor.exact_exp(class),
+                );
             (origin && cookies)
                 .then_some(())
                 .ok_or_else(|| format!("not the origin with a renewed cookie: {set_cookies:?}"))
@@ -298,8 +325,9 @@ fn answers(r: &Response, expect: Expect, uid: &str, path: &str, start: u64) -> R
 }
 
 /// Whether `set_cookie` stores a `dec` token for `uid`, signed with key1, that
-/// expires after the run began (an allow token: a whole session after).
-fn room_token(set_cookie: &str, dec: &str, uid: &str, start: u64) -> bool {
+/// expires after the run began (an allow token: a whole session after), or at
+/// `exact` when given.
+fn room_token(set_cookie: &str, dec: &str, uid: &str, start: u64, exact: Option<u64>) -> bool {
     // The default attributes over plain HTTP.
     let suffix = format!("; path=/; max-age={COOKIE_LIFETIME}; HttpOnly; SameSite=Lax");
     let Some(value) = set_cookie
@@ -327,7 +355,11 @@ fn room_token(set_cookie: &str, dec: &str, uid: &str, start: u64) -> bool {
     } else {
         start
     };
-    exp.is_some_and(|exp| exp >= earliest) && sig == mint::vcl_sig(KEY1, signed)
+    let expires = match exact {
+        Some(exact) => exp == Some(exact),
+        None => exp.is_some_and(|exp| exp >= earliest),
+    };
+    expires && sig == mint::vcl_sig(KEY1, signed)
 }
 
 /// The number of room log lines once it reaches `expected` (or after 10 s).
