@@ -10,8 +10,8 @@
 #
 # fuzz simulations device-spread fifo-simulations closed-loop simulate-toll
 # viceroy-cost path-bench bench-toll-browser lottery-reference, and beside them, in the
-# background, real-crowd then real-crowd-rooms (a crowd mostly waits: it needs little CPU; the two share their
-# ports, so one after the other). The crowds listen on DEMO_HOST (default here
+# background, real-crowd (a crowd mostly waits: it needs little CPU; real-crowd-rooms, by name only, shares its
+# ports). The crowds listen on DEMO_HOST (default here
 # 127.0.76.1, so as not to meet a demo on 127.0.0.1).
 #
 # Each step's output goes to target/smoke/STEP.log (the simulations' reports under
@@ -29,7 +29,10 @@ mkdir -p "$out"
 
 foreground=(fuzz simulations device-spread fifo-simulations closed-loop simulate-toll viceroy-cost
   path-bench bench-toll-browser lottery-reference)
-background=(real-crowd real-crowd-rooms)
+# real-crowd-rooms runs only when named (scripts/smoke.sh real-crowd-rooms): a dozen
+# people a room for a minute at the controllers' start may see nobody admitted in a
+# room, so its check is not yet sound at that size.
+background=(real-crowd)
 skip_browser=0
 [ "${WAITING_ROOM_SKIP_BROWSER:-0}" = 1 ] && skip_browser=1
 
