@@ -10,10 +10,10 @@
 #
 # fuzz simulations device-spread fifo-simulations closed-loop simulate-toll
 # viceroy-cost path-bench bench-toll-browser lottery-reference, and beside them, in the
-# background (a crowd mostly waits: it needs little CPU), real-crowd and
-# real-crowd-rooms, each on a loopback address of its own (DEMO_HOST: 127.76.X.Y, drawn
-# at random and unused), so that they never meet each other, a demo on 127.0.0.1, or
-# another checkout's smoke run on the same machine.
+# background (a crowd mostly waits: it needs little CPU), real-crowd, on a loopback
+# address of its own (DEMO_HOST: 127.76.X.Y, drawn at random and unused), so that it never
+# meets a demo on 127.0.0.1 or another checkout's smoke run on the same machine;
+# real-crowd-rooms, by name only, likewise.
 #
 # Each step's output goes to target/smoke/STEP.log (the simulations' reports under
 # target/smoke/sim/, never docs/sim/); a failing step prints its last lines and the
@@ -30,7 +30,10 @@ mkdir -p "$out"
 
 foreground=(fuzz simulations device-spread fifo-simulations closed-loop simulate-toll viceroy-cost
   path-bench bench-toll-browser lottery-reference)
-background=(real-crowd real-crowd-rooms)
+# real-crowd-rooms runs only when named (scripts/smoke.sh real-crowd-rooms): a dozen
+# people a room for a minute at the controllers' start may see nobody admitted in a
+# room, so its check is not yet sound at that size.
+background=(real-crowd)
 skip_browser=0
 [ "${WAITING_ROOM_SKIP_BROWSER:-0}" = 1 ] && skip_browser=1
 

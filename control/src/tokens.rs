@@ -99,7 +99,13 @@ impl Tokens {
                 }
             }
             Some(Decision::Allow) => {
-                self.waiting.leave(uid);
+                // A new session spends the address's wait token (on the room's
+                // grids everyone behind the address who holds it is admitted by
+                // it); a live session's request leaves it as it is: another
+                // device or person behind the address may still wait.
+                if record.session == Some(Session::New) {
+                    self.waiting.leave(uid);
+                }
                 if record.released {
                     // The origin ended it: that token handed out again is a session again.
                     self.active.leave(uid);
@@ -248,6 +254,28 @@ mod tests {
         assert!(tokens.see(&anon(300, 360)).arrival);
         // A new token for an address already waiting is not an arrival.
         assert!(!tokens.see(&anon(310, 380)).arrival);
+    }
+
+    #[test]
+    fn a_live_session_behind_an_address_leaves_its_waiting_token_counted() {
+        let mut tokens = Tokens::new(100, 30);
+        let wait = line("waitingroom t=100 decision=anon uid=10.0.0.9 p=5 exp=160 path=/events");
+        let kept = line(
+            "waitingroom t=101 decision=allow uid=10.0.0.9 p=5 session=kept exp=3700 path=/events",
+        );
+        assert!(tokens.see(&wait).arrival);
+        // Someone else behind the address browses on: the waiting one still waits,
+        // and their next poll is no arrival nor a new token.
+        tokens.see(&kept);
+        assert_eq!((tokens.waiting.len(), tokens.active.len()), (1, 1));
+        assert_eq!(tokens.waiting.ending_within(160, 200), 1);
+        let polled = line("waitingroom t=120 decision=wait uid=10.0.0.9 p=5 exp=160 path=/events");
+        assert_eq!(tokens.see(&polled), Seen::default());
+        // Their win spends the token.
+        tokens.see(&line(
+            "waitingroom t=161 decision=allow uid=10.0.0.9 p=5 session=new transition=lottery-won exp=3761 path=/events",
+        ));
+        assert_eq!(tokens.waiting.len(), 0);
     }
 
     #[test]
