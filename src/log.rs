@@ -49,28 +49,38 @@ pub const NO_CUTOFF_FIELD: &str = " ALERT=fifo-no-cutoff";
 
 /// The line for a request the room did not apply to (`scope`: why).
 pub fn bypass_line(now: u64, uid: &str, path: &str, scope: &str, settings: &Settings) -> String {
-    let mut line = String::with_capacity(LINE_CAPACITY);
-    let _ = write!(
-        line,
-        "{PREFIX} t={now} decision=bypass scope={scope} uid={uid}"
-    );
-    push_room(&mut line, settings);
-    line.push_str(" path=");
-    push_clipped(&mut line, path);
-    if settings.controller_stale(now) {
-        line.push_str(STALE_FIELD);
-    }
-    line
+    undecided_line(
+        now,
+        uid,
+        path,
+        format_args!("bypass scope={scope}"),
+        settings,
+    )
 }
 
 /// The line for a request refused because its path reads into different rooms
 /// at different origins.
 pub fn refused_line(now: u64, uid: &str, path: &str, settings: &Settings) -> String {
+    undecided_line(
+        now,
+        uid,
+        path,
+        format_args!("refused reason=ambiguous-path"),
+        settings,
+    )
+}
+
+/// A line without a decision of the room's: `decision=` then `what`, the uid, the
+/// room, the path and the controller's staleness.
+fn undecided_line(
+    now: u64,
+    uid: &str,
+    path: &str,
+    what: std::fmt::Arguments<'_>,
+    settings: &Settings,
+) -> String {
     let mut line = String::with_capacity(LINE_CAPACITY);
-    let _ = write!(
-        line,
-        "{PREFIX} t={now} decision=refused reason=ambiguous-path uid={uid}"
-    );
+    let _ = write!(line, "{PREFIX} t={now} decision={what} uid={uid}");
     push_room(&mut line, settings);
     line.push_str(" path=");
     push_clipped(&mut line, path);
