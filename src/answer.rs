@@ -3,7 +3,7 @@
 //! only reads stores, sends requests and writes responses.
 
 use crate::admission::decision::Decision;
-use crate::credentials::cookie;
+use crate::credentials::{cookie, cookie_names};
 use crate::pages::page::{Page, PageBody};
 use crate::pages::view::{self, Status};
 use crate::settings::config::Settings;
@@ -186,13 +186,13 @@ impl Plan {
                 .map(|due| view::TollChallenge {
                     challenge: crate::bots::toll::challenge(&due.signature),
                     bits: due.bits,
-                    cookie: crate::bots::toll::cookie_name(&settings.room),
+                    cookie: cookie_names::toll(&settings.room),
                 }),
             challenge: owed
                 .and(settings.bot_challenge.settings())
                 .map(|challenge| view::ChallengeDue {
                     settings: challenge.clone(),
-                    cookie: crate::bots::toll::cookie_name(&settings.room),
+                    cookie: cookie_names::toll(&settings.room),
                     language: self.language,
                 }),
         }

@@ -49,9 +49,9 @@ pub mod settings;
 use admission::decision::{CookieAction, Decision, Verdict};
 use admission::estimate::{Estimate, Place};
 use admission::{ceiling, decision, estimate, refresh};
-use bots::{challenge, toll};
+use bots::challenge;
 use credentials::keys::{KeyStore, RoomKeys};
-use credentials::{cookie, pass};
+use credentials::{cookie, cookie_names, pass};
 use pages::page::{self, Page};
 use settings::config::{self, Settings};
 use settings::rules;
@@ -179,7 +179,7 @@ impl OriginCookie {
 
 /// Plans the response to `visit`.
 pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Plan {
-    let cookie_name = settings.room.cookie_name();
+    let cookie_name = cookie_names::token(&settings.room);
     let room_cookie = visit
         .cookie_header
         .and_then(|header| cookie::find(header, &cookie_name));
@@ -234,7 +234,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     // A signed pass: from a link (then set as a cookie), a probe's header, or the
     // pass cookie. A refused one changes nothing but the log line.
     let link = pass::from_link(visit.path_and_query);
-    let pass_cookie = pass::cookie_name(&settings.room);
+    let pass_cookie = cookie_names::pass(&settings.room);
     let presented = [
         link.as_ref().map(|(value, _)| value.as_str()),
         visit.pass_header,
@@ -287,7 +287,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     let toll_nonce = visit
         .cookie_header
         .filter(|_| settings.toll_bits() > 0)
-        .and_then(|header| cookie::find(header, &toll::cookie_name(&settings.room)));
+        .and_then(|header| cookie::find(header, &cookie_names::toll(&settings.room)));
     let verdict = decision::decide_with(
         visit.now,
         visit.millis,

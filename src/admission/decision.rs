@@ -310,7 +310,7 @@ pub struct Context<'a> {
     /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`
     /// ([`crate::admission::ceiling`]; `None`: not counted).
     pub pop: Option<&'a dyn PopCounts>,
-    /// The value of the room's toll cookie ([`crate::bots::toll::cookie_name`]), if any:
+    /// The value of the room's toll cookie ([`crate::credentials::cookie_names::toll`]), if any:
     /// a nonce, or under an external challenge the provider's token.
     pub toll_nonce: Option<&'a str>,
     /// The edge's verifier of the room's external challenge, asked only when a

@@ -7,7 +7,8 @@
 //! period (its expiry), the key and the room (each room signs with a key of its
 //! own). The visitor pays by finding a nonce whose
 //! `SHA-256("waiting-room-toll:" + challenge + ":" + nonce)` starts with N zero
-//! bits, and sends it in the cookie [`cookie_name`]. A token whose draw comes
+//! bits, and sends it in the room's toll cookie
+//! ([`crate::credentials::cookie_names::toll`]). A token whose draw comes
 //! unpaid is held (`toll-unpaid`): it waits on with a new token that owes again.
 //! Once paid, the tokens that follow carry `toll=0`: one payment per place.
 //!
@@ -17,13 +18,8 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::settings::room::Room;
-
 /// The most bits a room may ask: about 4·10⁹ hashes, far past any visitor.
 pub const MAX_BITS: u8 = 32;
-
-/// The service room's toll cookie; a named room's is `waiting_toll_<name>`.
-pub const COOKIE_NAME: &str = "waiting_toll";
 
 /// The text every hashed input starts with.
 pub const DOMAIN: &str = "waiting-room-toll:";
@@ -50,14 +46,6 @@ pub const SOLVER_WASM_BASE64: &str =
 
 /// Longest nonce accepted: `u64::MAX` has 20 digits.
 const MAX_NONCE_DIGITS: usize = 20;
-
-/// The name of the toll cookie of `room`.
-pub fn cookie_name(room: &Room) -> String {
-    match room.name() {
-        None => COOKIE_NAME.to_string(),
-        Some(name) => format!("{COOKIE_NAME}_{name}"),
-    }
-}
 
 /// Parses a number of bits: a canonical decimal from 0 to [`MAX_BITS`].
 pub fn parse_bits(raw: &str) -> Option<u8> {
@@ -122,7 +110,6 @@ pub fn owed(token_toll: Option<u8>, room_bits: u8) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::room::RoomName;
 
     const SIG: [u8; 32] = [7; 32];
 
@@ -176,12 +163,5 @@ mod tests {
         assert_eq!(owed(Some(16), 20), 16, "a rise strands nobody");
         assert_eq!(owed(Some(16), 10), 10, "a fall applies at once");
         assert_eq!(owed(Some(16), 0), 0, "off");
-    }
-
-    #[test]
-    fn each_room_has_its_toll_cookie() {
-        assert_eq!(cookie_name(&Room::Service), "waiting_toll");
-        let drops = Room::Named(RoomName::new("drops").unwrap());
-        assert_eq!(cookie_name(&drops), "waiting_toll_drops");
     }
 }

@@ -1,7 +1,6 @@
 //! The `Cookie` request header and the `Set-Cookie` attributes, in one place.
 
-use crate::credentials::pass;
-use crate::credentials::token::COOKIE_NAME;
+use crate::credentials::cookie_names;
 use crate::settings::config::{SameSite, SecureWhen, Settings};
 
 /// The `Set-Cookie` value that deletes the waiting-room cookie (as the VCL does).
@@ -87,9 +86,9 @@ fn unquoted(value: &str) -> Option<&str> {
 /// Whether `name` is a room's cookie: the service room's or its pass cookie, or
 /// one of `room_cookies` (the named rooms').
 fn is_room_cookie(name: &str, room_cookies: &[String]) -> bool {
-    name == COOKIE_NAME
-        || name == pass::QUERY_PARAMETER
-        || name == crate::bots::toll::COOKIE_NAME
+    name == cookie_names::TOKEN
+        || name == cookie_names::PASS
+        || name == cookie_names::TOLL
         || room_cookies.iter().any(|c| c == name)
 }
 
@@ -129,30 +128,39 @@ mod tests {
     #[test]
     fn finds_the_room_cookie_among_others() {
         assert_eq!(
-            find("a=1; waiting_room=abc=; b=2", COOKIE_NAME),
+            find("a=1; waiting_room=abc=; b=2", cookie_names::TOKEN),
             Some("abc=")
         );
-        assert_eq!(find("waiting_room=x", COOKIE_NAME), Some("x"));
-        assert_eq!(find("a=1;waiting_room=y", COOKIE_NAME), Some("y"));
-        assert_eq!(find("a=1; b=2", COOKIE_NAME), None);
-        assert_eq!(find("xwaiting_room=1; waiting_roomx=2", COOKIE_NAME), None);
-        assert_eq!(find("", COOKIE_NAME), None);
+        assert_eq!(find("waiting_room=x", cookie_names::TOKEN), Some("x"));
+        assert_eq!(find("a=1;waiting_room=y", cookie_names::TOKEN), Some("y"));
+        assert_eq!(find("a=1; b=2", cookie_names::TOKEN), None);
+        assert_eq!(
+            find("xwaiting_room=1; waiting_roomx=2", cookie_names::TOKEN),
+            None
+        );
+        assert_eq!(find("", cookie_names::TOKEN), None);
     }
 
     #[test]
     fn empty_and_quoted_values() {
-        assert_eq!(find("waiting_room=", COOKIE_NAME), None);
-        assert_eq!(find("waiting_room=; a=1", COOKIE_NAME), None);
-        assert_eq!(find("waiting_room=\"\"", COOKIE_NAME), None);
-        assert_eq!(find("waiting_room=\"abc=\"", COOKIE_NAME), Some("abc="));
-        assert_eq!(find("waiting_room=\"abc", COOKIE_NAME), Some("\"abc"));
-        assert_eq!(find("waiting_room", COOKIE_NAME), None);
+        assert_eq!(find("waiting_room=", cookie_names::TOKEN), None);
+        assert_eq!(find("waiting_room=; a=1", cookie_names::TOKEN), None);
+        assert_eq!(find("waiting_room=\"\"", cookie_names::TOKEN), None);
+        assert_eq!(
+            find("waiting_room=\"abc=\"", cookie_names::TOKEN),
+            Some("abc=")
+        );
+        assert_eq!(
+            find("waiting_room=\"abc", cookie_names::TOKEN),
+            Some("\"abc")
+        );
+        assert_eq!(find("waiting_room", cookie_names::TOKEN), None);
     }
 
     #[test]
     fn long_and_odd_headers_never_panic() {
         let long = format!("{}; waiting_room=x", "a=b; ".repeat(20_000));
-        assert_eq!(find(&long, COOKIE_NAME), Some("x"));
+        assert_eq!(find(&long, cookie_names::TOKEN), Some("x"));
         assert_eq!(
             without_room_cookie(&long, &[])
                 .unwrap()
@@ -168,16 +176,19 @@ mod tests {
             "\u{fffd}=\u{fffd}",
             " ; ; ",
         ] {
-            let _ = find(odd, COOKIE_NAME);
+            let _ = find(odd, cookie_names::TOKEN);
             let _ = without_room_cookie(odd, &[]);
         }
-        assert_eq!(find("waiting_room==", COOKIE_NAME), Some("="));
+        assert_eq!(find("waiting_room==", cookie_names::TOKEN), Some("="));
     }
 
     #[test]
     fn first_room_cookie_wins() {
         assert_eq!(
-            find("waiting_room=first; waiting_room=second", COOKIE_NAME),
+            find(
+                "waiting_room=first; waiting_room=second",
+                cookie_names::TOKEN
+            ),
             Some("first")
         );
     }
@@ -210,7 +221,7 @@ mod tests {
         let rooms = vec!["waiting_room_drops".to_string()];
         let header = "a=1; waiting_room_drops=d; waiting_room=s; waiting_room_other=o";
         assert_eq!(find(header, "waiting_room_drops"), Some("d"));
-        assert_eq!(find(header, COOKIE_NAME), Some("s"));
+        assert_eq!(find(header, cookie_names::TOKEN), Some("s"));
         assert!(has_room_cookie("waiting_room_drops=", &rooms));
         assert!(!has_room_cookie("waiting_room_drops=", &[]));
         // Only the service's rooms' cookies are removed.
@@ -218,7 +229,7 @@ mod tests {
             without_room_cookie(header, &rooms).as_deref(),
             Some("a=1; waiting_room_other=o")
         );
-        assert_eq!(delete_cookie(COOKIE_NAME), DELETE_COOKIE);
+        assert_eq!(delete_cookie(cookie_names::TOKEN), DELETE_COOKIE);
         assert_eq!(
             set_cookie("waiting_room_drops", "v", &attributes(&[], false)),
             "waiting_room_drops=v; path=/; max-age=7200; HttpOnly; SameSite=Lax"
@@ -234,12 +245,12 @@ mod tests {
     #[test]
     fn default_cookie_is_httponly_lax_and_secure_over_tls() {
         assert_eq!(
-            set_cookie(COOKIE_NAME, "T0s=", &attributes(&[], false)),
+            set_cookie(cookie_names::TOKEN, "T0s=", &attributes(&[], false)),
             "waiting_room=T0s=; path=/; max-age=7200; HttpOnly; SameSite=Lax"
         );
         assert_eq!(
             set_cookie(
-                COOKIE_NAME,
+                cookie_names::TOKEN,
                 "T0s=",
                 &attributes(&[("cookie_lifetime", "60")], true)
             ),
@@ -255,12 +266,12 @@ mod tests {
             ("cookie_secure", "never"),
         ];
         assert_eq!(
-            set_cookie(COOKIE_NAME, "v", &attributes(&vcl_like, true)),
+            set_cookie(cookie_names::TOKEN, "v", &attributes(&vcl_like, true)),
             "waiting_room=v; path=/; max-age=7200; SameSite=Strict"
         );
         let embedded = [("cookie_samesite", "none"), ("cookie_secure", "always")];
         assert_eq!(
-            set_cookie(COOKIE_NAME, "v", &attributes(&embedded, false)),
+            set_cookie(cookie_names::TOKEN, "v", &attributes(&embedded, false)),
             "waiting_room=v; path=/; max-age=7200; HttpOnly; SameSite=None; Secure"
         );
     }

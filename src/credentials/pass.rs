@@ -14,7 +14,7 @@
 //! longer in the key store.
 //!
 //! It is presented in the `Waiting-Room-Pass` header (probes), in the room's pass
-//! cookie (`waiting_pass`, or `waiting_pass_<room>`), or once in a link's
+//! cookie ([`cookie_names::pass`]: `waiting_pass`, or `waiting_pass_<room>`), or once in a link's
 //! `waiting_pass` query parameter, which sets the cookie and redirects to the
 //! same URL without it.
 
@@ -24,24 +24,17 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::Mac;
 
+use crate::credentials::cookie_names;
 use crate::credentials::keys::{KeyStore, SigningKey};
 use crate::credentials::token;
 use crate::settings::room::Room;
 
 /// The request header a probe presents its pass in.
 pub const HEADER: &str = "waiting-room-pass";
-/// The query parameter of a pass link.
-pub const QUERY_PARAMETER: &str = "waiting_pass";
+/// The query parameter of a pass link: the name of the service room's pass cookie.
+pub const QUERY_PARAMETER: &str = cookie_names::PASS;
 /// Longest pass accepted, in bytes of its text form.
 pub const MAX_LEN: usize = 600;
-
-/// The name of the pass cookie of `room`.
-pub fn cookie_name(room: &Room) -> String {
-    match room.name() {
-        None => QUERY_PARAMETER.to_string(),
-        Some(name) => format!("{QUERY_PARAMETER}_{name}"),
-    }
-}
 
 /// What a pass says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -321,7 +314,5 @@ mod tests {
             from_link("//evil.example/x?waiting_pass=P"),
             Some(("P".into(), "/evil.example/x".into()))
         );
-        assert_eq!(cookie_name(&drops()), "waiting_pass_drops");
-        assert_eq!(cookie_name(&Room::Service), "waiting_pass");
     }
 }

@@ -30,9 +30,6 @@ use hmac::Mac;
 
 use crate::credentials::keys::SigningKey;
 
-/// Name of the waiting-room cookie.
-pub const COOKIE_NAME: &str = "waiting_room";
-
 /// Longest cookie value decoded, in bytes. A canonical token is under 600.
 pub const MAX_COOKIE_VALUE_LEN: usize = 1024;
 /// Longest key id accepted (config-store keys are at most 255 characters).

@@ -36,6 +36,14 @@ pub enum PageProblem {
     NotBase64,
 }
 
+/// Marks where a page's bot-toll block begins; it ends at [`TOLL_END`]. The
+/// block is removed from pages of visitors who owe no toll, and replaced by the
+/// challenge block ([`challenge_block`]) for a visitor who must pass an external
+/// challenge ([`crate::pages::view::Status::render`]).
+pub const TOLL_START: &str = "<!--toll-->";
+/// Marks where a page's bot-toll block ends.
+pub const TOLL_END: &str = "<!--/toll-->";
+
 /// Where a waiting page carries the bot toll's solver for its script: a data block
 /// (not run), filled with [`crate::bots::toll::SOLVER_WASM_BASE64`].
 pub const TOLL_SOLVER_BLOCK: &str =
@@ -91,11 +99,11 @@ impl Page {
             "{}{}{}{}{}{}{}",
             texts.estimate,
             compact_script(include_str!("../../static/countdown.part.html")),
-            crate::pages::view::TOLL_START,
+            TOLL_START,
             texts.toll,
             TOLL_SOLVER_BLOCK,
             compact_script(include_str!("../../static/toll.script.html")),
-            crate::pages::view::TOLL_END,
+            TOLL_END,
         );
         let (message, details) = match self {
             Page::StartWaiting => (texts.start_waiting, estimate.as_str()),
@@ -406,11 +414,9 @@ mod tests {
                     html.contains(&format!("<html lang=\"{}\">", language.code())),
                     "{language:?}"
                 );
-                let toll_blocks = html.matches(crate::pages::view::TOLL_START).count();
+                let toll_blocks = html.matches(TOLL_START).count();
                 assert_eq!(toll_blocks, usize::from(page.refreshes()), "{page:?}");
-                let unmarked = html
-                    .replace(crate::pages::view::TOLL_START, "")
-                    .replace(crate::pages::view::TOLL_END, "");
+                let unmarked = html.replace(TOLL_START, "").replace(TOLL_END, "");
                 assert!(!unmarked.contains("<!--"), "{language:?} {page:?}");
                 let english = page.default_html();
                 if language != Language::En {
@@ -589,8 +595,8 @@ mod tests {
         for page in ALL {
             let html = page.default_html();
             let block = html
-                .split_once(crate::pages::view::TOLL_START)
-                .and_then(|(_, rest)| rest.split_once(crate::pages::view::TOLL_END))
+                .split_once(TOLL_START)
+                .and_then(|(_, rest)| rest.split_once(TOLL_END))
                 .map(|(block, _)| block);
             assert_eq!(block.is_some(), page.refreshes(), "{page:?}");
             assert_eq!(
@@ -608,9 +614,7 @@ mod tests {
         for page in ALL {
             let html = page.default_html();
             assert!(html.starts_with("<!doctype html>"), "{page:?}");
-            let unmarked = html
-                .replace(crate::pages::view::TOLL_START, "")
-                .replace(crate::pages::view::TOLL_END, "");
+            let unmarked = html.replace(TOLL_START, "").replace(TOLL_END, "");
             assert!(!unmarked.contains("<!--"), "{page:?} has an unfilled slot");
             assert!(html.len() < 50 * 1024, "{page:?} is {} bytes", html.len());
             for external in ["src=", "href=\"http", "@import", "url("] {

@@ -11,7 +11,7 @@ use crate::admission::decision::Decision;
 use crate::admission::estimate::{Estimate, Place};
 use crate::bots::challenge::ChallengeSettings;
 use crate::bots::toll;
-use crate::pages::page::{Language, Page};
+use crate::pages::page::{Language, Page, TOLL_END, TOLL_START};
 use crate::settings::config::QueueingMethod;
 use crate::settings::percentage::{MICROS_PER_PERCENT, Percentage};
 
@@ -71,14 +71,6 @@ impl TollChallenge {
         format!("{}{}:", toll::DOMAIN, self.challenge)
     }
 }
-
-/// Marks where a page's bot-toll block begins; it ends at [`TOLL_END`]. The
-/// block is removed from pages of visitors who owe no toll, and replaced by the
-/// challenge block ([`crate::pages::page::challenge_block`]) for a visitor who must pass
-/// an external challenge.
-pub const TOLL_START: &str = "<!--toll-->";
-/// Marks where a page's bot-toll block ends.
-pub const TOLL_END: &str = "<!--/toll-->";
 
 /// The template variables, in the order docs/pages.md lists them.
 pub const VARIABLES: [&str; 18] = [

@@ -655,6 +655,28 @@ pub enum Heartbeat {
     Unreadable,
 }
 
+/// A JSON value as the text a setting's parser reads: a string as is, a number or
+/// a boolean as written, an array of strings as the comma-separated list it is,
+/// `null` as missing; anything else is unreadable text, so the key falls back to
+/// its default.
+pub fn text_of(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::Null => None,
+        Value::String(text) => Some(text.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(items) if items.iter().all(Value::is_string) => Some(
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        other => Some(other.to_string()),
+    }
+}
+
 /// Reads settings through a lookup, recording every key that fell back.
 struct Reader<'a> {
     lookup: &'a dyn Fn(&str) -> Option<String>,

@@ -183,7 +183,7 @@ impl Event {
             .settings
             .iter()
             .filter_map(|(key, value)| {
-                Some((key.clone(), crate::settings::room_settings::text_of(value)?))
+                Some((key.clone(), crate::settings::config::text_of(value)?))
             })
             .collect();
         Ok(Event {

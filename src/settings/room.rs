@@ -1,5 +1,6 @@
 //! Several rooms on one service: which room a request is in, and what makes a
-//! room its own (its cookie, its signing keys, its keys in the stores).
+//! room its own (its cookies, [`crate::credentials::cookie_names`]; its signing
+//! keys; its keys in the stores).
 //!
 //! The service's own keys (`enabled`, `protected_paths`, …) are the *service
 //! room*: without a `rooms` key a service is that one room, exactly as before.
@@ -23,8 +24,6 @@ use serde::Deserialize;
 
 /// Config-store key of the index of named rooms.
 pub const ROOMS: &str = "rooms";
-/// Name of the service room's cookie (the VCL's).
-pub const SERVICE_COOKIE: &str = "waiting_room";
 /// Longest room name.
 pub const MAX_NAME_LEN: usize = 32;
 /// Most named rooms an index holds; later ones are ignored.
@@ -51,11 +50,6 @@ impl RoomName {
     /// The name as text.
     pub fn as_str(&self) -> &str {
         &self.0
-    }
-
-    /// The room's cookie: `waiting_room_<name>`.
-    pub fn cookie_name(&self) -> String {
-        format!("{SERVICE_COOKIE}_{}", self.0)
     }
 
     /// The config-store key of the room's settings, and the prefix of its other keys
@@ -88,14 +82,6 @@ pub enum Room {
 }
 
 impl Room {
-    /// The name of the room's cookie.
-    pub fn cookie_name(&self) -> String {
-        match self {
-            Room::Service => SERVICE_COOKIE.to_string(),
-            Room::Named(name) => name.cookie_name(),
-        }
-    }
-
     /// The page-store keys to try for a page whose shared keys are `keys`: during
     /// `event`, the event's own first (`event.<event>.<key>`, or for a named room
     /// `room.<name>.event.<event>.<key>`); then a named room's own
@@ -222,21 +208,6 @@ impl Index {
             _ => Some(best.2),
         }
     }
-
-    /// The cookie names of the named rooms: their own, their pass and toll cookies.
-    pub fn cookie_names(&self) -> Vec<String> {
-        self.rooms
-            .iter()
-            .flat_map(|s| {
-                let room = Room::Named(s.name.clone());
-                [
-                    room.cookie_name(),
-                    crate::credentials::pass::cookie_name(&room),
-                    crate::bots::toll::cookie_name(&room),
-                ]
-            })
-            .collect()
-    }
 }
 
 impl Scope {
@@ -310,7 +281,6 @@ mod tests {
             assert!(RoomName::new(bad).is_none(), "{bad}");
         }
         let name = RoomName::new("drops").unwrap();
-        assert_eq!(name.cookie_name(), "waiting_room_drops");
         assert_eq!(name.store_key(), "room.drops");
         assert_eq!(name.key("allow_percentage"), "room.drops.allow_percentage");
     }
@@ -337,8 +307,6 @@ mod tests {
                 "keepwaiting"
             ]
         );
-        assert_eq!(drops.cookie_name(), "waiting_room_drops");
-        assert_eq!(Room::Service.cookie_name(), "waiting_room");
     }
 
     #[test]

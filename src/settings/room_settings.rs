@@ -18,10 +18,12 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use crate::credentials::cookie_names;
 use crate::settings::config::{
     ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_KEYS,
     BYPASS_PATHS, CONTROLLER_HEARTBEAT, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
     PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Settings, UID_IPV6_PREFIX,
+    text_of,
 };
 use crate::settings::events::{EVENTS, Phase, Schedule};
 use crate::settings::path_readings::readings;
@@ -116,7 +118,7 @@ impl Settings {
             if !index.problems.is_empty() {
                 settings.fallbacks.push(ROOMS);
             }
-            settings.room_cookies = index.cookie_names();
+            settings.room_cookies = cookie_names::of_named_rooms(index);
         }
         settings
     }
@@ -281,28 +283,6 @@ impl<'a, F: Fn(&str) -> Option<String>> NamedRoom<'a, F> {
             None if key == ENABLED || key == QUEUE_ALL => Some("true".to_string()),
             None => None,
         }
-    }
-}
-
-/// A JSON value as the text a setting's parser reads: a string as is, a number or
-/// a boolean as written, an array of strings as the comma-separated list it is,
-/// `null` as missing; anything else is unreadable text, so the key falls back to
-/// its default.
-pub fn text_of(value: &serde_json::Value) -> Option<String> {
-    use serde_json::Value;
-    match value {
-        Value::Null => None,
-        Value::String(text) => Some(text.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Array(items) if items.iter().all(Value::is_string) => Some(
-            items
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(","),
-        ),
-        other => Some(other.to_string()),
     }
 }
 

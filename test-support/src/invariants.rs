@@ -14,8 +14,9 @@ use control::record::Record;
 use waiting_room::admission::decision::{Decision, Session, Verdict};
 use waiting_room::admission::grid::DrawGrid;
 use waiting_room::credentials::cookie::{self, DELETE_COOKIE};
+use waiting_room::credentials::cookie_names;
 use waiting_room::credentials::keys::SigningKey;
-use waiting_room::credentials::token::{self, COOKIE_NAME, Claims, TokenKind};
+use waiting_room::credentials::token::{self, Claims, TokenKind};
 use waiting_room::pages::page::Page;
 use waiting_room::settings::config::{self, QueueingMethod, Settings};
 use waiting_room::settings::percentage::Percentage;
@@ -120,7 +121,7 @@ pub fn cookie_header(data: &[u8]) {
             .unwrap_or(v)
     });
     assert_eq!(
-        cookie::find(&built.header, COOKIE_NAME),
+        cookie::find(&built.header, cookie_names::TOKEN),
         first.filter(|v| !v.is_empty()),
         "{:?}",
         built.header
@@ -141,7 +142,7 @@ fn found_value_is_a_room_pair(header: &str) {
     let first_room_pair = header
         .split(';')
         .filter_map(|part| part.split_once('='))
-        .find(|(name, _)| name.trim() == token::COOKIE_NAME)
+        .find(|(name, _)| name.trim() == cookie_names::TOKEN)
         .map(|(_, value)| value.trim())
         .map(|v| {
             v.strip_prefix('"')
@@ -150,7 +151,7 @@ fn found_value_is_a_room_pair(header: &str) {
         })
         .filter(|v| !v.is_empty());
     assert_eq!(
-        cookie::find(header, COOKIE_NAME),
+        cookie::find(header, cookie_names::TOKEN),
         first_room_pair,
         "{header:?}"
     );
@@ -162,7 +163,7 @@ fn room_cookie_is_stripped(header: &str) {
     let others = header
         .split(';')
         .map(str::trim)
-        .filter(|part| !part.is_empty() && name_of(part) != token::COOKIE_NAME);
+        .filter(|part| !part.is_empty() && name_of(part) != cookie_names::TOKEN);
     let Some(kept) = cookie::without_room_cookie(header, &[]) else {
         assert_eq!(others.count(), 0, "a cookie was dropped from {header:?}");
         return;
@@ -170,10 +171,10 @@ fn room_cookie_is_stripped(header: &str) {
     assert!(!kept.is_empty());
     assert!(
         kept.split(';')
-            .all(|part| name_of(part) != token::COOKIE_NAME),
+            .all(|part| name_of(part) != cookie_names::TOKEN),
         "{kept:?} from {header:?}"
     );
-    assert_eq!(cookie::find(&kept, COOKIE_NAME), None);
+    assert_eq!(cookie::find(&kept, cookie_names::TOKEN), None);
     assert_eq!(
         cookie::without_room_cookie(&kept, &[]).as_deref(),
         Some(&*kept)
@@ -475,7 +476,7 @@ fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
     assert!(!line.chars().any(char::is_control), "log line {line:?}");
     let presented = visit
         .cookie_header
-        .and_then(|header| cookie::find(header, COOKIE_NAME));
+        .and_then(|header| cookie::find(header, cookie_names::TOKEN));
     if let Some(value) = presented {
         assert_cookie_not_logged(line, value, visit, settings);
     }
@@ -726,7 +727,7 @@ fn allow_token_is_sound(visit: &Visit, settings: &Settings, verdict: &Verdict, t
     let timeout = settings.allow_period_timeout;
     let presented = visit
         .cookie_header
-        .and_then(|header| cookie::find(header, COOKIE_NAME))
+        .and_then(|header| cookie::find(header, cookie_names::TOKEN))
         .and_then(|value| vouch(value, visit.uid))
         .filter(|held| held.dec == TokenKind::Wait);
     let d = settings.wait_period_duration;
@@ -777,7 +778,7 @@ fn fifo_token_is_sound(visit: &Visit, settings: &Settings, verdict: &Verdict, to
         .saturating_add(u64::from(visit.millis));
     let presented = visit
         .cookie_header
-        .and_then(|header| cookie::find(header, COOKIE_NAME))
+        .and_then(|header| cookie::find(header, cookie_names::TOKEN))
         .and_then(|value| vouch(value, visit.uid));
     let opens_ms = opens.saturating_mul(1000);
     match (verdict.decision, presented) {
@@ -806,7 +807,7 @@ fn kept_token_is_young(visit: &Visit, settings: &Settings, set_cookie: Option<&s
     assert_eq!(set_cookie, None);
     let presented = visit
         .cookie_header
-        .and_then(|header| cookie::find(header, COOKIE_NAME));
+        .and_then(|header| cookie::find(header, cookie_names::TOKEN));
     let token = presented
         .and_then(|value| vouch(value, visit.uid))
         .unwrap_or_else(|| panic!("kept {presented:?}"));

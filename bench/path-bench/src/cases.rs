@@ -8,6 +8,7 @@ use sha2::Sha256;
 use waiting_room::admission::decision::{
     self, CookieAction, Decision, Rejection, Transition, Verdict,
 };
+use waiting_room::credentials::cookie_names;
 use waiting_room::credentials::keys::SigningKey;
 use waiting_room::credentials::token::{self, Claims, TokenKind};
 use waiting_room::settings::config::Settings;
@@ -158,7 +159,7 @@ pub fn build(name: &str) -> Result<Case, String> {
     let mut case = Case {
         name,
         now,
-        cookie_header: token.map(|value| format!("theme=dark; {}={value}", token::COOKIE_NAME)),
+        cookie_header: token.map(|value| format!("theme=dark; {}={value}", cookie_names::TOKEN)),
         settings: room(),
         keys: keys(),
         floor_texts: Vec::new(),
@@ -219,7 +220,7 @@ fn mint(secret: &str, dec: TokenKind, exp: u64) -> String {
 }
 
 fn room_cookie(header: &str) -> Option<&str> {
-    waiting_room::credentials::cookie::find(header, waiting_room::credentials::token::COOKIE_NAME)
+    waiting_room::credentials::cookie::find(header, waiting_room::credentials::cookie_names::TOKEN)
 }
 
 /// The texts a path cannot avoid MACing: the presented token's (to verify it, when

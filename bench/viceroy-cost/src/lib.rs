@@ -295,7 +295,7 @@ impl Case {
             let nonce = mint::toll_nonce(&challenge, u32::from(TOLL_BITS));
             return format!(
                 "{cookie}; {}={nonce}",
-                waiting_room::bots::toll::COOKIE_NAME
+                waiting_room::credentials::cookie_names::TOLL
             );
         }
         let exp = if self.renewing_token() {

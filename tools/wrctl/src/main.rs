@@ -251,7 +251,7 @@ fn check_config_file(
     let text = |key: &str| {
         settings
             .get(key)
-            .and_then(waiting_room::settings::room_settings::text_of)
+            .and_then(waiting_room::settings::config::text_of)
     };
     let number = |key: &str| text(key).and_then(|v| v.trim().parse::<u64>().ok());
     if let Some(timeout) = number(waiting_room::settings::config::CONTROLLER_TIMEOUT)

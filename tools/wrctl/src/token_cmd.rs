@@ -9,9 +9,9 @@ use base64::engine::general_purpose::STANDARD;
 use clap::{Args, Subcommand};
 use waiting_room::admission::decision::decide;
 use waiting_room::admission::lottery;
-use waiting_room::credentials::cookie;
 use waiting_room::credentials::keys::{KeyStore, SigningKey};
 use waiting_room::credentials::token::{self, Claims, SignedToken, TokenKind};
+use waiting_room::credentials::{cookie, cookie_names};
 
 use crate::clock::{millis_arg, seconds_arg, unix_now, utc, utc_millis};
 use crate::keys::{read_store, relative, settings, store_strings};
@@ -216,11 +216,11 @@ fn cookie_value(input: &str) -> Result<&str, String> {
         _ => (input, false),
     };
     if cookie::has_room_cookie(header, &[]) {
-        return cookie::find(header, token::COOKIE_NAME)
-            .ok_or_else(|| format!("the {} cookie is empty", token::COOKIE_NAME));
+        return cookie::find(header, cookie_names::TOKEN)
+            .ok_or_else(|| format!("the {} cookie is empty", cookie_names::TOKEN));
     }
     if named || header.contains(';') {
-        return Err(format!("no {} cookie in the header", token::COOKIE_NAME));
+        return Err(format!("no {} cookie in the header", cookie_names::TOKEN));
     }
     Ok(header)
 }
