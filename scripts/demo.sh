@@ -46,8 +46,16 @@ cp local/config.json target/demo/config.json
 sed -i 's/"allow_percentage": "[^"]*"/"allow_percentage": "'"${DEMO_START:-1}"'"/' target/demo/config.json
 grep -q '"allow_percentage": "'"${DEMO_START:-1}"'"' target/demo/config.json
 if [ -n "${DEMO_TOLL_BITS:-}" ]; then
-  sed -i '0,/{/s//{\n  "bot_toll_bits": "'"$DEMO_TOLL_BITS"'",/' target/demo/config.json
-  grep -q '"bot_toll_bits": "'"$DEMO_TOLL_BITS"'"' target/demo/config.json
+  # A member of the `settings` object, as every setting without a key of its own.
+  python3 - "$DEMO_TOLL_BITS" <<'EOF'
+import json, sys
+path = "target/demo/config.json"
+config = json.load(open(path))
+settings = json.loads(config.get("settings", "{}"))
+settings["bot_toll_bits"] = sys.argv[1]
+config["settings"] = json.dumps(settings)
+json.dump(config, open(path, "w"), indent=2)
+EOF
 fi
 sed 's#file = "local/config.json"#file = "target/demo/config.json"#' target/demo/origin.toml >target/demo/fastly.toml
 grep -q 'target/demo/config.json' target/demo/fastly.toml

@@ -42,7 +42,7 @@ python3 - "$out/config.json" <<'EOF'
 import json, sys
 config = json.load(open("local/config.json"))
 config.update({
-    "protected_paths": "/checkout",
+    "settings": json.dumps({"protected_paths": "/checkout"}),
     "allow_percentage": "1",
     "rooms": json.dumps({"drops": {"paths": ["/drops/"]}}),
     "room.drops": json.dumps({"enabled": True, "allow_percentage": 1, "wait_period_duration": 10}),

@@ -42,9 +42,10 @@ pub struct PageAnswer {
 pub enum BodySource {
     /// This body (JSON for apps).
     Ready(Vec<u8>),
-    /// An HTML template: the first of these page-store keys that holds a value, else
-    /// the built-in page. Hand the value to [`Plan::template`].
-    Store(Vec<String>),
+    /// An HTML template: the value of this page-store key (the first of the page's
+    /// keys that `custom_pages` lists), or with none the built-in page. Hand the
+    /// value to [`Plan::template`].
+    Store(Option<String>),
 }
 
 impl Plan {
@@ -101,13 +102,17 @@ impl Plan {
                 BodySource::Ready(status.json().into_bytes())
             } else {
                 BodySource::Store(
-                    settings.room.page_keys(
-                        page.store_keys(visit.accept_language),
-                        settings
-                            .event
-                            .as_deref()
-                            .or(settings.event_ended.as_deref()),
-                    ),
+                    settings
+                        .room
+                        .page_keys(
+                            page.store_keys(visit.accept_language),
+                            settings
+                                .event
+                                .as_deref()
+                                .or(settings.event_ended.as_deref()),
+                        )
+                        .into_iter()
+                        .find(|key| settings.custom_pages.contains(key)),
                 )
             },
         }

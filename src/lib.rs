@@ -116,9 +116,10 @@ pub enum Action {
     /// Send the visitor to [`Plan::location`] (`302`): a pass link, once its
     /// cookie is set.
     Redirect,
-    /// Answer `400 Bad Request`: the path reads into different rooms at different
-    /// origins ([`settings::path_readings`]), so the room grants nothing on it.
-    Refuse,
+    /// Answer with this status and no page ([`settings::config::Refusal`]): the
+    /// path reads into different rooms at different origins, or the rooms could
+    /// not be read, so the room grants nothing.
+    Refuse(u16),
 }
 
 /// What the edge must do for one request.
@@ -186,12 +187,12 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     let origin_cookie = OriginCookie::for_header(visit.cookie_header, &settings.room_cookies);
     let keys = RoomKeys::new(keys, settings.room.name());
     let language = page::Language::choose(visit.accept_language, settings.page_language);
-    if settings.ambiguous_path {
+    if let Some(refusal) = settings.refusal {
         return Plan {
-            action: Action::Refuse,
+            action: Action::Refuse(refusal.status()),
             origin_cookie,
             set_cookie: None,
-            log_line: log::refused_line(visit.now, visit.uid, visit.path, settings),
+            log_line: log::refused_line(visit.now, visit.uid, visit.path, refusal.word(), settings),
             refresh_after: None,
             estimate: None,
             place: None,

@@ -58,14 +58,13 @@ pub fn bypass_line(now: u64, uid: &str, path: &str, scope: &str, settings: &Sett
     )
 }
 
-/// The line for a request refused because its path reads into different rooms
-/// at different origins.
-pub fn refused_line(now: u64, uid: &str, path: &str, settings: &Settings) -> String {
+/// The line for a request the room refuses (`reason`: why).
+pub fn refused_line(now: u64, uid: &str, path: &str, reason: &str, settings: &Settings) -> String {
     undecided_line(
         now,
         uid,
         path,
-        format_args!("refused reason=ambiguous-path"),
+        format_args!("refused reason={reason}"),
         settings,
     )
 }
@@ -87,7 +86,18 @@ fn undecided_line(
     if settings.controller_stale(now) {
         line.push_str(STALE_FIELD);
     }
+    push_unreadable(&mut line, &settings.unreadable);
     line
+}
+
+/// Appends ` ALERT=unreadable:<keys>` when some store reads failed (config keys,
+/// a page, a signing key, a secret): each took its unreadable outcome.
+pub fn push_unreadable(line: &mut String, keys: &[String]) {
+    if keys.is_empty() {
+        return;
+    }
+    line.push_str(" ALERT=unreadable:");
+    push_word(line, &keys.join(","));
 }
 
 /// Room for a whole line without growing: the fixed fields and the longest path.
@@ -162,6 +172,7 @@ pub fn decision_line(
         line.push_str(" config_fallback=");
         line.push_str(&settings.fallbacks.join(","));
     }
+    push_unreadable(&mut line, &settings.unreadable);
     line
 }
 

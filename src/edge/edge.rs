@@ -2,7 +2,8 @@
 //! ask the core for a plan, carry it out, log one line.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
+use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
 use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -23,9 +24,11 @@ use waiting_room::pages::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{
     BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, NEW_SESSIONS, PAGE_STORE,
 };
+use waiting_room::log::push_unreadable;
 use waiting_room::settings::config::Settings;
+use waiting_room::settings::limits::{CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET};
 use waiting_room::settings::room::{Room, host_of};
-use waiting_room::settings::room_settings::Remembered;
+use waiting_room::settings::room_settings::{Looked, LookupFailed, Remembered};
 use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 
 /// Handles one request. Never fails: every error becomes a clean page.
@@ -34,13 +37,14 @@ pub fn handle(mut req: Request) -> Response {
     let path = req.get_path().to_string();
     let host = req.get_header_str_lossy(HOST).map(|h| host_of(&h));
     // Settings: the few keys a bypass needs, then the keys of the room the request
-    // is in, each looked up once. A missing store reads as empty, so every key
-    // takes its default.
+    // is in, each looked up once, every lookup and secret read counted against the
+    // room's budget. A missing store reads as empty, so every key takes its default.
+    let reads = Reads::default();
     let store = open(CONFIG_STORE);
-    let config = Remembered::new(|key: &str| lookup(&store, key));
+    let config = Remembered::fallible(|key: &str| reads.config(&store, key));
     let (now, millis) = unix_now();
     let settings = Settings::for_request(&config, host.as_deref(), &path, now);
-    let keys = SigningKeys::default();
+    let keys = SigningKeys::new(&reads);
 
     // Identity is the connection's address (an IPv6 client's network, when
     // `uid_ipv6_prefix` says so), never a request header.
@@ -71,6 +75,7 @@ pub fn handle(mut req: Request) -> Response {
         .map(|settings| EdgeVerifier {
             settings,
             remote_ip: client_ip,
+            reads: &reads,
         });
     let visit = Visit {
         now,
@@ -148,14 +153,14 @@ pub fn handle(mut req: Request) -> Response {
                 let full = if settings.room != Room::Service || settings.protects(&path) {
                     settings.clone()
                 } else {
-                    Settings::from_lookup(|key| config.get(key))
+                    Settings::from_store(&config)
                 };
-                page(&mut plan, Page::OriginUnavailable, &visit, &full, None)
+                page(&mut plan, Page::OriginUnavailable, &visit, &full, None, &reads)
             })
         }
-        Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req)),
-        Action::Refuse => {
-            let mut resp = Response::from_status(400).with_body_text_plain("Bad Request\n");
+        Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req), &reads),
+        Action::Refuse(status) => {
+            let mut resp = Response::from_status(status);
             resp.set_header(CACHE_CONTROL, NO_STORE);
             resp
         }
@@ -173,6 +178,7 @@ pub fn handle(mut req: Request) -> Response {
         resp.append_header(SET_COOKIE, set_cookie);
         resp.set_header(CACHE_CONTROL, NO_STORE);
     }
+    push_unreadable(&mut plan.log_line, &reads.failed.borrow());
     write_log(settings.logger_name.as_deref(), &plan.log_line);
     resp
 }
@@ -186,13 +192,18 @@ fn page(
     visit: &Visit<'_>,
     settings: &Settings,
     visitor: Option<&Request>,
+    reads: &Reads,
 ) -> Response {
     let answer = plan.page(page, visit, settings);
     let body = match answer.body {
         BodySource::Ready(body) => body,
-        BodySource::Store(keys) => {
-            let pages = open(PAGE_STORE);
-            let stored = keys.iter().find_map(|key| lookup(&pages, key));
+        BodySource::Store(key) => {
+            // A page that cannot be read is the built-in one; the line says so.
+            let stored = key.and_then(|key| {
+                reads
+                    .config(&open(PAGE_STORE), &key)
+                    .unwrap_or_else(|LookupFailed| reads.fail(key))
+            });
             let template = match plan.template(page, stored.as_deref()) {
                 PageBody::Html(html) => html,
                 PageBody::FromOrigin(path) => plan.fetched(page, fetch_page(visitor, &path)),
@@ -282,16 +293,16 @@ impl PopCounts for EdgeCounts {
 struct EdgeVerifier<'a> {
     settings: &'a ChallengeSettings,
     remote_ip: Option<IpAddr>,
+    reads: &'a Reads,
 }
 
 impl EdgeVerifier<'_> {
     /// The secret key, trimmed (a file's final newline is no part of it); `None`
-    /// when the store, the entry or its plaintext is missing. Never `get` or
-    /// `plaintext`: they panic.
+    /// when the store, the entry or its plaintext is missing, or its read failed
+    /// (named in the line). Never `get` or `plaintext`: they panic.
     fn secret(&self) -> Option<String> {
         let store = SecretStore::open(challenge::SECRET_STORE).ok()?;
-        let secret = store.try_get(self.settings.secret_name()).ok()??;
-        let bytes = secret.try_plaintext().ok()?;
+        let bytes = self.reads.secret(&store, self.settings.secret_name(), "challenge-secret")?;
         let text = std::str::from_utf8(&bytes).ok()?.trim();
         (!text.is_empty()).then(|| text.to_string())
     }
@@ -335,48 +346,116 @@ impl Verifier for EdgeVerifier<'_> {
     }
 }
 
-/// Where signing keys live: a Secret Store named `waitingroom_signingkeys` when the
-/// service has one (recommended), else the config store of the same name. Opened
-/// at the first lookup: a request the room does not apply to never opens it.
-#[derive(Default)]
-struct SigningKeys(OnceCell<KeyStores>);
-
-enum KeyStores {
-    Secrets(SecretStore),
-    Config(ConfigStore),
-    Missing,
+/// The execution's store reads, counted against the room's budget
+/// ([`waiting_room::settings::limits`]): past it a read fails as the host's does
+/// past Fastly's limit. `failed` names the reads that failed outside the settings
+/// (pages, signing keys, secrets), for the line's `ALERT=unreadable:`.
+#[derive(Debug)]
+struct Reads {
+    lookups: Counter,
+    secrets: Counter,
+    failed: RefCell<Vec<String>>,
 }
 
-impl KeyStores {
-    fn open() -> KeyStores {
-        if let Ok(secrets) = SecretStore::open(KEY_STORE) {
-            return KeyStores::Secrets(secrets);
-        }
-        match open(KEY_STORE) {
-            Some(config) => KeyStores::Config(config),
-            None => KeyStores::Missing,
+impl Default for Reads {
+    fn default() -> Self {
+        Reads {
+            lookups: Counter::new(CONFIG_LOOKUP_BUDGET),
+            secrets: Counter::new(SECRET_READ_BUDGET),
+            failed: RefCell::default(),
         }
     }
 }
 
-impl KeyStore for SigningKeys {
-    fn key(&self, kid: &str) -> Option<SigningKey> {
-        match self.0.get_or_init(KeyStores::open) {
-            KeyStores::Secrets(store) => SigningKey::new(store.try_get(kid).ok()??.plaintext()),
-            KeyStores::Config(store) => SigningKey::new(store.try_get(kid).ok()??),
-            KeyStores::Missing => None,
+impl Reads {
+    /// Looks `key` up in a config store (no store: `None`, and no lookup made).
+    /// Every error is a failure, never a missing key.
+    fn config(&self, store: &Option<ConfigStore>, key: &str) -> Looked {
+        let Some(store) = store else {
+            return Ok(None);
+        };
+        self.lookups.take().map_err(|_| LookupFailed)?;
+        store.try_get(key).map_err(|_| LookupFailed)
+    }
+
+    /// The plaintext of secret `name`; `None` when missing or when the read failed,
+    /// a failure named `what` in the line.
+    fn secret(&self, store: &SecretStore, name: &str, what: &str) -> Option<Vec<u8>> {
+        if self.secrets.take().is_err() {
+            return self.fail(what.to_string());
         }
+        match store.try_get(name) {
+            Ok(Some(secret)) => match secret.try_plaintext() {
+                Ok(bytes) => Some(bytes.to_vec()),
+                Err(_) => self.fail(what.to_string()),
+            },
+            Ok(None) => None,
+            Err(_) => self.fail(what.to_string()),
+        }
+    }
+
+    /// Records a failed read; reads as missing.
+    fn fail<T>(&self, what: String) -> Option<T> {
+        self.failed.borrow_mut().push(what);
+        None
+    }
+}
+
+/// Where signing keys live: a Secret Store named `waitingroom_signingkeys` when the
+/// service has one (recommended), else the config store of the same name. Opened
+/// at the first lookup: a request the room does not apply to never opens it. Each
+/// key is read once a request, however many tokens and passes name it.
+struct SigningKeys<'r> {
+    reads: &'r Reads,
+    stores: OnceCell<KeyStores>,
+    read: RefCell<BTreeMap<String, Option<SigningKey>>>,
+}
+
+enum KeyStores {
+    Secrets(SecretStore),
+    Config(Option<ConfigStore>),
+}
+
+impl<'r> SigningKeys<'r> {
+    fn new(reads: &'r Reads) -> Self {
+        SigningKeys {
+            reads,
+            stores: OnceCell::new(),
+            read: RefCell::default(),
+        }
+    }
+
+    fn read_key(&self, kid: &str) -> Option<SigningKey> {
+        let stores = self.stores.get_or_init(|| match SecretStore::open(KEY_STORE) {
+            Ok(secrets) => KeyStores::Secrets(secrets),
+            Err(_) => KeyStores::Config(open(KEY_STORE)),
+        });
+        match stores {
+            KeyStores::Secrets(store) => {
+                SigningKey::new(self.reads.secret(store, kid, "signing-key")?)
+            }
+            KeyStores::Config(store) => match self.reads.config(store, kid) {
+                Ok(secret) => SigningKey::new(secret?),
+                Err(LookupFailed) => self.reads.fail("signing-key".to_string()),
+            },
+        }
+    }
+}
+
+impl KeyStore for SigningKeys<'_> {
+    fn key(&self, kid: &str) -> Option<SigningKey> {
+        if let Some(key) = self.read.borrow().get(kid) {
+            return key.clone();
+        }
+        let key = self.read_key(kid);
+        self.read.borrow_mut().insert(kid.to_string(), key.clone());
+        key
     }
 }
 
 /// Opens a config store; `None` when it does not exist (never a panic).
 fn open(name: &str) -> Option<ConfigStore> {
     ConfigStore::try_open(name).ok()
-}
-
-/// A store lookup where every failure reads as "missing".
-fn lookup(store: &Option<ConfigStore>, key: &str) -> Option<String> {
-    store.as_ref()?.try_get(key).ok().flatten()
 }
 
 /// Unix seconds, and the milliseconds past them.

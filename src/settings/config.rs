@@ -100,9 +100,14 @@ pub const BOT_TOLL_BITS: &str = "bot_toll_bits";
 /// An external challenge (Turnstile or hCaptcha) instead of the proof of work:
 /// a JSON object, [`crate::bots::challenge::ChallengeSettings::parse`].
 pub const BOT_CHALLENGE: &str = "bot_challenge";
+/// The page-store keys that hold a custom page: the room looks up no other, so a
+/// page costs one lookup at most.
+pub const CUSTOM_PAGES: &str = "custom_pages";
+/// Longest config-store key Fastly accepts, in bytes.
+pub const MAX_KEY_LEN: usize = 256;
 
 /// Every key the room reads from `waitingroom_config`.
-pub const KEYS: [&str; 33] = [
+pub const KEYS: [&str; 34] = [
     ENABLED,
     PROTECTED_PATHS,
     ALLOW_PERCENTAGE,
@@ -136,6 +141,7 @@ pub const KEYS: [&str; 33] = [
     PAGE_LANGUAGE,
     BOT_TOLL_BITS,
     BOT_CHALLENGE,
+    CUSTOM_PAGES,
 ];
 
 /// The keys a request the room does not apply to needs, the edge's first tier
@@ -361,6 +367,8 @@ pub struct Settings {
     /// The room's external challenge, which replaces the proof of work
     /// ([`Settings::toll_bits`]).
     pub bot_challenge: BotChallenge,
+    /// The page-store keys that hold a custom page.
+    pub custom_pages: Vec<String>,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,
     /// The room these are the settings of.
@@ -372,9 +380,40 @@ pub struct Settings {
     /// The cookie names of the service's named rooms (none without `rooms`): the
     /// origin never sees them.
     pub room_cookies: Vec<String>,
-    /// The request's path reads into different rooms at different origins
-    /// ([`crate::settings::path_readings`]): the room refuses it.
-    pub ambiguous_path: bool,
+    /// Why the room refuses the request, if it does.
+    pub refusal: Option<Refusal>,
+    /// The config-store keys whose lookup failed: each took its unreadable outcome
+    /// ([`crate::settings::layout::when_unreadable`]), and the line says
+    /// `ALERT=unreadable:<keys>`.
+    pub unreadable: Vec<String>,
+}
+
+/// Why the room refuses a request without deciding on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Its path reads into different rooms at different origins
+    /// ([`crate::settings::path_readings`]): `400`.
+    AmbiguousPath,
+    /// The `rooms` index could not be looked up, so nothing can be placed: `503`.
+    UnreadableRooms,
+}
+
+impl Refusal {
+    /// The status the room answers with.
+    pub fn status(self) -> u16 {
+        match self {
+            Refusal::AmbiguousPath => 400,
+            Refusal::UnreadableRooms => 503,
+        }
+    }
+
+    /// The log line's `reason`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Refusal::AmbiguousPath => "ambiguous-path",
+            Refusal::UnreadableRooms => "unreadable-rooms",
+        }
+    }
 }
 
 impl Default for Settings {
@@ -553,6 +592,9 @@ impl Settings {
         if bot_challenge == BotChallenge::Unreadable {
             read.fallbacks.push(BOT_CHALLENGE);
         }
+        let custom_pages = read.list(CUSTOM_PAGES, |key| {
+            (key.len() <= MAX_KEY_LEN && !key.contains(char::is_whitespace)).then(|| key.to_string())
+        });
 
         Settings {
             enabled,
@@ -588,12 +630,14 @@ impl Settings {
             page_language,
             bot_toll_bits,
             bot_challenge,
+            custom_pages,
             fallbacks: read.fallbacks,
             room: Room::Service,
             event: None,
             event_ended: None,
             room_cookies: Vec::new(),
-            ambiguous_path: false,
+            refusal: None,
+            unreadable: Vec::new(),
         }
     }
 
@@ -1281,20 +1325,24 @@ mod tests {
     /// The keys [`Settings::for_request`] looks up in `pairs` for a request for
     /// `path`, each with the number of times it was looked up.
     fn keys_read(pairs: &[(&str, &str)], path: &str) -> BTreeMap<String, usize> {
-        let map: HashMap<&str, &str> = pairs.iter().copied().collect();
+        let map = crate::settings::layout::store_entries(pairs.iter().copied());
         let read = RefCell::new(BTreeMap::new());
         let lookup = Remembered::new(|key: &str| {
             *read.borrow_mut().entry(key.to_string()).or_default() += 1;
-            map.get(key).map(|v| v.to_string())
+            map.get(key).cloned()
         });
         Settings::for_request(&lookup, None, path, 0);
+        drop(lookup);
         read.into_inner()
     }
 
-    /// `keys` and the `rooms` index, each looked up once.
+    /// The store keys holding the settings `keys`, and the `rooms` index, each
+    /// looked up once: a setting stored as a member of `settings` is that key's.
     fn read_once(keys: &[&str]) -> BTreeMap<String, usize> {
+        use crate::settings::layout::{SETTINGS, is_member};
         keys.iter()
-            .chain([&ROOMS])
+            .map(|&k| if is_member(k) { SETTINGS } else { k })
+            .chain([ROOMS])
             .map(|k| (k.to_string(), 1))
             .collect()
     }
@@ -1391,6 +1439,8 @@ mod tests {
         let map: HashMap<&str, &str> = pairs.iter().copied().collect();
         let lookup = |key: &str| map.get(key).map(|v| v.to_string());
         let full = Settings::from_lookup(lookup);
+        let stored = crate::settings::layout::store_entries(pairs);
+        let stored = |key: &str| stored.get(key).cloned();
         assert_eq!(
             full.fallbacks,
             vec![
@@ -1400,10 +1450,11 @@ mod tests {
                 FIFO_CUTOFF
             ]
         );
-        let remembered = Remembered::new(lookup);
+        let remembered = Remembered::new(stored);
         assert_eq!(Settings::for_request(&remembered, None, "/events", 0), full);
+        assert_eq!(Settings::from_store(&Remembered::new(stored)), full);
         // Outside the room: the bypass keys, every other key as if missing.
-        let bypass = Settings::for_request(&Remembered::new(lookup), None, "/about", 0);
+        let bypass = Settings::for_request(&Remembered::new(stored), None, "/about", 0);
         assert_eq!(bypass.fallbacks, vec![CONTROLLER_TIMEOUT, UID_IPV6_PREFIX]);
         assert_eq!(
             bypass,

@@ -4,6 +4,8 @@
 
 pub mod config;
 pub mod events;
+pub mod layout;
+pub mod limits;
 pub mod path_readings;
 pub mod percentage;
 pub mod room;

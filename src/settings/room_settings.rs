@@ -15,17 +15,18 @@
 //! with `queue_all`: nobody new is admitted, live sessions go on) and the line
 //! says `config_fallback=room`; an index with problems says `config_fallback=rooms`.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 
 use crate::credentials::cookie_names;
 use crate::settings::config::{
-    ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_KEYS,
+    ACTIVE_KEY, ALLOW_PERCENTAGE, CUSTOM_PAGES, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_KEYS,
     BYPASS_PATHS, CONTROLLER_HEARTBEAT, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
-    PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Settings, UID_IPV6_PREFIX,
+    PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Refusal, Settings, UID_IPV6_PREFIX,
     text_of,
 };
 use crate::settings::events::{EVENTS, Phase, Schedule};
+use crate::settings::layout::{Members, SETTINGS, is_member, when_unreadable};
 use crate::settings::path_readings::readings;
 use crate::settings::room::{Index, ROOMS, Room, Scope};
 
@@ -37,11 +38,11 @@ pub const CONTROLLER_KEYS: [&str; 4] = [
     FIFO_RATE,
 ];
 /// The keys a named room takes from the service.
-pub const SERVICE_WIDE_KEYS: [&str; 2] = [LOGGER_NAME, UID_IPV6_PREFIX];
+pub const SERVICE_WIDE_KEYS: [&str; 3] = [LOGGER_NAME, UID_IPV6_PREFIX, CUSTOM_PAGES];
 /// The keys an event cannot change: whether and where the room runs, who goes
 /// through it (its key, its bypass rules, its passes' revocation), and the
 /// service's keys.
-pub const EVENT_FIXED_KEYS: [&str; 8] = [
+pub const EVENT_FIXED_KEYS: [&str; 9] = [
     ENABLED,
     PROTECTED_PATHS,
     ACTIVE_KEY,
@@ -50,27 +51,42 @@ pub const EVENT_FIXED_KEYS: [&str; 8] = [
     PASSES_NOT_BEFORE,
     LOGGER_NAME,
     UID_IPV6_PREFIX,
+    CUSTOM_PAGES,
 ];
 /// Named in `fallbacks` when a named room's value is not a JSON object.
 pub const ROOM_FALLBACK: &str = "room";
 
-/// A config-store lookup that asks the store once per key.
-pub struct Remembered<F> {
-    lookup: F,
-    seen: RefCell<BTreeMap<String, Option<String>>>,
+/// A config-store lookup that failed: the execution's lookups are used, the value
+/// is too long, or the host failed otherwise. Never read as a missing key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LookupFailed;
+
+/// What one lookup gives: the value, `None` for a missing key, or a failure.
+pub type Looked = Result<Option<String>, LookupFailed>;
+
+/// A config-store lookup that asks the store once per key, and names the keys
+/// whose lookup failed.
+pub struct Remembered<'a> {
+    lookup: Box<dyn Fn(&str) -> Looked + 'a>,
+    seen: RefCell<BTreeMap<String, Looked>>,
 }
 
-impl<F: Fn(&str) -> Option<String>> Remembered<F> {
-    /// Wraps `lookup`.
-    pub fn new(lookup: F) -> Self {
+impl<'a> Remembered<'a> {
+    /// Wraps a lookup that cannot fail (a map, a file the tools read).
+    pub fn new(lookup: impl Fn(&str) -> Option<String> + 'a) -> Self {
+        Remembered::fallible(move |key: &str| Ok(lookup(key)))
+    }
+
+    /// Wraps the host's lookup.
+    pub fn fallible(lookup: impl Fn(&str) -> Looked + 'a) -> Self {
         Remembered {
-            lookup,
+            lookup: Box::new(lookup),
             seen: RefCell::default(),
         }
     }
 
-    /// The value of `key`, asked of the store the first time only.
-    pub fn get(&self, key: &str) -> Option<String> {
+    /// What the store gave for `key`, asked of it the first time only.
+    pub fn read(&self, key: &str) -> Looked {
         if let Some(value) = self.seen.borrow().get(key) {
             return value.clone();
         }
@@ -80,25 +96,83 @@ impl<F: Fn(&str) -> Option<String>> Remembered<F> {
             .insert(key.to_string(), value.clone());
         value
     }
+
+    /// The value of `key`; for a failed lookup, its unreadable outcome
+    /// ([`when_unreadable`]), never its default when that would open a guard.
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.read(key).unwrap_or_else(|LookupFailed| when_unreadable(key))
+    }
+
+    /// The keys whose lookup failed, in order.
+    pub fn failed(&self) -> Vec<String> {
+        self.seen
+            .borrow()
+            .iter()
+            .filter(|(_, value)| value.is_err())
+            .map(|(key, _)| key.clone())
+            .collect()
+    }
+}
+
+/// The service room's settings as stored ([`crate::settings::layout`]): its own
+/// keys looked up, every other setting a member of `settings`, read at the first
+/// member asked.
+struct ServiceStore<'r, 'a> {
+    lookup: &'r Remembered<'a>,
+    members: OnceCell<Members>,
+}
+
+impl<'r, 'a> ServiceStore<'r, 'a> {
+    fn new(lookup: &'r Remembered<'a>) -> Self {
+        ServiceStore {
+            lookup,
+            members: OnceCell::new(),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<String> {
+        if !is_member(key) {
+            return self.lookup.get(key);
+        }
+        self.members().get(key)
+    }
+
+    fn members(&self) -> &Members {
+        self.members
+            .get_or_init(|| match self.lookup.read(SETTINGS) {
+                Ok(raw) => Members::parse(raw.as_deref()),
+                Err(LookupFailed) => Members::Unreadable,
+            })
+    }
+
+    /// Whether `settings` is present but not a JSON object.
+    fn unusable(&self) -> bool {
+        self.members.get() == Some(&Members::Unreadable) && self.lookup.read(SETTINGS).is_ok()
+    }
 }
 
 impl Settings {
     /// The settings for a request for `path` on `host` (lower case, no port), for the
     /// edge: the room it is in (see the module's documentation), or, outside every
     /// room, the bypass keys with every other key at its default.
-    pub fn for_request(
-        lookup: &Remembered<impl Fn(&str) -> Option<String>>,
-        host: Option<&str>,
-        path: &str,
-        now: u64,
-    ) -> Settings {
+    pub fn for_request(lookup: &Remembered<'_>, host: Option<&str>, path: &str, now: u64) -> Settings {
+        let service = ServiceStore::new(lookup);
         let mut bypass = Settings::from_lookup(|key| {
             BYPASS_KEYS
                 .contains(&key)
-                .then(|| lookup.get(key))
+                .then(|| service.get(key))
                 .flatten()
         });
-        let index = lookup.get(ROOMS).map(|raw| Index::parse(&raw));
+        let index = match lookup.read(ROOMS) {
+            Ok(raw) => raw.map(|raw| Index::parse(&raw)),
+            // Nothing can be placed without the rooms' scopes: refused, never a
+            // named room's request let through as one outside every room.
+            Err(LookupFailed) => {
+                bypass.refusal = Some(Refusal::UnreadableRooms);
+                bypass.unreadable = lookup.failed();
+                return bypass;
+            }
+        };
         let here = placement(&bypass, index.as_ref(), host, path);
         // Every reading an origin may give the path must fall in the same room.
         let ambiguous = readings(path)
@@ -107,11 +181,11 @@ impl Settings {
             .any(|reading| !same_room(placement(&bypass, index.as_ref(), host, reading), here));
         let mut settings = match here {
             _ if ambiguous => Settings {
-                ambiguous_path: true,
+                refusal: Some(Refusal::AmbiguousPath),
                 ..std::mem::take(&mut bypass)
             },
-            Some(Some(scope)) => Settings::for_named_room(lookup, scope, now),
-            Some(None) => Settings::service_room(lookup, now),
+            Some(Some(scope)) => Settings::for_named_room(&service, scope, now),
+            Some(None) => Settings::service_room(&service, now),
             None => std::mem::take(&mut bypass),
         };
         if let Some(index) = &index {
@@ -120,21 +194,34 @@ impl Settings {
             }
             settings.room_cookies = cookie_names::of_named_rooms(index);
         }
+        if service.unusable() {
+            settings.fallbacks.push(SETTINGS);
+        }
+        settings.unreadable = lookup.failed();
+        settings
+    }
+
+    /// Every setting of the service room as stored (its own keys and the members of
+    /// `settings`), through `lookup`: what the tools read of a store, and what the
+    /// edge reads for a page outside every room.
+    pub fn from_store(lookup: &Remembered<'_>) -> Settings {
+        let service = ServiceStore::new(lookup);
+        let mut settings = Settings::from_lookup(|key| service.get(key));
+        if service.unusable() {
+            settings.fallbacks.push(SETTINGS);
+        }
+        settings.unreadable = lookup.failed();
         settings
     }
 
     /// The service room's settings: its keys, and its `events` at `now`.
-    fn service_room(lookup: &Remembered<impl Fn(&str) -> Option<String>>, now: u64) -> Settings {
-        Settings::scheduled(|key| lookup.get(key), lookup.get(EVENTS), now)
+    fn service_room(service: &ServiceStore<'_, '_>, now: u64) -> Settings {
+        Settings::scheduled(|key| service.get(key), service.get(EVENTS), now)
     }
 
     /// A named room's settings (see the module's documentation).
-    fn for_named_room(
-        lookup: &Remembered<impl Fn(&str) -> Option<String>>,
-        scope: &Scope,
-        now: u64,
-    ) -> Settings {
-        let room = NamedRoom::read(|key: &str| lookup.get(key), scope);
+    fn for_named_room(service: &ServiceStore<'_, '_>, scope: &Scope, now: u64) -> Settings {
+        let room = NamedRoom::read(|key: &str| service.get(key), scope);
         let mut settings = Settings::scheduled(|key| room.get(key), room.get(EVENTS), now);
         if !room.readable() {
             settings.fallbacks.push(ROOM_FALLBACK);
@@ -300,13 +387,14 @@ mod tests {
         host: Option<&str>,
         path: &str,
     ) -> (Settings, BTreeMap<String, usize>) {
-        let map: HashMap<&str, &str> = pairs.iter().copied().collect();
+        let map = crate::settings::layout::store_entries(pairs.iter().copied());
         let asked = RefCell::new(BTreeMap::new());
         let lookup = Remembered::new(|key: &str| {
             *asked.borrow_mut().entry(key.to_string()).or_default() += 1;
-            map.get(key).map(|v| v.to_string())
+            map.get(key).cloned()
         });
         let settings = Settings::for_request(&lookup, host, path, 0);
+        drop(lookup);
         (settings, asked.into_inner())
     }
 
@@ -343,8 +431,9 @@ mod tests {
             ]
         );
         assert!(settings.fallbacks.is_empty(), "{:?}", settings.fallbacks);
-        // Bypass keys, the index, the value and three controller keys, once each.
-        assert_eq!(asked.len(), BYPASS_KEYS.len() + 1 + 1 + 4, "{asked:?}");
+        // The bypass keys (`enabled`, `controller_heartbeat`, `logger_name` and
+        // `settings`), the index, the value and four controller keys, once each.
+        assert_eq!(asked.len(), 4 + 1 + 1 + 4, "{asked:?}");
         assert!(asked.values().all(|&n| n == 1));
         assert!(!asked.contains_key(WAIT_PERIOD_DURATION));
         // The service room keeps the rest.

@@ -19,6 +19,7 @@ use waiting_room::credentials::keys::SigningKey;
 use waiting_room::credentials::token::{self, Claims, TokenKind};
 use waiting_room::pages::page::Page;
 use waiting_room::settings::config::{self, QueueingMethod, Settings};
+use waiting_room::settings::layout;
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::room_settings::Remembered;
 use waiting_room::{Action, Plan, Visit};
@@ -286,9 +287,10 @@ pub fn settings(data: &[u8]) {
 
     // The edge's read: every key when the room applies to the path; otherwise the
     // bypass keys, every other key as if missing.
+    let stored = layout::store_entries(config::KEYS.iter().filter_map(|&key| Some((key, raw(key)?))));
     for path in ["/events/1", "/about"] {
         let edge = Settings::for_request(
-            &Remembered::new(|key: &str| raw(key).map(str::to_string)),
+            &Remembered::new(|key: &str| stored.get(key).cloned()),
             None,
             path,
             0,
@@ -932,7 +934,7 @@ pub fn rooms(data: &[u8]) {
     // A room's settings from any value, and any index, through the edge's reader.
     let store = |key: &str| match key {
         "rooms" => Some(r#"{"r": {"paths": ["/"]}}"#.to_string()),
-        "room.r" => Some(text.clone()),
+        "room.r" | "settings" => Some(text.clone()),
         _ => None,
     };
     let _ = Settings::for_request(&Remembered::new(store), None, "/x", 1_700_000_000);
@@ -1062,8 +1064,8 @@ pub enum Routed {
 /// the path it forwards: the SDK's parse of the target, as the edge writes it back.
 pub fn route(target: &str) -> (String, Routed) {
     let path = origins::as_url(target);
-    let store: std::collections::HashMap<&str, &str> = PATH_STORE.into_iter().collect();
-    let lookup = Remembered::new(|key: &str| store.get(key).map(|v| v.to_string()));
+    let store = waiting_room::settings::layout::store_entries(PATH_STORE);
+    let lookup = Remembered::new(|key: &str| store.get(key).cloned());
     let settings = Settings::for_request(&lookup, None, &path, 1_700_000_000);
     let visit = Visit {
         now: 1_700_000_000,
@@ -1073,7 +1075,7 @@ pub fn route(target: &str) -> (String, Routed) {
         ..Visit::default()
     };
     let plan = waiting_room::plan(&visit, &settings, &fuzz_input::key_store);
-    let routed = if plan.action == Action::Refuse {
+    let routed = if matches!(plan.action, Action::Refuse(_)) {
         Routed::Refused
     } else if plan.log_line.contains(" scope=bypass-path ") {
         Routed::Bypassed

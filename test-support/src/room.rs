@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::challenge_server::ChallengeServer;
 use super::http;
+use waiting_room::settings::{config, layout};
 
 /// The test signing keys.
 pub const KEY1: &str = "test-key-one-0123456789abcdef0123456789";
@@ -117,8 +118,16 @@ impl Room {
             Backend::DemoOrigin => demo_origin::Origin::start("127.0.0.1:0").unwrap().addr(),
             Backend::Down => free_addr(),
         };
+        // The settings as an operator gives them, one key each, stored where the
+        // room reads them; every stored page listed in `custom_pages`, as the
+        // operator lists it.
         let mut settings = store(&base_config());
         settings.extend(store(spec.config));
+        if !spec.pages.is_empty() && !settings.contains_key(config::CUSTOM_PAGES) {
+            let listed: Vec<&str> = spec.pages.iter().map(|(key, _)| *key).collect();
+            settings.insert(config::CUSTOM_PAGES.to_string(), listed.join(","));
+        }
+        let settings = layout::store_entries(settings.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         write_json(&dir.join("config.json"), &settings);
         write_json(
             &dir.join("keys.json"),
@@ -273,11 +282,10 @@ file = "{dir}/pages.json"
         }
     }
 
-    /// Changes one setting live (the JSON store is re-read on every request).
+    /// Changes one setting live, where the room reads it (the JSON store is re-read
+    /// on every request).
     pub fn set_config(&self, key: &str, value: &str) {
-        self.edit_store("config.json", |s| {
-            s.insert(key.to_string(), value.to_string());
-        });
+        self.edit_store("config.json", |s| layout::set(s, key, value));
     }
 
     /// Removes a signing key live (emergency revocation).

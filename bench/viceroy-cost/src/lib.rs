@@ -849,11 +849,16 @@ mod tests {
             ("active_key", "key1"),
             ("logger_name", "waitingroom_log"),
         ];
-        service
+        let flat: Vec<(String, String)> = service
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .chain(case.store("key1", 3600))
-            .collect()
+            .collect();
+        waiting_room::settings::layout::store_entries(
+            flat.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .into_iter()
+        .collect()
     }
 
     /// The ten-room service's config store, with [`rooms_config`].
@@ -1116,11 +1121,15 @@ mod tests {
         assert_eq!(Case::DrawTollPaid.toll_bits(), 16);
         let (paid, held) = (store_of(Case::DrawTollPaid), store_of(Case::DrawHeld));
         assert_eq!(paid, held);
-        let free = store_of(Case::DrawNoToll);
-        assert_eq!(free.len(), paid.len());
-        let differ: Vec<&String> = free.keys().filter(|k| free[*k] != paid[*k]).collect();
-        assert_eq!(differ, ["bot_toll_bits"]);
-        assert!(!store_of(Case::RoomYoung).contains_key("bot_toll_bits"));
+        let free = settings_for(&store_of(Case::DrawNoToll), "/events");
+        assert_eq!(
+            settings_for(&paid, "/events"),
+            Settings {
+                bot_toll_bits: TOLL_BITS,
+                ..free
+            }
+        );
+        assert_eq!(settings_for(&store_of(Case::RoomYoung), "/events").bot_toll_bits, 0);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
+use waiting_room::settings::layout::store_entries;
 use viceroy_cost::{
     ALLOW_PERCENTAGE, Case, Cost, REDEEM_WINDOW, ROOM_COUNT, Stat, TOLL_BITS, get, rooms_path,
     rooms_room, schedstat_ns, stat, summary, table, toml_entries,
@@ -294,9 +295,28 @@ fn wait_listening(proc: &mut Proc, addr: SocketAddr, what: &str, log: &Path) -> 
 
 /// The manifest of one Viceroy: backend `origin`, and the room's stores inline (JSON
 /// store files would be read again on every request, a cost only Viceroy has), the
-/// config store with the case's own entries (`more`: their lines, [`toml_entries`])
-/// after the service room's keys.
-fn manifest(origin: SocketAddr, more: &str) -> String {
+/// config store with the service room's settings and the case's own (`more`). Each
+/// setting is written both where this room reads it ([`store_entries`]) and as a key
+/// of its own, where a baseline room from before the settings moved reads it.
+fn manifest(origin: SocketAddr, more: &[(String, String)]) -> String {
+    let service = [
+        ("enabled", "true".to_string()),
+        ("protected_paths", PATH.to_string()),
+        ("allow_percentage", ALLOW_PERCENTAGE.to_string()),
+        ("wait_period_duration", "30".to_string()),
+        ("allow_period_timeout", ALLOW_PERIOD.to_string()),
+        ("cookie_lifetime", "7200".to_string()),
+        ("active_key", KID.to_string()),
+        ("logger_name", "waitingroom_log".to_string()),
+    ];
+    let flat: Vec<(String, String)> = service
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .chain(more.iter().cloned())
+        .collect();
+    let mut entries: std::collections::BTreeMap<String, String> = flat.iter().cloned().collect();
+    entries.extend(store_entries(flat.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+    let config = toml_entries(&entries.into_iter().collect::<Vec<_>>());
     format!(
         r#"manifest_version = 3
 name = "viceroy-cost"
@@ -306,15 +326,7 @@ url = "http://{origin}/"
 [local_server.config_stores.waitingroom_config]
 format = "inline-toml"
 [local_server.config_stores.waitingroom_config.contents]
-enabled = "true"
-protected_paths = "{PATH}"
-allow_percentage = "{ALLOW_PERCENTAGE}"
-wait_period_duration = "30"
-allow_period_timeout = "{ALLOW_PERIOD}"
-cookie_lifetime = "7200"
-active_key = "{KID}"
-logger_name = "waitingroom_log"
-{more}[local_server.config_stores.waitingroom_signingkeys]
+{config}[local_server.config_stores.waitingroom_signingkeys]
 format = "inline-toml"
 [local_server.config_stores.waitingroom_signingkeys.contents]
 {KID} = "{KEY}"
@@ -358,8 +370,7 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
     for case in o.cases() {
         let wasm = o.wasm(case).expect("a case with a program");
         let toml = dir.join(format!("fastly-{}.toml", viceroys.len() + 1));
-        let more = toml_entries(&case.store(KID, ALLOW_PERIOD));
-        fs::write(&toml, manifest(origin_addr, &more))
+        fs::write(&toml, manifest(origin_addr, &case.store(KID, ALLOW_PERIOD)))
             .map_err(|e| format!("{}: {e}", toml.display()))?;
         let addr = free_addr()?;
         let log_name = format!("viceroy-{}.log", viceroys.len() + 1);

@@ -19,7 +19,7 @@ use waiting_room::settings::config::{self, Heartbeat, QueueingMethod, Settings};
 
 use waiting_room::settings::events::{EVENTS, Schedule};
 use waiting_room::settings::room::{Index, ROOMS, Scope};
-use waiting_room::settings::room_settings::{EVENT_FIXED_KEYS, NamedRoom};
+use waiting_room::settings::room_settings::{EVENT_FIXED_KEYS, NamedRoom, Remembered};
 
 use crate::clock::{utc, utc_millis};
 
@@ -95,7 +95,7 @@ pub struct Report {
 
 /// Checks the store `store`, and the signing keys `keys` when given.
 pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
-    let settings = Settings::from_lookup(|key| store.get(key).cloned());
+    let settings = Settings::from_store(&Remembered::new(|key: &str| store.get(key).cloned()));
     let mut report = Report::default();
     for key in unique_keys() {
         let state = if settings.fallbacks.contains(&key) {

@@ -16,6 +16,7 @@ use waiting_room::credentials::keys::MIN_STRONG_KEY_LEN;
 use waiting_room::credentials::token;
 use waiting_room::pages::view::human_duration;
 use waiting_room::settings::config::{DEFAULT_ACTIVE_KEY, Settings};
+use waiting_room::settings::room_settings::Remembered;
 
 use crate::sink::replace;
 
@@ -181,7 +182,7 @@ pub fn settings(path: Option<&Path>) -> Result<Settings, String> {
         Some(path) => store_strings(&read_store(path)?),
         None => HashMap::new(),
     };
-    Ok(Settings::from_lookup(|key| map.get(key).cloned()))
+    Ok(Settings::from_store(&Remembered::new(|key: &str| map.get(key).cloned())))
 }
 
 /// `in 5 min`, `12 min ago` or `now`: `t` seen from `now`.

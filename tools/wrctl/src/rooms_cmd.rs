@@ -79,7 +79,7 @@ pub fn rooms(args: RoomsArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let service = Settings::from_lookup(|key| store.get(key).cloned());
+    let service = Settings::from_store(&Remembered::new(|key: &str| store.get(key).cloned()));
     println!(
         "service room: {}, paths {}",
         if service.enabled { "on" } else { "off" },

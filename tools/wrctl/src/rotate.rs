@@ -18,6 +18,7 @@ use clap::Args;
 use serde_json::Value;
 use waiting_room::credentials::keys::MIN_STRONG_KEY_LEN;
 use waiting_room::settings::config::{ACTIVE_KEY, QueueingMethod, Settings};
+use waiting_room::settings::room_settings::Remembered;
 
 use crate::clock::{unix_now, utc};
 use crate::fastly_api::Client as Api;
@@ -277,7 +278,7 @@ fn rotate_fastly(
         Ok(items) => items,
         Err(e) => return fail(&e),
     };
-    let settings = Settings::from_lookup(|key| items.get(key).cloned());
+    let settings = Settings::from_store(&Remembered::new(|key: &str| items.get(key).cloned()));
     let old = settings.active_key.clone();
     if old == new {
         return fail(&format!("{new:?} is already the active key"));
@@ -320,7 +321,7 @@ fn revoke_fastly(api: &Api, config_store: &str, secret_store: &str, kid: &str) -
         Ok(items) => items,
         Err(e) => return fail(&e),
     };
-    let settings = Settings::from_lookup(|key| items.get(key).cloned());
+    let settings = Settings::from_store(&Remembered::new(|key: &str| items.get(key).cloned()));
     if kid == settings.active_key {
         return fail(&format!(
             "{kid:?} is the active key: rotate first (wrctl rotate), then revoke it once its \

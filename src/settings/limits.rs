@@ -1,0 +1,79 @@
+//! Fastly's limits on what one execution may read, and the room's budget within
+//! them (docs/platform-limits.md).
+//!
+//! Fastly's Compute resource limits allow 32 config-store lookups and 5 secret
+//! reads an execution; past them the host fails the call. The room holds itself to
+//! half as many lookups and 3 secret reads on every path, with every feature on, so
+//! that a lower limit (16 lookups until 2025), a host that counts a retried read
+//! twice, or tomorrow's feature does not silently switch a setting off. The edge's
+//! glue counts every read through a [`Counter`] set to the budget, locally and on
+//! Fastly alike: a read past it fails as the host's would, so every local run keeps
+//! within the budget or shows where it does not.
+
+use std::cell::Cell;
+
+/// Config-store lookups Fastly allows an execution (every `get`, a missing key
+/// included).
+pub const FASTLY_CONFIG_LOOKUPS: u32 = 32;
+/// Config-store lookups the room may make on any path: the limit its glue enforces.
+pub const CONFIG_LOOKUP_BUDGET: u32 = 16;
+/// Secret-store reads Fastly allows an execution.
+pub const FASTLY_SECRET_READS: u32 = 5;
+/// Secret reads the room may make on any path: the limit its glue enforces.
+pub const SECRET_READ_BUDGET: u32 = 3;
+
+/// Counts one kind of read against a limit.
+#[derive(Debug)]
+pub struct Counter {
+    limit: u32,
+    used: Cell<u32>,
+}
+
+/// A read refused because the execution has used its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitReached;
+
+impl Counter {
+    /// A counter that allows `limit` reads.
+    pub fn new(limit: u32) -> Counter {
+        Counter {
+            limit,
+            used: Cell::new(0),
+        }
+    }
+
+    /// Counts one read; `Err` once the limit is used (the read must not happen).
+    pub fn take(&self) -> Result<(), LimitReached> {
+        let used = self.used.get();
+        if used >= self.limit {
+            return Err(LimitReached);
+        }
+        self.used.set(used + 1);
+        Ok(())
+    }
+
+    /// Reads counted so far (refused ones not included).
+    pub fn used(&self) -> u32 {
+        self.used.get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_counter_allows_its_limit_and_refuses_the_next() {
+        let counter = Counter::new(2);
+        assert_eq!(counter.take(), Ok(()));
+        assert_eq!(counter.take(), Ok(()));
+        assert_eq!(counter.take(), Err(LimitReached));
+        assert_eq!(counter.used(), 2);
+    }
+
+    #[test]
+    fn the_budgets_leave_half_of_fastlys_lookups_and_room_for_secrets() {
+        const { assert!(2 * CONFIG_LOOKUP_BUDGET <= FASTLY_CONFIG_LOOKUPS) };
+        const { assert!(SECRET_READ_BUDGET < FASTLY_SECRET_READS) };
+    }
+}
