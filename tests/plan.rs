@@ -318,13 +318,20 @@ fn a_page_is_json_for_apps_and_a_store_template_for_browsers() {
     assert_eq!(answer.body, BodySource::Store(None));
     // The first of the visitor's languages the store holds, one lookup.
     for (listed, looked_up) in [
-        ("startwaiting.fr,startwaiting.de,startwaiting", "startwaiting.de"),
+        (
+            "startwaiting.fr,startwaiting.de,startwaiting",
+            "startwaiting.de",
+        ),
         ("startwaiting.fr,startwaiting", "startwaiting.fr"),
         ("startwaiting,keepwaiting.de", "startwaiting"),
     ] {
         let s = settings(&[("custom_pages", listed)]);
         let answer = p.page(Page::StartWaiting, &browser, &s);
-        assert_eq!(answer.body, BodySource::Store(Some(looked_up.into())), "{listed}");
+        assert_eq!(
+            answer.body,
+            BodySource::Store(Some(looked_up.into())),
+            "{listed}"
+        );
     }
     // The refresh is the plan's, for every page that refreshes.
     let refresh = format!("{}; url=/events", p.refresh_after.unwrap());

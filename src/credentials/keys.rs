@@ -1,5 +1,6 @@
 //! Signing keys and the store that holds them.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -75,6 +76,35 @@ pub trait KeyStore {
     fn key(&self, kid: &str) -> Option<SigningKey>;
 }
 
+/// A key store that reads each key id once, however many tokens and passes of the
+/// request name it: the edge's reads are counted, and a refused pass must not cost
+/// another read of a key already read.
+pub struct ReadOnce<K> {
+    keys: K,
+    read: RefCell<HashMap<String, Option<SigningKey>>>,
+}
+
+impl<K: KeyStore> ReadOnce<K> {
+    /// Wraps `keys`.
+    pub fn new(keys: K) -> Self {
+        ReadOnce {
+            keys,
+            read: RefCell::default(),
+        }
+    }
+}
+
+impl<K: KeyStore> KeyStore for ReadOnce<K> {
+    fn key(&self, kid: &str) -> Option<SigningKey> {
+        if let Some(key) = self.read.borrow().get(kid) {
+            return key.clone();
+        }
+        let key = self.keys.key(kid);
+        self.read.borrow_mut().insert(kid.to_string(), key.clone());
+        key
+    }
+}
+
 /// Any `kid → secret` function is a key store (the edge passes a config-store lookup).
 impl<F: Fn(&str) -> Option<String>> KeyStore for F {
     fn key(&self, kid: &str) -> Option<SigningKey> {
@@ -115,6 +145,21 @@ impl KeyStore for HashMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_key_is_read_once_a_request() {
+        let reads = std::cell::Cell::new(0);
+        let store = |kid: &str| {
+            reads.set(reads.get() + 1);
+            (kid == "key1").then(|| "secret".to_string())
+        };
+        let once = ReadOnce::new(store);
+        for _ in 0..3 {
+            assert!(once.key("key1").is_some());
+            assert!(once.key("gone").is_none());
+        }
+        assert_eq!(reads.get(), 2);
+    }
 
     #[test]
     fn each_room_signs_with_a_key_of_its_own() {

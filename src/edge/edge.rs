@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
-use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
 use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -18,13 +17,13 @@ use fastly::{Backend, ConfigStore, Request, Response, SecretStore};
 use waiting_room::admission::ceiling::PopCounts;
 use waiting_room::answer::{BodySource, OriginOutcome, RELEASE_HEADER};
 use waiting_room::bots::challenge::{self, ChallengeSettings, Outcome, Reason, Verifier};
-use waiting_room::credentials::keys::{KeyStore, SigningKey};
+use waiting_room::credentials::keys::{KeyStore, ReadOnce, SigningKey};
 use waiting_room::credentials::uid::uid_of;
+use waiting_room::log::push_unreadable;
 use waiting_room::pages::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{
     BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, NEW_SESSIONS, PAGE_STORE,
 };
-use waiting_room::log::push_unreadable;
 use waiting_room::settings::config::Settings;
 use waiting_room::settings::limits::{CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET};
 use waiting_room::settings::room::{Room, host_of};
@@ -155,7 +154,14 @@ pub fn handle(mut req: Request) -> Response {
                 } else {
                     Settings::from_store(&config)
                 };
-                page(&mut plan, Page::OriginUnavailable, &visit, &full, None, &reads)
+                page(
+                    &mut plan,
+                    Page::OriginUnavailable,
+                    &visit,
+                    &full,
+                    None,
+                    &reads,
+                )
             })
         }
         Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req), &reads),
@@ -302,7 +308,9 @@ impl EdgeVerifier<'_> {
     /// (named in the line). Never `get` or `plaintext`: they panic.
     fn secret(&self) -> Option<String> {
         let store = SecretStore::open(challenge::SECRET_STORE).ok()?;
-        let bytes = self.reads.secret(&store, self.settings.secret_name(), "challenge-secret")?;
+        let bytes = self
+            .reads
+            .secret(&store, self.settings.secret_name(), "challenge-secret")?;
         let text = std::str::from_utf8(&bytes).ok()?.trim();
         (!text.is_empty()).then(|| text.to_string())
     }
@@ -403,12 +411,11 @@ impl Reads {
 
 /// Where signing keys live: a Secret Store named `waitingroom_signingkeys` when the
 /// service has one (recommended), else the config store of the same name. Opened
-/// at the first lookup: a request the room does not apply to never opens it. Each
-/// key is read once a request, however many tokens and passes name it.
+/// at the first lookup: a request the room does not apply to never opens it.
+/// Wrapped in [`ReadOnce`], so each key is read once a request.
 struct SigningKeys<'r> {
     reads: &'r Reads,
     stores: OnceCell<KeyStores>,
-    read: RefCell<BTreeMap<String, Option<SigningKey>>>,
 }
 
 enum KeyStores {
@@ -417,19 +424,22 @@ enum KeyStores {
 }
 
 impl<'r> SigningKeys<'r> {
-    fn new(reads: &'r Reads) -> Self {
-        SigningKeys {
+    fn new(reads: &'r Reads) -> ReadOnce<Self> {
+        ReadOnce::new(SigningKeys {
             reads,
             stores: OnceCell::new(),
-            read: RefCell::default(),
-        }
+        })
     }
+}
 
-    fn read_key(&self, kid: &str) -> Option<SigningKey> {
-        let stores = self.stores.get_or_init(|| match SecretStore::open(KEY_STORE) {
-            Ok(secrets) => KeyStores::Secrets(secrets),
-            Err(_) => KeyStores::Config(open(KEY_STORE)),
-        });
+impl KeyStore for SigningKeys<'_> {
+    fn key(&self, kid: &str) -> Option<SigningKey> {
+        let stores = self
+            .stores
+            .get_or_init(|| match SecretStore::open(KEY_STORE) {
+                Ok(secrets) => KeyStores::Secrets(secrets),
+                Err(_) => KeyStores::Config(open(KEY_STORE)),
+            });
         match stores {
             KeyStores::Secrets(store) => {
                 SigningKey::new(self.reads.secret(store, kid, "signing-key")?)
@@ -439,17 +449,6 @@ impl<'r> SigningKeys<'r> {
                 Err(LookupFailed) => self.reads.fail("signing-key".to_string()),
             },
         }
-    }
-}
-
-impl KeyStore for SigningKeys<'_> {
-    fn key(&self, kid: &str) -> Option<SigningKey> {
-        if let Some(key) = self.read.borrow().get(kid) {
-            return key.clone();
-        }
-        let key = self.read_key(kid);
-        self.read.borrow_mut().insert(kid.to_string(), key.clone());
-        key
     }
 }
 

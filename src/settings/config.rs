@@ -593,7 +593,8 @@ impl Settings {
             read.fallbacks.push(BOT_CHALLENGE);
         }
         let custom_pages = read.list(CUSTOM_PAGES, |key| {
-            (key.len() <= MAX_KEY_LEN && !key.contains(char::is_whitespace)).then(|| key.to_string())
+            (key.len() <= MAX_KEY_LEN && !key.contains(char::is_whitespace))
+                .then(|| key.to_string())
         });
 
         Settings {

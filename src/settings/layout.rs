@@ -47,13 +47,16 @@ pub const OWN_KEYS: [&str; 10] = [
 
 /// What a setting whose lookup failed (the execution's lookups used, a value too
 /// long, any error of the host) reads as, when its default would switch a guard
-/// off: the room holds every newcomer, and the toll and the challenge hold every
-/// draw they are owed. Every other setting reads as missing, its default: a bypass
+/// off: the room holds every newcomer, the controller reads as stale (its safety
+/// net, `allow_percentage_fallback`, applies), and the toll and the challenge hold
+/// every draw they are owed. Every other setting reads as missing, its default: a bypass
 /// list is then empty and grants nothing, `enabled` and `allow_percentage` read as
 /// the VCL reads a missing key, a page falls back to the built-in one.
 pub fn when_unreadable(key: &str) -> Option<String> {
     let text = match key {
         QUEUE_ALL => "true",
+        // Not a time: a stale controller, so `allow_percentage_fallback` applies.
+        CONTROLLER_HEARTBEAT => "unreadable",
         // More bits than anyone pays: a wait token issued now is held.
         BOT_TOLL_BITS => "32",
         // Not a challenge's JSON: held as an unreadable challenge.
@@ -131,7 +134,9 @@ pub fn set(entries: &mut BTreeMap<String, String>, key: &str, value: &str) {
     }
     let mut members = entries
         .get(SETTINGS)
-        .and_then(|raw| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw).ok())
+        .and_then(|raw| {
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw).ok()
+        })
         .unwrap_or_default();
     members.insert(key.to_string(), value.into());
     entries.insert(

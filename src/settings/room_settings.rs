@@ -20,10 +20,10 @@ use std::collections::BTreeMap;
 
 use crate::credentials::cookie_names;
 use crate::settings::config::{
-    ACTIVE_KEY, ALLOW_PERCENTAGE, CUSTOM_PAGES, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_KEYS,
-    BYPASS_PATHS, CONTROLLER_HEARTBEAT, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
-    PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Refusal, Settings, UID_IPV6_PREFIX,
-    text_of,
+    ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_KEYS,
+    BYPASS_PATHS, CONTROLLER_HEARTBEAT, CUSTOM_PAGES, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
+    PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Refusal, Settings,
+    UID_IPV6_PREFIX, text_of,
 };
 use crate::settings::events::{EVENTS, Phase, Schedule};
 use crate::settings::layout::{Members, SETTINGS, is_member, when_unreadable};
@@ -100,7 +100,8 @@ impl<'a> Remembered<'a> {
     /// The value of `key`; for a failed lookup, its unreadable outcome
     /// ([`when_unreadable`]), never its default when that would open a guard.
     pub fn get(&self, key: &str) -> Option<String> {
-        self.read(key).unwrap_or_else(|LookupFailed| when_unreadable(key))
+        self.read(key)
+            .unwrap_or_else(|LookupFailed| when_unreadable(key))
     }
 
     /// The keys whose lookup failed, in order.
@@ -155,7 +156,12 @@ impl Settings {
     /// The settings for a request for `path` on `host` (lower case, no port), for the
     /// edge: the room it is in (see the module's documentation), or, outside every
     /// room, the bypass keys with every other key at its default.
-    pub fn for_request(lookup: &Remembered<'_>, host: Option<&str>, path: &str, now: u64) -> Settings {
+    pub fn for_request(
+        lookup: &Remembered<'_>,
+        host: Option<&str>,
+        path: &str,
+        now: u64,
+    ) -> Settings {
         let service = ServiceStore::new(lookup);
         let mut bypass = Settings::from_lookup(|key| {
             BYPASS_KEYS
@@ -214,9 +220,16 @@ impl Settings {
         settings
     }
 
-    /// The service room's settings: its keys, and its `events` at `now`.
+    /// The service room's settings: its keys, and its `events` at `now`. Events that
+    /// cannot be read hold newcomers: one may be in its pre-queue.
     fn service_room(service: &ServiceStore<'_, '_>, now: u64) -> Settings {
-        Settings::scheduled(|key| service.get(key), service.get(EVENTS), now)
+        let events = service.lookup.read(EVENTS);
+        let mut settings =
+            Settings::scheduled(|key| service.get(key), events.clone().ok().flatten(), now);
+        if events.is_err() {
+            settings.queue_all = true;
+        }
+        settings
     }
 
     /// A named room's settings (see the module's documentation).

@@ -287,7 +287,11 @@ pub fn settings(data: &[u8]) {
 
     // The edge's read: every key when the room applies to the path; otherwise the
     // bypass keys, every other key as if missing.
-    let stored = layout::store_entries(config::KEYS.iter().filter_map(|&key| Some((key, raw(key)?))));
+    let stored = layout::store_entries(
+        config::KEYS
+            .iter()
+            .filter_map(|&key| Some((key, raw(key)?))),
+    );
     for path in ["/events/1", "/about"] {
         let edge = Settings::for_request(
             &Remembered::new(|key: &str| stored.get(key).cloned()),

@@ -127,7 +127,8 @@ impl Room {
             let listed: Vec<&str> = spec.pages.iter().map(|(key, _)| *key).collect();
             settings.insert(config::CUSTOM_PAGES.to_string(), listed.join(","));
         }
-        let settings = layout::store_entries(settings.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let settings =
+            layout::store_entries(settings.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         write_json(&dir.join("config.json"), &settings);
         write_json(
             &dir.join("keys.json"),

@@ -182,7 +182,9 @@ pub fn settings(path: Option<&Path>) -> Result<Settings, String> {
         Some(path) => store_strings(&read_store(path)?),
         None => HashMap::new(),
     };
-    Ok(Settings::from_store(&Remembered::new(|key: &str| map.get(key).cloned())))
+    Ok(Settings::from_store(&Remembered::new(|key: &str| {
+        map.get(key).cloned()
+    })))
 }
 
 /// `in 5 min`, `12 min ago` or `now`: `t` seen from `now`.

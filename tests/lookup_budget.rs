@@ -1,0 +1,511 @@
+//! The room's reads against Fastly's limits (docs/platform-limits.md): every path a
+//! request can take, with every feature configured at once, walked the way the edge's
+//! glue reads (the settings through [`Remembered`], one page-store key, signing keys
+//! once each through [`ReadOnce`], the challenge's secret), each read counted by the
+//! glue's own [`Counter`]s. Every path stays within 16 config-store lookups and 3
+//! secret reads; a failed read is named, never taken for a missing key.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+
+use test_support::mint;
+use waiting_room::admission::ceiling::PopCounts;
+use waiting_room::answer::BodySource;
+use waiting_room::bots::challenge::{Outcome, Verifier};
+use waiting_room::credentials::keys::{KeyStore, ReadOnce, SigningKey};
+use waiting_room::pages::page::Page;
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::layout::store_entries;
+use waiting_room::settings::limits::{CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET};
+use waiting_room::settings::room_settings::{Looked, LookupFailed, Remembered};
+use waiting_room::{Action, Visit, plan};
+
+const NOW: u64 = 1_700_000_023;
+const UID: &str = "192.0.2.10";
+/// The key tokens were signed with before the rotation, and the active one.
+const OLD: (&str, &str) = ("key1", "an old secret of thirty-two bytes or more..");
+const NEW: (&str, &str) = ("key2", "the new secret of thirty-two bytes or more.");
+const TURNSTILE: &str = r#"{"provider":"turnstile","site_key":"1x00000000000000000000AA"}"#;
+
+/// The store with every feature on: a controller, FIFO or the lottery, the POP's
+/// ceiling, bypass rules, passes, the toll or the challenge, custom pages in three
+/// languages for the service, its running event and the named room, an event
+/// running in the service room, and a named room with its controller's keys.
+fn full_store(fifo: bool, challenge: bool) -> BTreeMap<String, String> {
+    let now = NOW.to_string();
+    let event = format!(
+        r#"[{{"name": "launch", "start": {}, "end": {}, "settings": {{"allow_percentage": 20}}}}]"#,
+        NOW - 60,
+        NOW + 3600
+    );
+    let pages: Vec<String> = ["startwaiting", "keepwaiting", "deny", "ended"]
+        .iter()
+        .flat_map(|page| {
+            ["", ".fr", ".de"].iter().flat_map(move |lang| {
+                [
+                    format!("{page}{lang}"),
+                    format!("event.launch.{page}{lang}"),
+                    format!("room.drops.{page}{lang}"),
+                ]
+            })
+        })
+        .collect();
+    let pages = pages.join(",");
+    let mut pairs: Vec<(&str, &str)> = vec![
+        ("enabled", "true"),
+        ("protected_paths", "/events,/checkout"),
+        ("allow_percentage", "50"),
+        ("controller_heartbeat", &now),
+        ("controller_timeout", "120"),
+        ("allow_percentage_fallback", "5"),
+        ("wait_period_duration", "30"),
+        ("allow_period_timeout", "3600"),
+        ("cookie_lifetime", "7200"),
+        ("active_key", NEW.0),
+        ("logger_name", "waitingroom_log"),
+        ("redeem_window", "60"),
+        ("pop_new_sessions_per_minute", "100"),
+        ("bypass_addresses", "198.51.100.0/24"),
+        ("bypass_paths", "/events/static/"),
+        ("passes_not_before", "1600000000"),
+        ("page_language", "auto"),
+        ("custom_pages", &pages),
+        ("events", &event),
+        ("rooms", r#"{"drops": {"paths": ["/drops/"]}}"#),
+        (
+            "room.drops",
+            r#"{"enabled": true, "allow_percentage": 10, "bot_toll_bits": 8, "queueing_method": "random"}"#,
+        ),
+        ("room.drops.allow_percentage", "25"),
+        ("room.drops.controller_heartbeat", &now),
+    ];
+    if fifo {
+        pairs.extend([
+            ("queueing_method", "fifo"),
+            ("fifo_cutoff", "1700000000000"),
+            ("fifo_rate", "1000"),
+            ("fifo_hold", "300"),
+        ]);
+    }
+    pairs.push(match challenge {
+        true => ("bot_challenge", TURNSTILE),
+        false => ("bot_toll_bits", "8"),
+    });
+    store_entries(pairs)
+}
+
+/// One request's reads, counted as the glue counts them.
+struct Reads {
+    lookups: Counter,
+    secrets: Counter,
+    failed: RefCell<Vec<String>>,
+}
+
+impl Reads {
+    fn new(lookups: u32) -> Reads {
+        Reads {
+            lookups: Counter::new(lookups),
+            secrets: Counter::new(SECRET_READ_BUDGET),
+            failed: RefCell::default(),
+        }
+    }
+
+    fn config(&self, store: &BTreeMap<String, String>, key: &str) -> Looked {
+        self.lookups.take().map_err(|_| LookupFailed)?;
+        Ok(store.get(key).cloned())
+    }
+}
+
+/// The signing keys, in a Secret Store or (the fallback) a config store.
+struct Keys<'r> {
+    reads: &'r Reads,
+    in_secrets: bool,
+    keys: HashMap<&'static str, &'static str>,
+}
+
+impl KeyStore for Keys<'_> {
+    fn key(&self, kid: &str) -> Option<SigningKey> {
+        let counter = match self.in_secrets {
+            true => &self.reads.secrets,
+            false => &self.reads.lookups,
+        };
+        if counter.take().is_err() {
+            self.reads.failed.borrow_mut().push("signing-key".into());
+            return None;
+        }
+        self.keys.get(kid).and_then(SigningKey::new)
+    }
+}
+
+/// The provider, whose secret costs one secret read a verification.
+struct Challenge<'r>(&'r Reads, std::cell::Cell<bool>);
+
+impl std::fmt::Debug for Challenge<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Challenge")
+    }
+}
+
+impl Verifier for Challenge<'_> {
+    fn verify(&self, _token: &str, _signature: &[u8; 32]) -> Outcome {
+        assert!(
+            self.0.secrets.take().is_ok(),
+            "the challenge's secret unread"
+        );
+        self.1.set(true);
+        Outcome::Passed
+    }
+}
+
+/// A POP that has counted nobody.
+#[derive(Debug)]
+struct Pop;
+
+impl PopCounts for Pop {
+    fn last_minute(&self, _now: u64) -> Option<u32> {
+        Some(0)
+    }
+
+    fn counted(&self, _token: &str) -> bool {
+        false
+    }
+}
+
+/// One request and what the origin does.
+struct Request {
+    what: &'static str,
+    path: &'static str,
+    query: Option<String>,
+    cookie: Option<String>,
+    pass_header: Option<String>,
+    origin_down: bool,
+}
+
+/// What the walk counted for one request.
+#[derive(Debug)]
+struct Counted {
+    lookups: u32,
+    secrets: u32,
+    failed: Vec<String>,
+    line: String,
+    verified: bool,
+}
+
+/// Walks `request` through the room as the edge does.
+fn walk(store: &BTreeMap<String, String>, in_secrets: bool, request: &Request) -> Counted {
+    walk_with(store, in_secrets, request, CONFIG_LOOKUP_BUDGET)
+}
+
+/// [`walk`], with `lookups` allowed.
+fn walk_with(
+    store: &BTreeMap<String, String>,
+    in_secrets: bool,
+    request: &Request,
+    lookups: u32,
+) -> Counted {
+    let reads = Reads::new(lookups);
+    let pages: BTreeMap<String, String> = BTreeMap::new();
+    let config = Remembered::fallible(|key: &str| reads.config(store, key));
+    let settings = Settings::for_request(&config, None, request.path, NOW);
+    let keys = ReadOnce::new(Keys {
+        reads: &reads,
+        in_secrets,
+        keys: HashMap::from([OLD, NEW]),
+    });
+    let challenge = Challenge(&reads, std::cell::Cell::new(false));
+    let path_and_query = match &request.query {
+        Some(query) => format!("{}?{query}", request.path),
+        None => request.path.to_string(),
+    };
+    let visit = Visit {
+        now: NOW,
+        uid: UID,
+        path: request.path,
+        path_and_query: &path_and_query,
+        cookie_header: request.cookie.as_deref(),
+        accept: Some("text/html"),
+        accept_language: Some("fr-CH, de;q=0.8, en;q=0.5"),
+        pop: Some(&Pop),
+        pass_header: request.pass_header.as_deref(),
+        challenge: Some(&challenge),
+        ..Visit::default()
+    };
+    let mut plan = plan(&visit, &settings, &keys);
+    let shown = match plan.action {
+        Action::Serve(page) => Some((page, settings.clone())),
+        Action::Forward if request.origin_down => {
+            plan.origin_unreachable("connection refused");
+            let full = match settings.protects(request.path) {
+                true => settings.clone(),
+                false => Settings::from_store(&config),
+            };
+            Some((Page::OriginUnavailable, full))
+        }
+        _ => None,
+    };
+    if let Some((page, shown_settings)) = shown
+        && let BodySource::Store(Some(key)) = plan.page(page, &visit, &shown_settings).body
+        && reads.config(&pages, &key).is_err()
+    {
+        reads.failed.borrow_mut().push(key);
+    }
+    let mut failed = config.failed();
+    failed.extend(reads.failed.borrow().iter().cloned());
+    Counted {
+        lookups: reads.lookups.used(),
+        secrets: reads.secrets.used(),
+        failed,
+        verified: challenge.1.get(),
+        line: plan.log_line,
+    }
+}
+
+/// Every kind of request, in `room` (`""`: the service room, else `drops`).
+fn requests(room: &str) -> Vec<Request> {
+    let (token_cookie, pass_cookie, toll_cookie, path) = match room {
+        "" => ("waiting_room", "waiting_pass", "waiting_toll", "/events/1"),
+        _ => (
+            "waiting_room_drops",
+            "waiting_pass_drops",
+            "waiting_toll_drops",
+            "/drops/1",
+        ),
+    };
+    let mint_in = |key: (&str, &str), dec: &str, exp: u64| match room {
+        "" => mint::mint(key.1, dec, exp, UID, key.0),
+        _ => mint::mint_in_room(key.1, room, dec, exp, UID, key.0),
+    };
+    // Signed with the old key, before the rotation: read, then the new key signs.
+    let due_wait = mint_in(OLD, "wait", NOW - 5);
+    let allowed = mint_in(OLD, "allow", NOW + 60);
+    // A wait token of the room's toll (the challenge asks the most bits), due.
+    let (tolled, _) = mint::mint_toll(OLD.1, NOW - 5, UID, OLD.0, 32);
+    let pass =
+        |key: (&str, &str), kid: &str| mint::mint_pass(key.1, room, NOW - 10, NOW + 600, kid);
+    let request = |what, cookie: Option<String>| Request {
+        what,
+        path,
+        query: None,
+        cookie,
+        pass_header: None,
+        origin_down: false,
+    };
+    vec![
+        request("a newcomer", None),
+        request(
+            "a due wait token with its toll or challenge token",
+            Some(format!(
+                "{token_cookie}={due_wait}; {toll_cookie}=XXXX.DUMMY.TOKEN.XXXX"
+            )),
+        ),
+        request(
+            "a due wait token of the toll, the provider's token beside it",
+            Some(format!(
+                "{token_cookie}={tolled}; {toll_cookie}=XXXX.DUMMY.TOKEN.XXXX"
+            )),
+        ),
+        request(
+            "an allow token to renew",
+            Some(format!("{token_cookie}={allowed}")),
+        ),
+        Request {
+            origin_down: true,
+            ..request(
+                "an allow token, the origin down",
+                Some(format!("{token_cookie}={allowed}")),
+            )
+        },
+        // Passes by link, header and cookie at once, each under another key id:
+        // two refused (one an unknown key), one accepted.
+        Request {
+            query: Some(format!("{pass_cookie}={}", pass(OLD, "nokey"))),
+            pass_header: Some(pass(OLD, OLD.0)),
+            ..request(
+                "three passes at once",
+                Some(format!(
+                    "{pass_cookie}={}; {token_cookie}={due_wait}",
+                    pass(NEW, NEW.0)
+                )),
+            )
+        },
+        Request {
+            path: "/events/static/app.js",
+            ..request("a bypassed path", None)
+        },
+        Request {
+            path: "/about",
+            ..request(
+                "outside every room",
+                Some(format!("{token_cookie}={allowed}")),
+            )
+        },
+        Request {
+            path: "/about",
+            origin_down: true,
+            ..request("outside every room, the origin down", None)
+        },
+    ]
+}
+
+#[test]
+fn every_path_keeps_within_16_lookups_and_3_secret_reads() {
+    let mut worst = (0, 0);
+    let mut verified = false;
+    for fifo in [false, true] {
+        for challenge in [false, true] {
+            let store = full_store(fifo, challenge);
+            for in_secrets in [true, false] {
+                for room in ["", "drops"] {
+                    for request in requests(room) {
+                        let counted = walk(&store, in_secrets, &request);
+                        let case = format!(
+                            "{} in {room:?} (fifo {fifo}, challenge {challenge}, keys in \
+                             secrets {in_secrets}): {counted:?}",
+                            request.what
+                        );
+                        assert!(counted.failed.is_empty(), "{case}");
+                        assert!(!counted.line.contains("ALERT=unreadable"), "{case}");
+                        assert!(counted.lookups <= CONFIG_LOOKUP_BUDGET, "{case}");
+                        assert!(counted.secrets <= SECRET_READ_BUDGET, "{case}");
+                        worst = (worst.0.max(counted.lookups), worst.1.max(counted.secrets));
+                        verified |= counted.verified;
+                    }
+                }
+            }
+        }
+    }
+    // The walk reached the provider, and its worst paths are as
+    // docs/platform-limits.md states them.
+    assert!(verified, "no path verified the challenge");
+    assert_eq!(worst, (16, 3));
+}
+
+#[test]
+fn a_lookup_past_the_limit_fails_and_is_named_in_the_line() {
+    let store = full_store(false, false);
+    // Three lookups: `enabled`, `settings` and `controller_heartbeat`; `logger_name`
+    // and everything after fail.
+    let reads = Reads::new(3);
+    let config = Remembered::fallible(|key: &str| reads.config(&store, key));
+    let settings = Settings::for_request(&config, None, "/events/1", NOW);
+    assert!(
+        settings.unreadable.contains(&"rooms".to_string()),
+        "{:?}",
+        settings.unreadable
+    );
+    let keys = ReadOnce::new(|kid: &str| (kid == NEW.0).then(|| NEW.1.to_string()));
+    let visit = Visit {
+        now: NOW,
+        uid: UID,
+        path: "/events/1",
+        path_and_query: "/events/1",
+        ..Visit::default()
+    };
+    let planned = plan(&visit, &settings, &keys);
+    // Without the rooms' scopes nothing is placed: refused, never let through.
+    assert_eq!(planned.action, Action::Refuse(503));
+    assert!(
+        planned
+            .log_line
+            .contains("decision=refused reason=unreadable-rooms")
+            && planned.log_line.contains(" ALERT=unreadable:"),
+        "{}",
+        planned.log_line
+    );
+}
+
+/// The settings of a request for `path` from `store`, the lookups of `failing` keys
+/// failing (as past the limit, or on a value too long).
+fn with_failing(store: &BTreeMap<String, String>, failing: &[&str], path: &str) -> Settings {
+    let config = Remembered::fallible(|key: &str| match failing.contains(&key) {
+        true => Err(LookupFailed),
+        false => Ok(store.get(key).cloned()),
+    });
+    Settings::for_request(&config, None, path, NOW)
+}
+
+/// The line and action of a newcomer's request for `path` under `settings`.
+fn newcomer(settings: &Settings, path: &str) -> (Action, String) {
+    let keys = |kid: &str| (kid == NEW.0).then(|| NEW.1.to_string());
+    let visit = Visit {
+        now: NOW,
+        uid: UID,
+        path,
+        path_and_query: path,
+        accept: Some("text/html"),
+        accept_language: Some("fr"),
+        ..Visit::default()
+    };
+    let planned = plan(&visit, settings, &keys);
+    (planned.action, planned.log_line)
+}
+
+#[test]
+fn unreadable_settings_hold_the_room_and_grant_nothing() {
+    for challenge in [false, true] {
+        let store = full_store(false, challenge);
+        let settings = with_failing(&store, &["settings"], "/events/static/app.js");
+        // Held: nobody new admitted, the toll at its most or the challenge held,
+        // no bypass rule, no custom page, and the line says why.
+        assert!(settings.queue_all);
+        assert!(settings.bypass_paths.is_empty() && settings.bypass_addresses.is_empty());
+        assert!(settings.custom_pages.is_empty());
+        match challenge {
+            true => assert!(
+                settings.bot_challenge.is_on() && settings.bot_challenge.settings().is_none()
+            ),
+            false => assert_eq!(settings.bot_toll_bits, waiting_room::bots::toll::MAX_BITS),
+        }
+        let (action, line) = newcomer(&settings, "/events/static/app.js");
+        assert_eq!(action, Action::Serve(Page::StartWaiting), "{line}");
+        assert!(line.contains(" ALERT=unreadable:settings"), "{line}");
+        assert!(!line.contains("decision=bypass"), "{line}");
+    }
+}
+
+#[test]
+fn unreadable_events_hold_newcomers() {
+    let store = full_store(false, false);
+    assert!(!with_failing(&store, &[], "/events/1").queue_all);
+    let settings = with_failing(&store, &["events"], "/events/1");
+    assert!(settings.queue_all);
+    let (_, line) = newcomer(&settings, "/events/1");
+    assert!(line.contains(" ALERT=unreadable:events"), "{line}");
+}
+
+#[test]
+fn an_unreadable_heartbeat_is_a_stale_controller() {
+    let store = full_store(false, false);
+    let settings = with_failing(&store, &["controller_heartbeat"], "/events/1");
+    assert!(settings.controller_stale(NOW));
+    let (_, line) = newcomer(&settings, "/events/1");
+    assert!(
+        line.contains(" p=5 ") && line.contains("ALERT=controller-stale"),
+        "{line}"
+    );
+}
+
+#[test]
+fn an_unreadable_named_room_holds_everyone() {
+    let store = full_store(false, false);
+    let settings = with_failing(&store, &["room.drops"], "/drops/1");
+    assert!(settings.enabled && settings.queue_all);
+    let (_, line) = newcomer(&settings, "/drops/1");
+    assert!(
+        line.contains(" room=drops ") && line.contains(" ALERT=unreadable:room.drops"),
+        "{line}"
+    );
+}
+
+#[test]
+fn an_unreadable_page_is_the_built_in_one_and_the_walk_names_it() {
+    let store = full_store(false, false);
+    let newcomer = &requests("")[0];
+    // Enough lookups for the settings and the active key, not for the page.
+    let counted = walk_with(&store, false, newcomer, 14);
+    assert_eq!(
+        counted.failed,
+        ["event.launch.startwaiting.fr"],
+        "{counted:?}"
+    );
+}
