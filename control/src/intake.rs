@@ -61,6 +61,7 @@ impl Intake {
             return false;
         };
         self.counters.lines += 1;
+        self.counters.unreadable_lines += u64::from(record.unreadable);
         self.first_record.get_or_insert(record.t);
         count(second, record);
         true

@@ -272,6 +272,8 @@ pub struct Counters {
     pub bad_lines: u64,
     /// Records older than the window.
     pub late_lines: u64,
+    /// Records of requests whose store reads failed (`ALERT=unreadable:`).
+    pub unreadable_lines: u64,
     /// Records stamped too far in the future.
     pub future_lines: u64,
     /// Writes confirmed.

@@ -39,6 +39,9 @@ pub struct Record {
     pub released: bool,
     /// The edge saw the controller's heartbeat as stale.
     pub controller_stale: bool,
+    /// A store read of the request failed (`ALERT=unreadable:<keys>`): the room
+    /// took each key's unreadable outcome.
+    pub unreadable: bool,
 }
 
 impl Record {
@@ -117,6 +120,7 @@ impl FromStr for Record {
             fifo: fields.cutoff.is_some(),
             released: fields.release == Some("origin"),
             controller_stale: fields.alerts.contains(&"controller-stale"),
+            unreadable: fields.alerts.iter().any(|a| a.starts_with("unreadable:")),
         })
     }
 }
@@ -174,7 +178,7 @@ mod tests {
     fn reads_every_field_a_controller_needs() {
         let line = "waitingroom_log :: waitingroom t=1700000023 decision=allow uid=2001:db8::1 \
                     p=12.5 session=new transition=lottery-won exp=1700003623 path=/events \
-                    ALERT=controller-stale release=origin";
+                    ALERT=controller-stale release=origin ALERT=unreadable:page.fr";
         let record: Record = line.parse().unwrap();
         assert_eq!(
             record,
@@ -193,6 +197,7 @@ mod tests {
                 fifo: false,
                 released: true,
                 controller_stale: true,
+                unreadable: true,
             }
         );
         assert!(record.is_draw() && !record.is_arrival());

@@ -392,7 +392,6 @@ mod tests {
     use crate::settings::config::WAIT_PERIOD_DURATION;
     use crate::settings::percentage::Percentage;
     use crate::settings::room::RoomName;
-    use std::collections::HashMap;
 
     /// The settings for `path` on `host` from `pairs`, and how often each key was asked.
     fn read(

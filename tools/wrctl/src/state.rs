@@ -173,6 +173,7 @@ impl View {
             "write_failures_total": s.counters.write_failures,
             "lines_total": s.counters.lines,
             "bad_lines_total": s.counters.bad_lines,
+            "unreadable_lines_total": s.counters.unreadable_lines,
             "dry_run": self.info.dry_run,
             "sink": self.info.sink,
             "waiting_estimate": seen.then_some(s.waiting),
@@ -235,6 +236,11 @@ impl View {
                 );
             }
         }
+        m.counter(
+            "wrctl_unreadable_log_lines_total",
+            "Room log lines of requests whose store reads failed (ALERT=unreadable): each key took its unreadable outcome.",
+            c.unreadable_lines,
+        );
         m.counter(
             "wrctl_late_log_lines_total",
             "Room log lines older than the controller's one-hour window, not counted.",
