@@ -4,7 +4,9 @@
 //! scripts/test.sh and the scripts it runs (scripts/smoke.sh: the long ones at their
 //! smallest size), or is listed in docs/development.md's table of the docs' commands as
 //! "not run", with the reason. `wrctl` and `simulate` command lines are checked against
-//! the binaries in their own crates' tests/docs.rs and tests/invocations.rs.
+//! the binaries in their own crates' tests/docs.rs and tests/invocations.rs. Every
+//! link of the docs leads to a file that exists, and a `#fragment` to one of its
+//! headings.
 
 use test_support as support;
 
@@ -156,4 +158,117 @@ fn every_script_the_docs_run_runs_in_ci_or_is_said_not_to() {
         commands > 20,
         "only {commands} script commands found in the docs"
     );
+}
+
+/// The GitHub anchor of a heading: lower case, without what is neither a letter, a
+/// digit, a space, `-` nor `_`, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The lines of a Markdown text outside its code blocks, with their numbers.
+fn prose_lines(text: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            out.push((i + 1, line));
+        }
+    }
+    out
+}
+
+/// The anchors of a Markdown text's headings (a repeated heading's with `-1`, `-2`…).
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for (_, line) in prose_lines(text) {
+        let Some(heading) = line.strip_prefix('#') else {
+            continue;
+        };
+        let heading = heading.trim_start_matches('#');
+        if !heading.starts_with(' ') {
+            continue;
+        }
+        let base = anchor(heading);
+        let mut name = base.clone();
+        let mut n = 0;
+        while !found.insert(name.clone()) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+    }
+    found
+}
+
+/// The targets of a line's inline links, `[text](target)`, outside code spans.
+fn link_targets(line: &str) -> Vec<String> {
+    let prose: String = line
+        .split('`')
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .map(|(_, piece)| piece)
+        .collect::<Vec<_>>()
+        .join("");
+    let mut targets = Vec::new();
+    for (at, _) in prose.match_indices("](") {
+        let rest = &prose[at + 2..];
+        if let Some(end) = rest.find(')') {
+            targets.push(rest[..end].trim().to_string());
+        }
+    }
+    targets
+}
+
+#[test]
+fn every_link_of_the_docs_resolves() {
+    let mut links = 0;
+    let mut broken = Vec::new();
+    for file in docs::files(root()) {
+        let text = read(&file.display().to_string());
+        let dir = file.parent().unwrap_or(Path::new(""));
+        for (number, line) in prose_lines(&text) {
+            for target in link_targets(line) {
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                links += 1;
+                let (path, fragment) = target.split_once('#').unwrap_or((&target, ""));
+                let place = format!("{}:{number}: ({target})", file.display());
+                let linked = if path.is_empty() {
+                    file.clone()
+                } else {
+                    dir.join(path)
+                };
+                if !root().join(&linked).exists() {
+                    broken.push(format!("{place}: no file {}", linked.display()));
+                    continue;
+                }
+                if !fragment.is_empty() && linked.extension().is_some_and(|e| e == "md") {
+                    let linked_text = std::fs::read_to_string(root().join(&linked))
+                        .unwrap_or_else(|e| panic!("{}: {e}", linked.display()));
+                    if !anchors(&linked_text).contains(fragment) {
+                        broken.push(format!("{place}: no heading #{fragment}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links of the docs that lead nowhere:\n{}",
+        broken.join("\n")
+    );
+    // Hundreds of links: finding few means the reading broke.
+    assert!(links > 200, "only {links} links found in the docs");
 }
