@@ -6,7 +6,7 @@
 //! "not run", with the reason. `wrctl` and `simulate` command lines are checked against
 //! the binaries in their own crates' tests/docs.rs and tests/invocations.rs. Every
 //! link of the docs leads to a file that exists, and a `#fragment` to one of its
-//! headings.
+//! headings. The first `fastly compute publish` leaves the room off.
 
 use test_support as support;
 
@@ -271,4 +271,39 @@ fn every_link_of_the_docs_resolves() {
     );
     // Hundreds of links: finding few means the reading broke.
     assert!(links > 200, "only {links} links found in the docs");
+}
+
+/// The value `[setup]` of fastly.toml gives the config-store item `key` on the first
+/// publish (the `value = "…"` line of its table).
+fn setup_value(manifest: &str, key: &str) -> Option<String> {
+    let table = format!("[setup.config_stores.waitingroom_config.items.{key}]");
+    let rest = &manifest[manifest.find(&table)? + table.len()..];
+    let section = &rest[..rest.find("\n  [").unwrap_or(rest.len())];
+    let section = &section[..section.find("\n    [").unwrap_or(section.len())];
+    section.lines().find_map(|line| {
+        let value = line
+            .trim()
+            .strip_prefix("value")?
+            .trim_start()
+            .strip_prefix('=')?;
+        Some(value.trim().trim_matches('"').to_string())
+    })
+}
+
+#[test]
+fn the_first_publish_leaves_the_room_off_and_the_local_room_on() {
+    let manifest = read("fastly.toml");
+    assert_eq!(
+        setup_value(&manifest, "enabled").as_deref(),
+        Some("false"),
+        "fastly.toml's [setup] must create enabled = \"false\": the room starts off"
+    );
+    assert_eq!(
+        setup_value(&manifest, "protected_paths").as_deref(),
+        Some("/events,/checkout")
+    );
+    // The demo and the tests serve [local_server]'s store, where the room is on.
+    let local: serde_json::Value =
+        serde_json::from_str(&read("local/config.json")).expect("local/config.json");
+    assert_eq!(local["enabled"], "true");
 }
