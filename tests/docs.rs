@@ -6,7 +6,8 @@
 //! "not run", with the reason. `wrctl` and `simulate` command lines are checked against
 //! the binaries in their own crates' tests/docs.rs and tests/invocations.rs. Every
 //! link of the docs leads to a file that exists, and a `#fragment` to one of its
-//! headings. The first `fastly compute publish` leaves the room off.
+//! headings. The first `fastly compute publish` leaves the room off. README.md is an
+//! operator's guide of at most 250 lines, which says how to get `wrctl` before it runs it.
 
 use test_support as support;
 
@@ -306,4 +307,56 @@ fn the_first_publish_leaves_the_room_off_and_the_local_room_on() {
     let local: serde_json::Value =
         serde_json::from_str(&read("local/config.json")).expect("local/config.json");
     assert_eq!(local["enabled"], "true");
+}
+
+#[test]
+fn the_readme_is_an_operators_guide_of_at_most_250_lines() {
+    let readme = read("README.md");
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines, over 250: move the detail into docs/"
+    );
+    for needed in [
+        "scripts/demo.sh",
+        ".ci/run",
+        "## Launch checklist",
+        "wrctl keygen",
+        "wrctl config check",
+        "wrctl pages check",
+        "simulate -- plan",
+        "wrctl control",
+        "allow_percentage_fallback",
+        "controller_timeout",
+        "/metrics",
+        "--key enabled --value true",
+        "--key enabled --value false",
+    ] {
+        assert!(
+            readme.contains(needed),
+            "README.md says nothing of {needed}"
+        );
+    }
+    // From the quick start on, nobody is asked to run wrctl (in a code block or in
+    // inline code) before being told how to get it.
+    let line_of = |needle: &str| {
+        readme
+            .lines()
+            .position(|line| line.contains(needle))
+            .map(|i| i + 1)
+    };
+    let start = line_of("## Quick start").expect("README.md has a quick start");
+    let built = line_of("cargo build --release -p wrctl").expect("README.md builds wrctl");
+    let snippets = docs::snippets("README.md", &readme);
+    let first = docs::invocations(&snippets, "wrctl")
+        .into_iter()
+        .filter(|(_, args)| !args.is_empty()) // `wrctl` alone names it
+        .filter_map(|(place, _)| place.rsplit(':').next()?.parse::<usize>().ok())
+        .filter(|line| *line > start)
+        .min()
+        .expect("README.md runs wrctl");
+    assert!(
+        built < first,
+        "README.md:{first} runs wrctl before line {built} says how to build it"
+    );
 }
