@@ -4,7 +4,10 @@
 //! scripts/test.sh and the scripts it runs (scripts/smoke.sh: the long ones at their
 //! smallest size), or is listed in docs/development.md's table of the docs' commands as
 //! "not run", with the reason. `wrctl` and `simulate` command lines are checked against
-//! the binaries in their own crates' tests/docs.rs and tests/invocations.rs.
+//! the binaries in their own crates' tests/docs.rs and tests/invocations.rs. Every
+//! link of the docs leads to a file that exists, and a `#fragment` to one of its
+//! headings. The first `fastly compute publish` leaves the room off. README.md is an
+//! operator's guide of at most 250 lines, which says how to get `wrctl` before it runs it.
 
 use test_support as support;
 
@@ -155,5 +158,206 @@ fn every_script_the_docs_run_runs_in_ci_or_is_said_not_to() {
     assert!(
         commands > 20,
         "only {commands} script commands found in the docs"
+    );
+}
+
+/// The GitHub anchor of a heading: lower case, without what is neither a letter, a
+/// digit, a space, `-` nor `_`, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The lines of a Markdown text outside its code blocks, with their numbers.
+fn prose_lines(text: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            out.push((i + 1, line));
+        }
+    }
+    out
+}
+
+/// The anchors of a Markdown text's headings (a repeated heading's with `-1`, `-2`…).
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for (_, line) in prose_lines(text) {
+        let Some(heading) = line.strip_prefix('#') else {
+            continue;
+        };
+        let heading = heading.trim_start_matches('#');
+        if !heading.starts_with(' ') {
+            continue;
+        }
+        let base = anchor(heading);
+        let mut name = base.clone();
+        let mut n = 0;
+        while !found.insert(name.clone()) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+    }
+    found
+}
+
+/// The targets of a line's inline links, `[text](target)`, outside code spans.
+fn link_targets(line: &str) -> Vec<String> {
+    let prose: String = line
+        .split('`')
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .map(|(_, piece)| piece)
+        .collect::<Vec<_>>()
+        .join("");
+    let mut targets = Vec::new();
+    for (at, _) in prose.match_indices("](") {
+        let rest = &prose[at + 2..];
+        if let Some(end) = rest.find(')') {
+            targets.push(rest[..end].trim().to_string());
+        }
+    }
+    targets
+}
+
+#[test]
+fn every_link_of_the_docs_resolves() {
+    let mut links = 0;
+    let mut broken = Vec::new();
+    for file in docs::files(root()) {
+        let text = read(&file.display().to_string());
+        let dir = file.parent().unwrap_or(Path::new(""));
+        for (number, line) in prose_lines(&text) {
+            for target in link_targets(line) {
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                links += 1;
+                let (path, fragment) = target.split_once('#').unwrap_or((&target, ""));
+                let place = format!("{}:{number}: ({target})", file.display());
+                let linked = if path.is_empty() {
+                    file.clone()
+                } else {
+                    dir.join(path)
+                };
+                if !root().join(&linked).exists() {
+                    broken.push(format!("{place}: no file {}", linked.display()));
+                    continue;
+                }
+                if !fragment.is_empty() && linked.extension().is_some_and(|e| e == "md") {
+                    let linked_text = std::fs::read_to_string(root().join(&linked))
+                        .unwrap_or_else(|e| panic!("{}: {e}", linked.display()));
+                    if !anchors(&linked_text).contains(fragment) {
+                        broken.push(format!("{place}: no heading #{fragment}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links of the docs that lead nowhere:\n{}",
+        broken.join("\n")
+    );
+    // Hundreds of links: finding few means the reading broke.
+    assert!(links > 200, "only {links} links found in the docs");
+}
+
+/// The value `[setup]` of fastly.toml gives the config-store item `key` on the first
+/// publish (the `value = "…"` line of its table).
+fn setup_value(manifest: &str, key: &str) -> Option<String> {
+    let table = format!("[setup.config_stores.waitingroom_config.items.{key}]");
+    let rest = &manifest[manifest.find(&table)? + table.len()..];
+    let section = &rest[..rest.find("\n  [").unwrap_or(rest.len())];
+    let section = &section[..section.find("\n    [").unwrap_or(section.len())];
+    section.lines().find_map(|line| {
+        let value = line
+            .trim()
+            .strip_prefix("value")?
+            .trim_start()
+            .strip_prefix('=')?;
+        Some(value.trim().trim_matches('"').to_string())
+    })
+}
+
+#[test]
+fn the_first_publish_leaves_the_room_off_and_the_local_room_on() {
+    let manifest = read("fastly.toml");
+    assert_eq!(
+        setup_value(&manifest, "enabled").as_deref(),
+        Some("false"),
+        "fastly.toml's [setup] must create enabled = \"false\": the room starts off"
+    );
+    // The paths it will protect once on: a member of the `settings` object.
+    assert_eq!(
+        setup_value(&manifest, "settings").as_deref(),
+        Some(r#"'{"protected_paths": "/events,/checkout"}'"#)
+    );
+    // The demo and the tests serve [local_server]'s store, where the room is on.
+    let local: serde_json::Value =
+        serde_json::from_str(&read("local/config.json")).expect("local/config.json");
+    assert_eq!(local["enabled"], "true");
+}
+
+#[test]
+fn the_readme_is_an_operators_guide_of_at_most_250_lines() {
+    let readme = read("README.md");
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines, over 250: move the detail into docs/"
+    );
+    for needed in [
+        "scripts/demo.sh",
+        ".ci/run",
+        "## Launch checklist",
+        "wrctl keygen",
+        "wrctl config check",
+        "wrctl pages check",
+        "simulate -- plan",
+        "wrctl control",
+        "allow_percentage_fallback",
+        "controller_timeout",
+        "/metrics",
+        "--key enabled --value true",
+        "--key enabled --value false",
+    ] {
+        assert!(
+            readme.contains(needed),
+            "README.md says nothing of {needed}"
+        );
+    }
+    // From the quick start on, nobody is asked to run wrctl (in a code block or in
+    // inline code) before being told how to get it.
+    let line_of = |needle: &str| {
+        readme
+            .lines()
+            .position(|line| line.contains(needle))
+            .map(|i| i + 1)
+    };
+    let start = line_of("## Quick start").expect("README.md has a quick start");
+    let built = line_of("cargo build --release -p wrctl").expect("README.md builds wrctl");
+    let snippets = docs::snippets("README.md", &readme);
+    let first = docs::invocations(&snippets, "wrctl")
+        .into_iter()
+        .filter(|(_, args)| !args.is_empty()) // `wrctl` alone names it
+        .filter_map(|(place, _)| place.rsplit(':').next()?.parse::<usize>().ok())
+        .filter(|line| *line > start)
+        .min()
+        .expect("README.md runs wrctl");
+    assert!(
+        built < first,
+        "README.md:{first} runs wrctl before line {built} says how to build it"
     );
 }

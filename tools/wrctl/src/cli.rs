@@ -35,7 +35,7 @@ and with --listen also HTTP POSTs from Fastly's HTTPS logging endpoint), decide 
 allow_percentage that admits the target from the crowd the log shows, and write it with \
 the controller heartbeat to the room's config store: a Viceroy JSON file (--config-file), \
 a Fastly config store through the Fastly API (--fastly-store-id, token in the environment \
-variable FASTLY_API_TOKEN), or nowhere (--dry-run).
+variable FASTLY_API_TOKEN), or nowhere (--dry-run): exactly one of the three.
 
 With --queueing fifo (a room whose queueing_method is fifo) it writes fifo_cutoff, \
 fifo_rate and the heartbeat instead, in one batch: each tick the cutoff passes as many \
@@ -43,7 +43,8 @@ waiting places as the target allows for the next tick.
 
 At most one write each --tick seconds: when the percentage (or the cutoff) changes, or \
 when the heartbeat is due (--heartbeat-every). A failed write is retried after one tick, then after twice as \
-long each time, up to 300 s. Each write prints one line on stderr unless --quiet.
+long each time, up to 300 s (through the Fastly API, a 429 or a 5xx may hold it longer: \
+see --api-budget). Each write prints one line on stderr unless --quiet.
 
 One process holds every room of a service: --room NAME (repeatable, with the room's own \
 settings after a colon) routes each log line to its room by its room= field, runs one \
@@ -113,8 +114,10 @@ on a command line. Under 32 bytes is refused (exit 2) unless --allow-weak.",
         long_about = "Add a new strong key (generated here, never printed) to the key store and \
 switch the room's active_key to it, then print when the old key can be deleted: after \
 allow_period_timeout + 3 x wait_period_duration (read from the config; longer if redeem_window \
-is over one wait period, or while FIFO places are held), as a UTC time and a duration. The key is stored before the switch, \
-so the room never names a key it lacks.
+is over one wait period, or while FIFO places are held: in a pre-queue, until the line \
+opens plus fifo_hold), as a UTC time and a duration. The key is stored before the switch, \
+so the room never names a key it lacks. Give either --keys and --config, or both Fastly \
+stores.
 
 Local JSON stores (--keys, --config): each file is replaced atomically (a temporary file \
 renamed over it), every other entry kept.
@@ -180,7 +183,8 @@ pub struct ControlArgs {
         value_parser = positive_number,
         long_help = "New sessions a minute to hold: visitors admitted from the waiting room \
 (lottery wins) plus visitors let straight in while the room is open. Required, unless every \
---room sets its own target=; with several rooms, the target of each that does not.\n\
+--room sets its own target=; with several rooms, the target of each that does not. Not a \
+positive number: usage error.\n\
 Example: --target-per-minute 600"
     )]
     pub target_per_minute: Option<f64>,
@@ -205,7 +209,7 @@ Example: --queueing fifo"
         value_name = "SECONDS",
         default_value_t = waiting_room::settings::config::DEFAULT_FIFO_HOLD,
         value_parser = clap::value_parser!(u64).range(1..=MAX_DURATION),
-        long_help = "The room's fifo_hold in seconds (FIFO mode): a waiting page comes back \
+        long_help = "The room's fifo_hold in seconds, 1 to 31536000 (FIFO mode): a waiting page comes back \
 every min(--wait-period, fifo_hold / 3) seconds, which the controller waits for before it \
 counts a passed place as abandoned.\nExample: --fifo-hold 300"
     )]
@@ -227,7 +231,9 @@ new sessions are capped at the free places. Unset: no cap.\nExample: --max-activ
         value_name = "P",
         default_value = "0.0001",
         value_parser = percentage,
-        long_help = "Lowest allow_percentage ever written, 0 to 100 with up to 4 decimals.\n\
+        long_help = "Lowest allow_percentage ever written, 0 to 100 with up to 4 decimals. \
+0 is refused (it closes the room: a human decision, never the controller's), and so is a \
+value above --max; with --queueing fifo it is refused unless left at its default.\n\
 Example: --min 0.01"
     )]
     pub min: Percentage,
@@ -238,8 +244,9 @@ Example: --min 0.01"
         value_name = "P",
         default_value = "100",
         value_parser = percentage,
-        long_help = "Highest allow_percentage ever written, 0 to 100 with up to 4 decimals.\n\
-Example: --max 50"
+        long_help = "Highest allow_percentage ever written, 0 to 100 with up to 4 decimals: \
+choose one your origin survives. With --queueing fifo it is refused unless left at its \
+default.\nExample: --max 50"
     )]
     pub max: Percentage,
 
@@ -249,8 +256,9 @@ Example: --max 50"
         value_name = "SECONDS",
         default_value_t = 10,
         value_parser = clap::value_parser!(u64).range(1..=3600),
-        long_help = "Seconds between two ticks of the wall clock; each tick writes at most \
-once.\nExample: --tick 5"
+        long_help = "Seconds between two ticks of the wall clock, 1 to 3600; each tick writes at most \
+once (one update, every room's items in it). With --fastly-store-id it is raised to the \
+least spacing of --api-budget (8 s at 500), and stderr says so.\nExample: --tick 5"
     )]
     pub tick: u64,
 
@@ -263,7 +271,9 @@ once.\nExample: --tick 5"
         long_help = "Seconds after which controller_heartbeat is written even when the \
 percentage has not changed. Keep it well under the room's controller_timeout (default \
 120 s), counting a tick and the config store's propagation delay: when the edge sees \
-the heartbeat older than controller_timeout, it falls back to allow_percentage_fallback.\n\
+the heartbeat older than controller_timeout, it falls back to allow_percentage_fallback. \
+--heartbeat-every plus --tick at or above 120 s (or the --config-file's \
+controller_timeout) is warned about.\n\
 Example: --heartbeat-every 30"
     )]
     pub heartbeat_every: u64,
@@ -288,8 +298,10 @@ Example: --log-silence 300"
         value_name = "SECONDS",
         default_value_t = DEFAULT_WAIT_PERIOD_DURATION,
         value_parser = clap::value_parser!(u64).range(1..=MAX_DURATION),
-        long_help = "The room's wait_period_duration in seconds: visitors draw once every \
-two of these.\nExample: --wait-period 30"
+        long_help = "The room's wait_period_duration in seconds, 1 to 31536000: visitors draw once every \
+two of these. A value other than the --config-file's is warned about; against a live room \
+on another wait period, the controller can only forecast from the draw period's average.\n\
+Example: --wait-period 30"
     )]
     pub wait_period: u64,
 
@@ -298,8 +310,9 @@ two of these.\nExample: --wait-period 30"
         long,
         value_name = "SECONDS",
         value_parser = clap::value_parser!(u64).range(0..=MAX_DURATION),
-        long_help = "The room's redeem_window in seconds: how long after its expiry a wait \
-token still counts as waiting. Default: one wait period, as the room's own default.\n\
+        long_help = "The room's redeem_window in seconds, 0 to 31536000: how long after its expiry a wait \
+token still counts as waiting. Default: one wait period, as the room's own default. \
+Refused with --queueing fifo.\n\
 Example: --redeem-window 60"
     )]
     pub redeem_window: Option<u64>,
@@ -310,7 +323,7 @@ Example: --redeem-window 60"
         value_name = "SECONDS",
         default_value_t = control::DEFAULT_EXPECTED_PROPAGATION,
         value_parser = clap::value_parser!(u64).range(0..=MAX_DURATION),
-        long_help = "Seconds a write to the config store takes to reach the edge, taken \
+        long_help = "Seconds (0 to 31536000) a write to the config store takes to reach the edge, taken \
 until the controller has measured it (from a write of its own to the first log line \
 showing it in effect): it aims its first computed writes at the draws they will meet. \
 0: none.\nExample: --expected-propagation 30"
@@ -325,7 +338,8 @@ showing it in effect): it aims its first computed writes at the draws they will 
         long_help = "allow_percentage written at the first tick, before the controller has \
 seen a draw period of log (2 x --wait-period); until then a computed percentage is \
 written only when lower than the one in effect. Within --min..--max. Unset: only the \
-heartbeat, and such lower percentages, are written until then.\nExample: --start 100"
+heartbeat, and such lower percentages, are written until then. Refused with --queueing \
+fifo.\nExample: --start 100"
     )]
     pub start: Option<Percentage>,
 
@@ -336,7 +350,9 @@ heartbeat, and such lower percentages, are written until then.\nExample: --start
         long_help = "Write to this Viceroy JSON config-store file (the file a local room's \
 fastly.toml names for waitingroom_config): each write reads it, sets allow_percentage (in \
 FIFO mode fifo_cutoff and fifo_rate) and controller_heartbeat, keeps every other key, and replaces it atomically (a temporary file \
-in the same directory renamed over it). It must exist and hold a JSON object at start.\n\
+in the same directory renamed over it). It must exist and hold a JSON object at start \
+(else exit 1); its wait_period_duration, controller_timeout, queueing_method and fifo_hold \
+are checked against the flags (warnings), for a named room in the room's value.\n\
 Example: --config-file ./config.json"
     )]
     pub config_file: Option<PathBuf>,
@@ -347,9 +363,10 @@ Example: --config-file ./config.json"
         value_name = "ID",
         value_parser = store_id,
         long_help = "Write to the Fastly config store with this ID through the Fastly API: \
-one PATCH /resources/stores/config/ID/items a write, upserting both keys. The API token \
-is read from the environment variable FASTLY_API_TOKEN only (never a flag or a file), and \
-never printed.\nExample: FASTLY_API_TOKEN=... wrctl control --fastly-store-id 7Jx2abcDEF ..."
+one PATCH /resources/stores/config/ID/items an update (header Fastly-Key), upserting the \
+keys of every room held, paced by --api-budget. The API token is read from the environment \
+variable FASTLY_API_TOKEN only (never a flag or a file), and never printed; missing, empty \
+or with spaces: usage error.\nExample: FASTLY_API_TOKEN=... wrctl control --fastly-store-id 7Jx2abcDEF ..."
     )]
     pub fastly_store_id: Option<String>,
 
@@ -359,7 +376,8 @@ never printed.\nExample: FASTLY_API_TOKEN=... wrctl control --fastly-store-id 7J
         value_name = "URL",
         default_value = FASTLY_API,
         value_parser = api_url,
-        long_help = "The Fastly API's address (for tests against a local stand-in).\n\
+        long_help = "The Fastly API's address (for tests against a local stand-in). Warned \
+about without --fastly-store-id.\n\
 Example: --fastly-api-url http://127.0.0.1:9000"
     )]
     pub fastly_api_url: String,
@@ -384,7 +402,8 @@ log lines (Fastly's HTTPS logging endpoint; Content-Encoding gzip accepted); GET
 (Prometheus), GET /status.json, GET / and /dashboard (the dashboard page). Port 0 picks a \
 free port; the address is printed on stderr at start. With the environment variable \
 WRCTL_LOG_SECRET set, log POSTs must carry Authorization: Bearer <secret> (set the same as \
-the Fastly log endpoint's custom header), others get 401.\nExample: --listen 127.0.0.1:8080"
+the Fastly log endpoint's custom header), others get 401; set but empty: usage error. An \
+address that cannot be bound: exit 1.\nExample: --listen 127.0.0.1:8080"
     )]
     pub listen: Option<SocketAddr>,
 
@@ -395,7 +414,7 @@ the Fastly log endpoint's custom header), others get 401.\nExample: --listen 127
         value_parser = service_id,
         long_help = "A Fastly service ID that may post logs here: the challenge path lists \
 the SHA-256 of each (repeat the option for several). Without it, the challenge answers `*` \
-(any service).\nExample: --service-id SU1Z0isxPaozGVKXdv0eY --service-id 6M9tYhfjNU3KrQ0kQ3T4"
+(any service). Warned about without --listen.\nExample: --service-id SU1Z0isxPaozGVKXdv0eY --service-id 6M9tYhfjNU3KrQ0kQ3T4"
     )]
     pub service_ids: Vec<String>,
 
@@ -405,7 +424,7 @@ the SHA-256 of each (repeat the option for several). Without it, the challenge a
         value_name = "BYTES",
         default_value_t = 100 * 1024 * 1024,
         value_parser = clap::value_parser!(u64).range(1..=(1 << 32)),
-        long_help = "Largest POST body taken, in bytes (after gzip decoding too); a larger \
+        long_help = "Largest POST body taken, in bytes, 1 to 2^32 (after gzip decoding too); a larger \
 one is answered 413 and none of it counted.\nExample: --max-body-bytes 10485760"
     )]
     pub max_body_bytes: u64,
@@ -417,7 +436,7 @@ one is answered 413 and none of it counted.\nExample: --max-body-bytes 10485760"
         value_name = "SECONDS",
         default_value_t = 30,
         value_parser = clap::value_parser!(u64).range(1..=3600),
-        long_help = "Seconds an HTTP client may take to send its request head, and to send \
+        long_help = "Seconds (1 to 3600) an HTTP client may take to send its request head, and to send \
 the next piece of a body; a slower client is cut off (so silent or trickling clients cannot \
 hold the listener's 128 connections). A connection lives at most ten times this.\n\
 Example: --http-timeout 10"
@@ -443,11 +462,14 @@ room.NAME.controller_heartbeat, room.NAME.fifo_cutoff, room.NAME.fifo_rate. Repe
 every room of the service: one process holds them all, each with its own rule and state, \
 and writes all their keys of a tick in one update (one PATCH, or one file write). Without \
 --room, the service room (lines without room=, its own keys); with --room, add \
---service-room to hold it too.\n\
+--service-room to hold it too. Its metrics carry the label room=\"NAME\", and its dashboard \
+page (?room=NAME) and status.json (\"room\") name it.\n\
 After a colon, the room's own settings, comma-separated, named as the flags they override \
 (every other setting is the flag's): target (or target-per-minute), queueing, max-active, \
 min, max, start, wait-period, redeem-window, fifo-hold, expected-propagation, and \
-event.NAME=N (as --event-target NAME=N, for this room).\n\
+event.NAME=N (as --event-target NAME=N, for this room). Not a room name, a key it does not \
+take, a value its flag would refuse, a room given twice, a room without a target: usage \
+error naming the room.\n\
 Example: --room drops:target=300,queueing=fifo,event.drop-1=1200 --room vip:target=100"
     )]
     pub room: Vec<RoomSpec>,
@@ -468,7 +490,7 @@ Example: --target-per-minute 600 --service-room --room drops:target=300"
         value_name = "N",
         default_value_t = crate::budget::DEFAULT_BUDGET,
         value_parser = clap::value_parser!(u64).range(1..=100_000),
-        long_help = "With --fastly-store-id: config-store updates an hour at most, whatever \
+        long_help = "With --fastly-store-id: config-store updates an hour at most (1 to 100000), whatever \
 the number of rooms (each update carries every room's items of a tick). The default, 500, is \
 half of the 1,000 modifying requests an hour the Fastly API allows a user by default \
 (\"Fastly API rate limiting\"); the other half is left to people and other tools of the same \
@@ -476,7 +498,8 @@ user. It sets the least time between two updates, 3600 / N s rounded up (8 s: at
 hour), and --tick is raised to it. The API's Fastly-RateLimit-Remaining and \
 Fastly-RateLimit-Reset are read on every answer: with few requests left the updates spread \
 out (never further apart than --heartbeat-every); a 429, or a 5xx with Retry-After, holds \
-them until its Retry-After or Fastly-RateLimit-Reset, at most 300 s.\n\
+them until its Retry-After or Fastly-RateLimit-Reset, at most 300 s. Above 500, or without \
+--fastly-store-id: warned about.\n\
 Example: --api-budget 500"
     )]
     pub api_budget: u64,
@@ -488,7 +511,8 @@ Example: --api-budget 500"
         value_parser = parse_event_target,
         long_help = "While the room's log lines say event=NAME (the event's pre-queue and \
 run, on the edge's clock), hold N new sessions a minute instead of --target-per-minute; back \
-to it when the lines no longer name the event. Repeatable, one per event.\n\
+to it when the lines no longer name the event. Repeatable, one per event. status.json and \
+the metrics show the target in effect.\n\
 Example: --event-target drop-1=1200"
     )]
     pub event_target: Vec<(String, f64)>,
@@ -500,7 +524,8 @@ Example: --event-target drop-1=1200"
         value_parser = parse_room_dashboard,
         long_help = "The dashboard of a room held by another wrctl control process (rooms \
 held here are listed anyway, with --room), listed in this dashboard's room picker under \
-NAME. Repeatable.\n\
+NAME (status.json's room_dashboards). Repeatable. Not NAME=URL with an http(s) URL: usage \
+error.\n\
 Example: --room-dashboard drops=http://127.0.0.1:7679/"
     )]
     pub room_dashboard: Vec<(String, String)>,

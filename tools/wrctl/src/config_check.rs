@@ -23,7 +23,7 @@ use waiting_room::settings::room_settings::{EVENT_FIXED_KEYS, NamedRoom, Remembe
 
 use crate::clock::{utc, utc_millis};
 
-/// Every key the room reads from `waitingroom_config`, in the README table's order.
+/// Every key the room reads from `waitingroom_config`, in the order of docs/configuration.md's table.
 pub use waiting_room::settings::config::KEYS;
 
 /// A `wait_period_duration` above this many seconds gets a warning: a new

@@ -34,7 +34,8 @@ pub struct KeygenArgs {
         default_value_t = MIN_STRONG_KEY_LEN,
         long_help = "Random bytes in the key, from the operating system's CSPRNG; the key is \
 their standard base64 (32 bytes give 44 characters, the room's HMAC key is that text). \
-Under 32 bytes is refused unless --allow-weak.\nExample: --bytes 48"
+Under 32 bytes is refused unless --allow-weak, and 0 or over 4096 always (exit 2).\n\
+Example: --bytes 48"
     )]
     pub bytes: usize,
     /// The key id the instructions store the key under.
@@ -43,7 +44,8 @@ Under 32 bytes is refused unless --allow-weak.\nExample: --bytes 48"
         value_name = "ID",
         default_value = DEFAULT_ACTIVE_KEY,
         long_help = "The key id (kid) the printed commands store the key under: the name the \
-room's active_key setting and its tokens use. Visible ASCII without `&`.\nExample: --kid key2"
+room's active_key setting and its tokens use: 1 to 255 visible ASCII characters without \
+`&` (else exit 2).\nExample: --kid key2"
     )]
     pub kid: String,
     /// Allow a key under 32 bytes (for tests only).

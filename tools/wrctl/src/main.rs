@@ -1,5 +1,6 @@
-//! `wrctl`: see the library's documentation (`tools/wrctl/src/lib.rs`) and
-//! `wrctl control --help`.
+//! `wrctl`: the manual is `docs/wrctl.md` (its reference generated from
+//! [`wrctl::cli`]), and `wrctl COMMAND --help`; how it runs: the library's
+//! documentation (`tools/wrctl/src/lib.rs`).
 
 use std::process::ExitCode;
 use std::sync::mpsc::sync_channel;

@@ -116,8 +116,14 @@ Fallbacks are named as the room logs them (config_fallback=<key>,…) on the req
 that read the key. Warnings for \
 combinations that work but are probably not meant: the room off, allow_percentage 0, a \
 redeem window shorter than the refresh, a cookie shorter than the session, a controller \
-heartbeat without allow_percentage_fallback, a very long wait period, unknown keys. With \
---keys, the signing keys too (their values are never printed).\n\nExit status: 0 \
+heartbeat without allow_percentage_fallback, a redeem window (in FIFO mode a hold) over half \
+of allow_period_timeout, a wait period over 300 s, a bot toll that would cost a phone more \
+than about 5 s (or that nobody pays, in a room open at 100 %), unknown keys. With --keys, \
+the signing keys too (active_key usable, strong enough; their values are never printed). \
+With a rooms index, the same for every named room (its value, its controller's keys, the \
+service's logger_name and uid_ipv6_prefix), with its scope; a bad index entry, a room value \
+that is not a JSON object, and a bypass rule or an event the room would ignore are errors, \
+and each event is listed.\n\nExit status: 0 \
 (warnings allowed), 1 when the room would fall back on something or could not issue \
 tokens, 2 on bad usage or an unreadable file.",
         after_long_help = "Example:\n  wrctl config check local/config.json --keys local/signingkeys.json\n  \

@@ -31,9 +31,10 @@ pub struct RoomsArgs {
 pub enum PassCommand {
     /// Mint a signed pass that lets its holder through one room until a time.
     #[command(
-        long_about = "Sign a pass for a room with a key of --keys and print it: a link that \
-sets the pass cookie (with --url), and the header form for monitoring probes \
-(Waiting-Room-Pass: PASS). The pass holds no secret and nothing is stored: it is refused \
+        long_about = "Sign a pass for a room (the service room without --room) with a key of \
+--keys, issued now, and print it on stdout: with --url the link that sets the pass cookie \
+(URL?waiting_pass=PASS), without it the pass alone, for the header monitoring probes send \
+(Waiting-Room-Pass: PASS); stderr says its id, the room, its end and the note. The pass holds no secret and nothing is stored: it is refused \
 after --until, in another room, once its key leaves the key store, and when the room's \
 passes_not_before is later than its issue time (now). Its id (the first 8 hex digits of \
 its signature) is what the room logs (scope=pass pass=ID): keep it with --note in your \

@@ -58,7 +58,7 @@ for the first N above every keyN in the key file. Required with the Fastly API.\
     )]
     pub kid: Option<String>,
     /// Random bytes in the new key.
-    #[arg(long, value_name = "N", default_value_t = MIN_STRONG_KEY_LEN, long_help = "Random bytes in the new key (at least 32).\nExample: --bytes 48")]
+    #[arg(long, value_name = "N", default_value_t = MIN_STRONG_KEY_LEN, long_help = "Random bytes in the new key: under 32 is refused.\nExample: --bytes 48")]
     pub bytes: usize,
     /// The room's Fastly config store ID (through the Fastly API).
     #[arg(
@@ -92,7 +92,7 @@ pub struct RevokeArgs {
     /// The key id to remove.
     #[arg(
         value_name = "KID",
-        long_help = "The key id to remove from the key file.\nExample: key1"
+        long_help = "The key id to remove from the key store.\nExample: key1"
     )]
     pub kid: String,
     /// JSON key file (kid → key).
