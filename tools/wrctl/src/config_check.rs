@@ -18,6 +18,8 @@ use waiting_room::credentials::token::is_valid_kid;
 use waiting_room::settings::config::{self, Heartbeat, QueueingMethod, Settings};
 
 use waiting_room::settings::events::{EVENTS, Schedule};
+use waiting_room::settings::layout::{self, Members, SETTINGS};
+use waiting_room::settings::limits::CONFIG_LOOKUP_BUDGET;
 use waiting_room::settings::room::{Index, ROOMS, Scope};
 use waiting_room::settings::room_settings::{EVENT_FIXED_KEYS, NamedRoom, Remembered};
 
@@ -93,9 +95,37 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-/// Checks the store `store`, and the signing keys `keys` when given.
-pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
-    let settings = Settings::from_store(&Remembered::new(|key: &str| store.get(key).cloned()));
+/// The settings of `store` one key each, as the room reads them: its keys of their
+/// own and the members of `settings` (a setting stored as a key of its own that
+/// belongs in `settings` is left out: the room does not read it).
+fn as_read(store: &Store) -> Store {
+    let members = match Members::parse(store.get(SETTINGS).map(String::as_str)) {
+        Members::Read(members) => members,
+        Members::Absent | Members::Unreadable => Store::new(),
+    };
+    store
+        .iter()
+        .filter(|(key, _)| !layout::is_member(key) && key.as_str() != SETTINGS)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        // Unknown members stay, to be named as unknown keys.
+        .chain(
+            members
+                .into_iter()
+                .filter(|(key, _)| !layout::OWN_KEYS.contains(&key.as_str())),
+        )
+        .collect()
+}
+
+/// Checks the store `stored`, and the signing keys `keys` when given.
+pub fn check(stored: &Store, keys: Option<&Store>, now: u64) -> Report {
+    let settings = Settings::from_store(&Remembered::new(|key: &str| stored.get(key).cloned()));
+    let mut report = check_settings(&settings, &as_read(stored), keys, now);
+    check_layout(&mut report, stored);
+    report
+}
+
+/// Checks `settings`, read from `store` (one key each).
+fn check_settings(settings: &Settings, store: &Store, keys: Option<&Store>, now: u64) -> Report {
     let mut report = Report::default();
     for key in unique_keys() {
         let state = if settings.fallbacks.contains(&key) {
@@ -115,7 +145,7 @@ pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
                 Some(raw) => format!("{} event(s)", Schedule::parse(raw).events.len()),
                 None => "none".into(),
             },
-            _ => effective(&settings, key),
+            _ => effective(settings, key),
         };
         report.effective.push(format!("{key} = {value}  ({state})"));
     }
@@ -127,7 +157,7 @@ pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
                 "{key} = {:?} is unusable: the room uses {} instead and logs \
                  config_fallback={key} on the requests that read it",
                 stored.escape_debug().to_string(),
-                effective(&settings, key)
+                effective(settings, key)
             ));
         }
     }
@@ -171,9 +201,9 @@ pub fn check(store: &Store, keys: Option<&Store>, now: u64) -> Report {
             ));
         }
     }
-    warn(&mut report, store, &settings, now);
+    warn(&mut report, store, settings, now);
     if let Some(keys) = keys {
-        check_keys(&mut report, keys, &settings);
+        check_keys(&mut report, keys, settings);
     }
     report
 }
@@ -210,7 +240,8 @@ pub fn check_rooms(
     let mut reports = Vec::new();
     for scope in &index.rooms {
         let (room_store, value_error) = room_store(store, scope);
-        let mut report = check(&room_store, keys, now);
+        let settings = Settings::from_lookup(|key| room_store.get(key).cloned());
+        let mut report = check_settings(&settings, &room_store, keys, now);
         // The index is the service's.
         report
             .effective
@@ -268,6 +299,107 @@ fn room_store(store: &Store, scope: &Scope) -> (Store, Option<String>) {
     });
     (room, value_error)
 }
+
+/// The layout and Fastly's limits on a store: settings stored as keys of their own
+/// that belong in `settings` (the room ignores them), `settings` that is not a JSON
+/// object, the entries against a store's 500 (100 on a trial account), each key's
+/// 256 bytes and each value's 8,000 characters, and the lookups of the worst path.
+fn check_layout(report: &mut Report, store: &Store) {
+    let moved = crate::config_set::moved_keys(store);
+    if !moved.is_empty() {
+        report.errors.push(format!(
+            "{} {} stored as keys of their own, which the room no longer reads: they belong \
+             in the {SETTINGS} JSON object (`wrctl config migrate FILE` prints the store \
+             with them moved; `wrctl config set KEY VALUE` writes one)",
+            moved.join(", "),
+            if moved.len() == 1 { "is" } else { "are" },
+        ));
+    }
+    if store.contains_key(SETTINGS)
+        && Members::parse(store.get(SETTINGS).map(String::as_str)) == Members::Unreadable
+    {
+        report.errors.push(format!(
+            "{SETTINGS} is not a JSON object: the room holds everyone (queue-all), the toll \
+             and the challenge hold every draw, no bypass rule or custom page applies; logged \
+             config_fallback={SETTINGS}"
+        ));
+    }
+    let entries = store.len();
+    if entries > MAX_STORE_ENTRIES {
+        report.errors.push(format!(
+            "{entries} entries: a config store holds at most {MAX_STORE_ENTRIES}"
+        ));
+    } else if entries > TRIAL_STORE_ENTRIES {
+        report.warnings.push(format!(
+            "{entries} entries: more than a trial account's store holds ({TRIAL_STORE_ENTRIES})"
+        ));
+    }
+    for (key, value) in store {
+        if key.len() > config::MAX_KEY_LEN {
+            report.errors.push(format!(
+                "key {:?}… is {} bytes: Fastly accepts at most {}",
+                key.chars().take(40).collect::<String>(),
+                key.len(),
+                config::MAX_KEY_LEN
+            ));
+        }
+        let chars = value.chars().count();
+        if chars > MAX_VALUE_CHARS {
+            report.errors.push(format!(
+                "{key}'s value is {chars} characters: Fastly stores at most {MAX_VALUE_CHARS}"
+            ));
+        }
+    }
+    let (lookups, path) = worst_lookups(store);
+    let line = format!(
+        "{lookups} config-store lookups on the worst path, of the room's budget of \
+         {CONFIG_LOOKUP_BUDGET} ({path}; with the signing keys in a config store, 2 more)"
+    );
+    match lookups + 2 > CONFIG_LOOKUP_BUDGET {
+        true => report.errors.push(line),
+        false => report.effective.push(format!("lookups = {line}")),
+    }
+}
+
+/// The most config-store lookups a request makes on this store (the signing keys
+/// aside): its settings, read by the room's own reader for a protected path of each
+/// room, and a custom page when any is listed.
+fn worst_lookups(store: &Store) -> (u32, String) {
+    let mut paths: Vec<(String, String)> =
+        Settings::from_store(&Remembered::new(|k: &str| store.get(k).cloned()))
+            .protected_paths
+            .iter()
+            .map(|p| (p.clone(), "the service room".to_string()))
+            .collect();
+    if let Some(raw) = store.get(ROOMS) {
+        for scope in Index::parse(raw).rooms {
+            for path in &scope.paths {
+                paths.push((path.clone(), format!("room {}", scope.name)));
+            }
+        }
+    }
+    paths
+        .into_iter()
+        .map(|(path, room)| {
+            let asked = std::cell::Cell::new(0);
+            let lookup = Remembered::new(|k: &str| {
+                asked.set(asked.get() + 1);
+                store.get(k).cloned()
+            });
+            let settings = Settings::for_request(&lookup, None, &path, 0);
+            let page = u32::from(!settings.custom_pages.is_empty());
+            drop(lookup);
+            (asked.get() + page, format!("{room}, {path}"))
+        })
+        .max_by_key(|(n, _)| *n)
+        .unwrap_or((0, "no protected path".into()))
+}
+
+/// Entries a config store holds (Fastly's limits), and on a trial account.
+const MAX_STORE_ENTRIES: usize = 500;
+const TRIAL_STORE_ENTRIES: usize = 100;
+/// Characters a config-store value holds.
+const MAX_VALUE_CHARS: usize = 8_000;
 
 fn unique_keys() -> impl Iterator<Item = &'static str> {
     KEYS.iter().copied().chain([ROOMS, EVENTS])

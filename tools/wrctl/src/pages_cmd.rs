@@ -130,6 +130,27 @@ tokens, 2 on bad usage or an unreadable file.",
 fastly config-store-entry list --store-id STORE_ID --json > config.json && wrctl config check config.json"
     )]
     Check(ConfigCheckArgs),
+    /// Set one setting where the room reads it: its own key, or a member of `settings`.
+    #[command(
+        long_about = "Write one setting where the room reads it: a key of its own (the VCL's \
+keys and the controller's), or a member of the `settings` JSON object (every other setting), \
+after checking that the room reads the value without falling back. In a local store file \
+(--config-file), or in the service's config store through Fastly's API \
+(--fastly-config-store, token in FASTLY_API_TOKEN only): one GET of the items, one upsert.\n\n\
+Exit status: 0 once written, 1 when the value is refused or the write fails, 2 on bad usage.",
+        after_long_help = "Example:\n  wrctl config set queue_all true --config-file local/config.json\n  \
+FASTLY_API_TOKEN=... wrctl config set bot_toll_bits 16 --fastly-config-store STORE_ID"
+    )]
+    Set(crate::config_set::SetArgs),
+    /// Print a store configured with every setting as a key of its own, moved to `settings`.
+    #[command(
+        long_about = "Read a config store (a JSON object, or a Fastly config-store export) and \
+print it as the room reads it: the keys of their own as they are, every other setting moved \
+into the `settings` JSON object (over what it holds). stderr names the keys moved: write the \
+printed `settings` item, then delete those keys. `wrctl config check` names them too.",
+        after_long_help = "Example:\n  wrctl config migrate old-config.json > config.json"
+    )]
+    Migrate(crate::config_set::MigrateArgs),
 }
 
 /// `wrctl config check`.
@@ -311,7 +332,11 @@ fn preview(args: &PreviewArgs) -> ExitCode {
 
 /// Runs `wrctl config …`.
 pub fn config(command: ConfigCommand) -> ExitCode {
-    let ConfigCommand::Check(args) = command;
+    let args = match command {
+        ConfigCommand::Check(args) => args,
+        ConfigCommand::Set(args) => return crate::config_set::run_set(args),
+        ConfigCommand::Migrate(args) => return crate::config_set::run_migrate(args),
+    };
     let load = |path: &Path| -> Result<config_check::Store, String> {
         let bytes = read(path)?;
         let text =

@@ -340,7 +340,7 @@ fn revoke_fastly(api: &Api, config_store: &str, secret_store: &str, kid: &str) -
 
 /// A client of the API at `base` with the token from `FASTLY_API_TOKEN`; without
 /// one, a usage error (exit 2).
-fn api_from_env(base: &str) -> Api {
+pub fn api_from_env(base: &str) -> Api {
     match std::env::var(TOKEN_VAR) {
         Ok(token) if !token.trim().is_empty() => Api::new(base, token),
         _ => crate::cli::usage_error(&format!(

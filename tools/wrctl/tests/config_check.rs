@@ -4,6 +4,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use waiting_room::settings::config::{self, Settings};
+use waiting_room::settings::layout;
 use wrctl::config_check::KEYS;
 
 /// `wrctl config check FILE [extra]`: (exit code, stdout, stderr).
@@ -21,9 +22,25 @@ fn config_check(file: &str, extra: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
+/// Writes `json`, the settings one key each, as the store holds them (the keys of
+/// their own, every other setting a member of `settings`).
 fn write(dir: &Path, name: &str, json: &serde_json::Value) -> String {
     let path = dir.join(name);
-    std::fs::write(&path, json.to_string()).unwrap();
+    let Some(object) = json.as_object() else {
+        std::fs::write(&path, json.to_string()).unwrap();
+        return path.to_str().unwrap().to_string();
+    };
+    let texts: Vec<(String, String)> = object
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.as_str().map_or_else(|| v.to_string(), str::to_string),
+            )
+        })
+        .collect();
+    let stored = layout::store_entries(texts.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    std::fs::write(&path, serde_json::to_string(&stored).unwrap()).unwrap();
     path.to_str().unwrap().to_string()
 }
 
