@@ -24,6 +24,10 @@
 //! and the cutoff in effect (`cutoff`, Unix ms, or `none` with
 //! `ALERT=fifo-no-cutoff`: nobody is admitted by FIFO).
 //!
+//! A request whose store reads failed ends its line with `ALERT=unreadable:<keys>`
+//! ([`crate::settings::layout::when_unreadable`]); one the room refuses says
+//! `decision=refused reason=ambiguous-path|unreadable-rooms`.
+//!
 //! Fields are `key=value` pairs separated by single spaces; no value contains a
 //! space (the path's spaces are written `%20`), so a reader splits on spaces and
 //! takes the first occurrence of each key. The fields a reader counts on (`t`,
