@@ -37,8 +37,11 @@ scripts/smoke.sh
 # The benchmarks' own tests, then doc tests, so the run closes on the main suite's summary.
 cargo test "${bench[@]}" --workspace
 cargo test --workspace --doc
+# The quick loop first (scripts/quick.sh: what needs no Viceroy, Chromium or wasm),
+# then every other test.
+scripts/quick.sh --no-fail-fast
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --no-fail-fast
+  cargo nextest run --workspace --no-fail-fast -E "not ($(scripts/quick.sh --print-filter))"
 else
   cargo test --workspace --no-fail-fast
 fi
