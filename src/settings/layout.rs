@@ -23,27 +23,16 @@
 use std::collections::BTreeMap;
 
 use crate::settings::config::{
-    ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERIOD_TIMEOUT, BOT_CHALLENGE, BOT_TOLL_BITS,
-    CONTROLLER_HEARTBEAT, COOKIE_LIFETIME, ENABLED, FIFO_CUTOFF, FIFO_RATE, KEYS, LOGGER_NAME,
-    QUEUE_ALL, WAIT_PERIOD_DURATION, text_of,
+    BOT_CHALLENGE, BOT_TOLL_BITS, CONTROLLER_HEARTBEAT, KEYS, QUEUE_ALL, text_of,
 };
+use crate::settings::table;
 
 /// Config-store key of the JSON object holding every other setting.
 pub const SETTINGS: &str = "settings";
 
-/// The settings stored under keys of their own.
-pub const OWN_KEYS: [&str; 10] = [
-    ENABLED,
-    ALLOW_PERCENTAGE,
-    ALLOW_PERIOD_TIMEOUT,
-    WAIT_PERIOD_DURATION,
-    COOKIE_LIFETIME,
-    ACTIVE_KEY,
-    LOGGER_NAME,
-    CONTROLLER_HEARTBEAT,
-    FIFO_CUTOFF,
-    FIFO_RATE,
-];
+/// The settings stored under keys of their own: those the settings table
+/// ([`crate::settings::table::ROWS`]) says are, in its order.
+pub const OWN_KEYS: [&str; 10] = table::own_keys();
 
 /// What a setting whose lookup failed (the execution's lookups used, a value too
 /// long, any error of the host) reads as, when its default would switch a guard
@@ -148,7 +137,7 @@ pub fn set(entries: &mut BTreeMap<String, String>, key: &str, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::config::{BYPASS_PATHS, PROTECTED_PATHS};
+    use crate::settings::config::{BYPASS_PATHS, ENABLED, PROTECTED_PATHS};
 
     #[test]
     fn the_vcls_keys_and_the_controllers_stay_keys_of_their_own() {
