@@ -107,10 +107,34 @@ pub fn store_entries<'a>(
     pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> BTreeMap<String, String> {
     let mut entries = BTreeMap::new();
+    // The members written so far, serialized once at the end (or before a
+    // `settings` pair replaces them): as many calls of [`set`], in linear time.
+    let mut members: Option<serde_json::Map<String, serde_json::Value>> = None;
     for (key, value) in pairs {
-        set(&mut entries, key, value);
+        if is_member(key) {
+            members
+                .get_or_insert_with(|| object(&entries))
+                .insert(key.to_string(), value.into());
+            continue;
+        }
+        if key == SETTINGS {
+            members = None;
+        }
+        entries.insert(key.to_string(), value.to_string());
+    }
+    if let Some(members) = members {
+        let text = serde_json::Value::Object(members).to_string();
+        entries.insert(SETTINGS.to_string(), text);
     }
     entries
+}
+
+/// The `settings` object of `entries`, or an empty one when it is absent or no object.
+fn object(entries: &BTreeMap<String, String>) -> serde_json::Map<String, serde_json::Value> {
+    entries
+        .get(SETTINGS)
+        .and_then(|raw| serde_json::from_str(raw).ok())
+        .unwrap_or_default()
 }
 
 /// Writes setting `key` where it lives in `entries` (a store's `key → value`): its
@@ -121,12 +145,7 @@ pub fn set(entries: &mut BTreeMap<String, String>, key: &str, value: &str) {
         entries.insert(key.to_string(), value.to_string());
         return;
     }
-    let mut members = entries
-        .get(SETTINGS)
-        .and_then(|raw| {
-            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw).ok()
-        })
-        .unwrap_or_default();
+    let mut members = object(entries);
     members.insert(key.to_string(), value.into());
     entries.insert(
         SETTINGS.to_string(),
