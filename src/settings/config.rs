@@ -1,6 +1,8 @@
 //! Typed settings read from the `waitingroom_config` store.
 //!
-//! Every key has one default and one fallback rule, here and nowhere else.
+//! Every key has one parser, one default and one fallback rule, here and nowhere
+//! else; its row in the settings table ([`crate::settings::table`]) says where it is
+//! stored and what it means, and the table's tests hold the two together.
 //! A value that is missing or unusable never fails a request: it falls back, and
 //! the key's name is recorded in [`Settings::fallbacks`] so the log can say so.
 //!
