@@ -8,6 +8,8 @@
 //! link of the docs leads to a file that exists, and a `#fragment` to one of its
 //! headings. The first `fastly compute publish` leaves the room off. README.md is an
 //! operator's guide of at most 250 lines, which says how to get `wrctl` before it runs it.
+//! docs/configuration.md's key table is the settings table's
+//! (`waiting_room::settings::table`): `WRITE_CONFIG_REFERENCE=1` rewrites it.
 
 use test_support as support;
 
@@ -360,4 +362,43 @@ fn the_readme_is_an_operators_guide_of_at_most_250_lines() {
         built < first,
         "README.md:{first} runs wrctl before line {built} says how to build it"
     );
+}
+
+/// docs/configuration.md's key table is what the settings table renders
+/// (`waiting_room::settings::table::reference`): this test fails when the two differ.
+/// `WRITE_CONFIG_REFERENCE=1` rewrites the page's table instead (docs/development.md,
+/// "The configuration reference").
+#[test]
+fn configuration_md_key_table_is_generated_from_the_settings_table() {
+    use waiting_room::settings::table;
+    let path = root().join("docs/configuration.md");
+    let doc = read("docs/configuration.md");
+    let wanted = table::splice(&doc, &table::reference()).unwrap_or_else(|| {
+        panic!(
+            "docs/configuration.md lacks the lines around its generated key table:\n{}\n{}",
+            table::BEGIN,
+            table::END
+        )
+    });
+    if std::env::var_os("WRITE_CONFIG_REFERENCE").is_some() {
+        std::fs::write(&path, &wanted).expect("docs/configuration.md written");
+        return;
+    }
+    if doc != wanted {
+        let (line, (have, want)) = doc
+            .lines()
+            .zip(wanted.lines())
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+            .unwrap_or((
+                doc.lines().count().min(wanted.lines().count()),
+                ("(end of file)", "(more lines)"),
+            ));
+        panic!(
+            "docs/configuration.md's key table is not the settings table's (first difference \
+             at line {}):\n  page: {have}\n  code: {want}\nRegenerate it: \
+             WRITE_CONFIG_REFERENCE=1 cargo test --test docs configuration_md",
+            line + 1
+        );
+    }
 }

@@ -1,6 +1,8 @@
 //! Typed settings read from the `waitingroom_config` store.
 //!
-//! Every key has one default and one fallback rule, here and nowhere else.
+//! Every key has one parser, one default and one fallback rule, here and nowhere
+//! else; its row in the settings table ([`crate::settings::table`]) says where it is
+//! stored and what it means, and the table's tests hold the two together.
 //! A value that is missing or unusable never fails a request: it falls back, and
 //! the key's name is recorded in [`Settings::fallbacks`] so the log can say so.
 //!
@@ -17,6 +19,7 @@ use crate::pages::page::Language;
 use crate::settings::percentage::Percentage;
 use crate::settings::room::Room;
 use crate::settings::rules::{self, Cidr};
+use crate::settings::table;
 use crate::settings::unix_time;
 
 /// Whether the room runs at all. Only the exact text `true` turns it on.
@@ -106,43 +109,9 @@ pub const CUSTOM_PAGES: &str = "custom_pages";
 /// Longest config-store key Fastly accepts, in bytes.
 pub const MAX_KEY_LEN: usize = 256;
 
-/// Every key the room reads from `waitingroom_config`.
-pub const KEYS: [&str; 34] = [
-    ENABLED,
-    PROTECTED_PATHS,
-    ALLOW_PERCENTAGE,
-    CONTROLLER_HEARTBEAT,
-    CONTROLLER_TIMEOUT,
-    ALLOW_PERCENTAGE_FALLBACK,
-    WAIT_PERIOD_DURATION,
-    ALLOW_PERIOD_TIMEOUT,
-    COOKIE_LIFETIME,
-    ACTIVE_KEY,
-    REDEEM_WINDOW,
-    WAITING_STATUS,
-    SESSION_MODE,
-    COOKIE_HTTPONLY,
-    COOKIE_SAMESITE,
-    COOKIE_SECURE,
-    REFRESH_MODE,
-    LOGGER_NAME,
-    DRAW_GRID,
-    UID_IPV6_PREFIX,
-    QUEUEING_METHOD,
-    FIFO_CUTOFF,
-    FIFO_RATE,
-    FIFO_HOLD,
-    QUEUE_OPENS_AT,
-    POP_NEW_SESSIONS_PER_MINUTE,
-    QUEUE_ALL,
-    BYPASS_ADDRESSES,
-    BYPASS_PATHS,
-    PASSES_NOT_BEFORE,
-    PAGE_LANGUAGE,
-    BOT_TOLL_BITS,
-    BOT_CHALLENGE,
-    CUSTOM_PAGES,
-];
+/// Every key the room reads from `waitingroom_config`: the keys of the settings
+/// table's rows ([`crate::settings::table::ROWS`]), in its order.
+pub const KEYS: [&str; table::ROWS.len()] = table::keys(&table::ROWS);
 
 /// The keys a request the room does not apply to needs, the edge's first tier
 /// ([`Settings::for_request`]): whether the room applies, the bypass line (which
@@ -676,6 +645,86 @@ impl Settings {
             toll::MAX_BITS
         } else {
             self.bot_toll_bits
+        }
+    }
+
+    /// The text that, stored under `key`, reads as this value of the setting
+    /// (the store's form: `fixed`, `Lax`, `/events,/checkout`); `None` when only a
+    /// missing key reads as it (an unset option, an empty list) or `key` is no
+    /// setting. An unreadable heartbeat or challenge is `unreadable`.
+    pub fn stored(&self, key: &str) -> Option<String> {
+        fn list<T: ToString>(items: &[T]) -> Option<String> {
+            let texts: Vec<String> = items.iter().map(T::to_string).collect();
+            (!texts.is_empty()).then(|| texts.join(","))
+        }
+        let text = |t: &dyn ToString| Some(t.to_string());
+        let word = |w: &str| Some(w.to_string());
+        match key {
+            ENABLED => text(&self.enabled),
+            PROTECTED_PATHS => list(&self.protected_paths),
+            ALLOW_PERCENTAGE => text(&self.allow_percentage),
+            CONTROLLER_HEARTBEAT => match self.controller_heartbeat {
+                Heartbeat::Absent => None,
+                Heartbeat::At(t) => text(&t),
+                Heartbeat::Unreadable => word("unreadable"),
+            },
+            CONTROLLER_TIMEOUT => text(&self.controller_timeout),
+            ALLOW_PERCENTAGE_FALLBACK => self.allow_percentage_fallback.map(|p| p.to_string()),
+            ALLOW_PERIOD_TIMEOUT => text(&self.allow_period_timeout),
+            WAIT_PERIOD_DURATION => text(&self.wait_period_duration),
+            COOKIE_LIFETIME => text(&self.cookie_lifetime),
+            REDEEM_WINDOW => self.redeem_window.map(|r| r.to_string()),
+            ACTIVE_KEY => text(&self.active_key),
+            LOGGER_NAME => self.logger_name.clone(),
+            REFRESH_MODE => word(match self.refresh_mode {
+                RefreshMode::Eligible => "eligible",
+                RefreshMode::Fixed => "fixed",
+            }),
+            WAITING_STATUS => text(&self.waiting_status),
+            SESSION_MODE => word(match self.session_mode {
+                SessionMode::Sliding => "sliding",
+                SessionMode::Fixed => "fixed",
+            }),
+            COOKIE_HTTPONLY => text(&self.cookie_httponly),
+            COOKIE_SAMESITE => word(match self.cookie_samesite {
+                SameSite::Lax => "Lax",
+                SameSite::Strict => "Strict",
+                SameSite::None => "None",
+            }),
+            COOKIE_SECURE => word(match self.cookie_secure {
+                SecureWhen::Auto => "auto",
+                SecureWhen::Always => "always",
+                SecureWhen::Never => "never",
+            }),
+            DRAW_GRID => text(&self.draw_grid),
+            UID_IPV6_PREFIX => text(&self.uid_ipv6_prefix),
+            QUEUEING_METHOD => word(match self.queueing_method {
+                QueueingMethod::Random => "random",
+                QueueingMethod::Fifo => "fifo",
+            }),
+            FIFO_CUTOFF => self.fifo_cutoff.map(|c| c.to_string()),
+            FIFO_RATE => self.fifo_rate.map(|r| r.to_string()),
+            FIFO_HOLD => text(&self.fifo_hold),
+            QUEUE_OPENS_AT => self.queue_opens_at.map(|t| t.to_string()),
+            POP_NEW_SESSIONS_PER_MINUTE => self.pop_new_sessions_per_minute.map(|n| n.to_string()),
+            QUEUE_ALL => text(&self.queue_all),
+            BYPASS_ADDRESSES => list(&self.bypass_addresses),
+            BYPASS_PATHS => list(&self.bypass_paths),
+            PASSES_NOT_BEFORE => self.passes_not_before.map(|t| t.to_string()),
+            PAGE_LANGUAGE => word(self.page_language.map_or("auto", Language::code)),
+            BOT_TOLL_BITS => text(&self.bot_toll_bits),
+            BOT_CHALLENGE => match &self.bot_challenge {
+                BotChallenge::Off => None,
+                BotChallenge::On(c) => Some(format!(
+                    r#"{{"provider":"{}","site_key":"{}","when_down":"{}"}}"#,
+                    c.provider,
+                    c.site_key,
+                    c.when_down.name()
+                )),
+                BotChallenge::Unreadable => word("unreadable"),
+            },
+            CUSTOM_PAGES => list(&self.custom_pages),
+            _ => None,
         }
     }
 

@@ -23,27 +23,16 @@
 use std::collections::BTreeMap;
 
 use crate::settings::config::{
-    ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERIOD_TIMEOUT, BOT_CHALLENGE, BOT_TOLL_BITS,
-    CONTROLLER_HEARTBEAT, COOKIE_LIFETIME, ENABLED, FIFO_CUTOFF, FIFO_RATE, KEYS, LOGGER_NAME,
-    QUEUE_ALL, WAIT_PERIOD_DURATION, text_of,
+    BOT_CHALLENGE, BOT_TOLL_BITS, CONTROLLER_HEARTBEAT, KEYS, QUEUE_ALL, text_of,
 };
+use crate::settings::table;
 
 /// Config-store key of the JSON object holding every other setting.
 pub const SETTINGS: &str = "settings";
 
-/// The settings stored under keys of their own.
-pub const OWN_KEYS: [&str; 10] = [
-    ENABLED,
-    ALLOW_PERCENTAGE,
-    ALLOW_PERIOD_TIMEOUT,
-    WAIT_PERIOD_DURATION,
-    COOKIE_LIFETIME,
-    ACTIVE_KEY,
-    LOGGER_NAME,
-    CONTROLLER_HEARTBEAT,
-    FIFO_CUTOFF,
-    FIFO_RATE,
-];
+/// The settings stored under keys of their own: those the settings table
+/// ([`crate::settings::table::ROWS`]) says are, in its order.
+pub const OWN_KEYS: [&str; 10] = table::own_keys();
 
 /// What a setting whose lookup failed (the execution's lookups used, a value too
 /// long, any error of the host) reads as, when its default would switch a guard
@@ -118,10 +107,34 @@ pub fn store_entries<'a>(
     pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> BTreeMap<String, String> {
     let mut entries = BTreeMap::new();
+    // The members written so far, serialized once at the end (or before a
+    // `settings` pair replaces them): as many calls of [`set`], in linear time.
+    let mut members: Option<serde_json::Map<String, serde_json::Value>> = None;
     for (key, value) in pairs {
-        set(&mut entries, key, value);
+        if is_member(key) {
+            members
+                .get_or_insert_with(|| object(&entries))
+                .insert(key.to_string(), value.into());
+            continue;
+        }
+        if key == SETTINGS {
+            members = None;
+        }
+        entries.insert(key.to_string(), value.to_string());
+    }
+    if let Some(members) = members {
+        let text = serde_json::Value::Object(members).to_string();
+        entries.insert(SETTINGS.to_string(), text);
     }
     entries
+}
+
+/// The `settings` object of `entries`, or an empty one when it is absent or no object.
+fn object(entries: &BTreeMap<String, String>) -> serde_json::Map<String, serde_json::Value> {
+    entries
+        .get(SETTINGS)
+        .and_then(|raw| serde_json::from_str(raw).ok())
+        .unwrap_or_default()
 }
 
 /// Writes setting `key` where it lives in `entries` (a store's `key → value`): its
@@ -132,12 +145,7 @@ pub fn set(entries: &mut BTreeMap<String, String>, key: &str, value: &str) {
         entries.insert(key.to_string(), value.to_string());
         return;
     }
-    let mut members = entries
-        .get(SETTINGS)
-        .and_then(|raw| {
-            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw).ok()
-        })
-        .unwrap_or_default();
+    let mut members = object(entries);
     members.insert(key.to_string(), value.into());
     entries.insert(
         SETTINGS.to_string(),
@@ -148,7 +156,7 @@ pub fn set(entries: &mut BTreeMap<String, String>, key: &str, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::config::{BYPASS_PATHS, PROTECTED_PATHS};
+    use crate::settings::config::{BYPASS_PATHS, ENABLED, PROTECTED_PATHS};
 
     #[test]
     fn the_vcls_keys_and_the_controllers_stay_keys_of_their_own() {

@@ -11,4 +11,5 @@ pub mod percentage;
 pub mod room;
 pub mod room_settings;
 pub mod rules;
+pub mod table;
 pub mod unix_time;

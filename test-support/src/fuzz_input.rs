@@ -4,8 +4,8 @@
 //! The bytes steer choices rather than being used verbatim, so that random bytes
 //! reach deep states: correctly signed tokens (minted here with the fixed key
 //! store [`KEYS`] by the tests' own minter), tokens a byte away from valid, every
-//! settings key with interesting and garbage values. Running out of bytes is
-//! fine: every read then yields zero, so any input is a valid case.
+//! setting with the samples of its row of the settings table, or garbage. Running
+//! out of bytes is fine: every read then yields zero, so any input is a valid case.
 #![allow(dead_code)] // each user (fuzz target, native test) uses a part of it
 
 use std::collections::HashMap;
@@ -14,6 +14,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use waiting_room::settings::config;
+use waiting_room::settings::table::{self, Samples};
 
 use super::mint;
 
@@ -32,118 +33,6 @@ const KIDS: &[&str] = &["key1", "key2", "empty", "key3", "k&1", "k 1", ""];
 
 /// A secret no key id maps to: what a forger would sign with.
 pub const FORGER_KEY: &str = "not-a-key-of-the-room";
-
-/// Every settings key, with values worth trying for it.
-const SETTINGS: &[(&str, &[&str])] = &[
-    (config::ENABLED, &["true", " true ", "false", "TRUE", ""]),
-    (
-        config::PROTECTED_PATHS,
-        &[
-            "/events,/checkout",
-            "/",
-            "/events",
-            " /a , /b ",
-            "events",
-            ",",
-            "",
-        ],
-    ),
-    (
-        config::ALLOW_PERCENTAGE,
-        &[
-            "50",
-            "1",
-            "99",
-            "0",
-            "100",
-            "250",
-            "-5",
-            "abc",
-            "",
-            "12.5",
-            "0.5",
-            "0.0001",
-            "99.99999",
-            ".5",
-            "5.",
-            "-0.5",
-            "9223372036854775808",
-            "-9223372036854775809",
-        ],
-    ),
-    (
-        config::CONTROLLER_HEARTBEAT,
-        &["1700000000", "1700003600", "0", "soon", ""],
-    ),
-    (config::CONTROLLER_TIMEOUT, DURATIONS),
-    (
-        config::ALLOW_PERCENTAGE_FALLBACK,
-        &["1", "0", "100", "0.5", "abc"],
-    ),
-    (config::ALLOW_PERIOD_TIMEOUT, DURATIONS),
-    (config::WAIT_PERIOD_DURATION, DURATIONS),
-    (config::COOKIE_LIFETIME, DURATIONS),
-    (
-        config::ACTIVE_KEY,
-        &["key1", "key1", "key2", " key1 ", "empty", "key3", "k&1", ""],
-    ),
-    (config::LOGGER_NAME, &["testlog", "", " "]),
-    (
-        config::REFRESH_MODE,
-        &["eligible", "fixed", " fixed ", "sometimes"],
-    ),
-    (config::REDEEM_WINDOW, DURATIONS),
-    (
-        config::WAITING_STATUS,
-        &["200", "202", "429", "503", "404", "x"],
-    ),
-    (config::COOKIE_HTTPONLY, &["true", "false", "FALSE", "yes"]),
-    (config::COOKIE_SAMESITE, &["Lax", "strict", "None", "loose"]),
-    (config::COOKIE_SECURE, &["auto", "always", "never", "maybe"]),
-    (
-        config::DRAW_GRID,
-        &["address", "global", " Global ", "slot"],
-    ),
-    (
-        config::UID_IPV6_PREFIX,
-        &["128", "64", "/64", "48", "32", "31", "129", "x"],
-    ),
-    (
-        config::QUEUEING_METHOD,
-        &["fifo", "random", " FIFO ", "lifo"],
-    ),
-    (
-        config::FIFO_CUTOFF,
-        &[
-            "1700000000000",
-            "1700030000000",
-            "1700070000000",
-            "0",
-            "18446744073709551615",
-            "-1",
-            "soon",
-        ],
-    ),
-    (config::FIFO_RATE, &["1000", "1.5", "0", "0.001", "x", "-2"]),
-    (config::FIFO_HOLD, DURATIONS),
-    (
-        config::QUEUE_OPENS_AT,
-        &["1700000000", "1700040000", "0", "18446744073709551615", "x"],
-    ),
-];
-
-const DURATIONS: &[&str] = &[
-    "1",
-    "2",
-    "30",
-    "3600",
-    "31536000",
-    "31536001",
-    "0",
-    "-1",
-    "1e3",
-    "18446744073709551616",
-];
 
 /// Paths a visit may start with.
 const PATHS: &[&str] = &["/events", "/checkout/cart", "/", "/about", "/a", "/eventsX"];
@@ -359,18 +248,25 @@ impl<'a> Input<'a> {
         }
     }
 
-    /// The raw value of every settings key: missing, one worth trying, or garbage.
+    /// The raw value of every setting of the settings table: missing, one of its
+    /// row's samples (valid or invalid), or garbage.
     pub fn settings_store(&mut self) -> HashMap<String, String> {
         let mut store = HashMap::new();
-        for &(key, values) in SETTINGS {
+        for row in &table::ROWS {
+            let Samples { valid, invalid } = row.samples;
             let value = match self.below(8) {
                 0 => continue,
                 1 => self.text(40),
-                2 if values == DURATIONS => (self.u64() % (config::MAX_DURATION + 2)).to_string(),
+                2 if row.samples == table::DURATIONS => {
+                    (self.u64() % (config::MAX_DURATION + 2)).to_string()
+                }
                 2 => self.below(130).to_string(),
-                _ => self.pick(values).to_string(),
+                _ => match self.below(valid.len() + invalid.len()) {
+                    i if i < valid.len() => valid[i].to_string(),
+                    i => invalid[i - valid.len()].to_string(),
+                },
             };
-            store.insert(key.to_string(), value);
+            store.insert(row.key.to_string(), value);
         }
         store
     }

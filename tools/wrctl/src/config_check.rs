@@ -22,10 +22,12 @@ use waiting_room::settings::layout::{self, Members, SETTINGS};
 use waiting_room::settings::limits::CONFIG_LOOKUP_BUDGET;
 use waiting_room::settings::room::{Index, ROOMS, Scope};
 use waiting_room::settings::room_settings::{EVENT_FIXED_KEYS, NamedRoom, Remembered};
+use waiting_room::settings::table;
 
 use crate::clock::{utc, utc_millis};
 
-/// Every key the room reads from `waitingroom_config`, in the order of docs/configuration.md's table.
+/// Every setting the room reads from `waitingroom_config`, in the order of the settings
+/// table (and docs/configuration.md's).
 pub use waiting_room::settings::config::KEYS;
 
 /// A `wait_period_duration` above this many seconds gets a warning: a new
@@ -401,17 +403,21 @@ const TRIAL_STORE_ENTRIES: usize = 100;
 /// Characters a config-store value holds.
 const MAX_VALUE_CHARS: usize = 8_000;
 
+/// Every key the room reads from `waitingroom_config`: the settings table's rows, the
+/// settings then the other keys.
 fn unique_keys() -> impl Iterator<Item = &'static str> {
-    KEYS.iter().copied().chain([ROOMS, EVENTS])
+    table::ROWS
+        .iter()
+        .chain(&table::OTHER_ROWS)
+        .map(|row| row.key)
 }
 
-/// The value the room uses for `key`, as text.
+/// The value the room uses for `key`, as text: the store's text
+/// ([`Settings::stored`]), `none` for an unset one, or more where a number needs
+/// its unit or an unset value its consequence.
 fn effective(s: &Settings, key: &str) -> String {
     let seconds = |n: u64| format!("{n} s");
     match key {
-        config::ENABLED => s.enabled.to_string(),
-        config::PROTECTED_PATHS => s.protected_paths.join(","),
-        config::ALLOW_PERCENTAGE => s.allow_percentage.to_string(),
         config::CONTROLLER_HEARTBEAT => match s.controller_heartbeat {
             Heartbeat::Absent => "none (manual tuning)".into(),
             Heartbeat::At(t) => format!("{t} ({})", utc(t)),
@@ -429,19 +435,11 @@ fn effective(s: &Settings, key: &str) -> String {
             Some(r) => seconds(r),
             None => format!("{} (one wait period)", seconds(s.redeem_window())),
         },
-        config::WAITING_STATUS => s.waiting_status.to_string(),
-        config::SESSION_MODE => format!("{:?}", s.session_mode).to_ascii_lowercase(),
-        config::COOKIE_HTTPONLY => s.cookie_httponly.to_string(),
-        config::COOKIE_SAMESITE => format!("{:?}", s.cookie_samesite),
-        config::COOKIE_SECURE => format!("{:?}", s.cookie_secure).to_ascii_lowercase(),
-        config::REFRESH_MODE => format!("{:?}", s.refresh_mode).to_ascii_lowercase(),
         config::LOGGER_NAME => s
             .logger_name
             .clone()
             .unwrap_or_else(|| "none (standard error)".into()),
-        config::DRAW_GRID => s.draw_grid.to_string(),
         config::UID_IPV6_PREFIX => format!("/{}", s.uid_ipv6_prefix),
-        config::QUEUEING_METHOD => format!("{:?}", s.queueing_method).to_ascii_lowercase(),
         config::FIFO_CUTOFF => s
             .fifo_cutoff
             .map_or("none (nobody admitted by FIFO)".into(), |c| {
@@ -454,9 +452,6 @@ fn effective(s: &Settings, key: &str) -> String {
         config::QUEUE_OPENS_AT => s.queue_opens_at.map_or("none (no pre-queue)".into(), |t| {
             format!("{t} ({})", utc(t))
         }),
-        config::QUEUE_ALL => s.queue_all.to_string(),
-        config::BYPASS_ADDRESSES => list(s.bypass_addresses.iter().map(ToString::to_string)),
-        config::BYPASS_PATHS => list(s.bypass_paths.iter().cloned()),
         config::PASSES_NOT_BEFORE => s
             .passes_not_before
             .map_or("none".into(), |t| format!("{t} ({})", utc(t))),
@@ -484,7 +479,7 @@ fn effective(s: &Settings, key: &str) -> String {
             .map_or("none (no ceiling)".into(), |n| {
                 format!("{n} new sessions a minute a POP (needs edge rate limiting)")
             }),
-        _ => String::new(),
+        _ => s.stored(key).unwrap_or_else(|| "none".into()),
     }
 }
 
@@ -789,4 +784,28 @@ fn distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row of the settings table is printed with a value, at its default and
+    /// at each of its valid samples.
+    #[test]
+    fn every_row_has_an_effective_value() {
+        for row in &table::ROWS {
+            assert!(
+                !effective(&Settings::default(), row.key).is_empty(),
+                "{}",
+                row.key
+            );
+            for raw in row.samples.valid {
+                let s = Settings::from_lookup(|k| (k == row.key).then(|| raw.to_string()));
+                assert!(!effective(&s, row.key).is_empty(), "{}: {raw:?}", row.key);
+            }
+        }
+        let keys: Vec<&str> = unique_keys().collect();
+        assert_eq!(keys, [&KEYS[..], &[ROOMS, EVENTS]].concat());
+    }
 }
