@@ -166,7 +166,11 @@ pub fn handle(mut req: Request) -> Response {
         }
         Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req), &reads),
         Action::Refuse(status) => {
-            let mut resp = Response::from_status(status);
+            let text = match status {
+                400 => "Bad Request\n",
+                _ => "Service Unavailable\n",
+            };
+            let mut resp = Response::from_status(status).with_body_text_plain(text);
             resp.set_header(CACHE_CONTROL, NO_STORE);
             resp
         }

@@ -867,3 +867,64 @@ fn revoke_through_the_fastly_api_deletes_the_secret_but_never_the_active_key() {
     assert_eq!(run.code, Some(1), "{}", run.all());
     assert!(api.requests().is_empty());
 }
+
+#[test]
+fn config_set_writes_a_member_into_settings_through_the_fastly_api() {
+    let items = json!([
+        {"item_key": "enabled", "item_value": "true", "store_id": "CS"},
+        {"item_key": "settings", "item_value": "{\"protected_paths\":\"/shop\"}", "store_id": "CS"}
+    ]);
+    let api = MockApi::start(&[200], &items.to_string());
+    let token = "test-api-token-5678";
+    let set = |key: &str, value: &str| {
+        wrctl(
+            &[
+                "config",
+                "set",
+                key,
+                value,
+                "--fastly-config-store",
+                "CS",
+                "--fastly-api-url",
+                &api.url(),
+            ],
+            &[("FASTLY_API_TOKEN", token)],
+        )
+    };
+    let run = set("queue_all", "true");
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert!(!run.all().contains(token));
+    let requests = api.requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(
+        (requests[0].method.as_str(), requests[0].path.as_str()),
+        ("GET", "/resources/stores/config/CS/items")
+    );
+    assert_eq!(
+        (requests[1].method.as_str(), requests[1].path.as_str()),
+        ("PATCH", "/resources/stores/config/CS/items")
+    );
+    // One upsert of the settings item, its other members kept.
+    let body: Value = serde_json::from_str(&requests[1].body).unwrap();
+    let item = &body["items"][0];
+    assert_eq!(
+        (item["op"].as_str(), item["item_key"].as_str()),
+        (Some("upsert"), Some("settings"))
+    );
+    let members: Value = serde_json::from_str(item["item_value"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        members,
+        json!({"protected_paths": "/shop", "queue_all": "true"})
+    );
+    // A key of its own is written as itself; a value the room would not read, never.
+    let run = set("allow_percentage", "2.5");
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    let body: Value = serde_json::from_str(&api.requests()[3].body).unwrap();
+    assert_eq!(
+        body,
+        json!({"items": [{"op": "upsert", "item_key": "allow_percentage", "item_value": "2.5"}]})
+    );
+    let run = set("waiting_status", "418");
+    assert_eq!(run.code, Some(1), "{}", run.all());
+    assert_eq!(api.requests().len(), 5, "only the GET of the refused set");
+}
