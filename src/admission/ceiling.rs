@@ -16,7 +16,8 @@
 //! nor held, and FIFO mode has its own order: the ceiling is random mode's.
 //!
 //! The counts are the POP's, so the ceiling is per POP: set it to what the
-//! busiest POP may admit. Where the edge cannot count (edge rate limiting not
+//! busiest POP may admit, less the counters' documented under-count (they read
+//! up to 10 % low: [`DocumentedCounts`] models them so). Where the edge cannot count (edge rate limiting not
 //! enabled on the account; local runs, where the counters read zero), the
 //! ceiling holds nobody: the room is what it is without it.
 
