@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{ArgAction, Args, CommandFactory, Parser};
 use control::DEFAULT_EXPECTED_PROPAGATION;
+use waiting_room::admission::ceiling::DEFAULT_NODES;
 use waiting_room::admission::grid::DrawGrid;
 use waiting_room::admission::refresh::RefreshMode;
 use waiting_room::settings::config::MAX_DURATION;
@@ -17,7 +18,9 @@ use waiting_room::settings::room::RoomName;
 use crate::bots::Bots;
 use crate::fifo::FifoSpec;
 use crate::planning::Question;
-use crate::scenario::{Arrivals, Control, Mix, Room, Scenario, SecondRoom, Session};
+use crate::scenario::{
+    Arrivals, Control, Mix, PopCountsModel, Room, Scenario, SecondRoom, Session,
+};
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -479,6 +482,16 @@ struct RoomArgs {
     /// minute at most; a win over it waits on as after a loss [default: none].
     #[arg(long, value_name = "N", value_parser = pop_ceiling)]
     pop_new_sessions_per_minute: Option<u32>,
+    /// How the POP counts new sessions for the ceiling: edge (Fastly's edge rate
+    /// counter as documented: every read 10 % low, the worst it "may under count";
+    /// reads spread over --pop-nodes nodes, each reading zero at its first use and
+    /// seeing only what the POP counted after it) or exact (every session counted
+    /// at once, as the simulator did before).
+    #[arg(long, value_name = "MODEL", value_parser = ["edge", "exact"], default_value = "edge")]
+    pop_counts: String,
+    /// Nodes of the POP with --pop-counts edge.
+    #[arg(long, value_name = "N", value_parser = pop_nodes, default_value_t = DEFAULT_NODES)]
+    pop_nodes: u32,
 }
 
 impl RoomArgs {
@@ -491,6 +504,12 @@ impl RoomArgs {
             allow_timeout,
             draw_grid,
             pop_new_sessions_per_minute: self.pop_new_sessions_per_minute,
+            pop_counts: match self.pop_counts.as_str() {
+                "exact" => PopCountsModel::Exact,
+                _ => PopCountsModel::Edge {
+                    nodes: self.pop_nodes,
+                },
+            },
             bot_toll_bits: 0,
         }
     }
@@ -768,6 +787,14 @@ fn pop_ceiling(raw: &str) -> Result<u32, String> {
         .ok()
         .filter(|n| (1..=max).contains(n))
         .ok_or_else(|| format!("{raw:?} is not a whole number from 1 to {max}"))
+}
+
+/// `--pop-nodes`: 1 to 1,000.
+fn pop_nodes(raw: &str) -> Result<u32, String> {
+    number::<u32>(raw)
+        .ok()
+        .filter(|n| (1..=1000).contains(n))
+        .ok_or_else(|| format!("{raw:?} is not a whole number of nodes from 1 to 1000"))
 }
 
 /// `--bot-toll-bits`: 0 to the room's most ([`waiting_room::bots::toll::MAX_BITS`]).

@@ -20,7 +20,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
 use control::{Controller, Rule};
-use waiting_room::admission::ceiling::ExactCounts;
+use waiting_room::admission::ceiling::{DocumentedCounts, ExactCounts, PopCounts};
 use waiting_room::admission::decision::{
     self, CookieAction, Decision, Session, TollDue, Transition, Verdict,
 };
@@ -35,7 +35,7 @@ use crate::closed_loop::{self, ClosedLoop, Line};
 use crate::population::{Kind, Population, address_text};
 use crate::progress::Progress;
 use crate::record::Record;
-use crate::scenario::Scenario;
+use crate::scenario::{PopCountsModel, Scenario};
 use crate::toll;
 
 /// Unix time of the run's second 0 (a whole minute, so slots line up with minutes).
@@ -50,21 +50,59 @@ pub struct Room {
     pub settings: Settings,
     keys: HashMap<String, String>,
     /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`.
-    pop: RefCell<ExactCounts>,
+    pop: RefCell<Pop>,
+}
+
+/// The POP's counts, as the scenario models them.
+#[derive(Debug)]
+enum Pop {
+    Exact(ExactCounts),
+    Edge(DocumentedCounts),
+}
+
+impl Pop {
+    /// The counts `model` describes; the edge's nodes are drawn with a stream of `seed`.
+    fn new(model: PopCountsModel, seed: u64) -> Pop {
+        match model {
+            PopCountsModel::Exact => Pop::Exact(ExactCounts::default()),
+            // A stream of its own: the crowd's draws stay what they were.
+            PopCountsModel::Edge { nodes } => {
+                Pop::Edge(DocumentedCounts::new(nodes, seed ^ 0x706f_705f_6e6f_6465))
+            }
+        }
+    }
+
+    fn counts(&self) -> &dyn PopCounts {
+        match self {
+            Pop::Exact(counts) => counts,
+            Pop::Edge(counts) => counts,
+        }
+    }
+
+    fn count(&mut self, now: u64, key: String) {
+        match self {
+            Pop::Exact(counts) => counts.count(now, key),
+            Pop::Edge(counts) => counts.count(now, key),
+        }
+    }
 }
 
 impl Room {
-    /// The room of `scenario`, refreshing in `mode` (random mode).
+    /// The room of `scenario`, refreshing in `mode` (random mode), with the POP's
+    /// counts it models.
     pub fn new(scenario: &Scenario, mode: RefreshMode) -> Room {
-        Room::with_settings(scenario.room.settings(mode))
+        Room {
+            pop: RefCell::new(Pop::new(scenario.room.pop_counts, scenario.seed)),
+            ..Room::with_settings(scenario.room.settings(mode))
+        }
     }
 
-    /// The room with `settings`.
+    /// The room with `settings`, and exact counts.
     pub fn with_settings(settings: Settings) -> Room {
         Room {
             settings,
             keys: HashMap::from([(KID.to_string(), SECRET.to_string())]),
-            pop: RefCell::default(),
+            pop: RefCell::new(Pop::Exact(ExactCounts::default())),
         }
     }
 
@@ -88,7 +126,7 @@ impl Room {
     ) -> Verdict {
         let verdict = {
             let pop = self.pop.borrow();
-            let counts = &*pop as &dyn waiting_room::admission::ceiling::PopCounts;
+            let counts = pop.counts();
             // A named room signs with its own derived key, as `plan()` has it.
             let keys = RoomKeys::new(&self.keys, self.settings.room.name());
             decision::decide_with(

@@ -45,6 +45,7 @@ impl Question {
                         allow_timeout,
                         draw_grid,
                         pop_new_sessions_per_minute: None,
+                        pop_counts: Default::default(),
                         bot_toll_bits: 0,
                     });
                 }

@@ -241,6 +241,8 @@ pub struct Room {
     /// `pop_new_sessions_per_minute`: the POP's ceiling on new sessions a minute
     /// (the simulator is one POP; `None`: no ceiling).
     pub pop_new_sessions_per_minute: Option<u32>,
+    /// How the POP counts its new sessions for the ceiling.
+    pub pop_counts: PopCountsModel,
     /// `bot_toll_bits`: the bot toll each wait token owes (0: none).
     pub bot_toll_bits: u8,
 }
@@ -253,7 +255,31 @@ impl Default for Room {
             allow_timeout: 3600,
             draw_grid: Settings::default().draw_grid,
             pop_new_sessions_per_minute: None,
+            pop_counts: PopCountsModel::default(),
             bot_toll_bits: 0,
+        }
+    }
+}
+
+/// How the simulated POP counts the new sessions the ceiling reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "model", rename_all = "lowercase")]
+pub enum PopCountsModel {
+    /// Every new session counted at once, every read exact.
+    Exact,
+    /// Fastly's edge rate counter as documented
+    /// ([`waiting_room::admission::ceiling::DocumentedCounts`]): each read 10 % low,
+    /// the reads spread over `nodes` nodes, each reading zero at its first use.
+    Edge {
+        /// Nodes of the POP.
+        nodes: u32,
+    },
+}
+
+impl Default for PopCountsModel {
+    fn default() -> Self {
+        PopCountsModel::Edge {
+            nodes: waiting_room::admission::ceiling::DEFAULT_NODES,
         }
     }
 }

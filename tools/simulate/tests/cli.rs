@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use simulate::cli::{Command, parse};
-use simulate::scenario::{Arrivals, Mix, Scenario};
+use simulate::scenario::{Arrivals, Mix, PopCountsModel, Scenario};
 use waiting_room::admission::grid::DrawGrid;
 use waiting_room::admission::refresh::RefreshMode;
 use waiting_room::settings::percentage::Percentage;
@@ -84,6 +84,31 @@ fn run_reads_every_scenario_option() {
         (vec![DrawGrid::Global], DrawGrid::Global)
     );
     assert!(quiet && no_plots);
+}
+
+#[test]
+fn run_reads_the_pops_counts() {
+    let counts = |line: &str| match parse(args(line)).unwrap() {
+        Command::Run { scenario, .. } => (
+            scenario.room.pop_new_sessions_per_minute,
+            scenario.room.pop_counts,
+        ),
+        other => panic!("{line}: not a run but {other:?}"),
+    };
+    // The edge's counts as documented, on 16 nodes, unless told otherwise.
+    assert_eq!(counts("run"), (None, PopCountsModel::Edge { nodes: 16 }));
+    assert_eq!(
+        counts("run --pop-new-sessions-per-minute 190 --pop-nodes 4"),
+        (Some(190), PopCountsModel::Edge { nodes: 4 })
+    );
+    assert_eq!(
+        counts("run --pop-counts exact --pop-new-sessions-per-minute 210"),
+        (Some(210), PopCountsModel::Exact)
+    );
+    assert_eq!(
+        counts("run --pop-counts edge").1,
+        PopCountsModel::Edge { nodes: 16 }
+    );
 }
 
 #[test]
@@ -290,6 +315,10 @@ fn bad_input_is_an_error_not_a_panic() {
         "cost --visitors 10,,20",
         "run --multi-device 0.6:2:1 --nat 0.6:2",
         "run --draw-grid vcl",
+        "run --pop-counts fuzzy",
+        "run --pop-nodes 0",
+        "run --pop-nodes 1001",
+        "plan --pop-counts exact",
         "plan --draw-grid both",
         "run --device-spread -1",
         "run --device-spread 100000",
@@ -464,6 +493,9 @@ fn help_comes_from_clap_and_names_every_option() {
         "--max",
         "--queueing",
         "--fifo-hold",
+        "--pop-new-sessions-per-minute",
+        "--pop-counts",
+        "--pop-nodes",
     ];
     let text = help("run --help");
     for option in scenario.iter().chain(&run) {

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use simulate::cli::{Command, parse};
+use simulate::scenario::PopCountsModel;
 use test_support::docs::{self, Cli};
 use waiting_room::admission::grid::DrawGrid;
 
@@ -40,6 +41,7 @@ fn closed_loop_script() {
                 };
                 assert_eq!(grids.len(), 1, "{line}");
                 assert_eq!(scenario.control.unwrap().propagation_delay, delay);
+                scenario
             };
             for mix in ["plain", "default", "heavy"] {
                 let people = format!("--mix {mix}");
@@ -55,6 +57,22 @@ fn closed_loop_script() {
                     "waves",
                     &format!("{people} {WAVES} --duration 7200 --target-per-minute 3000"),
                 );
+                // The POP's ceiling at 0.95x, the edge's counts as documented.
+                for (crowd, target, ceiling) in [
+                    (FLASH, 2000, 1900),
+                    (STEADY, 2000, 1900),
+                    (WAVES, 3000, 2850),
+                ] {
+                    let scenario = run(
+                        "ceiling",
+                        &format!(
+                            "{people} --pop-counts edge {crowd} --duration 7200 \
+                             --target-per-minute {target} --pop-new-sessions-per-minute {ceiling}"
+                        ),
+                    );
+                    assert_eq!(scenario.room.pop_new_sessions_per_minute, Some(ceiling));
+                    assert_eq!(scenario.room.pop_counts, PopCountsModel::default());
+                }
             }
             run(
                 "mix-flash-start-1",

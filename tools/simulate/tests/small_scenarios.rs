@@ -31,6 +31,7 @@ fn small(arrivals: Arrivals, mix: Mix) -> Scenario {
             allow_timeout: 600,
             draw_grid: DrawGrid::Address,
             pop_new_sessions_per_minute: None,
+            pop_counts: Default::default(),
             bot_toll_bits: 0,
         },
         session: Session {

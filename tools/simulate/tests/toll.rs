@@ -33,6 +33,7 @@ fn crowd() -> Scenario {
             allow_timeout: 600,
             draw_grid: DrawGrid::Address,
             pop_new_sessions_per_minute: None,
+            pop_counts: Default::default(),
             bot_toll_bits: 0,
         },
         session: Session {
