@@ -124,8 +124,7 @@ use super::intake::{Intake, Sizes};
 use super::schedule::{Schedule, Timing};
 use super::tokens::Tokens;
 use super::{
-    BadOptions, Counters, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, HEARTBEAT_KEY,
-    Snapshot, WINDOW,
+    BadOptions, Counters, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, Snapshot, WINDOW,
 };
 use crate::record::Record;
 use waiting_room::admission::decision::{Decision, Session, Transition};
@@ -243,21 +242,6 @@ pub struct Write {
     pub fifo_rate: Option<FifoRate>,
     /// `controller_heartbeat`: Unix seconds of this write.
     pub heartbeat: u64,
-}
-
-impl Write {
-    /// The config-store items to write, key and value: the cutoff, the rate, the heartbeat.
-    pub fn items(&self) -> Vec<(&'static str, String)> {
-        let mut items = Vec::with_capacity(3);
-        if let Some(cutoff) = self.fifo_cutoff {
-            items.push((CUTOFF_KEY, cutoff.to_string()));
-        }
-        if let Some(rate) = self.fifo_rate {
-            items.push((RATE_KEY, rate.to_string()));
-        }
-        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
-        items
-    }
 }
 
 /// A held place, as the newest line of its address shows it.

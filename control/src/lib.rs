@@ -289,18 +289,6 @@ pub struct Write {
     pub heartbeat: u64,
 }
 
-impl Write {
-    /// The config-store items to write, key and value.
-    pub fn items(&self) -> Vec<(&'static str, String)> {
-        let mut items = Vec::with_capacity(2);
-        if let Some(p) = self.allow_percentage {
-            items.push((PERCENTAGE_KEY, p.to_string()));
-        }
-        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
-        items
-    }
-}
-
 /// The controller: state in, decision out.
 #[derive(Debug, Clone)]
 pub struct Controller {

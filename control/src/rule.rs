@@ -7,9 +7,9 @@
 
 use waiting_room::settings::config::{Heartbeat, QueueingMethod, Settings};
 
-use crate::fifo::{self, FifoController, FifoStatus};
+use crate::fifo::{self, CUTOFF_KEY, FifoController, FifoStatus, RATE_KEY};
 use crate::record::Record;
-use crate::{Controller, Snapshot};
+use crate::{Controller, HEARTBEAT_KEY, PERCENTAGE_KEY, Snapshot};
 
 /// One write of a rule to the config store.
 pub trait Write {
@@ -61,7 +61,12 @@ pub trait Rule {
 
 impl Write for crate::Write {
     fn items(&self) -> Vec<(&'static str, String)> {
-        crate::Write::items(self)
+        let mut items = Vec::with_capacity(2);
+        if let Some(p) = self.allow_percentage {
+            items.push((PERCENTAGE_KEY, p.to_string()));
+        }
+        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
+        items
     }
 
     fn heartbeat(&self) -> u64 {
@@ -82,7 +87,15 @@ impl Write for crate::Write {
 
 impl Write for fifo::Write {
     fn items(&self) -> Vec<(&'static str, String)> {
-        fifo::Write::items(self)
+        let mut items = Vec::with_capacity(3);
+        if let Some(cutoff) = self.fifo_cutoff {
+            items.push((CUTOFF_KEY, cutoff.to_string()));
+        }
+        if let Some(rate) = self.fifo_rate {
+            items.push((RATE_KEY, rate.to_string()));
+        }
+        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
+        items
     }
 
     fn heartbeat(&self) -> u64 {
