@@ -268,7 +268,7 @@ enum Kind {
 pub type FifoController = Frame<FifoPolicy>;
 
 /// What the FIFO rule keeps of its own (the frame keeps the rest).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct FifoPolicy {
     places: HashMap<Arc<str>, Place>,
     /// The places by `arr` (the line).
@@ -308,24 +308,8 @@ impl Policy for FifoPolicy {
 
     fn start(options: &FifoOptions) -> Result<(Self, Timing, Tokens), BadOptions> {
         options.check()?;
-        let policy = FifoPolicy {
-            places: HashMap::new(),
-            line: BTreeSet::new(),
-            ends: BTreeSet::new(),
-            due: VecDeque::new(),
-            overflow: 0,
-            empty: Arc::from(""),
-            effective: None,
-            cutoffs: BTreeMap::new(),
-            written_rate: None,
-            wanted_rate: None,
-            carry: 0.0,
-            planned_carry: None,
-            history: VecDeque::new(),
-            outcomes: BTreeMap::new(),
-            not_fifo_lines: 0,
-        };
-        Ok((policy, options.timing(), Tokens::new(options.capacity, 0)))
+        let tokens = Tokens::new(options.capacity, 0);
+        Ok((FifoPolicy::default(), options.timing(), tokens))
     }
 
     fn target(options: &mut FifoOptions) -> &mut f64 {

@@ -297,7 +297,7 @@ pub struct Write {
 pub type Controller = Frame<PercentagePolicy>;
 
 /// What the percentage rule keeps of its own (the frame keeps the rest).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct PercentagePolicy {
     /// Log times of the newest wait token handed out on the address's own
     /// grid for the wait period the controller was given, and of the newest
@@ -353,13 +353,8 @@ impl Policy for PercentagePolicy {
     fn start(options: &Options) -> Result<(Self, Timing, Tokens), BadOptions> {
         options.check()?;
         let policy = PercentagePolicy {
-            lag: 0,
-            on_grid: None,
-            off_grid: None,
-            predictions: VecDeque::new(),
             trim: 1.0,
-            ratios: VecDeque::new(),
-            recent_writes: VecDeque::new(),
+            ..PercentagePolicy::default()
         };
         let tokens = Tokens::new(options.capacity, options.redeem_window());
         Ok((policy, options.timing(), tokens))
