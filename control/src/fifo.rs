@@ -120,16 +120,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
-use super::intake::{Intake, Sizes};
-use super::schedule::{Schedule, Timing};
+use super::frame::{Frame, Policy};
+use super::schedule::Timing;
 use super::tokens::Tokens;
-use super::{
-    BadOptions, Counters, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, HEARTBEAT_KEY,
-    Snapshot, WINDOW,
-};
+use super::{BadOptions, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, WINDOW};
 use crate::record::Record;
 use waiting_room::admission::decision::{Decision, Session, Transition};
-use waiting_room::settings::config::FifoRate;
+use waiting_room::settings::config::{FifoRate, QueueingMethod};
+use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the rule writes the cutoff to.
 pub const CUTOFF_KEY: &str = waiting_room::settings::config::FIFO_CUTOFF;
@@ -245,21 +243,6 @@ pub struct Write {
     pub heartbeat: u64,
 }
 
-impl Write {
-    /// The config-store items to write, key and value: the cutoff, the rate, the heartbeat.
-    pub fn items(&self) -> Vec<(&'static str, String)> {
-        let mut items = Vec::with_capacity(3);
-        if let Some(cutoff) = self.fifo_cutoff {
-            items.push((CUTOFF_KEY, cutoff.to_string()));
-        }
-        if let Some(rate) = self.fifo_rate {
-            items.push((RATE_KEY, rate.to_string()));
-        }
-        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
-        items
-    }
-}
-
 /// A held place, as the newest line of its address shows it.
 #[derive(Debug, Clone, Copy)]
 struct Place {
@@ -281,12 +264,12 @@ enum Kind {
     Stale = 1,
 }
 
-/// The FIFO rule's state.
-#[derive(Debug, Clone)]
-pub struct FifoController {
-    options: FifoOptions,
-    /// The per-second counts, the first record and the lines' counters.
-    intake: Intake,
+/// The FIFO rule: the frame, deciding `fifo_cutoff` and `fifo_rate`.
+pub type FifoController = Frame<FifoPolicy>;
+
+/// What the FIFO rule keeps of its own (the frame keeps the rest).
+#[derive(Debug, Clone, Default)]
+pub struct FifoPolicy {
     places: HashMap<Arc<str>, Place>,
     /// The places by `arr` (the line).
     line: BTreeSet<(u64, Arc<str>)>,
@@ -294,8 +277,7 @@ pub struct FifoController {
     ends: BTreeSet<(u64, Arc<str>)>,
     /// Places passed by the cutoff in effect: when their holder is due by.
     due: VecDeque<(u64, Arc<str>, u64)>,
-    /// Who holds which token, to count admissions per token.
-    tokens: Tokens,
+    /// Places not tracked for want of capacity.
     overflow: u64,
     /// The empty uid (the least key of a given `arr`).
     empty: Arc<str>,
@@ -303,10 +285,7 @@ pub struct FifoController {
     effective: Option<u64>,
     /// The highest cutoff in effect each second, as the lines show it.
     cutoffs: BTreeMap<u64, u64>,
-    /// When to write, the cutoff last written, and the propagation delay.
-    schedule: Schedule<u64>,
     written_rate: Option<FifoRate>,
-    wanted: Option<u64>,
     wanted_rate: Option<FifoRate>,
     /// Places of allowance carried over (a fraction, or the overshoot of ties).
     carry: f64,
@@ -318,80 +297,43 @@ pub struct FifoController {
     /// they were settled: `[kind][0]` shows, `[kind][1]` no-shows.
     outcomes: BTreeMap<u64, [[u64; 2]; 2]>,
     /// Decided lines that were not written in FIFO mode (no `cutoff=`).
-    pub not_fifo_lines: u64,
+    not_fifo_lines: u64,
 }
 
-impl FifoController {
-    /// A rule with checked options.
-    pub fn new(options: FifoOptions) -> Result<FifoController, BadOptions> {
+impl Policy for FifoPolicy {
+    type Options = FifoOptions;
+    type Value = u64;
+    type Write = Write;
+    const QUEUEING: QueueingMethod = QueueingMethod::Fifo;
+
+    fn start(options: &FifoOptions) -> Result<(Self, Timing, Tokens), BadOptions> {
         options.check()?;
-        Ok(FifoController {
-            intake: Intake::new(),
-            places: HashMap::new(),
-            line: BTreeSet::new(),
-            ends: BTreeSet::new(),
-            due: VecDeque::new(),
-            tokens: Tokens::new(options.capacity, 0),
-            overflow: 0,
-            empty: Arc::from(""),
-            schedule: Schedule::new(options.timing()),
-            options,
-            effective: None,
-            cutoffs: BTreeMap::new(),
-            written_rate: None,
-            wanted: None,
-            wanted_rate: None,
-            carry: 0.0,
-            planned_carry: None,
-            history: VecDeque::new(),
-            outcomes: BTreeMap::new(),
-            not_fifo_lines: 0,
-        })
+        let tokens = Tokens::new(options.capacity, 0);
+        Ok((FifoPolicy::default(), options.timing(), tokens))
     }
 
-    /// Holds `per_minute` new sessions a minute from now on (a scheduled event's
-    /// target); a value that is not a positive number is ignored.
-    pub fn set_target(&mut self, per_minute: f64) {
-        if per_minute.is_finite() && per_minute > 0.0 {
-            self.options.target_per_minute = per_minute;
-        }
+    fn target(options: &mut FifoOptions) -> &mut f64 {
+        &mut options.target_per_minute
     }
 
-    /// The options it runs with.
-    pub fn options(&self) -> &FifoOptions {
-        &self.options
+    /// The places held.
+    fn waiting(c: &FifoController) -> (u64, u64) {
+        (c.policy.places.len() as u64, c.policy.overflow)
     }
 
-    /// Counts one line that was not a readable room log line.
-    pub fn bad_line(&mut self) {
-        self.intake.bad_line();
-    }
-
-    /// Lines read, and what became of them.
-    pub fn counters(&self) -> Counters {
-        self.intake.counters
-    }
-
-    /// Takes in one log record; `now` is the controller's clock (Unix seconds).
-    pub fn observe(&mut self, record: &Record, now: u64) {
-        self.schedule.heard(now);
-        if !self.intake.take(record, now, self.sizes()) {
-            return;
-        }
+    fn observe(c: &mut FifoController, record: &Record, _: u64) {
         if record.decision.is_some() && !record.fifo {
-            self.not_fifo_lines += 1;
+            c.policy.not_fifo_lines += 1;
         }
         if let Some(cutoff) = record.cutoff {
-            self.see_cutoff(record.t, cutoff);
+            c.see_cutoff(record.t, cutoff);
         }
-        let seen = self.tokens.see(record);
-        self.intake.tally(record.t, seen, record.percentage);
         let uid = record.uid.as_str();
         match record.decision {
             Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
                 match (record.arr, record.exp) {
-                    (Some(arr), Some(exp)) => self.hold(uid, arr, exp, record.t),
-                    _ => self.leave(uid, None),
+                    (Some(arr), Some(exp)) => c.hold(uid, arr, exp, record.t),
+                    _ => c.leave(uid, None),
                 }
             }
             // A live session's request (another device or person behind the
@@ -399,40 +341,155 @@ impl FifoController {
             Some(Decision::Allow) if record.session != Some(Session::New) => {}
             Some(Decision::Allow) => {
                 let admitted = record.transition == Some(Transition::CutoffReached);
-                self.leave(uid, admitted.then_some(record.t));
+                c.leave(uid, admitted.then_some(record.t));
             }
-            Some(Decision::Deny) => self.leave(uid, None),
+            Some(Decision::Deny) => c.leave(uid, None),
             None => {}
         }
     }
 
+    /// Ends places whose hold ended, and settles passed places whose holder did
+    /// not come back in time (no-shows).
+    fn close_second(c: &mut FifoController, newest: u64, _: u64) {
+        while let Some((exp, _)) = c.policy.ends.first()
+            && *exp < newest
+        {
+            let Some((exp, uid)) = c.policy.ends.pop_first() else {
+                break;
+            };
+            if let Some(place) = c.policy.places.remove(&uid) {
+                c.policy.line.remove(&(place.arr, uid));
+                debug_assert_eq!(place.exp, exp);
+            }
+        }
+        while c
+            .policy
+            .due
+            .front()
+            .is_some_and(|(deadline, _, _)| *deadline < newest)
+        {
+            let Some((_, uid, arr)) = c.policy.due.pop_front() else {
+                break;
+            };
+            let kind = c
+                .policy
+                .places
+                .get(&uid)
+                .filter(|p| p.arr == arr)
+                .and_then(|p| p.passed);
+            if let Some(kind) = kind {
+                c.leave(&uid, None);
+                c.policy.outcomes.entry(newest).or_default()[kind as usize][1] += 1;
+            }
+        }
+        let keep_from = newest.saturating_sub(SHOW_UP_WINDOW);
+        c.policy.outcomes = c.policy.outcomes.split_off(&keep_from);
+        c.policy.cutoffs = c.policy.cutoffs.split_off(&newest.saturating_sub(WINDOW));
+    }
+
+    fn decide(c: &mut FifoController, now: u64) {
+        let (cutoff, carry) = c.cutoff(now);
+        c.policy.planned_carry = carry;
+        if let Some(cutoff) = cutoff {
+            c.wanted = Some(cutoff);
+            c.policy.wanted_rate = Some(c.speed(now, cutoff));
+        }
+    }
+
+    /// None when nothing changed and the heartbeat is not yet due.
+    fn write(c: &FifoController, now: u64) -> Option<Write> {
+        let cutoff = c.schedule.changed(c.wanted);
+        let rate = c
+            .policy
+            .wanted_rate
+            .filter(|&r| Some(r) != c.policy.written_rate);
+        let heartbeat_due = c.schedule.heartbeat_due(now);
+        (cutoff.is_some() || rate.is_some() || heartbeat_due).then_some(Write {
+            fifo_cutoff: cutoff,
+            fifo_rate: rate,
+            heartbeat: now,
+        })
+    }
+
+    fn written(c: &mut FifoController, write: &Write, now: u64) {
+        c.schedule.succeeded(write.fifo_cutoff, now);
+        if let Some(rate) = write.fifo_rate {
+            c.policy.written_rate = Some(rate);
+        }
+        if let Some(carry) = c.policy.planned_carry.take() {
+            c.policy.carry = carry;
+        }
+    }
+
+    /// The cutoff does not run on meanwhile: each tick moves from the cutoff
+    /// last written.
+    fn failed(c: &mut FifoController) {
+        c.policy.planned_carry = None;
+    }
+
+    /// Only percentages are shown in the [`crate::Snapshot`]: none here.
+    fn shown(_: u64) -> Option<Percentage> {
+        None
+    }
+
+    fn describe(c: &FifoController, write: &Write) -> String {
+        // No series: only the cutoffs and the show-up share are shown.
+        let status = c.status(0);
+        let cutoff = match write.fifo_cutoff {
+            Some(cutoff) => format!("fifo_cutoff={cutoff}"),
+            None => format!(
+                "fifo_cutoff unchanged ({})",
+                status
+                    .cutoff
+                    .map_or("none".into(), |cutoff| cutoff.to_string())
+            ),
+        };
+        let rate = write
+            .fifo_rate
+            .map_or(String::new(), |r| format!(" fifo_rate={r}"));
+        format!(
+            "{cutoff}{rate} (in effect {}, show-up {:.2})",
+            status
+                .cutoff_in_effect
+                .map_or("none".into(), |cutoff| cutoff.to_string()),
+            status.show_up
+        )
+    }
+
+    fn fifo_status(c: &FifoController, seconds: u64) -> Option<FifoStatus> {
+        Some(c.status(seconds))
+    }
+}
+
+impl FifoController {
     /// A line showed `cutoff` in effect at log time `t`: it measures the
     /// propagation delay, and the places it passes are watched for their holders.
     fn see_cutoff(&mut self, t: u64, cutoff: u64) {
-        let slot = self.cutoffs.entry(t).or_insert(cutoff);
+        let slot = self.policy.cutoffs.entry(t).or_insert(cutoff);
         *slot = (*slot).max(cutoff);
         // A cutoff in effect shows every write of it or of an earlier one.
         self.schedule
             .measure_propagation(t, |written| written <= cutoff);
-        if self.effective.is_some_and(|e| cutoff <= e) {
+        if self.policy.effective.is_some_and(|e| cutoff <= e) {
             return;
         }
-        let from = self.effective.map_or(0, |e| e.saturating_add(1));
-        self.effective = Some(cutoff);
+        let from = self.policy.effective.map_or(0, |e| e.saturating_add(1));
+        self.policy.effective = Some(cutoff);
         let deadline = t.saturating_add(self.options.show_up_deadline());
         let passed: Vec<Arc<str>> = self
+            .policy
             .line
-            .range((from, Arc::clone(&self.empty))..)
+            .range((from, Arc::clone(&self.policy.empty))..)
             .take_while(|(arr, _)| *arr <= cutoff)
             .map(|(_, uid)| Arc::clone(uid))
             .collect();
         let stale_after = self.options.stale_after();
         for uid in passed {
-            if let Some(place) = self.places.get_mut(&uid)
+            if let Some(place) = self.policy.places.get_mut(&uid)
                 && place.passed.is_none()
             {
                 place.passed = Some(kind(place.seen, t, stale_after));
-                self.due.push_back((deadline, uid, place.arr));
+                self.policy.due.push_back((deadline, uid, place.arr));
             }
         }
     }
@@ -440,8 +497,8 @@ impl FifoController {
     /// `uid` holds the place `arr` until `exp`, as a line at log time `t` says.
     fn hold(&mut self, uid: &str, arr: u64, exp: u64, t: u64) {
         let deadline = t.saturating_add(self.options.show_up_deadline());
-        let behind = self.effective.is_some_and(|e| arr <= e);
-        if let Some((key, place)) = self.places.get_key_value(uid) {
+        let behind = self.policy.effective.is_some_and(|e| arr <= e);
+        if let Some((key, place)) = self.policy.places.get_key_value(uid) {
             let (key, old) = (Arc::clone(key), *place);
             if t < old.seen {
                 return; // an older line than the one the place was taken from
@@ -455,19 +512,19 @@ impl FifoController {
                 (arr, exp)
             };
             if old.arr != arr {
-                self.line.remove(&(old.arr, Arc::clone(&key)));
-                self.line.insert((arr, Arc::clone(&key)));
+                self.policy.line.remove(&(old.arr, Arc::clone(&key)));
+                self.policy.line.insert((arr, Arc::clone(&key)));
             }
             if old.exp != exp {
-                self.ends.remove(&(old.exp, Arc::clone(&key)));
-                self.ends.insert((exp, Arc::clone(&key)));
+                self.policy.ends.remove(&(old.exp, Arc::clone(&key)));
+                self.policy.ends.insert((exp, Arc::clone(&key)));
             }
             let mut passed = if old.arr == arr { old.passed } else { None };
             if behind && passed.is_none() {
                 passed = Some(Kind::Live);
-                self.due.push_back((deadline, Arc::clone(&key), arr));
+                self.policy.due.push_back((deadline, Arc::clone(&key), arr));
             }
-            self.places.insert(
+            self.policy.places.insert(
                 key,
                 Place {
                     arr,
@@ -478,17 +535,17 @@ impl FifoController {
             );
             return;
         }
-        if self.places.len() >= self.options.capacity {
-            self.overflow += 1;
+        if self.policy.places.len() >= self.options.capacity {
+            self.policy.overflow += 1;
             return;
         }
         let key: Arc<str> = Arc::from(uid);
-        self.line.insert((arr, Arc::clone(&key)));
-        self.ends.insert((exp, Arc::clone(&key)));
+        self.policy.line.insert((arr, Arc::clone(&key)));
+        self.policy.ends.insert((exp, Arc::clone(&key)));
         if behind {
-            self.due.push_back((deadline, Arc::clone(&key), arr));
+            self.policy.due.push_back((deadline, Arc::clone(&key), arr));
         }
-        self.places.insert(
+        self.policy.places.insert(
             key,
             Place {
                 arr,
@@ -502,81 +559,29 @@ impl FifoController {
     /// `uid` no longer holds a place; `admitted_at`: it was admitted by the
     /// cutoff at that log time (a show, when its place was watched).
     fn leave(&mut self, uid: &str, admitted_at: Option<u64>) {
-        let Some((key, place)) = self.places.remove_entry(uid) else {
+        let Some((key, place)) = self.policy.places.remove_entry(uid) else {
             return;
         };
-        self.line.remove(&(place.arr, Arc::clone(&key)));
-        self.ends.remove(&(place.exp, key));
+        self.policy.line.remove(&(place.arr, Arc::clone(&key)));
+        self.policy.ends.remove(&(place.exp, key));
         if let Some(t) = admitted_at
             && let Some(kind) = place.passed
         {
-            self.outcomes.entry(t).or_default()[kind as usize][0] += 1;
+            self.policy.outcomes.entry(t).or_default()[kind as usize][0] += 1;
         }
-    }
-
-    /// Decides at clock time `now` whether to write, and what. At most one write
-    /// per call; none when nothing changed and the heartbeat is not yet due, none
-    /// while backing off after failed writes, none after `log_silence` seconds
-    /// without a record. Report the outcome with [`FifoController::written`] or
-    /// [`FifoController::failed`].
-    pub fn tick(&mut self, now: u64) -> Option<Write> {
-        self.close_second();
-        let (cutoff, carry) = self.cutoff(now);
-        self.planned_carry = carry;
-        if let Some(cutoff) = cutoff {
-            self.wanted = Some(cutoff);
-            self.wanted_rate = Some(self.speed(now, cutoff));
-        }
-        if !self.schedule.may_write(now) {
-            return None;
-        }
-        let cutoff = self.schedule.changed(self.wanted);
-        let rate = self.wanted_rate.filter(|&r| Some(r) != self.written_rate);
-        let heartbeat_due = self.schedule.heartbeat_due(now);
-        (cutoff.is_some() || rate.is_some() || heartbeat_due).then_some(Write {
-            fifo_cutoff: cutoff,
-            fifo_rate: rate,
-            heartbeat: now,
-        })
-    }
-
-    /// Whether it has stopped writing for want of log records (at clock time `now`).
-    pub fn deaf(&self, now: u64) -> bool {
-        self.schedule.deaf(now)
-    }
-
-    /// The write was carried out (at clock time `now`).
-    pub fn written(&mut self, write: &Write, now: u64) {
-        self.schedule.succeeded(write.fifo_cutoff, now);
-        if let Some(rate) = write.fifo_rate {
-            self.written_rate = Some(rate);
-        }
-        if let Some(carry) = self.planned_carry.take() {
-            self.carry = carry;
-        }
-        self.intake.counters.writes += 1;
-    }
-
-    /// The write failed: the next attempt waits one tick, doubling with each
-    /// failure in a row up to [`super::MAX_BACKOFF`] seconds. The cutoff does not
-    /// run on meanwhile: each tick moves from the cutoff last written.
-    pub fn failed(&mut self, now: u64) {
-        self.planned_carry = None;
-        self.schedule.failed(now);
-        self.intake.counters.write_failures += 1;
     }
 
     /// The cutoff from which this tick moves: the higher of the one last written
     /// and the highest the lines show in effect.
     fn base(&self) -> Option<u64> {
-        self.schedule.written().max(self.effective)
+        self.schedule.written().max(self.policy.effective)
     }
 
     /// The share of passed places whose holder came back and was admitted, for
     /// places whose holder was still polling when passed, and for the others.
     pub fn show_up(&self) -> [f64; 2] {
         [Kind::Live, Kind::Stale].map(|kind| {
-            let (shows, no_shows) = self.outcomes.values().fold((0, 0), |(s, n), o| {
+            let (shows, no_shows) = self.policy.outcomes.values().fold((0, 0), |(s, n), o| {
                 (s + o[kind as usize][0], n + o[kind as usize][1])
             });
             let share =
@@ -599,11 +604,12 @@ impl FifoController {
     /// within the window.
     pub fn sessions_per_expected_show(&self, newest: u64) -> f64 {
         // Sessions from when this rule first saw a place it passed settle.
-        let Some(&first) = self.outcomes.keys().next() else {
+        let Some(&first) = self.policy.outcomes.keys().next() else {
             return 1.0;
         };
         let shares = self.show_up();
         let expected: f64 = self
+            .policy
             .outcomes
             .values()
             .flat_map(|o| [Kind::Live, Kind::Stale].map(|k| (o[k as usize], shares[k as usize])))
@@ -618,6 +624,7 @@ impl FifoController {
     /// counted `sample` times when it arrived before `start_ms` (see [`Self::coverage`]).
     fn worth(&self, uid: &str, arr: u64, at: &Worth) -> f64 {
         let kind = self
+            .policy
             .places
             .get(uid)
             .map_or(Kind::Live, |p| kind(p.seen, at.newest, at.stale_after));
@@ -645,8 +652,9 @@ impl FifoController {
         if from > to {
             return 0.0;
         }
-        self.line
-            .range((from, Arc::clone(&self.empty))..)
+        self.policy
+            .line
+            .range((from, Arc::clone(&self.policy.empty))..)
             .take_while(|(arr, _)| *arr <= to)
             .map(|(arr, uid)| self.worth(uid, *arr, at))
             .sum()
@@ -674,8 +682,9 @@ impl FifoController {
 
     /// Held places at or before `cutoff`.
     fn places_up_to(&self, cutoff: u64) -> u64 {
-        self.line
-            .range(..(cutoff.saturating_add(1), Arc::clone(&self.empty)))
+        self.policy
+            .line
+            .range(..(cutoff.saturating_add(1), Arc::clone(&self.policy.empty)))
             .count() as u64
     }
 
@@ -689,13 +698,14 @@ impl FifoController {
         };
         let at = self.worth_now(newest);
         let per_tick = self.options.target_per_minute * self.options.tick as f64 / 60.0;
-        let need = self.allowance(base, &at) / self.sessions_per_expected_show(newest) + self.carry;
+        let need =
+            self.allowance(base, &at) / self.sessions_per_expected_show(newest) + self.policy.carry;
         if need <= 0.0 {
             return (base, Some(need.max(-per_tick)));
         }
         // Writes not yet in effect: hold rather than pile them up.
         if let Some(base) = base {
-            let unconfirmed = self.expected(self.effective.map_or(0, |e| e + 1), base, &at);
+            let unconfirmed = self.expected(self.policy.effective.map_or(0, |e| e + 1), base, &at);
             let lag = now.saturating_sub(newest);
             let delay = self.schedule.propagation_delay() + lag + 2 * self.options.tick;
             let per_second = per_tick / self.options.tick as f64;
@@ -709,7 +719,11 @@ impl FifoController {
         let most = (per_tick / MIN_SHOW_UP).ceil() as usize;
         let from = base.map_or(0, |b| b.saturating_add(1));
         let (mut expected, mut places, mut last) = (0.0, 0, None);
-        for (arr, uid) in self.line.range((from, Arc::clone(&self.empty))..) {
+        for (arr, uid) in self
+            .policy
+            .line
+            .range((from, Arc::clone(&self.policy.empty))..)
+        {
             // Places sharing a millisecond pass together: a tie is counted whole.
             let more = last != Some(*arr);
             if *arr > bound || (more && (expected >= need || places >= most)) {
@@ -731,97 +745,30 @@ impl FifoController {
     /// The cutoff's speed at clock time `now`, deciding `cutoff`: arrival
     /// milliseconds per second over the last [`RATE_WINDOW`] seconds.
     fn speed(&mut self, now: u64, cutoff: u64) -> FifoRate {
-        if self.history.is_empty() {
+        if self.policy.history.is_empty() {
             // The first decision: from the first place (or the cutoff in effect) a tick ago.
             let from = self.base().unwrap_or_else(|| {
-                self.line
+                self.policy
+                    .line
                     .first()
                     .map_or(cutoff, |(arr, _)| arr.saturating_sub(1).min(cutoff))
             });
-            self.history
+            self.policy
+                .history
                 .push_back((now.saturating_sub(self.options.tick), from.min(cutoff)));
         }
-        while self.history.len() > 1 && self.history[1].0.saturating_add(RATE_WINDOW) <= now {
-            self.history.pop_front();
+        while self.policy.history.len() > 1
+            && self.policy.history[1].0.saturating_add(RATE_WINDOW) <= now
+        {
+            self.policy.history.pop_front();
         }
-        let (then, from) = self.history[0];
-        if self.history.back().is_none_or(|&(t, _)| t < now) {
-            self.history.push_back((now, cutoff));
+        let (then, from) = self.policy.history[0];
+        if self.policy.history.back().is_none_or(|&(t, _)| t < now) {
+            self.policy.history.push_back((now, cutoff));
         }
         let seconds = now.saturating_sub(then).max(1);
         let thousandths = (cutoff.saturating_sub(from) as f64 * 1000.0 / seconds as f64).round();
         FifoRate::from_thousandths(thousandths as u64)
-    }
-
-    /// Ends places whose hold ended, settles passed places whose holder did not
-    /// come back in time (no-shows), and notes the crowd in the newest second.
-    fn close_second(&mut self) {
-        let Some(newest) = self.intake.newest() else {
-            return;
-        };
-        while let Some((exp, _)) = self.ends.first()
-            && *exp < newest
-        {
-            let Some((exp, uid)) = self.ends.pop_first() else {
-                break;
-            };
-            if let Some(place) = self.places.remove(&uid) {
-                self.line.remove(&(place.arr, uid));
-                debug_assert_eq!(place.exp, exp);
-            }
-        }
-        self.tokens.expire(newest);
-        while self
-            .due
-            .front()
-            .is_some_and(|(deadline, _, _)| *deadline < newest)
-        {
-            let Some((_, uid, arr)) = self.due.pop_front() else {
-                break;
-            };
-            let kind = self
-                .places
-                .get(&uid)
-                .filter(|p| p.arr == arr)
-                .and_then(|p| p.passed);
-            if let Some(kind) = kind {
-                self.leave(&uid, None);
-                self.outcomes.entry(newest).or_default()[kind as usize][1] += 1;
-            }
-        }
-        let keep_from = newest.saturating_sub(SHOW_UP_WINDOW);
-        self.outcomes = self.outcomes.split_off(&keep_from);
-        self.cutoffs = self.cutoffs.split_off(&newest.saturating_sub(WINDOW));
-        self.note_crowd();
-    }
-
-    fn note_crowd(&mut self) {
-        let sizes = self.sizes();
-        self.intake.note_crowd(sizes);
-    }
-
-    /// The crowd's current sizes: places held, live sessions.
-    fn sizes(&self) -> Sizes {
-        Sizes {
-            waiting: self.places.len() as u64,
-            active: self.tokens.active.len(),
-        }
-    }
-
-    /// The state as the percentage controller's [`Snapshot`] shows it (its
-    /// percentages are `None`): counts, crowd and series.
-    pub fn snapshot(&self, seconds: u64) -> Snapshot {
-        Snapshot {
-            now: self.intake.newest(),
-            written: None,
-            wanted: None,
-            last_write: self.schedule.last_write(),
-            waiting: self.places.len() as u64,
-            active: self.tokens.active.len(),
-            overflow: self.overflow + self.tokens.active.overflow,
-            counters: self.intake.counters,
-            series: self.intake.recent(seconds),
-        }
     }
 
     /// What the FIFO rule alone shows, with the cutoff in effect for each of the
@@ -832,23 +779,26 @@ impl FifoController {
             let from = n.saturating_sub(seconds.saturating_sub(1));
             (from..=n)
                 .filter(|&t| self.intake.series().get(t).is_some())
-                .map(|t| self.cutoffs.get(&t).copied())
+                .map(|t| self.policy.cutoffs.get(&t).copied())
                 .collect()
         });
-        let ahead = self.effective.map_or(self.places.len() as u64, |e| {
-            self.places.len() as u64 - self.places_up_to(e)
-        });
+        let ahead = self
+            .policy
+            .effective
+            .map_or(self.policy.places.len() as u64, |e| {
+                self.policy.places.len() as u64 - self.places_up_to(e)
+            });
         FifoStatus {
             cutoff: self.schedule.written(),
             wanted_cutoff: self.wanted,
-            cutoff_in_effect: self.effective,
-            rate: self.written_rate,
-            wanted_rate: self.wanted_rate,
+            cutoff_in_effect: self.policy.effective,
+            rate: self.policy.written_rate,
+            wanted_rate: self.policy.wanted_rate,
             show_up: self.show_up()[0],
             show_up_stale: self.show_up()[1],
             propagation: self.schedule.propagation(),
             ahead,
-            not_fifo_lines: self.not_fifo_lines,
+            not_fifo_lines: self.policy.not_fifo_lines,
             cutoffs,
         }
     }

@@ -4,7 +4,9 @@
 //! A pure state machine with the clock passed in, so the live controller
 //! (`wrctl control`), the simulator and the tests run the very same code; reading
 //! logs and writing stores are the callers' business. Both rules, this one and
-//! the FIFO cutoff ([`fifo`]), run behind one interface, [`Rule`] ([`rule`]).
+//! the FIFO cutoff ([`fifo`]), are policies of one [`Frame`] ([`frame`]: the log
+//! taken in, the writes scheduled, the snapshot), which the loops drive through
+//! [`Rule`] ([`rule`]).
 //!
 //! # How it holds the target
 //!
@@ -83,6 +85,7 @@
 
 pub mod crowd;
 pub mod fifo;
+pub mod frame;
 mod intake;
 pub mod record;
 pub mod rule;
@@ -96,12 +99,13 @@ use std::fmt;
 pub use rule::Rule;
 
 use crate::record::Record;
-use intake::{Intake, Sizes};
-use schedule::{Schedule, Timing};
+use frame::{Frame, Policy};
+use schedule::Timing;
 use series::Second;
 use tokens::Tokens;
 use waiting_room::admission::decision::Decision;
 use waiting_room::admission::grid::address_expiry;
+use waiting_room::settings::config::QueueingMethod;
 use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the controller writes its percentage to.
@@ -291,30 +295,12 @@ pub struct Write {
     pub heartbeat: u64,
 }
 
-impl Write {
-    /// The config-store items to write, key and value.
-    pub fn items(&self) -> Vec<(&'static str, String)> {
-        let mut items = Vec::with_capacity(2);
-        if let Some(p) = self.allow_percentage {
-            items.push((PERCENTAGE_KEY, p.to_string()));
-        }
-        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
-        items
-    }
-}
+/// The percentage controller: the frame, deciding `allow_percentage`.
+pub type Controller = Frame<PercentagePolicy>;
 
-/// The controller: state in, decision out.
-#[derive(Debug, Clone)]
-pub struct Controller {
-    options: Options,
-    /// The per-second counts, the first record and the lines' counters.
-    intake: Intake,
-    /// Who holds which token.
-    tokens: Tokens,
-    /// The percentage the last decision asked for.
-    wanted: Option<Percentage>,
-    /// When to write, the percentage last written, and the propagation delay.
-    schedule: Schedule<Percentage>,
+/// What the percentage rule keeps of its own (the frame keeps the rest).
+#[derive(Debug, Clone, Default)]
+pub struct PercentagePolicy {
     /// Log times of the newest wait token handed out on the address's own
     /// grid for the wait period the controller was given, and of the newest
     /// handed out off it (another grid, or another wait period).
@@ -360,94 +346,98 @@ const YIELD_PERIODS: u64 = 4;
 /// Predictions of fewer draws than this are too noisy to move the trim.
 const LEAST_CHECKED_DRAWS: f64 = 5.0;
 
-impl Controller {
-    /// A controller with checked options.
-    pub fn new(options: Options) -> Result<Controller, BadOptions> {
+impl Policy for PercentagePolicy {
+    type Options = Options;
+    type Value = Percentage;
+    type Write = Write;
+    const QUEUEING: QueueingMethod = QueueingMethod::Random;
+
+    fn start(options: &Options) -> Result<(Self, Timing, Tokens), BadOptions> {
         options.check()?;
-        Ok(Controller {
-            intake: Intake::new(),
-            tokens: Tokens::new(options.capacity, options.redeem_window()),
-            schedule: Schedule::new(options.timing()),
-            options,
-            wanted: None,
-            lag: 0,
-            on_grid: None,
-            off_grid: None,
-            predictions: VecDeque::new(),
+        let policy = PercentagePolicy {
             trim: 1.0,
-            ratios: VecDeque::new(),
-            recent_writes: VecDeque::new(),
-        })
+            ..PercentagePolicy::default()
+        };
+        let tokens = Tokens::new(options.capacity, options.redeem_window());
+        Ok((policy, options.timing(), tokens))
     }
 
-    /// Holds `per_minute` new sessions a minute from now on (a scheduled event's
-    /// target); a value that is not a positive number is ignored.
-    pub fn set_target(&mut self, per_minute: f64) {
-        if per_minute.is_finite() && per_minute > 0.0 {
-            self.options.target_per_minute = per_minute;
-        }
+    fn target(options: &mut Options) -> &mut f64 {
+        &mut options.target_per_minute
     }
 
-    /// The options it runs with.
-    pub fn options(&self) -> &Options {
-        &self.options
+    fn waiting(c: &Controller) -> (u64, u64) {
+        (c.tokens.waiting.len(), c.tokens.waiting.overflow)
     }
 
-    /// Counts one line that was not a readable room log line.
-    pub fn bad_line(&mut self) {
-        self.intake.bad_line();
-    }
-
-    /// Lines read, and what became of them.
-    pub fn counters(&self) -> Counters {
-        self.intake.counters
-    }
-
-    /// Takes in one log record; `now` is the controller's clock (Unix seconds).
-    pub fn observe(&mut self, record: &Record, now: u64) {
-        self.schedule.heard(now);
-        if !self.intake.take(record, now, self.sizes()) {
-            return;
-        }
+    fn observe(c: &mut Controller, record: &Record, now: u64) {
         if let Some(p) = record.percentage {
-            self.schedule
+            c.schedule
                 .measure_propagation(record.t, |written| written == p);
         }
-        if self.intake.newest() == Some(record.t) {
-            self.lag = now.saturating_sub(record.t);
+        if c.intake.newest() == Some(record.t) {
+            c.policy.lag = now.saturating_sub(record.t);
         }
-        self.note_grid(record);
-        let seen = self.tokens.see(record);
-        self.intake.tally(record.t, seen, record.percentage);
+        c.note_grid(record);
     }
 
-    /// Decides at clock time `now` whether to write, and what. At most one write
-    /// per call; none when the percentage has not changed and the heartbeat is
-    /// not yet due, none while backing off after failed writes, and none at all
-    /// after [`Options::log_silence`] seconds without a log record. Report the
-    /// outcome with [`Controller::written`] or [`Controller::failed`].
-    pub fn tick(&mut self, now: u64) -> Option<Write> {
-        self.close_second(now);
-        self.check_predictions();
-        let computed = self.percentage();
-        if computed.is_some() {
-            self.predict();
+    /// Forgets writes older than a draw period (keeping the last one before it).
+    fn close_second(c: &mut Controller, _: u64, now: u64) {
+        let horizon = now.saturating_sub(c.options.draw_period());
+        let writes = &mut c.policy.recent_writes;
+        while writes.len() > 1 && writes.get(1).is_some_and(|&(at, _)| at <= horizon) {
+            writes.pop_front();
         }
-        self.wanted = computed.or(self.wanted).or(self.options.start);
+    }
+
+    fn decide(c: &mut Controller, _: u64) {
+        c.check_predictions();
+        let computed = c.percentage();
+        if computed.is_some() {
+            c.predict();
+        }
+        c.wanted = computed.or(c.wanted).or(c.options.start);
+    }
+
+    /// None when the percentage has not changed (enough: [`LEAST_CHANGE`]) and
+    /// the heartbeat is not yet due.
+    fn write(c: &Controller, now: u64) -> Option<Write> {
         // One write a tick at most, however often the caller ticks.
-        if !self.schedule.a_tick_on(now) || !self.schedule.may_write(now) {
+        if !c.schedule.a_tick_on(now) {
             return None;
         }
-        let changed = self
-            .schedule
-            .changed(self.wanted)
-            .filter(|&p| self.worth_writing(p));
-        (changed.is_some() || self.schedule.heartbeat_due(now)).then_some(Write {
+        let changed = c.schedule.changed(c.wanted).filter(|&p| c.worth_writing(p));
+        (changed.is_some() || c.schedule.heartbeat_due(now)).then_some(Write {
             allow_percentage: changed,
             heartbeat: now,
         })
     }
 
+    fn written(c: &mut Controller, write: &Write, now: u64) {
+        c.schedule.succeeded(write.allow_percentage, now);
+        if let Some(p) = write.allow_percentage {
+            c.policy.recent_writes.push_back((now, p));
+        }
+    }
+
+    fn shown(p: Percentage) -> Option<Percentage> {
+        Some(p)
+    }
+
+    fn describe(c: &Controller, write: &Write) -> String {
+        match write.allow_percentage {
+            Some(p) => format!("allow_percentage={p}"),
+            None => format!(
+                "allow_percentage unchanged ({})",
+                c.schedule
+                    .written()
+                    .map_or("none".into(), |p| p.to_string())
+            ),
+        }
+    }
+}
+
+impl Controller {
     /// Whether `p` differs enough from the percentage written to be worth a
     /// write: by [`LEAST_CHANGE`] of it, or it is a bound. Smaller changes are
     /// noise in the forecast (a draw period's lumps of tokens), and writing
@@ -459,28 +449,6 @@ impl Controller {
         p == self.options.min
             || p == self.options.max
             || (p.fraction() / written.fraction() - 1.0).abs() >= LEAST_CHANGE
-    }
-
-    /// Whether the controller has stopped writing because no log record has come
-    /// for longer than [`Options::log_silence`] (at clock time `now`).
-    pub fn deaf(&self, now: u64) -> bool {
-        self.schedule.deaf(now)
-    }
-
-    /// The write was carried out.
-    pub fn written(&mut self, write: &Write, now: u64) {
-        self.schedule.succeeded(write.allow_percentage, now);
-        if let Some(p) = write.allow_percentage {
-            self.recent_writes.push_back((now, p));
-        }
-        self.intake.counters.writes += 1;
-    }
-
-    /// The write failed: the next attempt waits one tick, doubling with each
-    /// failure in a row up to [`MAX_BACKOFF`] seconds.
-    pub fn failed(&mut self, now: u64) {
-        self.schedule.failed(now);
-        self.intake.counters.write_failures += 1;
     }
 
     /// The percentage that holds the target, from what the log has shown
@@ -496,7 +464,7 @@ impl Controller {
         let forecast = self.forecast()?;
         // Draws a tick at the rate forecast.
         let mut expected =
-            forecast.draws * tick as f64 / (forecast.to - forecast.from) as f64 * self.trim;
+            forecast.draws * tick as f64 / (forecast.to - forecast.from) as f64 * self.policy.trim;
         let open = in_effect.is_some_and(|p| p >= Percentage::HUNDRED)
             && series
                 .range(since, newest)
@@ -605,9 +573,9 @@ impl Controller {
         };
         let on = exp == address_expiry(record.t, &record.uid, self.options.wait_period);
         let seen = if on {
-            &mut self.on_grid
+            &mut self.policy.on_grid
         } else {
-            &mut self.off_grid
+            &mut self.policy.off_grid
         };
         *seen = Some(record.t);
     }
@@ -621,7 +589,7 @@ impl Controller {
         let recent = |t: Option<u64>| {
             t.is_some_and(|t| t.saturating_add(2 * self.options.draw_period()) >= newest)
         };
-        recent(self.on_grid) && !recent(self.off_grid)
+        recent(self.policy.on_grid) && !recent(self.policy.off_grid)
     }
 
     /// Arrivals a second: the lower of the last tick's rate and the last draw
@@ -681,13 +649,13 @@ impl Controller {
     /// line came, so that a log gone quiet does not move the estimate), the
     /// propagation delay (as measured, or expected), half a tick.
     fn landing_after(&self) -> u64 {
-        self.lag + self.schedule.propagation_delay() + self.options.tick / 2
+        self.policy.lag + self.schedule.propagation_delay() + self.options.tick / 2
     }
 
     /// Keeps this tick's forecast, to check it once the log has shown its window.
     fn predict(&mut self) {
         if let Some(forecast) = self.forecast() {
-            self.predictions.push_back(forecast);
+            self.policy.predictions.push_back(forecast);
         }
     }
 
@@ -704,11 +672,11 @@ impl Controller {
         // A window's draws are in the log once the log is a tick past it.
         let settled = newest.saturating_sub(self.options.tick + 1);
         let kept = (TRIM_PERIODS * period / self.options.tick.max(1)).max(1) as usize;
-        while let Some(prediction) = self.predictions.front().copied() {
+        while let Some(prediction) = self.policy.predictions.front().copied() {
             if prediction.to > settled {
                 break;
             }
-            self.predictions.pop_front();
+            self.policy.predictions.pop_front();
             if prediction.draws < LEAST_CHECKED_DRAWS {
                 continue;
             }
@@ -728,13 +696,13 @@ impl Controller {
             if predicted < LEAST_CHECKED_DRAWS {
                 continue;
             }
-            self.ratios.push_back(seen / predicted);
-            while self.ratios.len() > kept {
-                self.ratios.pop_front();
+            self.policy.ratios.push_back(seen / predicted);
+            while self.policy.ratios.len() > kept {
+                self.policy.ratios.pop_front();
             }
-            let mut sorted: Vec<f64> = self.ratios.iter().copied().collect();
+            let mut sorted: Vec<f64> = self.policy.ratios.iter().copied().collect();
             sorted.sort_by(f64::total_cmp);
-            self.trim = sorted[sorted.len() / 2].clamp(TRIM_RANGE.0, TRIM_RANGE.1);
+            self.policy.trim = sorted[sorted.len() / 2].clamp(TRIM_RANGE.0, TRIM_RANGE.1);
         }
     }
 
@@ -760,7 +728,7 @@ impl Controller {
     /// last written before it); before any write (a start, a restart), times
     /// the one the lines show in effect.
     fn rise_cap(&self, in_effect: Option<Percentage>) -> Percentage {
-        let written = self.recent_writes.iter().map(|&(_, p)| p).min();
+        let written = self.policy.recent_writes.iter().map(|&(_, p)| p).min();
         let lowest = written.or(in_effect);
         match lowest {
             Some(p) => Percentage::from_fraction(p.fraction() * MAX_RISE_PER_DRAW_PERIOD),
@@ -786,49 +754,6 @@ impl Controller {
             allowed = allowed.min(max_active.saturating_sub(self.tokens.active.len()) as f64);
         }
         allowed
-    }
-
-    /// Expires tokens that ended, forgets writes older than a draw period
-    /// (keeping the last one before it), and notes the crowd in the newest second.
-    fn close_second(&mut self, now: u64) {
-        let Some(newest) = self.intake.newest() else {
-            return;
-        };
-        self.tokens.expire(newest);
-        let horizon = now.saturating_sub(self.options.draw_period());
-        while self.recent_writes.len() > 1
-            && self
-                .recent_writes
-                .get(1)
-                .is_some_and(|&(at, _)| at <= horizon)
-        {
-            self.recent_writes.pop_front();
-        }
-        let sizes = self.sizes();
-        self.intake.note_crowd(sizes);
-    }
-
-    /// The crowd's current sizes.
-    fn sizes(&self) -> Sizes {
-        Sizes {
-            waiting: self.tokens.waiting.len(),
-            active: self.tokens.active.len(),
-        }
-    }
-
-    /// What the dashboard and the metrics show.
-    pub fn snapshot(&self, seconds: u64) -> Snapshot {
-        Snapshot {
-            now: self.intake.newest(),
-            written: self.schedule.written(),
-            wanted: self.wanted,
-            last_write: self.schedule.last_write(),
-            waiting: self.tokens.waiting.len(),
-            active: self.tokens.active.len(),
-            overflow: self.tokens.waiting.overflow + self.tokens.active.overflow,
-            counters: self.intake.counters,
-            series: self.intake.recent(seconds),
-        }
     }
 }
 

@@ -1,15 +1,17 @@
-//! The one interface both rules run behind: the percentage [`Controller`] and
-//! the FIFO [`FifoController`] differ in what they decide and write, not in how
-//! a loop drives them. `wrctl control` and the simulator's closed loop are
-//! generic over [`Rule`]: they feed it records and bad lines, tick it, carry
-//! its [`Write`]s to the store (or the simulated edge) and report the outcome,
-//! and show its state; which rule runs is chosen once, when the loop is built.
+//! The one interface both rules run behind: the percentage
+//! [`Controller`](crate::Controller) and the FIFO
+//! [`FifoController`](fifo::FifoController) differ in what they decide and
+//! write, not in how a loop drives them. `wrctl control` and the simulator's
+//! closed loop are generic over [`Rule`]: they feed it records and bad lines,
+//! tick it, carry its [`Write`]s to the store (or the simulated edge) and report
+//! the outcome, and show its state; which rule runs is chosen once, when the
+//! loop is built. The frame ([`crate::frame`]) implements it, once for both.
 
 use waiting_room::settings::config::{Heartbeat, QueueingMethod, Settings};
 
-use crate::fifo::{self, FifoController, FifoStatus};
+use crate::fifo::{self, CUTOFF_KEY, FifoStatus, RATE_KEY};
 use crate::record::Record;
-use crate::{Controller, Snapshot};
+use crate::{HEARTBEAT_KEY, PERCENTAGE_KEY, Snapshot};
 
 /// One write of a rule to the config store.
 pub trait Write {
@@ -35,12 +37,15 @@ pub trait Rule {
     fn observe(&mut self, record: &Record, now: u64);
     /// A log line that did not parse.
     fn bad_line(&mut self);
-    /// The rule's tick at clock time `now`: a write, if one is due. Report the
-    /// outcome with [`Rule::written`] or [`Rule::failed`].
+    /// The rule's tick at clock time `now`: a write, if one is due (one a call
+    /// at most; none while backing off after failed writes, none at all after
+    /// `log_silence` without a record). Report the outcome with
+    /// [`Rule::written`] or [`Rule::failed`].
     fn tick(&mut self, now: u64) -> Option<Self::Write>;
     /// The config store took `write` at clock time `now`.
     fn written(&mut self, write: &Self::Write, now: u64);
-    /// The write failed at clock time `now`: the next attempt backs off.
+    /// The write failed at clock time `now`: the next attempt waits one tick,
+    /// doubling with each failure in a row up to [`crate::MAX_BACKOFF`] seconds.
     fn failed(&mut self, now: u64);
     /// Whether it has stopped writing for want of log records.
     fn deaf(&self, now: u64) -> bool;
@@ -61,7 +66,12 @@ pub trait Rule {
 
 impl Write for crate::Write {
     fn items(&self) -> Vec<(&'static str, String)> {
-        crate::Write::items(self)
+        let mut items = Vec::with_capacity(2);
+        if let Some(p) = self.allow_percentage {
+            items.push((PERCENTAGE_KEY, p.to_string()));
+        }
+        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
+        items
     }
 
     fn heartbeat(&self) -> u64 {
@@ -82,7 +92,15 @@ impl Write for crate::Write {
 
 impl Write for fifo::Write {
     fn items(&self) -> Vec<(&'static str, String)> {
-        fifo::Write::items(self)
+        let mut items = Vec::with_capacity(3);
+        if let Some(cutoff) = self.fifo_cutoff {
+            items.push((CUTOFF_KEY, cutoff.to_string()));
+        }
+        if let Some(rate) = self.fifo_rate {
+            items.push((RATE_KEY, rate.to_string()));
+        }
+        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
+        items
     }
 
     fn heartbeat(&self) -> u64 {
@@ -104,145 +122,11 @@ impl Write for fifo::Write {
     }
 }
 
-/// The percentage controller: it writes `allow_percentage`.
-impl Rule for Controller {
-    type Write = crate::Write;
-    const QUEUEING: QueueingMethod = QueueingMethod::Random;
-
-    fn set_target(&mut self, per_minute: f64) {
-        Controller::set_target(self, per_minute);
-    }
-
-    fn observe(&mut self, record: &Record, now: u64) {
-        Controller::observe(self, record, now);
-    }
-
-    fn bad_line(&mut self) {
-        Controller::bad_line(self);
-    }
-
-    fn tick(&mut self, now: u64) -> Option<crate::Write> {
-        Controller::tick(self, now)
-    }
-
-    fn written(&mut self, write: &crate::Write, now: u64) {
-        Controller::written(self, write, now);
-    }
-
-    fn failed(&mut self, now: u64) {
-        Controller::failed(self, now);
-    }
-
-    fn deaf(&self, now: u64) -> bool {
-        Controller::deaf(self, now)
-    }
-
-    fn tick_seconds(&self) -> u64 {
-        self.options().tick
-    }
-
-    fn log_silence(&self) -> Option<u64> {
-        self.options().log_silence
-    }
-
-    fn snapshot(&self, seconds: u64) -> Snapshot {
-        Controller::snapshot(self, seconds)
-    }
-
-    fn fifo_status(&self, _: u64) -> Option<FifoStatus> {
-        None
-    }
-
-    fn describe(&self, write: &crate::Write) -> String {
-        match write.allow_percentage {
-            Some(p) => format!("allow_percentage={p}"),
-            None => format!(
-                "allow_percentage unchanged ({})",
-                self.schedule
-                    .written()
-                    .map_or("none".into(), |p| p.to_string())
-            ),
-        }
-    }
-}
-
-/// The FIFO rule: it writes `fifo_cutoff` and `fifo_rate`.
-impl Rule for FifoController {
-    type Write = fifo::Write;
-    const QUEUEING: QueueingMethod = QueueingMethod::Fifo;
-
-    fn set_target(&mut self, per_minute: f64) {
-        FifoController::set_target(self, per_minute);
-    }
-
-    fn observe(&mut self, record: &Record, now: u64) {
-        FifoController::observe(self, record, now);
-    }
-
-    fn bad_line(&mut self) {
-        FifoController::bad_line(self);
-    }
-
-    fn tick(&mut self, now: u64) -> Option<fifo::Write> {
-        FifoController::tick(self, now)
-    }
-
-    fn written(&mut self, write: &fifo::Write, now: u64) {
-        FifoController::written(self, write, now);
-    }
-
-    fn failed(&mut self, now: u64) {
-        FifoController::failed(self, now);
-    }
-
-    fn deaf(&self, now: u64) -> bool {
-        FifoController::deaf(self, now)
-    }
-
-    fn tick_seconds(&self) -> u64 {
-        self.options().tick
-    }
-
-    fn log_silence(&self) -> Option<u64> {
-        self.options().log_silence
-    }
-
-    fn snapshot(&self, seconds: u64) -> Snapshot {
-        FifoController::snapshot(self, seconds)
-    }
-
-    fn fifo_status(&self, seconds: u64) -> Option<FifoStatus> {
-        Some(self.status(seconds))
-    }
-
-    fn describe(&self, write: &fifo::Write) -> String {
-        // No series: only the cutoffs and the show-up share are shown.
-        let status = self.status(0);
-        let cutoff = match write.fifo_cutoff {
-            Some(c) => format!("fifo_cutoff={c}"),
-            None => format!(
-                "fifo_cutoff unchanged ({})",
-                status.cutoff.map_or("none".into(), |c| c.to_string())
-            ),
-        };
-        let rate = write
-            .fifo_rate
-            .map_or(String::new(), |r| format!(" fifo_rate={r}"));
-        format!(
-            "{cutoff}{rate} (in effect {}, show-up {:.2})",
-            status
-                .cutoff_in_effect
-                .map_or("none".into(), |c| c.to_string()),
-            status.show_up
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Options;
-    use crate::fifo::FifoOptions;
+    use crate::fifo::{FifoController, FifoOptions};
+    use crate::{Controller, Options};
 
     #[test]
     fn each_write_lands_what_it_carries_and_the_heartbeat() {

@@ -18,8 +18,10 @@ use super::MAX_BACKOFF;
 const PENDING_WRITES: usize = 64;
 
 /// The options a schedule keeps to, seconds (as the controllers' options say).
+/// Public in a private module: the policies' `start` hands it to the frame,
+/// and nothing outside the crate can name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Timing {
+pub struct Timing {
     /// Between two ticks: the first wait after a failed write.
     pub tick: u64,
     /// After which the heartbeat is written even if nothing changed.
@@ -34,7 +36,7 @@ pub(super) struct Timing {
 /// the last ones.
 #[derive(Debug, Clone)]
 pub(super) struct Schedule<V> {
-    timing: Timing,
+    pub(super) timing: Timing,
     /// The value last written (confirmed).
     written: Option<V>,
     /// Clock time of the last confirmed write.

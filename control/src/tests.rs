@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::rule::Write as _;
 
 const T0: u64 = 1_700_000_000;
 

@@ -1,4 +1,6 @@
 use super::*;
+use crate::HEARTBEAT_KEY;
+use crate::rule::{Rule, Write as _};
 
 const T0: u64 = 1_700_000_000;
 const HOLD: u64 = 300;

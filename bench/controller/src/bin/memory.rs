@@ -11,7 +11,7 @@
 
 use clap::Parser;
 use control::record::Record;
-use control::{Controller, Options};
+use control::{Controller, Options, Rule};
 
 /// The controller's memory with a crowd of waiting addresses.
 #[derive(Parser)]

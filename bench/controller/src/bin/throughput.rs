@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use control::record::Record;
-use control::{Controller, Options};
+use control::{Controller, Options, Rule};
 use waiting_room::settings::percentage::Percentage;
 use wrctl::ingest::Batch;
 use wrctl::synthetic::Crowd;

@@ -1,0 +1,198 @@
+//! The frame both rules run in: it takes in the log (the per-second counts and
+//! the tokens), keeps the writes (when, the value last written, the propagation
+//! delay), the options and their target, and shows the snapshot. What to write
+//! is its [`Policy`]'s: the percentage ([`crate::PercentagePolicy`]) or the FIFO
+//! cutoff ([`crate::fifo::FifoPolicy`]). Written once, so that the two rules
+//! cannot drift apart in what they read, when they write and what they show;
+//! [`Rule`], the interface the loops drive, is the frame's.
+
+use std::fmt::Debug;
+
+use crate::fifo::FifoStatus;
+use crate::intake::{Intake, Sizes};
+use crate::record::Record;
+use crate::rule::{Rule, Write};
+use crate::schedule::{Schedule, Timing};
+use crate::tokens::Tokens;
+use crate::{BadOptions, Counters, Snapshot};
+use waiting_room::settings::config::QueueingMethod;
+use waiting_room::settings::percentage::Percentage;
+
+/// What a rule decides. Each hook is given the whole frame, the policy's own
+/// state being its `policy`.
+pub trait Policy: Sized + Clone + Debug {
+    /// What the operator asks of the rule.
+    type Options: Clone + Debug;
+    /// The setting it moves, as written and remembered (a percentage, a cutoff).
+    type Value: Copy + PartialEq + Debug;
+    /// One write to the config store.
+    type Write: Write;
+    /// The queueing method of the room it holds (the lines it expects).
+    const QUEUEING: QueueingMethod;
+
+    /// For `options`, once checked: the policy's state before any record, when
+    /// the frame writes, and its token counts.
+    fn start(options: &Self::Options) -> Result<(Self, Timing, Tokens), BadOptions>;
+    /// The target in `options`, new sessions a minute.
+    fn target(options: &mut Self::Options) -> &mut f64;
+    /// Addresses waiting, as the rule counts them, and those left uncounted
+    /// for want of capacity.
+    fn waiting(frame: &Frame<Self>) -> (u64, u64);
+    /// What the rule reads of a record, once the frame has counted it.
+    fn observe(frame: &mut Frame<Self>, record: &Record, now: u64);
+    /// At a tick at clock time `now`, before the decision: what the rule
+    /// forgets or settles as the log's second `newest` closes.
+    fn close_second(frame: &mut Frame<Self>, newest: u64, now: u64);
+    /// The tick's decision at clock time `now`: the frame's `wanted`, and what
+    /// goes with it.
+    fn decide(frame: &mut Frame<Self>, now: u64);
+    /// The write of what was decided, if one is due at clock time `now` (the
+    /// frame has checked that it may write).
+    fn write(frame: &Frame<Self>, now: u64) -> Option<Self::Write>;
+    /// The config store took `write` at clock time `now`.
+    fn written(frame: &mut Frame<Self>, write: &Self::Write, now: u64);
+    /// A write failed.
+    fn failed(_: &mut Frame<Self>) {}
+    /// A value as the [`Snapshot`] shows it: only percentages are shown there.
+    fn shown(value: Self::Value) -> Option<Percentage>;
+    /// What `write` sets, for a person.
+    fn describe(frame: &Frame<Self>, write: &Self::Write) -> String;
+    /// The FIFO rule's own figures, with `seconds` of series.
+    fn fifo_status(_: &Frame<Self>, _seconds: u64) -> Option<FifoStatus> {
+        None
+    }
+}
+
+/// A controller: state in, decision out, deciding as its policy `P` does.
+#[derive(Debug, Clone)]
+pub struct Frame<P: Policy> {
+    pub(super) options: P::Options,
+    /// The per-second counts, the first record and the lines' counters.
+    pub(super) intake: Intake,
+    /// Who holds which token.
+    pub(super) tokens: Tokens,
+    /// When to write, the value last written, and the propagation delay.
+    pub(super) schedule: Schedule<P::Value>,
+    /// The value the last decision asked for.
+    pub(super) wanted: Option<P::Value>,
+    /// What the policy keeps of its own.
+    pub(super) policy: P,
+}
+
+impl<P: Policy> Frame<P> {
+    /// A controller with checked options.
+    pub fn new(options: P::Options) -> Result<Frame<P>, BadOptions> {
+        let (policy, timing, tokens) = P::start(&options)?;
+        Ok(Frame {
+            options,
+            intake: Intake::new(),
+            tokens,
+            schedule: Schedule::new(timing),
+            wanted: None,
+            policy,
+        })
+    }
+
+    /// The options it runs with.
+    pub fn options(&self) -> &P::Options {
+        &self.options
+    }
+
+    /// Lines read, and what became of them.
+    pub fn counters(&self) -> Counters {
+        self.intake.counters
+    }
+
+    /// The crowd's current sizes.
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            waiting: P::waiting(self).0,
+            active: self.tokens.active.len(),
+        }
+    }
+}
+
+impl<P: Policy> Rule for Frame<P> {
+    type Write = P::Write;
+    const QUEUEING: QueueingMethod = P::QUEUEING;
+
+    fn observe(&mut self, record: &Record, now: u64) {
+        self.schedule.heard(now);
+        if !self.intake.take(record, now, self.sizes()) {
+            return;
+        }
+        let seen = self.tokens.see(record);
+        self.intake.tally(record.t, seen, record.percentage);
+        P::observe(self, record, now);
+    }
+
+    fn bad_line(&mut self) {
+        self.intake.bad_line();
+    }
+
+    fn tick(&mut self, now: u64) -> Option<P::Write> {
+        if let Some(newest) = self.intake.newest() {
+            self.tokens.expire(newest);
+            P::close_second(self, newest, now);
+            let sizes = self.sizes();
+            self.intake.note_crowd(sizes);
+        }
+        P::decide(self, now);
+        if !self.schedule.may_write(now) {
+            return None;
+        }
+        P::write(self, now)
+    }
+
+    fn written(&mut self, write: &P::Write, now: u64) {
+        P::written(self, write, now);
+        self.intake.counters.writes += 1;
+    }
+
+    fn failed(&mut self, now: u64) {
+        P::failed(self);
+        self.schedule.failed(now);
+        self.intake.counters.write_failures += 1;
+    }
+
+    fn deaf(&self, now: u64) -> bool {
+        self.schedule.deaf(now)
+    }
+
+    fn tick_seconds(&self) -> u64 {
+        self.schedule.timing.tick
+    }
+
+    fn log_silence(&self) -> Option<u64> {
+        self.schedule.timing.log_silence
+    }
+
+    fn snapshot(&self, seconds: u64) -> Snapshot {
+        let (waiting, overflow) = P::waiting(self);
+        Snapshot {
+            now: self.intake.newest(),
+            written: self.schedule.written().and_then(P::shown),
+            wanted: self.wanted.and_then(P::shown),
+            last_write: self.schedule.last_write(),
+            waiting,
+            active: self.tokens.active.len(),
+            overflow: overflow + self.tokens.active.overflow,
+            counters: self.intake.counters,
+            series: self.intake.recent(seconds),
+        }
+    }
+
+    fn fifo_status(&self, seconds: u64) -> Option<FifoStatus> {
+        P::fifo_status(self, seconds)
+    }
+
+    fn describe(&self, write: &P::Write) -> String {
+        P::describe(self, write)
+    }
+
+    fn set_target(&mut self, per_minute: f64) {
+        if per_minute.is_finite() && per_minute > 0.0 {
+            *P::target(&mut self.options) = per_minute;
+        }
+    }
+}
