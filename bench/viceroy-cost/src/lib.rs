@@ -1129,7 +1129,10 @@ mod tests {
                 ..free
             }
         );
-        assert_eq!(settings_for(&store_of(Case::RoomYoung), "/events").bot_toll_bits, 0);
+        assert_eq!(
+            settings_for(&store_of(Case::RoomYoung), "/events").bot_toll_bits,
+            0
+        );
     }
 
     #[test]

@@ -14,11 +14,11 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
-use waiting_room::settings::layout::store_entries;
 use viceroy_cost::{
     ALLOW_PERCENTAGE, Case, Cost, REDEEM_WINDOW, ROOM_COUNT, Stat, TOLL_BITS, get, rooms_path,
     rooms_room, schedstat_ns, stat, summary, table, toml_entries,
 };
+use waiting_room::settings::layout::store_entries;
 
 /// The signing key the room's store holds, and its id.
 const KEY: &str = "cost-key-one-0123456789abcdef0123456789";
@@ -315,7 +315,9 @@ fn manifest(origin: SocketAddr, more: &[(String, String)]) -> String {
         .chain(more.iter().cloned())
         .collect();
     let mut entries: std::collections::BTreeMap<String, String> = flat.iter().cloned().collect();
-    entries.extend(store_entries(flat.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+    entries.extend(store_entries(
+        flat.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    ));
     let config = toml_entries(&entries.into_iter().collect::<Vec<_>>());
     format!(
         r#"manifest_version = 3
