@@ -371,34 +371,12 @@ fn the_readme_is_an_operators_guide_of_at_most_250_lines() {
 #[test]
 fn configuration_md_key_table_is_generated_from_the_settings_table() {
     use waiting_room::settings::table;
-    let path = root().join("docs/configuration.md");
-    let doc = read("docs/configuration.md");
-    let wanted = table::splice(&doc, &table::reference()).unwrap_or_else(|| {
-        panic!(
-            "docs/configuration.md lacks the lines around its generated key table:\n{}\n{}",
-            table::BEGIN,
-            table::END
-        )
+    docs::check_generated(&docs::Generated {
+        path: &root().join("docs/configuration.md"),
+        begin: table::BEGIN,
+        end: table::END,
+        text: table::reference(),
+        write_var: "WRITE_CONFIG_REFERENCE",
+        regenerate: "WRITE_CONFIG_REFERENCE=1 cargo test --test docs configuration_md",
     });
-    if std::env::var_os("WRITE_CONFIG_REFERENCE").is_some() {
-        std::fs::write(&path, &wanted).expect("docs/configuration.md written");
-        return;
-    }
-    if doc != wanted {
-        let (line, (have, want)) = doc
-            .lines()
-            .zip(wanted.lines())
-            .enumerate()
-            .find(|(_, (a, b))| a != b)
-            .unwrap_or((
-                doc.lines().count().min(wanted.lines().count()),
-                ("(end of file)", "(more lines)"),
-            ));
-        panic!(
-            "docs/configuration.md's key table is not the settings table's (first difference \
-             at line {}):\n  page: {have}\n  code: {want}\nRegenerate it: \
-             WRITE_CONFIG_REFERENCE=1 cargo test --test docs configuration_md",
-            line + 1
-        );
-    }
 }

@@ -607,14 +607,6 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|")
 }
 
-/// `doc` with the text between its [`BEGIN`] and [`END`] lines replaced by
-/// `generated`; `None` when it lacks either line.
-pub fn splice(doc: &str, generated: &str) -> Option<String> {
-    let start = doc.find(BEGIN)? + BEGIN.len();
-    let end = start + doc[start..].find(END)?;
-    Some(format!("{}\n\n{generated}\n{}", &doc[..start], &doc[end..]))
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -704,15 +696,5 @@ mod tests {
         assert!(reference.contains("| `queue_all` | in `settings` | `false` |"));
         assert!(reference.contains("| `enabled` | own key | `false` (off) |"));
         assert!(reference.contains("`^/(events\\|checkout)`"));
-    }
-
-    #[test]
-    fn splice_replaces_only_between_the_markers() {
-        let doc = format!("intro\n{BEGIN}\nold\n{END}\noutro\n");
-        assert_eq!(
-            splice(&doc, "new\n").unwrap(),
-            format!("intro\n{BEGIN}\n\nnew\n\n{END}\noutro\n")
-        );
-        assert_eq!(splice("no markers", "new"), None);
     }
 }

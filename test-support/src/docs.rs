@@ -500,3 +500,78 @@ mod tests {
         assert_eq!(help.options, ["--help", "--max", "--at", "--fifo-hold"]);
     }
 }
+
+/// A generated part of a doc: the text between the lines `begin` and `end` of the
+/// file at `path`.
+pub struct Generated<'a> {
+    pub path: &'a Path,
+    pub begin: &'a str,
+    pub end: &'a str,
+    /// What the code renders for the part.
+    pub text: String,
+    /// The environment variable that rewrites the part instead of checking it.
+    pub write_var: &'a str,
+    /// The command that regenerates it, for the failure's message.
+    pub regenerate: &'a str,
+}
+
+/// `doc` with the text between its `begin` and `end` lines replaced by `generated`;
+/// `None` when it lacks either line.
+pub fn splice(doc: &str, begin: &str, end: &str, generated: &str) -> Option<String> {
+    let start = doc.find(begin)? + begin.len();
+    let stop = start + doc[start..].find(end)?;
+    Some(format!(
+        "{}\n\n{generated}\n{}",
+        &doc[..start],
+        &doc[stop..]
+    ))
+}
+
+/// Fails, naming the first line that differs, when the file's generated part is not
+/// `part.text`; with `part.write_var` set, rewrites the part instead.
+pub fn check_generated(part: &Generated<'_>) {
+    let name = part.path.display();
+    let doc = std::fs::read_to_string(part.path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let wanted = splice(&doc, part.begin, part.end, &part.text).unwrap_or_else(|| {
+        panic!(
+            "{name} lacks the lines around its generated part:\n{}\n{}",
+            part.begin, part.end
+        )
+    });
+    if std::env::var_os(part.write_var).is_some() {
+        std::fs::write(part.path, &wanted).unwrap_or_else(|e| panic!("{name}: {e}"));
+        return;
+    }
+    if doc != wanted {
+        let (line, (have, want)) = doc
+            .lines()
+            .zip(wanted.lines())
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+            .unwrap_or((
+                doc.lines().count().min(wanted.lines().count()),
+                ("(end of file)", "(more lines)"),
+            ));
+        panic!(
+            "{name}'s generated part is not what the code renders (first difference at line \
+             {}):\n  page: {have}\n  code: {want}\nRegenerate it: {}",
+            line + 1,
+            part.regenerate
+        );
+    }
+}
+
+#[cfg(test)]
+mod generated_tests {
+    use super::splice;
+
+    #[test]
+    fn splice_replaces_only_between_the_markers() {
+        let doc = "intro\nBEGIN\nold\nEND\noutro\n";
+        assert_eq!(
+            splice(doc, "BEGIN", "END", "new\n").unwrap(),
+            "intro\nBEGIN\n\nnew\n\nEND\noutro\n"
+        );
+        assert_eq!(splice("no markers", "BEGIN", "END", "new"), None);
+    }
+}

@@ -44,14 +44,6 @@ pub fn markdown() -> String {
     out
 }
 
-/// `doc` with the text between its [`BEGIN`] and [`END`] lines replaced by
-/// `generated`; `None` when it lacks either line.
-pub fn splice(doc: &str, generated: &str) -> Option<String> {
-    let start = doc.find(BEGIN)? + BEGIN.len();
-    let end = start + doc[start..].find(END)?;
-    Some(format!("{}\n\n{generated}\n{}", &doc[..start], &doc[end..]))
-}
-
 /// Every visible subcommand under `cmd`, depth first, with its path of names.
 fn commands<'a>(cmd: &'a Command, path: &[String]) -> Vec<(Vec<String>, &'a Command)> {
     let mut found = Vec::new();
@@ -254,16 +246,6 @@ mod tests {
             prose("Bearer <secret> and `<kept>`"),
             "Bearer &lt;secret&gt; and `<kept>`"
         );
-    }
-
-    #[test]
-    fn splice_replaces_only_between_the_markers() {
-        let doc = format!("intro\n{BEGIN}\nold\n{END}\noutro\n");
-        assert_eq!(
-            splice(&doc, "new\n").unwrap(),
-            format!("intro\n{BEGIN}\n\nnew\n\n{END}\noutro\n")
-        );
-        assert_eq!(splice("no markers", "new"), None);
     }
 
     #[test]
