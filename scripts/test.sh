@@ -38,7 +38,9 @@ scripts/smoke.sh
 cargo test "${bench[@]}" --workspace
 cargo test --workspace --doc
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --no-fail-fast
+  # One test thread more than cores: tests/real_crowd.rs, started first
+  # (.config/nextest.toml), takes seven minutes and half a core.
+  cargo nextest run --workspace --no-fail-fast --test-threads "$(($(nproc) + 1))"
 else
   cargo test --workspace --no-fail-fast
 fi
