@@ -8,12 +8,14 @@
 #
 #   scripts/smoke.sh [STEP...]    # default: every step, in this order:
 #
-# fuzz simulations device-spread fifo-simulations closed-loop simulate-toll
-# viceroy-cost path-bench bench-toll-browser lottery-reference, and beside them, in the
-# background (a crowd mostly waits: it needs little CPU), real-crowd and
-# real-crowd-rooms, each on a loopback address of its own (DEMO_HOST: 127.76.X.Y, drawn
-# at random and unused), so that they never meet each other, a demo on 127.0.0.1, or
-# another checkout's smoke run on the same machine.
+# simulations device-spread fifo-simulations closed-loop simulate-toll viceroy-cost
+# path-bench bench-toll-browser lottery-reference, and beside them, in the background:
+# fuzz (its targets build in fuzz/target/, a directory of their own, mostly on one core,
+# so they never wait for the other steps' builds nor these for them), real-crowd and
+# real-crowd-rooms (a crowd mostly waits: it needs little CPU), each crowd on a loopback
+# address of its own (DEMO_HOST: 127.76.X.Y, drawn at random and unused), so that they
+# never meet each other, a demo on 127.0.0.1, or another checkout's smoke run on the
+# same machine.
 #
 # Each step's output goes to target/smoke/STEP.log (the simulations' reports under
 # target/smoke/sim/, never docs/sim/); a failing step prints its last lines and the
@@ -28,9 +30,9 @@ unset FUZZ_TARGETS SIM_SCALE SIM_DIR TOLL_BENCH_OUT DEMO_TARGET DEMO_TOLL_BITS D
 out=target/smoke
 mkdir -p "$out"
 
-foreground=(fuzz simulations device-spread fifo-simulations closed-loop simulate-toll viceroy-cost
+foreground=(simulations device-spread fifo-simulations closed-loop simulate-toll viceroy-cost
   path-bench bench-toll-browser lottery-reference)
-background=(real-crowd real-crowd-rooms)
+background=(fuzz real-crowd real-crowd-rooms)
 skip_browser=0
 [ "${WAITING_ROOM_SKIP_BROWSER:-0}" = 1 ] && skip_browser=1
 
@@ -254,16 +256,17 @@ if [ $# -gt 0 ]; then
 fi
 
 began=$SECONDS
-# The crowds, each in a process group of its own, stopped if this script stops first.
-crowds=()
+# The background steps, each in a process group of its own, stopped if this script
+# stops first.
+groups=()
 for name in "${background[@]}"; do
   setsid "$0" "$name" >"$out/$name.line" 2>&1 &
-  crowds+=("$!")
+  groups+=("$!")
 done
-trap 'for group in "${crowds[@]}"; do kill -- -"$group" 2>/dev/null || true; done' EXIT
+trap 'for group in "${groups[@]}"; do kill -- -"$group" 2>/dev/null || true; done' EXIT
 for name in "${foreground[@]}"; do step "$name"; done
 for i in "${!background[@]}"; do
-  wait "${crowds[$i]}" || failed+=("${background[$i]}")
+  wait "${groups[$i]}" || failed+=("${background[$i]}")
   cat "$out/${background[$i]}.line"
 done
 echo "smoke: every step in $((SECONDS - began)) s"
