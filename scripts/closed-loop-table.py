@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Markdown tables of the closed-loop runs under docs/sim/closed-loop (written by
+"""Markdown tables of the closed-loop runs under docs/research/figures/closed-loop (written by
 scripts/closed-loop.sh): one row per run, and the fixed percentages of the
 planning mode beside them."""
 import json
 import pathlib
 import sys
 
-root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/sim/closed-loop")
+root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/research/figures/closed-loop")
 
 
 def ratio(r):

@@ -12,9 +12,9 @@
 # safe start (the room at 1 % until the controller's writes land); and the fixed
 # percentages of the planning table for comparison.
 # On the room's default address draw grid; `scripts/closed-loop.sh global` runs
-# the same on the VCL's global grid (under docs/sim/closed-loop-global/).
+# the same on the VCL's global grid (under docs/research/figures/closed-loop-global/).
 # Writes report.json and closed-loop-eligible.svg per run under
-# docs/sim/closed-loop/, prints each run's figures, and writes them all as a
+# docs/research/figures/closed-loop/, prints each run's figures, and writes them all as a
 # Markdown table (table.md). Two runs at a time: about 40 minutes on 2 idle cores.
 # Then every crowd and mix again with the POP's ceiling under the controller
 # (pop_new_sessions_per_minute at 0.95 times the target, counted as Fastly documents
@@ -24,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # SIM_SCALE=N divides every crowd, target and sample below by N (whole numbers, at
 # least 1): the same runs at a small size (scripts/smoke.sh uses 1000). SIM_DIR (default
-# docs/sim) is where the reports and tables go. SIM_CEILING is the ceiling in thousandths
+# docs/research/figures) is where the reports and tables go. SIM_CEILING is the ceiling in thousandths
 # of the target (default 950) and SIM_POP_COUNTS how the POP counts (edge, the default,
 # or exact): SIM_CEILING=1050 SIM_POP_COUNTS=exact runs the ceiling as it was run before
 # the simulator modelled the edge's counters.
@@ -34,7 +34,7 @@ ceiling=${SIM_CEILING:-950}
 [[ $ceiling =~ ^[1-9][0-9]*$ ]] || { echo "SIM_CEILING must be a whole number of thousandths" >&2; exit 2; }
 counts=${SIM_POP_COUNTS:-edge}
 [[ $counts =~ ^(edge|exact)$ ]] || { echo "SIM_POP_COUNTS must be edge or exact" >&2; exit 2; }
-sim=${SIM_DIR:-docs/sim}
+sim=${SIM_DIR:-docs/research/figures}
 n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
 pop() { n $(($1 * ceiling / 1000)); }                       # pop 2000: the ceiling for a target of 2000
 

@@ -3,17 +3,17 @@
 # scripts/simulations.sh (default mix: 10 % of people on 3 devices behind their
 # one address) with the devices joining over 10, 40 and 120 s, on the address
 # grid and on the VCL's global grid, in this program's refresh mode. Writes one
-# report.json per crowd and spread under docs/sim/devices/ (no plots) and prints
+# report.json per crowd and spread under docs/research/figures/devices/ (no plots) and prints
 # them as Markdown tables (table.md beside them). About 12 minutes on 2 cores
 # shared with other work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # SIM_SCALE=N divides every crowd, target and sample below by N (whole numbers, at
 # least 1): the same runs at a small size (scripts/smoke.sh uses 1000). SIM_DIR (default
-# docs/sim) is where the reports and tables go.
+# docs/research/figures) is where the reports and tables go.
 scale=${SIM_SCALE:-1}
 [[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "SIM_SCALE must be a whole number from 1" >&2; exit 2; }
-sim=${SIM_DIR:-docs/sim}
+sim=${SIM_DIR:-docs/research/figures}
 n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
 
 cargo build --release -p simulate

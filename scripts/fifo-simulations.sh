@@ -9,17 +9,17 @@
 # mix (several devices, shared addresses, replayers, tabs sharing a cookie jar,
 # apps polling on their own interval, early reloaders, people who give up); and
 # the flash crowd of plain visitors with 30 % giving up within 20 minutes.
-# Writes report.json per run under docs/sim/fifo/ and prints each run's figures
+# Writes report.json per run under docs/research/figures/fifo/ and prints each run's figures
 # (Kendall's tau, minutes against the target in new sessions, waits by arrival
 # decile). Two runs at a time: about 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # SIM_SCALE=N divides every crowd, target and sample below by N (whole numbers, at
 # least 1): the same runs at a small size (scripts/smoke.sh uses 1000). SIM_DIR (default
-# docs/sim) is where the reports and tables go.
+# docs/research/figures) is where the reports and tables go.
 scale=${SIM_SCALE:-1}
 [[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "SIM_SCALE must be a whole number from 1" >&2; exit 2; }
-sim=${SIM_DIR:-docs/sim}
+sim=${SIM_DIR:-docs/research/figures}
 n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
 
 cargo build --release -p simulate

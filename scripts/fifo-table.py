@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""A Markdown table of the FIFO runs under docs/sim/fifo (written by
+"""A Markdown table of the FIFO runs under docs/research/figures/fifo (written by
 scripts/fifo-simulations.sh): one row per run, minutes checked in new sessions
 (distinct allow tokens), people admitted and who gave up beside them."""
 import json
 import pathlib
 import sys
 
-root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/sim/fifo")
+root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/research/figures/fifo")
 
 
 def ratio(r):

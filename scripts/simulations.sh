@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Regenerates the simulations behind BENCHMARKS.md: the JSON reports and SVG plots
-# under docs/sim/ (each crowd on the address grid and on the VCL's global grid, in
-# both refresh modes), their tables (docs/sim/table.md), then the cost sweep and
+# under docs/research/figures/ (each crowd on the address grid and on the VCL's global grid, in
+# both refresh modes), their tables (docs/research/figures/table.md), then the cost sweep and
 # the planning example on standard output. About 15 minutes on 2 cores shared
 # with other work; the simulator prints progress on long runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # SIM_SCALE=N divides every crowd, target and sample below by N (whole numbers, at
 # least 1): the same runs at a small size (scripts/smoke.sh uses 1000). SIM_DIR (default
-# docs/sim) is where the reports and tables go.
+# docs/research/figures) is where the reports and tables go.
 scale=${SIM_SCALE:-1}
 [[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "SIM_SCALE must be a whole number from 1" >&2; exit 2; }
-sim=${SIM_DIR:-docs/sim}
+sim=${SIM_DIR:-docs/research/figures}
 n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
 
 cargo build --release -p simulate

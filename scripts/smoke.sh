@@ -18,7 +18,7 @@
 # same machine.
 #
 # Each step's output goes to target/smoke/STEP.log (the simulations' reports under
-# target/smoke/sim/, never docs/sim/); a failing step prints its last lines and the
+# target/smoke/sim/, never docs/research/figures/); a failing step prints its last lines and the
 # script fails once every step has run. WAITING_ROOM_SKIP_BROWSER=1 skips
 # bench-toll-browser and the crowd's dashboard screenshot, and says so; otherwise they
 # need scripts/setup.sh's Chromium and npm packages, and fail without them.
@@ -121,7 +121,7 @@ check_closed-loop() {
   expect_rows "| allow_percentage | minutes to admit 90 % |" 15
 }
 
-# The two small runs docs/simulate-toll.md shows, as it shows them.
+# The two small runs docs/research/simulate-toll.md shows, as it shows them.
 run_simulate-toll() {
   cargo run --release -p simulate -- toll --visitors 400 --bots 200:200 --bot-toll-bits 0,8 &&
     cargo run --release -p simulate -- toll --visitors 400 --bots 200:200 --bot-toll-bits 8 \
@@ -141,7 +141,7 @@ check_viceroy-cost() {
   expect_rows "| run | room young" 1
 }
 
-# docs/viceroy-cost.md's path benchmark in wasm, one round (scripts/test.sh builds it).
+# docs/research/viceroy-cost.md's path benchmark in wasm, one round (scripts/test.sh builds it).
 run_path-bench() {
   (cd bench && cargo build --release --target wasm32-wasip1 -p path-bench) &&
     viceroy run target/wasm32-wasip1/release/path-bench.wasm -- --rounds 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-program CPU per request through Viceroy (docs/viceroy-cost.md): builds the
+# Whole-program CPU per request through Viceroy (docs/research/viceroy-cost.md): builds the
 # room, the forward-only and forward + 2 HMAC-SHA256 Compute programs, the demo
 # origin and the driver, then runs bench/viceroy-cost: one demo origin, one Viceroy
 # per case, requests in turn, each Viceroy's CPU time read from /proc. Linux only.

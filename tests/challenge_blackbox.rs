@@ -2,7 +2,7 @@
 //! backends pointing at the local stand-in of the providers' `siteverify`
 //! (test-support's challenge_server, which checks each request against the
 //! providers' documented API), the secret in a Secret Store, real HTTP from
-//! 127.0.0.x visitors (docs/bot-toll.md, "An external challenge instead").
+//! 127.0.0.x visitors (docs/reference/bot-toll.md, "An external challenge instead").
 
 use std::time::{Duration, Instant};
 

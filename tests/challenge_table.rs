@@ -1,4 +1,4 @@
-//! The external challenge's rows of the decision table (docs/bot-toll.md, "An
+//! The external challenge's rows of the decision table (docs/reference/bot-toll.md, "An
 //! external challenge instead"), natively, with a fixed clock and a fake
 //! verifier that records each call: the provider is asked only at a due draw,
 //! only for a token of its shape, and its outcome is the toll's payment.

@@ -1,4 +1,4 @@
-//! Every row of the decision table (docs/how-it-works.md), natively, with a fixed
+//! Every row of the decision table (docs/reference/how-it-works.md), natively, with a fixed
 //! clock. Tokens in a given state come from the tests' own minter.
 
 use test_support::mint;

@@ -8,7 +8,7 @@
 //! link of the docs leads to a file that exists, and a `#fragment` to one of its
 //! headings. The first `fastly compute publish` leaves the room off. README.md is an
 //! operator's guide of at most 250 lines, which says how to get `wrctl` before it runs it.
-//! docs/configuration.md's key table is the settings table's
+//! docs/operate/configuration.md's key table is the settings table's
 //! (`waiting_room::settings::table`): `WRITE_CONFIG_REFERENCE=1` rewrites it.
 
 use test_support as support;
@@ -364,7 +364,7 @@ fn the_readme_is_an_operators_guide_of_at_most_250_lines() {
     );
 }
 
-/// docs/configuration.md's key table is what the settings table renders
+/// docs/operate/configuration.md's key table is what the settings table renders
 /// (`waiting_room::settings::table::reference`): this test fails when the two differ.
 /// `WRITE_CONFIG_REFERENCE=1` rewrites the page's table instead (docs/development.md,
 /// "The configuration reference").
@@ -372,7 +372,7 @@ fn the_readme_is_an_operators_guide_of_at_most_250_lines() {
 fn configuration_md_key_table_is_generated_from_the_settings_table() {
     use waiting_room::settings::table;
     docs::check_generated(&docs::Generated {
-        path: &root().join("docs/configuration.md"),
+        path: &root().join("docs/operate/configuration.md"),
         begin: table::BEGIN,
         end: table::END,
         text: table::reference(),

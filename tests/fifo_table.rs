@@ -1,4 +1,4 @@
-//! Every row of the FIFO decision table (docs/fifo.md), natively, with a fixed
+//! Every row of the FIFO decision table (docs/reference/fifo.md), natively, with a fixed
 //! clock. Tokens in a given state come from the tests' own minter.
 
 use test_support::mint;

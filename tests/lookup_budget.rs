@@ -1,4 +1,4 @@
-//! The room's reads against Fastly's limits (docs/platform-limits.md): every path a
+//! The room's reads against Fastly's limits (docs/operate/platform-limits.md): every path a
 //! request can take, with every feature configured at once, walked the way the edge's
 //! glue reads (the settings through [`Remembered`], one page-store key, signing keys
 //! once each through [`ReadOnce`], the challenge's secret), each read counted by the
@@ -375,7 +375,7 @@ fn every_path_keeps_within_16_lookups_and_3_secret_reads() {
         }
     }
     // The walk reached the provider, and its worst paths are as
-    // docs/platform-limits.md states them.
+    // docs/operate/platform-limits.md states them.
     assert!(verified, "no path verified the challenge");
     assert_eq!(worst, (16, 3));
 }

@@ -1,4 +1,4 @@
-//! One win, one session (docs/how-it-works.md, "Sessions"): every presentation
+//! One win, one session (docs/reference/how-it-works.md, "Sessions"): every presentation
 //! of one winning wait token — tabs sharing a cookie jar, devices behind the
 //! address, retries within the redeem window, a draw repeated after a lost
 //! response — gets the byte-identical `Set-Cookie`, because a session a wait

@@ -1,6 +1,6 @@
 //! The bot toll, black-box: the built wasm in Viceroy, the demo origin, real HTTP
 //! from several 127.0.0.x visitors. Tokens come from the tests' own minter, and
-//! solutions from the tests' own solver (docs/bot-toll.md).
+//! solutions from the tests' own solver (docs/reference/bot-toll.md).
 
 use test_support as support;
 

@@ -1,4 +1,4 @@
-//! The bot toll's rows of the decision table (docs/bot-toll.md), natively, with a
+//! The bot toll's rows of the decision table (docs/reference/bot-toll.md), natively, with a
 //! fixed clock. Tokens and solutions come from the tests' own minter and solver.
 
 use test_support::mint;

@@ -72,7 +72,7 @@ impl TollChallenge {
     }
 }
 
-/// The template variables, in the order docs/pages.md lists them.
+/// The template variables, in the order docs/operate/pages.md lists them.
 pub const VARIABLES: [&str; 18] = [
     "wait_p25",
     "wait_p50",
@@ -186,7 +186,7 @@ impl Status {
         out
     }
 
-    /// The JSON status for apps (schema in docs/pages.md). Keys are written in
+    /// The JSON status for apps (schema in docs/operate/pages.md). Keys are written in
     /// alphabetical order, as the room always has.
     pub fn json(&self) -> String {
         let status = match self.page {

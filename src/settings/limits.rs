@@ -1,5 +1,5 @@
 //! Fastly's limits on what one execution may read, and the room's budget within
-//! them (docs/platform-limits.md).
+//! them (docs/operate/platform-limits.md).
 //!
 //! Fastly's Compute resource limits allow 32 config-store lookups and 5 secret
 //! reads an execution; past them the host fails the call. The room holds itself to

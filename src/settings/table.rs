@@ -8,7 +8,7 @@
 //! [`crate::settings::layout::OWN_KEYS`] (at compile time, so the edge carries
 //! only the keys, none of the text), the keys and values `wrctl config check`
 //! prints, the fuzz inputs' settings, and the key table of
-//! `docs/configuration.md` ([`reference()`]). The reader
+//! `docs/operate/configuration.md` ([`reference()`]). The reader
 //! ([`crate::settings::config::Settings::from_lookup`]) keeps each key's parser;
 //! the tests hold it to the rows: it reads exactly their keys, its defaults are
 //! theirs ([`Settings::stored`]), and their valid samples read as written.
@@ -186,7 +186,7 @@ pub const ROWS: [Row; 34] = [
         Stored::Own,
         "`3600`",
         "Seconds an admitted visitor keeps access after their last request \
-         ([sessions](how-it-works.md#4-sessions-one-win-one-session-lazy-renewal-sliding-or-fixed)).",
+         ([sessions](../reference/how-it-works.md#4-sessions-one-win-one-session-lazy-renewal-sliding-or-fixed)).",
     ),
     duration(
         COOKIE_LIFETIME,
@@ -309,7 +309,7 @@ pub const ROWS: [Row; 34] = [
         default: "`address`",
         meaning: "`address`: each address draws on its own grid, `FNV-1a-64(uid) mod 2d` \
                   seconds into every draw period; `global`: the VCL's slot boundaries \
-                  ([the draw grid](how-it-works.md#7-the-draw-grid-and-a-refresh-aimed-at-the-draw)).",
+                  ([the draw grid](../reference/how-it-works.md#7-the-draw-grid-and-a-refresh-aimed-at-the-draw)).",
         when_bad: "anything else: `address`",
         samples: Samples {
             valid: &["address", "global", " Global "],
@@ -334,7 +334,7 @@ pub const ROWS: [Row; 34] = [
         stored: Stored::Member,
         default: "`random`",
         meaning: "`random`: the lottery; `fifo`: first in, first out up to `fifo_cutoff` \
-                  ([FIFO](fifo.md)).",
+                  ([FIFO](../reference/fifo.md)).",
         when_bad: "anything else: `random`",
         samples: Samples {
             valid: &["fifo", "random", " FIFO "],
@@ -436,7 +436,7 @@ pub const ROWS: [Row; 34] = [
         default: "none",
         meaning: "Comma-separated path prefixes inside the room that go straight to the \
                   origin: assets, health checks \
-                  ([the path the origin sees](how-it-works.md#1-scope)).",
+                  ([the path the origin sees](../reference/how-it-works.md#1-scope)).",
         when_bad: "a prefix of one of the room's own paths, or not starting with `/`: that \
                    prefix ignored",
         samples: Samples {
@@ -474,7 +474,7 @@ pub const ROWS: [Row; 34] = [
         default: "`0` (off)",
         meaning: "The bot toll: bits of proof of work, 0–32, a wait token's holder pays \
                   before its first draw (FIFO: admission); each bit doubles the work \
-                  ([the bot toll](bot-toll.md)).",
+                  ([the bot toll](../reference/bot-toll.md)).",
         when_bad: "anything else: `0`",
         samples: Samples {
             valid: &["0", "8", " 12 ", "32"],
@@ -487,7 +487,7 @@ pub const ROWS: [Row; 34] = [
         default: "none (off)",
         meaning: "An external challenge (Turnstile or hCaptcha) instead of the proof of work: \
                   `{\"provider\":\"turnstile\",\"site_key\":\"…\"}` \
-                  ([an external challenge](bot-toll.md#an-external-challenge-instead)).",
+                  ([an external challenge](../reference/bot-toll.md#an-external-challenge-instead)).",
         when_bad: "unreadable: still on, every due draw held",
         samples: Samples {
             valid: &[
@@ -572,14 +572,14 @@ pub const fn own_keys<const N: usize>() -> [&'static str; N] {
     keys
 }
 
-/// The line before the generated key table in `docs/configuration.md`.
+/// The line before the generated key table in `docs/operate/configuration.md`.
 pub const BEGIN: &str = "<!-- BEGIN the key table generated from src/settings/table.rs; \
 edit the rows there, not this part -->";
 
 /// The line after it.
 pub const END: &str = "<!-- END of the generated key table -->";
 
-/// The key table of `docs/configuration.md`: every row of [`ROWS`], then of
+/// The key table of `docs/operate/configuration.md`: every row of [`ROWS`], then of
 /// [`OTHER_ROWS`].
 pub fn reference() -> String {
     let mut out = String::from(

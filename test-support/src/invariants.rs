@@ -600,7 +600,7 @@ fn fifo_place(token: &Vouched, visit: &Visit, settings: &Settings) -> Option<u64
     })
 }
 
-/// The pre-queue place of `uid` (docs/fifo.md, "The pre-queue"): the opening second plus the
+/// The pre-queue place of `uid` (docs/reference/fifo.md, "The pre-queue"): the opening second plus the
 /// first four bytes of `HMAC(active key, "prequeue&uid=<uid or its /64>&opens=…")`
 /// mod 1000, computed here independently (0 when the active key is unusable).
 fn prequeue_place(uid: &str, opens: u64, settings: &Settings) -> u64 {
@@ -736,7 +736,7 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
 }
 
 /// An allow token set ends `allow_period_timeout` after its session's start
-/// (docs/how-it-works.md, "Sessions"): `now` for a renewal or a session without a
+/// (docs/reference/how-it-works.md, "Sessions"): `now` for a renewal or a session without a
 /// drawn wait token; for one a wait token starts, a second of that token alone,
 /// so every presentation of the win gets the same token: a won draw's `exp + 1`,
 /// a FIFO place's `exp - fifo_hold`, a lottery ticket's place `exp - 2d` under a
@@ -863,7 +863,7 @@ fn assert_cookie_not_logged(line: &str, value: &str, visit: &Visit, settings: &S
     }
 }
 
-/// A token that an independent reading of the token format (docs/token.md) accepts.
+/// A token that an independent reading of the token format (docs/reference/token.md) accepts.
 #[derive(Debug)]
 struct Vouched {
     dec: TokenKind,

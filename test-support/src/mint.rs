@@ -1,4 +1,4 @@
-//! The tests' own token minter, written from the token format (docs/token.md) and independent
+//! The tests' own token minter, written from the token format (docs/reference/token.md) and independent
 //! of the code under test (it shares only the HMAC and base64 libraries).
 #![allow(dead_code)] // each test crate uses a part of it
 
@@ -82,7 +82,7 @@ pub fn mint_fifo(key: &str, exp: u64, uid: &str, kid: &str, arr: u64) -> String 
 }
 
 /// The address draw grid's expiry for a wait token handed to `uid` at `now`
-/// (docs/how-it-works.md, "The draw grid"), written from the rule: the first second at or after
+/// (docs/reference/how-it-works.md, "The draw grid"), written from the rule: the first second at or after
 /// `now + d` that is `FNV-1a-64(uid) mod 2d` modulo `2d`.
 pub fn address_exp(now: u64, uid: &str, d: u64) -> u64 {
     let hash = uid.bytes().fold(0xcbf29ce484222325u64, |h, b| {
@@ -99,7 +99,7 @@ pub fn global_exp(now: u64, d: u64) -> u64 {
     now / d * d + 2 * d
 }
 
-/// A signed pass of `room` (empty: the service room), as docs/rooms.md describes it.
+/// A signed pass of `room` (empty: the service room), as docs/operate/rooms.md describes it.
 pub fn mint_pass(key: &str, room: &str, iat: u64, exp: u64, kid: &str) -> String {
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let text = format!("pass=1&room={room}&iat={iat}&exp={exp}&kid={kid}");

@@ -1,7 +1,7 @@
 //! Forwards every request to backend `origin` unchanged, after two HMAC-SHA256 over
 //! a token-sized text, each with its key set up afresh: the work a renewing request
 //! cannot avoid (verify the presented token, sign the new one), and nothing else.
-//! `bench/viceroy-cost` sets the room's renewing path against it (docs/viceroy-cost.md).
+//! `bench/viceroy-cost` sets the room's renewing path against it (docs/research/viceroy-cost.md).
 
 use std::hint::black_box;
 

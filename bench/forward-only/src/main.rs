@@ -1,7 +1,7 @@
 //! Forwards every request to backend `origin` unchanged and returns its response:
 //! the least a Compute program in front of an origin can do, built with the room's
 //! release profile. `bench/viceroy-cost` sets the room's allowed path against it
-//! (docs/viceroy-cost.md).
+//! (docs/research/viceroy-cost.md).
 
 #[cfg(target_arch = "wasm32")]
 #[fastly::main]

@@ -26,7 +26,7 @@ pub const KEEP_WAITING_MARKER: &str = "Thanks for waiting";
 pub const ALLOW_PERCENTAGE: u8 = 50;
 
 /// The bits of bot toll the toll cases' room asks, and their token owes: a phone's
-/// second or so, the suggested setting (docs/bot-toll.md).
+/// second or so, the suggested setting (docs/reference/bot-toll.md).
 pub const TOLL_BITS: u8 = 16;
 
 /// The draw cases' `redeem_window`: a day, so that a wait token minted due for its

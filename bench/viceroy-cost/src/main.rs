@@ -1,4 +1,4 @@
-//! The driver of the whole-program cost run (docs/viceroy-cost.md): it starts the
+//! The driver of the whole-program cost run (docs/research/viceroy-cost.md): it starts the
 //! processes, sends the rounds and reads `/proc`; what it measures is `Options`' doc
 //! (its `--help`), the pure parts are in `lib.rs`.
 //!

@@ -1,6 +1,6 @@
 //! Every distinct `simulate` line of scripts/*.sh (their shell variables set as the
-//! scripts set them), and the lines BENCHMARKS.md, docs/closed-loop.md and
-//! docs/sim/README.md show, still parse, into the command they meant; and every
+//! scripts set them), and the lines BENCHMARKS.md, docs/research/closed-loop.md and
+//! docs/research/figures/README.md show, still parse, into the command they meant; and every
 //! `simulate` command any doc shows is one the binary knows.
 
 use std::path::Path;
@@ -26,7 +26,7 @@ const WAVES: &str = "--visitors 300000 --arrivals waves:3:1200:60";
 #[test]
 fn closed_loop_script() {
     for grid in ["address", "global"] {
-        let out = "docs/sim/closed-loop";
+        let out = "docs/research/figures/closed-loop";
         let common = format!("--refresh eligible --draw-grid {grid} --quiet");
         for delay in [0, 30, 60] {
             let run = |name: &str, rest: &str| {
@@ -117,7 +117,7 @@ fn device_spread_script() {
             (WAVES, "waves"),
         ] {
             let line = format!(
-                "run {common} {crowd} --duration 3600 --out docs/sim/devices/{name}-spread-{spread}"
+                "run {common} {crowd} --duration 3600 --out docs/research/figures/devices/{name}-spread-{spread}"
             );
             let Command::Run {
                 scenario, grids, ..
@@ -137,7 +137,7 @@ fn fifo_simulations_script() {
     let common = "--queueing fifo --target-per-minute 2000 --duration 7200 --no-plots --quiet";
     let run = |name: &str, delay: u64, rest: &str| {
         let line = format!(
-            "run {common} --propagation-delay {delay} --out docs/sim/fifo/{name}-delay-{delay} {rest}"
+            "run {common} --propagation-delay {delay} --out docs/research/figures/fifo/{name}-delay-{delay} {rest}"
         );
         let Command::Fifo { scenario, .. } = parsed(&line) else {
             panic!("{line}: not a FIFO run");
@@ -175,7 +175,7 @@ fn simulations_script() {
         (WAVES, "waves"),
     ] {
         let line = format!(
-            "run --mix devices {crowd} --duration 3600 --draw-grid both --out docs/sim/{name}"
+            "run --mix devices {crowd} --duration 3600 --draw-grid both --out docs/research/figures/{name}"
         );
         assert!(matches!(parsed(&line), Command::Run { .. }), "{line}");
     }
@@ -201,22 +201,22 @@ fn simulations_script() {
     );
 }
 
-/// The lines BENCHMARKS.md, docs/closed-loop.md and docs/sim/README.md show beyond the
+/// The lines BENCHMARKS.md, docs/research/closed-loop.md and docs/research/figures/README.md show beyond the
 /// scripts'.
 #[test]
 fn documented_lines() {
     for line in [
         "run --mix devices --visitors 200000 --arrivals flash:10 --duration 3600 --device-spread 120 \
-         --draw-grid both --refresh eligible --no-plots --out docs/sim/devices/flash-spread-120",
+         --draw-grid both --refresh eligible --no-plots --out docs/research/figures/devices/flash-spread-120",
         "run --visitors 200000 --arrivals flash:10 --duration 7200 --refresh eligible \
          --allow-percentage 1 --start 1 --target-per-minute 2000 --propagation-delay 60 \
-         --out docs/sim/closed-loop/mix-flash-start-1-delay-60",
+         --out docs/research/figures/closed-loop/mix-flash-start-1-delay-60",
     ] {
         assert!(matches!(parsed(line), Command::Run { .. }), "{line}");
     }
     let line = "run --queueing fifo --visitors 200000 --arrivals flash:10 --mix plain \
                 --target-per-minute 2000 --propagation-delay 30 --duration 7200 --quiet \
-                --out docs/sim/fifo/plain-flash-delay-30";
+                --out docs/research/figures/fifo/plain-flash-delay-30";
     assert!(matches!(parsed(line), Command::Fifo { .. }), "{line}");
 }
 

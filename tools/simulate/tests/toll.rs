@@ -3,7 +3,7 @@
 //! skipping bots win places like everyone; with it they win none, people are
 //! never held, and paying bots win places at a price of real hashes (a nonce
 //! the room's own code checks) of at least half of 2^bits per place on average.
-//! And the `toll` run mode's command line, as docs/simulate-toll.md shows it.
+//! And the `toll` run mode's command line, as docs/research/simulate-toll.md shows it.
 
 use simulate::bots::Bots;
 use simulate::cli::{Command, TOLL_BOTS, TOLL_PEOPLE, TOLL_TARGET, parse};
@@ -157,7 +157,7 @@ fn the_toll_mode_has_its_own_defaults_and_the_documented_line_parses() {
         20
     );
 
-    let doc = include_str!("../../../docs/simulate-toll.md");
+    let doc = include_str!("../../../docs/research/simulate-toll.md");
     let lines: Vec<&str> = doc
         .lines()
         .filter_map(|l| l.trim().strip_prefix("cargo run --release -p simulate -- "))
@@ -166,7 +166,10 @@ fn the_toll_mode_has_its_own_defaults_and_the_documented_line_parses() {
         .iter()
         .filter(|line| matches!(parse(args(line)), Ok(Command::Toll { .. })))
         .count();
-    assert!(tables > 0, "docs/simulate-toll.md shows no toll table");
+    assert!(
+        tables > 0,
+        "docs/research/simulate-toll.md shows no toll table"
+    );
     for line in lines {
         assert!(parse(args(line)).is_ok(), "{line}");
     }

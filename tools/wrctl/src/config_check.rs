@@ -27,7 +27,7 @@ use waiting_room::settings::table;
 use crate::clock::{utc, utc_millis};
 
 /// Every setting the room reads from `waitingroom_config`, in the order of the settings
-/// table (and docs/configuration.md's).
+/// table (and docs/operate/configuration.md's).
 pub use waiting_room::settings::config::KEYS;
 
 /// A `wait_period_duration` above this many seconds gets a warning: a new

@@ -19,7 +19,7 @@ use crate::sink::{FASTLY_API, replace};
 /// `wrctl config set`.
 #[derive(Debug, Args)]
 pub struct SetArgs {
-    /// The setting (any key docs/configuration.md lists).
+    /// The setting (any key docs/operate/configuration.md lists).
     #[arg(value_name = "KEY")]
     pub key: String,
     /// Its new value, as text.

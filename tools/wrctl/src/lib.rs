@@ -2,7 +2,7 @@
 //! own library code (settings, tokens, decisions, templates, the controller), never a
 //! second implementation.
 //!
-//! The manual is `docs/wrctl.md`: its reference of every command and option is
+//! The manual is `docs/operate/wrctl.md`: its reference of every command and option is
 //! generated from the command line ([`cli`], rendered by [`manual`]), so `--help` and
 //! the page say the same; `tools/wrctl/tests/manual.rs` fails when they drift.
 //!

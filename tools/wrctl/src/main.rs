@@ -1,4 +1,4 @@
-//! `wrctl`: the manual is `docs/wrctl.md` (its reference generated from
+//! `wrctl`: the manual is `docs/operate/wrctl.md` (its reference generated from
 //! [`wrctl::cli`]), and `wrctl COMMAND --help`; how it runs: the library's
 //! documentation (`tools/wrctl/src/lib.rs`).
 

@@ -1,4 +1,4 @@
-//! The command reference of `docs/wrctl.md`, rendered from the command line's own
+//! The command reference of `docs/operate/wrctl.md`, rendered from the command line's own
 //! definition ([`crate::cli::Cli`], through clap's `Command`): every command, its
 //! usage, its long help, its examples and a table of its arguments and options,
 //! so the page says what `--help` says. The page keeps the reference between
@@ -11,7 +11,7 @@ use clap::{Arg, ArgAction, Command, CommandFactory};
 
 use crate::cli::Cli;
 
-/// The line before the generated reference in `docs/wrctl.md`.
+/// The line before the generated reference in `docs/operate/wrctl.md`.
 pub const BEGIN: &str = "<!-- BEGIN the reference generated from wrctl's command line \
 (tools/wrctl/src/manual.rs); edit the help in tools/wrctl/src/, not this part -->";
 

@@ -1,4 +1,4 @@
-//! `docs/wrctl.md`'s reference of every command and option is what wrctl's command
+//! `docs/operate/wrctl.md`'s reference of every command and option is what wrctl's command
 //! line says (`wrctl::manual`, rendered from clap's definition of it): this test fails
 //! when the two differ. `WRCTL_WRITE_MANUAL=1` rewrites the page's reference instead
 //! (docs/development.md, "The wrctl manual").
@@ -11,7 +11,7 @@ use wrctl::manual;
 #[test]
 fn docs_wrctl_md_reference_is_generated_from_the_command_line() {
     docs::check_generated(&docs::Generated {
-        path: &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/wrctl.md"),
+        path: &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/operate/wrctl.md"),
         begin: manual::BEGIN,
         end: manual::END,
         text: manual::markdown(),
