@@ -5,12 +5,14 @@
 //! config-store value, it loads nothing from outside (the page is served to everyone
 //! held back, so anything it loads would either leak them to another site or send
 //! them to the origin the room protects), and it uses only the template variables
-//! the room fills ([`waiting_room::pages::view::VARIABLES`]). The HTML is read by a small
-//! tag and attribute scanner: it looks at tags, `<style>` blocks, `style`
-//! attributes and inline scripts, and never panics on any input.
+//! the room fills ([`waiting_room::pages::view::VARIABLES`]). The HTML is read by
+//! html5gum's WHATWG tokenizer, as a browser reads it (character references decoded,
+//! comments skipped): the checks look at tags, `<style>` blocks, `style` attributes
+//! and inline scripts, and never panic on any input.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use html5gum::{DefaultEmitter, State, Token, Tokenizer};
 use waiting_room::pages::view::VARIABLES;
 
 /// The longest value a Fastly config store holds, in characters.
@@ -165,11 +167,7 @@ const LOADS: &[(&str, &[&str])] = &[
 
 impl Scan<'_> {
     fn line(&self, at: usize) -> usize {
-        let at = at.min(self.html.len());
-        1 + self.html.as_bytes()[..at]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
+        1 + lines_before(self.html, at.min(self.html.len()))
     }
 
     fn error(&mut self, line: usize, message: String) {
@@ -217,40 +215,49 @@ impl Scan<'_> {
         }
     }
 
-    /// Tags, attributes, `<style>` and `<script>` contents.
+    /// Tags, attributes, `<style>` and `<script>` contents. The switch to raw text
+    /// after `<style>` and `<script>` is a tree builder's, left to the tokenizer's
+    /// user: made here for those two only (html5gum's naive switch would also take
+    /// a `<noscript>`'s markup for text, and miss what it loads).
     fn tags(&mut self) {
-        let html = self.html;
-        let bytes = html.as_bytes();
-        let mut at = 0;
-        while let Some(lt) = find(&bytes[at..], b"<").map(|i| at + i) {
-            if bytes[lt..].starts_with(b"<!--") {
-                at = find(&bytes[lt + 4..], b"-->").map_or(bytes.len(), |i| lt + 4 + i + 3);
-                continue;
-            }
-            let name_start = lt + 1;
-            let name_end = name_start
-                + bytes[name_start..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'-'))
-                    .count();
-            if name_end == name_start || !bytes[name_start].is_ascii_alphabetic() {
-                at = lt + 1;
-                continue;
-            }
-            let name = html[name_start..name_end].to_ascii_lowercase();
-            let (attributes, end) = attributes(html, name_end);
-            self.tag(&name, &attributes);
-            at = end;
-            if name == "style" || name == "script" {
-                let closing = format!("</{name}");
-                let stop =
-                    find_ascii_ci(&bytes[at..], closing.as_bytes()).map_or(bytes.len(), |i| at + i);
-                if name == "style" {
-                    self.css(at, &html[at..stop], "a <style> block");
-                } else {
-                    self.script(at, &html[at..stop]);
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        let mut tokens =
+            Tokenizer::new_with_emitter(self.html, DefaultEmitter::<usize>::new_with_span());
+        // The raw text of a `<style>` or `<script>` that comes next, and its first byte.
+        let mut raw = None;
+        while let Some(Ok(token)) = tokens.next() {
+            match token {
+                Token::StartTag(tag) => {
+                    let name = text(&tag.name);
+                    let mut attributes: Vec<Attribute> = tag
+                        .attributes
+                        .iter()
+                        .map(|(name, value)| Attribute {
+                            name: text(name),
+                            value: text(value),
+                            at: value.span.start,
+                        })
+                        .collect();
+                    attributes.sort_by_key(|a| a.at);
+                    self.tag(&name, &attributes);
+                    raw = match name.as_str() {
+                        "style" => Some((State::RawText, tag.span.end)),
+                        "script" => Some((State::ScriptData, tag.span.end)),
+                        _ => None,
+                    };
+                    if let Some((state, _)) = raw {
+                        tokens.set_state(state);
+                    }
                 }
-                at = stop;
+                Token::String(string) => match raw {
+                    Some((State::RawText, at)) => {
+                        self.css(self.line(at), &text(&string), "a <style> block");
+                    }
+                    Some((_, at)) => self.script(self.line(at), &text(&string)),
+                    None => {}
+                },
+                Token::Error(_) => {}
+                _ => raw = None,
             }
         }
     }
@@ -298,15 +305,13 @@ impl Scan<'_> {
             }
         }
         for attribute in attributes.iter().filter(|a| a.name == "style") {
-            // Attribute values are kept as written: the offset of the value is the
-            // attribute's, close enough for a line number.
-            let css = attribute.value.clone();
-            self.css(attribute.at, &css, &format!("the style of <{name}>"));
+            let place = format!("the style of <{name}>");
+            self.css(self.line(attribute.at), &attribute.value, &place);
         }
     }
 
-    /// `url(…)` and `@import` in CSS starting at byte `base` of the page.
-    fn css(&mut self, base: usize, css: &str, place: &str) {
+    /// `url(…)` and `@import` in CSS starting on line `first` of the page.
+    fn css(&mut self, first: usize, css: &str, place: &str) {
         let css = strip_css_comments(css);
         let lower = css.to_ascii_lowercase();
         let bytes = lower.as_bytes();
@@ -317,7 +322,7 @@ impl Scan<'_> {
             let end = rest.find(')').unwrap_or(rest.len());
             let url = rest[..end].trim().trim_matches(['"', '\'']).trim();
             if let Some(why) = outside(url) {
-                let line = self.line(base + i);
+                let line = first + lines_before(&css, i);
                 self.error(
                     line,
                     format!(
@@ -341,7 +346,7 @@ impl Scan<'_> {
                 })
             };
             if let Some(url) = target {
-                let line = self.line(base + i);
+                let line = first + lines_before(&css, i);
                 let why = outside(url).unwrap_or("a stylesheet from outside the page");
                 self.error(
                     line,
@@ -356,10 +361,10 @@ impl Scan<'_> {
     }
 
     /// Inline scripts run in the page: an absolute address in one is probably a fetch.
-    fn script(&mut self, base: usize, script: &str) {
+    fn script(&mut self, first: usize, script: &str) {
         for scheme in ["https://", "http://"] {
             if let Some(i) = script.to_ascii_lowercase().find(scheme) {
-                let line = self.line(base + i);
+                let line = first + lines_before(script, i);
                 self.warn(
                     line,
                     format!(
@@ -415,119 +420,12 @@ fn shorten(url: &str) -> String {
     }
 }
 
-/// One attribute of a tag: its lower-case name, its value as written, and the byte
-/// offset of its name in the page.
+/// One attribute of a tag: its lower-case name, its value with character references
+/// decoded, and the byte offset of its name in the page.
 struct Attribute {
     name: String,
     value: String,
     at: usize,
-}
-
-/// The attributes of the tag whose name ends at `at`, and the offset after its `>`.
-fn attributes(html: &str, mut at: usize) -> (Vec<Attribute>, usize) {
-    let bytes = html.as_bytes();
-    let mut out = Vec::new();
-    loop {
-        while at < bytes.len() && (bytes[at].is_ascii_whitespace() || bytes[at] == b'/') {
-            at += 1;
-        }
-        if at >= bytes.len() {
-            return (out, at);
-        }
-        if bytes[at] == b'>' {
-            return (out, at + 1);
-        }
-        let name_start = at;
-        while at < bytes.len()
-            && !bytes[at].is_ascii_whitespace()
-            && !matches!(bytes[at], b'=' | b'>' | b'/')
-        {
-            at += 1;
-        }
-        if at == name_start {
-            // A stray `=`: skip it.
-            at += 1;
-            continue;
-        }
-        let name = html.get(name_start..at).unwrap_or("").to_ascii_lowercase();
-        let mut after_name = at;
-        while after_name < bytes.len() && bytes[after_name].is_ascii_whitespace() {
-            after_name += 1;
-        }
-        let mut value = String::new();
-        if after_name < bytes.len() && bytes[after_name] == b'=' {
-            at = after_name + 1;
-            while at < bytes.len() && bytes[at].is_ascii_whitespace() {
-                at += 1;
-            }
-            if at < bytes.len() && (bytes[at] == b'"' || bytes[at] == b'\'') {
-                let quote = bytes[at];
-                let start = at + 1;
-                let end = bytes[start..]
-                    .iter()
-                    .position(|&b| b == quote)
-                    .map_or(bytes.len(), |i| start + i);
-                value = html.get(start..end).unwrap_or("").to_string();
-                at = (end + 1).min(bytes.len());
-            } else {
-                let start = at;
-                while at < bytes.len() && !bytes[at].is_ascii_whitespace() && bytes[at] != b'>' {
-                    at += 1;
-                }
-                value = html.get(start..at).unwrap_or("").to_string();
-            }
-        }
-        out.push(Attribute {
-            name,
-            value: decode_entities(&value),
-            at: name_start,
-        });
-    }
-}
-
-/// The few character references that can hide a URL's start (`&#47;&#47;`, `&colon;`).
-fn decode_entities(value: &str) -> String {
-    if !value.contains('&') {
-        return value.to_string();
-    }
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        let end = rest.find(';').filter(|&e| e <= 12);
-        let decoded = end.and_then(|e| {
-            let entity = &rest[1..e];
-            let c = match entity.to_ascii_lowercase().as_str() {
-                "amp" => Some('&'),
-                "sol" => Some('/'),
-                "colon" => Some(':'),
-                "quot" => Some('"'),
-                "apos" => Some('\''),
-                "lt" => Some('<'),
-                "gt" => Some('>'),
-                "bsol" => Some('\\'),
-                e if e.starts_with("#x") => u32::from_str_radix(&e[2..], 16)
-                    .ok()
-                    .and_then(char::from_u32),
-                e if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
-                _ => None,
-            }?;
-            Some((c, e))
-        });
-        match decoded {
-            Some((c, e)) => {
-                out.push(c);
-                rest = &rest[e + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// CSS with its `/* … */` comments blanked (newlines kept, so offsets still hold).
@@ -551,10 +449,12 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-fn find_ascii_ci(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|w| w.eq_ignore_ascii_case(needle))
+/// The newlines in `text` before byte `at`.
+fn lines_before(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
 }
 
 /// A page-store key: `startwaiting`, `keepwaiting` or `deny`, optionally with
@@ -628,6 +528,20 @@ mod tests {
             }
             let _ = check(&page);
         }
+    }
+
+    /// `<noscript>` markup is read as markup, and a finding inside a `<style>` or a
+    /// `style` attribute is on its own line, CRLF or not.
+    #[test]
+    fn findings_in_raw_text_and_noscript_keep_their_lines() {
+        let page = "<style>\r\n\r\na{b:url(x.png)}</style>\n<noscript>\n<img src=y.png>\n\
+                    </noscript><p\nstyle='\nc:url(&#47;&#47;z)'>";
+        let lines: Vec<usize> = check(page.as_bytes())
+            .unwrap()
+            .iter()
+            .map(|f| f.line)
+            .collect();
+        assert_eq!(lines, [0, 0, 0, 3, 5, 8]);
     }
 
     #[test]
