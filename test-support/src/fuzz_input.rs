@@ -4,13 +4,16 @@
 //! The bytes steer choices rather than being used verbatim, so that random bytes
 //! reach deep states: correctly signed tokens (minted here with the fixed key
 //! store [`KEYS`] by the tests' own minter), tokens a byte away from valid, every
-//! setting with the samples of its row of the settings table, or garbage. Running
-//! out of bytes is fine: every read then yields zero, so any input is a valid case.
+//! setting with the samples of its row of the settings table, or garbage. The bytes
+//! are read with `arbitrary`'s [`Unstructured`], as fuzz targets read theirs. Running
+//! out of bytes is fine: a number is then 0 and a text empty, so any input is a
+//! valid case.
 #![allow(dead_code)] // each user (fuzz target, native test) uses a part of it
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use arbitrary::{Arbitrary, Unstructured};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use waiting_room::settings::config;
@@ -50,66 +53,40 @@ const OTHER_COOKIE_NAMES: &[&str] = &[
 /// A Unix time around which tokens expire.
 const EPOCH: u64 = 1_700_000_000;
 
-/// A cursor over raw bytes that never runs out (reads past the end yield 0).
-pub struct Input<'a> {
-    data: &'a [u8],
-}
+/// Raw bytes, read as choices that never fail.
+pub struct Input<'a>(Unstructured<'a>);
 
 impl<'a> Input<'a> {
     /// Reads choices from `data`.
     pub fn new(data: &'a [u8]) -> Input<'a> {
-        Input { data }
+        Input(Unstructured::new(data))
     }
 
-    /// The next byte, or 0 when none is left.
-    pub fn byte(&mut self) -> u8 {
-        match self.data.split_first() {
-            Some((&first, rest)) => {
-                self.data = rest;
-                first
-            }
-            None => 0,
-        }
-    }
-
-    /// The next `n` bytes, or fewer when fewer are left.
-    pub fn bytes(&mut self, n: usize) -> &'a [u8] {
-        let (taken, rest) = self.data.split_at(n.min(self.data.len()));
-        self.data = rest;
-        taken
-    }
-
-    /// A number in `0..n` (`n` ≥ 1, at most 65,536).
+    /// A number in `0..n` (`n` ≥ 1).
     pub fn below(&mut self, n: usize) -> usize {
-        if n <= 256 {
-            usize::from(self.byte()) % n
-        } else {
-            usize::from(u16::from_le_bytes([self.byte(), self.byte()])) % n
-        }
+        self.0.choose_index(n).unwrap_or(0)
     }
 
-    /// Any 64-bit number.
-    pub fn u64(&mut self) -> u64 {
-        let mut le = [0u8; 8];
-        le.iter_mut().for_each(|b| *b = self.byte());
-        u64::from_le_bytes(le)
+    /// Any value of `T`, such as a number of any size.
+    pub fn arbitrary<T: Arbitrary<'a> + Default>(&mut self) -> T {
+        self.0.arbitrary().unwrap_or_default()
     }
 
-    /// One of `items`.
+    /// One of `items` (not empty).
     pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
+        *self.0.choose(items).expect("something to choose from")
     }
 
     /// Up to `max` bytes of arbitrary text (invalid UTF-8 becomes U+FFFD).
     pub fn text(&mut self, max: usize) -> String {
-        let len = self.below(max + 1);
-        String::from_utf8_lossy(self.bytes(len)).into_owned()
+        let len = self.below(max + 1).min(self.0.len());
+        String::from_utf8_lossy(self.0.bytes(len).unwrap_or_default()).into_owned()
     }
 
     /// A Unix time: mostly near [`EPOCH`], sometimes anything, including the extremes.
     pub fn now(&mut self) -> u64 {
         match self.below(8) {
-            0 => self.u64(),
+            0 => self.arbitrary(),
             1 => u64::MAX - self.below(4) as u64,
             2 => self.below(4) as u64,
             _ => EPOCH + self.below(1 << 16) as u64,
@@ -120,7 +97,7 @@ impl<'a> Input<'a> {
     pub fn exp_near(&mut self, now: u64) -> u64 {
         let delta = self.below(200) as u64;
         match self.below(8) {
-            0 => self.u64(),
+            0 => self.arbitrary(),
             1 => now,
             2 => now.saturating_sub(delta),
             // Up to two default sessions ahead: young and old allow tokens alike.
@@ -136,12 +113,10 @@ impl<'a> Input<'a> {
     /// A client IP as the edge prints it (IPv6 compressed).
     pub fn ip(&mut self) -> String {
         let ip = match self.below(4) {
-            0 => IpAddr::V4(Ipv4Addr::new(192, 0, 2, self.byte() % 4)),
-            1 => IpAddr::V4(Ipv4Addr::from(<[u8; 4]>::try_from(self.fixed(4)).unwrap())),
+            0 => IpAddr::V4(Ipv4Addr::new(192, 0, 2, self.below(4) as u8)),
+            1 => IpAddr::V4(self.arbitrary::<u32>().into()),
             2 => IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)),
-            _ => IpAddr::V6(Ipv6Addr::from(
-                <[u8; 16]>::try_from(self.fixed(16)).unwrap(),
-            )),
+            _ => IpAddr::V6(self.arbitrary::<u128>().into()),
         };
         ip.to_string()
     }
@@ -190,7 +165,7 @@ impl<'a> Input<'a> {
         };
         if dec == "fifo" {
             let arr = match self.below(4) {
-                0 => self.u64(),
+                0 => self.arbitrary(),
                 _ => EPOCH * 1000 + self.below(1 << 16) as u64 * 1000 + self.below(1000) as u64,
             };
             return mint::mint_fifo(secret, exp, &token_uid, &kid, arr);
@@ -202,7 +177,7 @@ impl<'a> Input<'a> {
     pub fn mutate(&mut self, text: &str) -> String {
         let mut bytes = text.as_bytes().to_vec();
         let at = self.below(bytes.len() + 1);
-        let new = self.byte();
+        let new = self.arbitrary();
         match self.below(3) {
             0 if at < bytes.len() => bytes[at] = new,
             1 if at < bytes.len() => {
@@ -258,7 +233,7 @@ impl<'a> Input<'a> {
                 0 => continue,
                 1 => self.text(40),
                 2 if row.samples == table::DURATIONS => {
-                    (self.u64() % (config::MAX_DURATION + 2)).to_string()
+                    (self.arbitrary::<u64>() % (config::MAX_DURATION + 2)).to_string()
                 }
                 2 => self.below(130).to_string(),
                 _ => match self.below(valid.len() + invalid.len()) {
@@ -279,13 +254,6 @@ impl<'a> Input<'a> {
             1 | 2 => format!("{}{}", self.pick(PATHS), self.text(8)),
             _ => format!("/events{}", self.text(8)),
         }
-    }
-
-    /// `n` bytes, zero-filled past the end of the input.
-    fn fixed(&mut self, n: usize) -> Vec<u8> {
-        let mut bytes = self.bytes(n).to_vec();
-        bytes.resize(n, 0);
-        bytes
     }
 }
 

@@ -67,13 +67,13 @@ fn minted_token_round_trips(input: &mut Input, uid: String) {
     let dec = input.pick(&[TokenKind::Wait, TokenKind::Allow]);
     let claims = Claims {
         dec,
-        exp: input.u64(),
+        exp: input.arbitrary(),
         uid,
         kid: input.kid(),
         // Fixed sessions' allow tokens carry their admission time, FIFO wait
         // tokens their arrival.
-        adm: (dec == TokenKind::Allow && input.below(2) == 0).then(|| input.u64()),
-        arr: (dec == TokenKind::Wait && input.below(2) == 0).then(|| input.u64()),
+        adm: (dec == TokenKind::Allow && input.below(2) == 0).then(|| input.arbitrary()),
+        arr: (dec == TokenKind::Wait && input.below(2) == 0).then(|| input.arbitrary()),
         toll: None,
     };
     let secret = format!("s{}", input.text(40));
