@@ -10,6 +10,7 @@ use std::fmt::Debug;
 
 use crate::fifo::FifoStatus;
 use crate::intake::{Intake, Sizes};
+use crate::origin::{Governor, OriginOptions};
 use crate::record::Record;
 use crate::rule::{Rule, Write};
 use crate::schedule::{Schedule, Timing};
@@ -77,6 +78,8 @@ pub struct Frame<P: Policy> {
     pub(super) wanted: Option<P::Value>,
     /// What the policy keeps of its own.
     pub(super) policy: P,
+    /// The origin rule, when the target follows the origin's health.
+    pub(super) origin: Option<Governor>,
 }
 
 impl<P: Policy> Frame<P> {
@@ -90,7 +93,19 @@ impl<P: Policy> Frame<P> {
             schedule: Schedule::new(timing),
             wanted: None,
             policy,
+            origin: None,
         })
+    }
+
+    /// The same controller with its target set by the origin's health
+    /// ([`crate::origin`]): the options' target is where it starts, within the
+    /// floor and the ceiling.
+    pub fn following_origin(mut self, origin: OriginOptions) -> Result<Frame<P>, BadOptions> {
+        let mut governor = Governor::new(origin)?;
+        let target = P::target(&mut self.options);
+        *target = governor.hold(*target);
+        self.origin = Some(governor);
+        Ok(self)
     }
 
     /// The options it runs with.
@@ -112,6 +127,30 @@ impl<P: Policy> Frame<P> {
     }
 }
 
+impl<P: Policy> Frame<P> {
+    /// The origin rule's reading, when one is due at the log's newest second
+    /// `newest`: the target it sets.
+    fn follow_origin(&mut self, newest: u64) {
+        let Some(session) = self.origin.as_ref().map(|g| g.options().session) else {
+            return;
+        };
+        let from = (newest + 1).saturating_sub(session);
+        let live = self
+            .intake
+            .series()
+            .range(from, newest)
+            .map(|(_, s)| s.admissions)
+            .sum();
+        let waiting = P::waiting(self).0;
+        let target = *P::target(&mut self.options);
+        if let Some(governor) = &mut self.origin
+            && let Some(next) = governor.tick(newest, live, waiting, target)
+        {
+            *P::target(&mut self.options) = next;
+        }
+    }
+}
+
 impl<P: Policy> Rule for Frame<P> {
     type Write = P::Write;
     const QUEUEING: QueueingMethod = P::QUEUEING;
@@ -123,6 +162,9 @@ impl<P: Policy> Rule for Frame<P> {
         }
         let seen = self.tokens.see(record);
         self.intake.tally(record.t, seen, record.percentage);
+        if let (Some(governor), Some(answer)) = (&mut self.origin, record.origin) {
+            governor.observe(record.t, answer);
+        }
         P::observe(self, record, now);
     }
 
@@ -136,6 +178,7 @@ impl<P: Policy> Rule for Frame<P> {
             P::close_second(self, newest, now);
             let sizes = self.sizes();
             self.intake.note_crowd(sizes);
+            self.follow_origin(newest);
         }
         P::decide(self, now);
         if !self.schedule.may_write(now) {
@@ -179,6 +222,7 @@ impl<P: Policy> Rule for Frame<P> {
             overflow: overflow + self.tokens.active.overflow,
             counters: self.intake.counters,
             series: self.intake.recent(seconds),
+            origin: self.origin.as_ref().map(Governor::status),
         }
     }
 
@@ -191,8 +235,13 @@ impl<P: Policy> Rule for Frame<P> {
     }
 
     fn set_target(&mut self, per_minute: f64) {
-        if per_minute.is_finite() && per_minute > 0.0 {
-            *P::target(&mut self.options) = per_minute;
+        if !(per_minute.is_finite() && per_minute > 0.0) {
+            return;
+        }
+        match &mut self.origin {
+            // The origin sets the target: an event's target is its ceiling.
+            Some(governor) => *P::target(&mut self.options) = governor.set_ceiling(per_minute),
+            None => *P::target(&mut self.options) = per_minute,
         }
     }
 }

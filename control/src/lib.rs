@@ -87,6 +87,7 @@ pub mod crowd;
 pub mod fifo;
 pub mod frame;
 mod intake;
+pub mod origin;
 pub mod record;
 pub mod rule;
 mod schedule;
@@ -796,6 +797,8 @@ pub struct Snapshot {
     pub counters: Counters,
     /// Per-second counts, oldest first.
     pub series: Vec<(u64, Second)>,
+    /// The origin rule, when the target follows the origin's health.
+    pub origin: Option<origin::OriginStatus>,
 }
 
 #[cfg(test)]

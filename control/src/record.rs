@@ -8,6 +8,8 @@ use waiting_room::admission::decision::{Decision, Session, Transition};
 use waiting_room::log::PREFIX;
 use waiting_room::settings::percentage::Percentage;
 
+use crate::origin::OriginAnswer;
+
 /// What the controller reads from one log line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
@@ -42,6 +44,10 @@ pub struct Record {
     /// A store read of the request failed (`ALERT=unreadable:<keys>`): the room
     /// took each key's unreadable outcome.
     pub unreadable: bool,
+    /// What the origin answered, when the request went to it (`origin_ms=` and
+    /// `origin_status=`, or `origin_error=`); `None` for a request the room
+    /// answered, or one Fastly's cache answered (`origin=cache`).
+    pub origin: Option<OriginAnswer>,
 }
 
 impl Record {
@@ -121,8 +127,25 @@ impl FromStr for Record {
             released: fields.release == Some("origin"),
             controller_stale: fields.alerts.contains(&"controller-stale"),
             unreadable: fields.alerts.iter().any(|a| a.starts_with("unreadable:")),
+            origin: origin(&fields)?,
         })
     }
+}
+
+/// The origin's answer a line records: a time and a status, or an error. A
+/// status without a time (a line of a room from before the time was logged)
+/// is no measurement.
+fn origin(fields: &Fields<'_>) -> Result<Option<OriginAnswer>, BadLine> {
+    if fields.origin_error.is_some() {
+        return Ok(Some(OriginAnswer::Failed));
+    }
+    let ms = parse_field("origin_ms", fields.origin_ms)?;
+    let status = parse_field("origin_status", fields.origin_status)?;
+    Ok(match (ms, status) {
+        (Some(ms), Some(status)) => Some(OriginAnswer::Answered { ms, status }),
+        (Some(_), None) => return Err(BadLine::Missing("origin_status")),
+        (None, _) => None,
+    })
 }
 
 /// The first value of each key a reader needs.
@@ -140,6 +163,9 @@ struct Fields<'a> {
     arr: Option<&'a str>,
     cutoff: Option<&'a str>,
     release: Option<&'a str>,
+    origin_ms: Option<&'a str>,
+    origin_status: Option<&'a str>,
+    origin_error: Option<&'a str>,
     alerts: Vec<&'a str>,
 }
 
@@ -158,6 +184,9 @@ impl<'a> Fields<'a> {
             "arr" => &mut self.arr,
             "cutoff" => &mut self.cutoff,
             "release" => &mut self.release,
+            "origin_ms" => &mut self.origin_ms,
+            "origin_status" => &mut self.origin_status,
+            "origin_error" => &mut self.origin_error,
             "ALERT" => return self.alerts.push(value),
             _ => return,
         };
@@ -198,9 +227,50 @@ mod tests {
                 released: true,
                 controller_stale: true,
                 unreadable: true,
+                origin: None,
             }
         );
         assert!(record.is_draw() && !record.is_arrival());
+    }
+
+    #[test]
+    fn reads_what_the_origin_answered() {
+        let read = |tail: &str| {
+            format!("waitingroom t=5 decision=allow uid=192.0.2.1 p=5 session=kept path=/a {tail}")
+                .parse::<Record>()
+                .map(|r| r.origin)
+        };
+        assert_eq!(
+            read("origin_ms=42 origin_status=200"),
+            Ok(Some(OriginAnswer::Answered {
+                ms: 42,
+                status: 200
+            }))
+        );
+        assert_eq!(
+            read("origin_ms=3100 origin_status=503"),
+            Ok(Some(OriginAnswer::Answered {
+                ms: 3100,
+                status: 503
+            }))
+        );
+        assert_eq!(
+            read("origin_error=connection-refused"),
+            Ok(Some(OriginAnswer::Failed))
+        );
+        // Fastly's cache answered, the room answered, or a room that logged no time.
+        assert_eq!(read("origin=cache"), Ok(None));
+        assert_eq!(read(""), Ok(None));
+        assert_eq!(read("origin_status=502"), Ok(None));
+        assert_eq!(
+            read("origin_ms=soon origin_status=200"),
+            Err(BadLine::Unreadable("origin_ms"))
+        );
+        assert_eq!(read("origin_ms=5"), Err(BadLine::Missing("origin_status")));
+        assert_eq!(
+            read("origin_ms=5 origin_status=2000000"),
+            Err(BadLine::Unreadable("origin_status"))
+        );
     }
 
     #[test]

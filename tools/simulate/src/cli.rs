@@ -17,10 +17,12 @@ use waiting_room::settings::room::RoomName;
 
 use crate::bots::Bots;
 use crate::fifo::FifoSpec;
+use crate::origin::{Change, OriginSpec};
 use crate::planning::Question;
 use crate::scenario::{
-    Arrivals, Control, Mix, PopCountsModel, Room, Scenario, SecondRoom, Session,
+    Arrivals, Control, Mix, OriginRule, PopCountsModel, Room, Scenario, SecondRoom, Session,
 };
+use control::origin::Healthy;
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -190,6 +192,58 @@ struct RunArgs {
     bot_toll_bits: u8,
     #[command(flatten)]
     second: SecondRoomArgs,
+    #[command(flatten)]
+    origin: OriginArgs,
+}
+
+/// An origin behind the room (`run` with the closed loop, random mode): it
+/// answers every request the room lets through, slower as it saturates (see
+/// the simulator's `origin` module), and the controller can follow its health.
+#[derive(Args)]
+#[command(next_help_heading = "Origin")]
+struct OriginArgs {
+    /// Requests a second the origin serves at its base time.
+    #[arg(long, value_name = "N", value_parser = number::<f64>, requires = "target_per_minute", conflicts_with_all = ["queueing", "second_room"])]
+    origin_capacity: Option<f64>,
+    /// The origin's base time of a request (its median), milliseconds.
+    #[arg(long, value_name = "MS", value_parser = number::<f64>, requires = "origin_capacity", default_value_t = OriginSpec::default().base_ms)]
+    origin_base_ms: f64,
+    /// From minute FROM (until minute UNTIL), the capacity times FACTOR.
+    #[arg(long, value_name = "FROM:FACTOR[:UNTIL]", value_parser = origin_change, requires = "origin_capacity")]
+    origin_change: Option<Change>,
+    /// Seconds over which a cold origin warms up (a third of its capacity and
+    /// three times its base time at the start).
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, requires = "origin_capacity", default_value_t = 0)]
+    origin_warmup: u64,
+    /// The controller follows the origin's health: what healthy means, as
+    /// `wrctl control --origin-healthy` takes it (p95<800ms,errors<1%).
+    #[arg(long, value_name = "SPEC", value_parser = healthy, requires_all = ["origin_capacity", "origin_floor", "origin_ceiling"])]
+    origin_healthy: Option<Healthy>,
+    /// New sessions a minute the origin rule never cuts below.
+    #[arg(long, value_name = "N", value_parser = number::<f64>, requires = "origin_healthy")]
+    origin_floor: Option<f64>,
+    /// New sessions a minute the origin rule never exceeds.
+    #[arg(long, value_name = "N", value_parser = number::<f64>, requires = "origin_healthy")]
+    origin_ceiling: Option<f64>,
+}
+
+impl OriginArgs {
+    /// The origin, and the rule following it.
+    fn origin(&self) -> (Option<OriginSpec>, Option<OriginRule>) {
+        let origin = self.origin_capacity.map(|capacity| OriginSpec {
+            capacity,
+            base_ms: self.origin_base_ms,
+            change: self.origin_change,
+            warmup: self.origin_warmup,
+            ..OriginSpec::default()
+        });
+        let rule = self.origin_healthy.map(|healthy| OriginRule {
+            healthy,
+            floor: self.origin_floor.unwrap_or(0.0),
+            ceiling: self.origin_ceiling.unwrap_or(0.0),
+        });
+        (origin, rule)
+    }
 }
 
 /// A second room (`run` in random mode, with the closed loop): a named room of
@@ -244,6 +298,11 @@ impl RunArgs {
         });
         scenario.room.bot_toll_bits = self.bot_toll_bits;
         scenario.control = self.control.control();
+        let (origin, rule) = self.origin.origin();
+        scenario.origin = origin;
+        if let Some(control) = &mut scenario.control {
+            control.origin = rule;
+        }
         check(&scenario)?;
         let (out, no_plots, quiet) = (self.out, self.no_plots, self.quiet);
         if let Some(second) = self.second.room(&scenario) {
@@ -653,6 +712,7 @@ impl ControlArgs {
             expected_propagation: Some(self.expected_propagation),
             min: self.min,
             max: self.max,
+            origin: None,
         })
     }
 }
@@ -680,8 +740,9 @@ fn check(s: &Scenario) -> Result<(), String> {
     const DAY: u64 = 24 * 3600;
     let refuse = |bad: bool, why: &str| if bad { Err(why.to_string()) } else { Ok(()) };
     if let Some(c) = &s.control {
-        control::Controller::new(c.options(&s.room))
-            .map_err(|e| format!("the controller refuses its options: {e}"))?;
+        if let Some(Err(e)) = s.controller() {
+            return Err(format!("the controller refuses its options: {e}"));
+        }
         refuse(
             c.propagation_delay > DAY
                 || c.log_delay > DAY
@@ -806,6 +867,28 @@ fn toll_bits(raw: &str) -> Result<u8, String> {
 }
 
 /// `--session N:SECONDS`.
+fn origin_change(spec: &str) -> Result<Change, String> {
+    let parts: Vec<&str> = spec.split(':').collect();
+    let minute = |raw: &str| number::<u64>(raw);
+    match parts.as_slice() {
+        [from, factor] | [from, factor, _] => Ok(Change {
+            from: minute(from)?,
+            factor: number::<f64>(factor)
+                .ok()
+                .filter(|f| *f > 0.0 && f.is_finite())
+                .ok_or(format!("{factor:?} is not a positive factor"))?,
+            until: parts.get(2).map(|u| minute(u)).transpose()?,
+        }),
+        _ => Err(format!(
+            "{spec:?}: expected FROM:FACTOR or FROM:FACTOR:UNTIL (minutes)"
+        )),
+    }
+}
+
+fn healthy(spec: &str) -> Result<Healthy, String> {
+    spec.parse().map_err(|e: control::BadOptions| e.to_string())
+}
+
 fn session(spec: &str) -> Result<Session, String> {
     let [requests, interval] = parts(spec)?;
     let (requests, interval) = (number(requests)?, number(interval)?);

@@ -23,6 +23,7 @@ use waiting_room::settings::config::Settings;
 use waiting_room::settings::room::RoomName;
 
 use crate::engine::START;
+use crate::origin::Origin;
 use crate::scenario::Control;
 
 /// The path every simulated request asks for.
@@ -52,6 +53,10 @@ pub struct Trace {
     pub log_nanos: u128,
     /// Nanoseconds spent inside the controller.
     pub controller_nanos: u128,
+    /// The origin's minutes, when an origin was behind the room.
+    pub origin: Option<Vec<crate::origin::OriginMinute>>,
+    /// Times the origin rule's target turned.
+    pub origin_direction_changes: u64,
 }
 
 /// The controller, its inbox of log records and the writes on their way to the edge.
@@ -66,6 +71,9 @@ pub struct ClosedLoop<R: Rule> {
     inbox: VecDeque<(u64, Record)>,
     /// Writes on their way, with the second they reach the edge.
     in_flight: VecDeque<(u64, R::Write)>,
+    /// The origin behind the room, when the scenario has one: the sessions
+    /// let in make requests of it, and their lines join the stream.
+    origin: Option<Origin>,
     trace: Trace,
 }
 
@@ -79,8 +87,15 @@ impl<R: Rule> ClosedLoop<R> {
             every_room: false,
             inbox: VecDeque::new(),
             in_flight: VecDeque::new(),
+            origin: None,
             trace: Trace::default(),
         }
+    }
+
+    /// With `origin` behind the room.
+    pub fn with_origin(mut self, origin: Option<Origin>) -> ClosedLoop<R> {
+        self.origin = origin;
+        self
     }
 
     /// Holds the named room `room` (`None`: the service room): only the lines
@@ -101,7 +116,12 @@ impl<R: Rule> ClosedLoop<R> {
     /// controller's inbox (an unreadable one is counted at once).
     pub fn read(&mut self, now: u64, line: Line) {
         match line {
-            Ok(record) => self.inbox.push_back((now + self.spec.log_delay, record)),
+            Ok(mut record) => {
+                if let Some(origin) = &mut self.origin {
+                    record.origin = origin.answer(now - START, &record);
+                }
+                self.inbox.push_back((now + self.spec.log_delay, record));
+            }
             Err(_) => self.rule.bad_line(),
         }
     }
@@ -115,6 +135,17 @@ impl<R: Rule> ClosedLoop<R> {
     /// it ticks when a tick is due, and the writes due reach `settings`.
     pub fn second(&mut self, t: u64, settings: &mut Settings) {
         let now = START + t;
+        if let Some(origin) = &mut self.origin {
+            if t > 0 && t.is_multiple_of(60) {
+                let status = self.rule.snapshot(0).origin;
+                origin.close_minute(
+                    t / 60,
+                    t,
+                    status.map_or(0.0, |s| s.target),
+                    status.map_or("", |s| s.state.as_str()),
+                );
+            }
+        }
         let started = Instant::now();
         while self.inbox.front().is_some_and(|(at, _)| *at <= now) {
             if let Some((_, record)) = self.inbox.pop_front() {
@@ -146,6 +177,10 @@ impl<R: Rule> ClosedLoop<R> {
     /// What the controller did, and the controller as it ended.
     pub fn finish(mut self) -> (Trace, R) {
         self.trace.counters = self.rule.snapshot(0).counters;
+        let end = self.trace.waiting.last().map_or(0, |w| w.0);
+        self.trace.origin = self.origin.map(|o| o.minutes(end));
+        let status = self.rule.snapshot(0).origin;
+        self.trace.origin_direction_changes = status.map_or(0, |s| s.direction_changes);
         (self.trace, self.rule)
     }
 }

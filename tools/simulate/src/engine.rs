@@ -32,6 +32,7 @@ use waiting_room::settings::room::RoomName;
 
 use crate::attacker::Jar;
 use crate::closed_loop::{self, ClosedLoop, Line};
+use crate::origin::Origin;
 use crate::population::{Kind, Population, address_text};
 use crate::progress::Progress;
 use crate::record::Record;
@@ -186,9 +187,17 @@ impl Method<Controller> {
                 .map(|d| d.arrival * 1000)
                 .collect(),
             closed_loop: scenario.control.map(|spec| {
-                let controller = Controller::new(spec.options(&scenario.room))
+                let controller = scenario
+                    .controller()
+                    .expect("a scenario with a closed loop has a controller")
                     .expect("the controller's options are checked with the scenario");
-                ClosedLoop::new(spec, controller)
+                let origin = scenario.origin.map(|origin| {
+                    let bound = spec
+                        .origin
+                        .map_or(f64::INFINITY, |r| r.healthy.p95_ms as f64);
+                    Origin::new(origin, scenario.session_seconds(), bound, scenario.seed)
+                });
+                ClosedLoop::new(spec, controller).with_origin(origin)
             }),
             once_in: OnceIn::CloseOthers,
         }

@@ -23,6 +23,7 @@ pub mod cli;
 pub mod closed_loop;
 pub mod engine;
 pub mod fifo;
+pub mod origin;
 pub mod planning;
 pub mod plot;
 pub mod population;

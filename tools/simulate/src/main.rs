@@ -173,6 +173,23 @@ fn print_runs(runs: &[report::Run], rooms: bool) {
         );
         if let Some(c) = &r.closed_loop {
             println!("{}", closed_loop_summary(c));
+            if let Some(o) = &c.origin {
+                print!("{}", o.table());
+                println!(
+                    "          origin: from minute {}, {} minutes judged, {} over the {} ms bound; \
+                     new sessions at {} of the admissions at the bound (lowest {}); \
+                     the target turned {} times",
+                    o.from_minute,
+                    o.minutes_judged,
+                    o.minutes_over_bound,
+                    o.bound_ms,
+                    o.mean_share_of_bound_admissions
+                        .map_or("-".into(), |s| format!("{s:.3}")),
+                    o.lowest_share_of_bound_admissions
+                        .map_or("-".into(), |s| format!("{s:.3}")),
+                    o.direction_changes,
+                );
+            }
         }
         let t = &r.toll;
         if *t != simulate::toll::TollTally::default() {

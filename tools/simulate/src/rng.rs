@@ -34,6 +34,12 @@ impl Rng {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
+    /// Standard normal (Box-Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u = 1.0 - self.unit(); // in (0, 1]: the logarithm is finite
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()
+    }
+
     /// True with probability `p`.
     pub fn chance(&mut self, p: f64) -> bool {
         self.unit() < p

@@ -3,6 +3,7 @@
 
 use std::str::FromStr;
 
+use control::origin::{Healthy, OriginOptions};
 use serde::{Serialize, Serializer};
 use waiting_room::admission::grid::DrawGrid;
 use waiting_room::admission::refresh::RefreshMode;
@@ -11,6 +12,7 @@ use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::room::RoomName;
 
 use crate::bots::Bots;
+use crate::origin::OriginSpec;
 use crate::rng::Rng;
 
 /// When visitors arrive, in seconds from the start of the run.
@@ -370,6 +372,43 @@ pub struct Control {
     /// Highest percentage the controller writes.
     #[serde(serialize_with = "percent")]
     pub max: Percentage,
+    /// The origin rule, when the target follows the origin's health (its
+    /// session length is the scenario's).
+    #[serde(serialize_with = "origin_rule")]
+    pub origin: Option<OriginRule>,
+}
+
+/// The origin rule's options but the session length, which is the scenario's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OriginRule {
+    /// What healthy means.
+    pub healthy: Healthy,
+    /// New sessions a minute never cut below.
+    pub floor: f64,
+    /// New sessions a minute never exceeded.
+    pub ceiling: f64,
+}
+
+impl OriginRule {
+    /// The options, for sessions of `session` seconds.
+    pub fn options(&self, session: u64) -> OriginOptions {
+        OriginOptions {
+            healthy: self.healthy,
+            floor: self.floor,
+            ceiling: self.ceiling,
+            session,
+        }
+    }
+}
+
+fn origin_rule<S: Serializer>(rule: &Option<OriginRule>, serializer: S) -> Result<S::Ok, S::Error> {
+    match rule {
+        Some(r) => serializer.serialize_str(&format!(
+            "{} floor={} ceiling={}",
+            r.healthy, r.floor, r.ceiling
+        )),
+        None => serializer.serialize_none(),
+    }
 }
 
 impl Control {
@@ -386,6 +425,7 @@ impl Control {
             expected_propagation: defaults.expected_propagation,
             min: defaults.min,
             max: defaults.max,
+            origin: None,
         }
     }
 
@@ -402,6 +442,25 @@ impl Control {
             expected_propagation: self.expected_propagation,
             ..control::Options::default()
         }
+    }
+}
+
+impl Scenario {
+    /// Seconds a session lasts: its requests after the first, one interval apart.
+    pub fn session_seconds(&self) -> u64 {
+        u64::from(self.session.requests) * self.session.interval
+    }
+
+    /// The controller of the closed loop in random mode, when one runs.
+    pub fn controller(&self) -> Option<Result<control::Controller, control::BadOptions>> {
+        let spec = self.control?;
+        let controller = control::Controller::new(spec.options(&self.room));
+        Some(match spec.origin {
+            Some(rule) => {
+                controller.and_then(|c| c.following_origin(rule.options(self.session_seconds())))
+            }
+            None => controller,
+        })
     }
 }
 
@@ -424,6 +483,9 @@ pub struct Scenario {
     pub seed: u64,
     /// The controller, when it runs (`None`: the static `allow_percentage` throughout).
     pub control: Option<Control>,
+    /// The origin behind the room, when one answers the requests let through
+    /// (it needs the closed loop: the answers are in the log's lines).
+    pub origin: Option<OriginSpec>,
 }
 
 impl Default for Scenario {
@@ -437,6 +499,7 @@ impl Default for Scenario {
             duration: 3600,
             seed: 1,
             control: None,
+            origin: None,
         }
     }
 }

@@ -116,6 +116,8 @@ pub struct ClosedLoopReport {
     pub direction_changes_per_draw_period: f64,
     /// The largest write over the lowest written in the draw period before it.
     pub largest_rise_per_draw_period: Option<f64>,
+    /// The origin behind the room, when one answered (`--origin-capacity`).
+    pub origin: Option<crate::origin::OriginReport>,
 }
 
 /// The first two minutes of a crowd.
@@ -402,6 +404,10 @@ pub const BAND: f64 = 0.10;
 /// Ratio above which a minute is an overshoot, wherever it is.
 pub const CEILING: f64 = 1.15;
 
+/// The first minute the origin rule's minutes are judged from: the rule has
+/// had four minutes to find the origin's limit.
+pub const ORIGIN_FROM_MINUTE: u64 = 5;
+
 fn closed_loop(
     scenario: &Scenario,
     population: &Population,
@@ -518,13 +524,25 @@ fn closed_loop(
                 (sum / m.len() as f64 / 100.0).round() / 100.0
             })
             .collect(),
-        waiting_per_minute: waiting,
         controller_waiting_per_minute: controller_waiting,
         new_sessions_per_minute: per_minute.clone(),
         people_gave_up: gave_up,
         people_admitted_per_minute: people_per_minute,
         direction_changes_per_draw_period: turns as f64 / draw_periods,
         largest_rise_per_draw_period: largest_rise,
+        origin: trace.origin.as_ref().map(|minutes| {
+            let bound = spec
+                .origin
+                .map_or(f64::INFINITY, |r| r.healthy.p95_ms as f64);
+            crate::origin::OriginReport::judge(
+                minutes,
+                bound,
+                ORIGIN_FROM_MINUTE,
+                &waiting,
+                trace.origin_direction_changes,
+            )
+        }),
+        waiting_per_minute: waiting,
     })
 }
 

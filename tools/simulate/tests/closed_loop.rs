@@ -40,6 +40,7 @@ fn flash(control: Option<Control>, draw_grid: DrawGrid) -> Scenario {
         duration: 1800,
         seed: 3,
         control,
+        origin: None,
     }
 }
 

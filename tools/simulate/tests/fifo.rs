@@ -35,6 +35,7 @@ fn flash() -> Scenario {
             tick: 5,
             ..Control::new(TARGET)
         }),
+        origin: None,
     }
 }
 

@@ -41,6 +41,7 @@ fn small(arrivals: Arrivals, mix: Mix) -> Scenario {
         duration: 900,
         seed: 7,
         control: None,
+        origin: None,
     }
 }
 

@@ -43,6 +43,7 @@ fn crowd() -> Scenario {
         duration: 600,
         seed: 11,
         control: None,
+        origin: None,
     }
 }
 

@@ -1,0 +1,452 @@
+//! Admission that follows the origin's health: instead of a number of new
+//! sessions a minute the operator guessed, the target the rule holds is what
+//! the origin answers within its bound.
+//!
+//! The room logs, for every request it sends to the origin, the time to the
+//! response's headers and its status (`origin_ms=`, `origin_status=`), or the
+//! failure (`origin_error=`). Every half window, over the last window of those
+//! answers (60 s by default), the [`Governor`] reads the origin's load (answers
+//! a second), its p95 and its error share, and sets the target:
+//!
+//! - **Unhealthy** (p95 over the bound, or errors over their share): the target
+//!   falls to the floor at once. Admitted sessions go on making requests for
+//!   their whole length, so nothing but time sheds the load they bring: the room
+//!   lets in no more than the floor until the origin is healthy again. At the
+//!   floor and still unhealthy after a whole session length (every session let
+//!   in above the floor has ended), the origin is slow for reasons admissions do
+//!   not cause: the floor holds, and the state says `origin-slow`, an alert.
+//! - **Healthy, no queueing** (p95 within 10 % of the lowest p95 seen, the
+//!   origin's own time unloaded): nothing says where the origin's limit is; the
+//!   target rises by √2 a half window, twice a minute, as fast as the room's
+//!   percentage may rise.
+//! - **Healthy, queueing** (p95 10 % or more above the lowest): the share of
+//!   the time spent queueing tells how busy the origin is, as TCP Vegas and the
+//!   adaptive concurrency limiters read round-trip times: with latency growing
+//!   as `base / (1 − utilisation)`, the utilisation is `1 − base / p95`, the
+//!   capacity `load / utilisation`, and the load that keeps the p95 at the aim
+//!   (80 % of the bound) `capacity × (1 − base / aim)`. That load, averaged with
+//!   the last estimate, divided by what one session asks of the origin (answers
+//!   a second × the session length ÷ the sessions let in over the last session
+//!   length), is the target. It never rises faster than in the case above.
+//!
+//! The target stays between the floor and the ceiling the operator sets; it
+//! rises only while people wait. Why each constant is what it is: see each.
+
+mod window;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use window::{Reading, Window};
+
+use crate::BadOptions;
+
+/// Fewer answers than this in the window are no reading of the origin: the
+/// target is held. A p95 of 30 answers is the second-worst of them.
+pub const MIN_ANSWERS: u64 = 30;
+/// The p95 the target aims at, as a share of the bound: the margin the
+/// window's noise and the delays need, and under a latency curve like
+/// `base / (1 − utilisation)` the admissions at the aim are about 90 % of
+/// those at the bound.
+pub const AIM: f64 = 0.8;
+/// A p95 this many times the lowest seen is queueing: below, the difference
+/// is the window's noise (a few per cent from one window to the next).
+pub const QUEUEING: f64 = 1.1;
+/// The most the target rises in one half window: twice a minute, as the
+/// room's percentage may rise at most twice a draw period.
+pub const STEP_UP: f64 = std::f64::consts::SQRT_2;
+/// Weight of a new estimate of the load at the aim against the last: two
+/// windows' worth, so that one noisy p95 moves the target half as much.
+pub const SMOOTHING: f64 = 0.5;
+
+/// What the origin answered one request, as the room's log line records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OriginAnswer {
+    /// Answered: milliseconds to the response's headers, and its status.
+    Answered {
+        /// Milliseconds from sending the request to the response's headers.
+        ms: u64,
+        /// The response's status.
+        status: u16,
+    },
+    /// No answer: a timeout or a failed connection.
+    Failed,
+}
+
+impl OriginAnswer {
+    /// Whether it counts against the error share: a failure or a 5xx.
+    pub fn is_error(self) -> bool {
+        match self {
+            OriginAnswer::Failed => true,
+            OriginAnswer::Answered { status, .. } => status >= 500,
+        }
+    }
+}
+
+/// What healthy means for one origin: its p95 within a bound and its errors
+/// within a share, over a window. Written `p95<800ms,errors<1%` (the window
+/// 60 s unless `window=30s` says otherwise): the terms of a service-level
+/// objective, one flag, the same text on the dashboard.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Healthy {
+    /// The p95 of the time to the response's headers, milliseconds.
+    pub p95_ms: u64,
+    /// The most errors, as a share of the answers (0 to 1).
+    pub error_share: f64,
+    /// Seconds of answers read at once.
+    pub window: u64,
+}
+
+/// Default of [`Healthy::error_share`]: 1 %.
+pub const DEFAULT_ERROR_SHARE: f64 = 0.01;
+/// Default of [`Healthy::window`], seconds.
+pub const DEFAULT_WINDOW: u64 = 60;
+
+impl FromStr for Healthy {
+    type Err = BadOptions;
+
+    fn from_str(text: &str) -> Result<Healthy, BadOptions> {
+        let bad = |why: String| BadOptions(format!("origin health {text:?}: {why}"));
+        let mut p95_ms = None;
+        let mut error_share = DEFAULT_ERROR_SHARE;
+        let mut window = DEFAULT_WINDOW;
+        for term in text.split(',').map(str::trim) {
+            if let Some(bound) = term.strip_prefix("p95<") {
+                p95_ms =
+                    Some(duration_ms(bound).ok_or_else(|| {
+                        bad(format!("{bound:?} is not a time such as 800ms or 2s"))
+                    })?);
+            } else if let Some(share) = term.strip_prefix("errors<") {
+                error_share = share
+                    .strip_suffix('%')
+                    .and_then(|n| n.parse::<f64>().ok())
+                    .filter(|n| (0.0..=100.0).contains(n))
+                    .map(|n| n / 100.0)
+                    .ok_or_else(|| bad(format!("{share:?} is not a share such as 1%")))?;
+            } else if let Some(seconds) = term.strip_prefix("window=") {
+                window = duration_ms(seconds)
+                    .filter(|ms| ms % 1000 == 0)
+                    .map(|ms| ms / 1000)
+                    .ok_or_else(|| bad(format!("{seconds:?} is not whole seconds such as 60s")))?;
+            } else {
+                return Err(bad(format!(
+                    "{term:?} is not p95<TIME, errors<SHARE% or window=SECONDSs"
+                )));
+            }
+        }
+        let healthy = Healthy {
+            p95_ms: p95_ms.ok_or_else(|| bad("it needs p95<TIME".into()))?,
+            error_share,
+            window,
+        };
+        if healthy.p95_ms == 0 {
+            return Err(bad("the p95 bound must be above 0".into()));
+        }
+        if !(10..=600).contains(&healthy.window) {
+            return Err(bad("the window must be 10 s to 600 s".into()));
+        }
+        Ok(healthy)
+    }
+}
+
+impl fmt::Display for Healthy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "p95<{}ms,errors<{}%,window={}s",
+            self.p95_ms,
+            self.error_share * 100.0,
+            self.window
+        )
+    }
+}
+
+/// `800ms` or `2s` (`1.5s` too) in milliseconds.
+fn duration_ms(text: &str) -> Option<u64> {
+    let (number, scale) = match text.strip_suffix("ms") {
+        Some(number) => (number, 1.0),
+        None => (text.strip_suffix('s')?, 1000.0),
+    };
+    let value = number.parse::<f64>().ok()? * scale;
+    (value.is_finite() && value >= 0.0 && value <= 3_600_000.0 && value.fract() == 0.0)
+        .then_some(value as u64)
+}
+
+/// What the operator asks of the origin rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OriginOptions {
+    /// What healthy means.
+    pub healthy: Healthy,
+    /// New sessions a minute never cut below: the queue keeps moving.
+    pub floor: f64,
+    /// New sessions a minute never exceeded, whatever the origin's health.
+    pub ceiling: f64,
+    /// Seconds a session keeps making requests, about: the sessions let in over
+    /// this span are the ones that load the origin, and at the floor an origin
+    /// still unhealthy after it is slow for other reasons.
+    pub session: u64,
+}
+
+impl OriginOptions {
+    /// Refuses options the rule cannot hold.
+    pub fn check(&self) -> Result<(), BadOptions> {
+        let bad = |why: &str| Err(BadOptions(why.to_string()));
+        if !(self.floor.is_finite() && self.floor > 0.0) {
+            return bad("the origin floor must be a positive number of new sessions a minute");
+        }
+        if !(self.ceiling.is_finite() && self.ceiling >= self.floor) {
+            return bad("the origin ceiling must be a number at or above the floor");
+        }
+        if !(60..=crate::WINDOW).contains(&self.session) {
+            return bad("the session length must be 60 s to 3600 s");
+        }
+        Ok(())
+    }
+}
+
+/// What holds the target, as the dashboard and `/metrics` show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Too few answers in the window to read the origin: the target is held.
+    NoOriginData,
+    /// Healthy and no queueing: the target rises.
+    Rising,
+    /// The origin's health sets the target: at the load its p95 holds at the
+    /// aim, or at the floor while it is unhealthy.
+    OriginLimited,
+    /// The origin could take more; the ceiling holds the target.
+    CeilingLimited,
+    /// Unhealthy at the floor for a whole session length: the origin is slow
+    /// for reasons admissions do not cause. An alert.
+    OriginSlow,
+}
+
+impl State {
+    /// The state's name, as shown and exported.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::NoOriginData => "no-origin-data",
+            State::Rising => "rising",
+            State::OriginLimited => "origin-limited",
+            State::CeilingLimited => "ceiling-limited",
+            State::OriginSlow => "origin-slow",
+        }
+    }
+
+    /// Every state, in the order of [`State::as_str`]'s list.
+    pub const ALL: [State; 5] = [
+        State::NoOriginData,
+        State::Rising,
+        State::OriginLimited,
+        State::CeilingLimited,
+        State::OriginSlow,
+    ];
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The origin rule as the dashboard and `/metrics` show it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OriginStatus {
+    /// What holds the target.
+    pub state: State,
+    /// What healthy means.
+    pub healthy: Healthy,
+    /// The last reading of the window.
+    pub reading: Reading,
+    /// The lowest p95 seen, milliseconds: the origin's own time, unloaded.
+    pub base_ms: Option<u64>,
+    /// The target it holds, new sessions a minute.
+    pub target: f64,
+    /// Sessions let in over the last session length.
+    pub live: u64,
+    /// Times the target turned from rising to falling or back.
+    pub direction_changes: u64,
+}
+
+/// Which way the target last moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Up,
+    Down,
+}
+
+/// The origin rule: the answers taken in, and the target it sets.
+#[derive(Debug, Clone)]
+pub struct Governor {
+    options: OriginOptions,
+    window: Window,
+    /// The lowest p95 of a window with a reading, milliseconds.
+    base_ms: Option<u64>,
+    /// The load (answers a second) that holds the p95 at the aim, smoothed.
+    aim_load: Option<f64>,
+    /// Log time of the next reading.
+    next_reading: Option<u64>,
+    /// Since when the origin has been unhealthy with the target at the floor.
+    slow_since: Option<u64>,
+    state: State,
+    /// The target held, new sessions a minute.
+    target: f64,
+    reading: Reading,
+    live: u64,
+    last_move: Option<Direction>,
+    direction_changes: u64,
+}
+
+impl Governor {
+    /// A rule with checked `options`.
+    pub fn new(options: OriginOptions) -> Result<Governor, BadOptions> {
+        options.check()?;
+        Ok(Governor {
+            options,
+            window: Window::new(options.healthy.window),
+            base_ms: None,
+            aim_load: None,
+            next_reading: None,
+            slow_since: None,
+            state: State::NoOriginData,
+            target: options.floor,
+            reading: Window::new(1).read(0),
+            live: 0,
+            last_move: None,
+            direction_changes: 0,
+        })
+    }
+
+    /// The options it runs with.
+    pub fn options(&self) -> &OriginOptions {
+        &self.options
+    }
+
+    /// Holds `target`, within the floor and the ceiling: what it holds.
+    pub fn hold(&mut self, target: f64) -> f64 {
+        self.target = target.clamp(self.options.floor, self.options.ceiling);
+        self.target
+    }
+
+    /// Holds at most `per_minute` from now on (a scheduled event's target): the
+    /// target it then holds.
+    pub fn set_ceiling(&mut self, per_minute: f64) -> f64 {
+        self.options.ceiling = per_minute.max(self.options.floor);
+        self.hold(self.target)
+    }
+
+    /// The answer to a request logged at Unix second `t`.
+    pub fn observe(&mut self, t: u64, answer: OriginAnswer) {
+        self.window.add(t, answer);
+    }
+
+    /// At the log's newest second `newest`, with `live` sessions let in over
+    /// the last session length, `waiting` people waiting and `target` held: the
+    /// new target, when a reading is due and says one.
+    pub fn tick(&mut self, newest: u64, live: u64, waiting: u64, target: f64) -> Option<f64> {
+        let half = (self.options.healthy.window / 2).max(1);
+        let due = self.next_reading.get_or_insert(newest + half);
+        if newest < *due {
+            return None;
+        }
+        *due = newest + half;
+        self.live = live;
+        self.reading = self.window.read(newest);
+        let next = self.decide(newest, live, waiting, target)?;
+        let next = self.hold(next);
+        let direction = match next.partial_cmp(&target) {
+            Some(std::cmp::Ordering::Greater) => Some(Direction::Up),
+            Some(std::cmp::Ordering::Less) => Some(Direction::Down),
+            _ => None,
+        };
+        if let Some(direction) = direction {
+            if self.last_move.is_some_and(|last| last != direction) {
+                self.direction_changes += 1;
+            }
+            self.last_move = Some(direction);
+        }
+        Some(next)
+    }
+
+    /// The law (this module's documentation), on the reading just taken.
+    fn decide(&mut self, newest: u64, live: u64, waiting: u64, target: f64) -> Option<f64> {
+        let reading = self.reading;
+        let bound = self.options.healthy.p95_ms as f64;
+        if reading.answers < MIN_ANSWERS {
+            self.state = State::NoOriginData;
+            return None;
+        }
+        if let Some(p95) = reading.p95_ms {
+            self.base_ms = Some(self.base_ms.map_or(p95, |b| b.min(p95)));
+        }
+        let healthy = reading.p95_ms.is_some_and(|p| p as f64 <= bound)
+            && reading.error_share <= self.options.healthy.error_share;
+        if !healthy {
+            self.aim_load = None;
+            let at_floor = target <= self.options.floor;
+            let since = if at_floor {
+                *self.slow_since.get_or_insert(newest)
+            } else {
+                self.slow_since = None;
+                newest
+            };
+            self.state = if newest - since >= self.options.session {
+                State::OriginSlow
+            } else {
+                State::OriginLimited
+            };
+            return Some(self.options.floor);
+        }
+        self.slow_since = None;
+        let (Some(p95), Some(base)) = (reading.p95_ms, self.base_ms) else {
+            return None;
+        };
+        let step_up = target * STEP_UP;
+        let wanted = if (p95 as f64) < QUEUEING * base as f64 || live == 0 {
+            self.state = State::Rising;
+            step_up
+        } else {
+            let (p95, base) = (p95 as f64, base as f64);
+            let aim = AIM * bound;
+            let estimate = if base < aim {
+                let capacity = reading.per_second / (1.0 - base / p95);
+                capacity * (1.0 - base / aim)
+            } else {
+                // Unloaded, the origin is already at the aim: hold its load.
+                reading.per_second
+            };
+            let aim_load = self
+                .aim_load
+                .map_or(estimate, |last| last + SMOOTHING * (estimate - last));
+            self.aim_load = Some(aim_load);
+            self.state = State::OriginLimited;
+            let per_session = reading.per_second * self.options.session as f64 / live as f64;
+            60.0 * aim_load / per_session
+        };
+        let mut next = wanted.min(step_up);
+        if waiting == 0 {
+            // Nobody waits: a rise would test nothing.
+            next = next.min(target);
+        }
+        if next > self.options.ceiling {
+            self.state = State::CeilingLimited;
+        }
+        Some(next)
+    }
+
+    /// What it shows.
+    pub fn status(&self) -> OriginStatus {
+        OriginStatus {
+            state: self.state,
+            healthy: self.options.healthy,
+            reading: self.reading,
+            base_ms: self.base_ms,
+            target: self.target,
+            live: self.live,
+            direction_changes: self.direction_changes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
