@@ -58,8 +58,53 @@ fn the_dashboard_draws_a_flash_crowd_and_passes_axe() {
         "; max active 20,000.",
         "Allow percentage in effect, last 600 s: percentage in effect latest 12.5",
     ];
-    let absent = ["DRY RUN", "Connection lost"];
+    let absent = ["DRY RUN", "Connection lost", "Origin"];
     run_dashboard("dashboard", "/", status, &texts, &charts, &absent);
+}
+
+#[test]
+fn following_the_origin_the_dashboard_plots_its_health_and_passes_axe() {
+    // The same crowd, its target set by the origin rule: the origin's p95 rises
+    // past its bound as the crowd comes in, then the cut brings it back.
+    let mut status = flash_crowd();
+    let p95: Vec<Option<u64>> = (0..WINDOW)
+        .map(|i| match i {
+            0..30 => None,
+            30..200 => Some(240),
+            200..320 => Some(240 + (i as u64 - 200) * 6),
+            _ => Some(560),
+        })
+        .collect();
+    let errors: Vec<Option<f64>> = (0..WINDOW)
+        .map(|i| (i >= 30).then_some(if (300..330).contains(&i) { 2.5 } else { 0.0 }))
+        .collect();
+    status["series"]["origin_p95_ms"] = json!(p95);
+    status["series"]["origin_error_percent"] = json!(errors);
+    status["origin"] = json!({
+        "state": "origin-limited",
+        "alert": false,
+        "healthy": "p95<800ms,errors<1%,window=60s",
+        "p95_bound_ms": 800,
+        "error_share_bound": 0.01,
+        "answers": 5400,
+        "answers_per_second": 90.0,
+        "p95_ms": 560,
+        "error_share": 0.0,
+        "base_ms": 210,
+        "live_sessions": 28_000,
+        "target_turns": 3,
+    });
+    let texts = [
+        "origin-limited".to_string(),
+        "p95 560 ms of 800".into(),
+        "base 210 ms".into(),
+    ];
+    let charts = [
+        "Origin p95, last window, last 600 s: origin p95 latest 560, peak 954; bound 800.",
+        "Origin errors, last window, last 600 s: origin errors latest 0, peak 2.5; bound 1.",
+    ];
+    let absent = ["NaN", "undefined", "Connection lost", "ALERT"];
+    run_dashboard("dashboard-origin", "/", status, &texts, &charts, &absent);
 }
 
 #[test]

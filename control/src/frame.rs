@@ -222,7 +222,7 @@ impl<P: Policy> Rule for Frame<P> {
             overflow: overflow + self.tokens.active.overflow,
             counters: self.intake.counters,
             series: self.intake.recent(seconds),
-            origin: self.origin.as_ref().map(Governor::status),
+            origin: self.origin.as_ref().map(|g| g.status(seconds)),
         }
     }
 

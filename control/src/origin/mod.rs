@@ -168,8 +168,7 @@ fn duration_ms(text: &str) -> Option<u64> {
         None => (text.strip_suffix('s')?, 1000.0),
     };
     let value = number.parse::<f64>().ok()? * scale;
-    (value.is_finite() && value >= 0.0 && value <= 3_600_000.0 && value.fract() == 0.0)
-        .then_some(value as u64)
+    ((0.0..=3_600_000.0).contains(&value) && value.fract() == 0.0).then_some(value as u64)
 }
 
 /// What the operator asks of the origin rule.
@@ -250,7 +249,7 @@ impl fmt::Display for State {
 }
 
 /// The origin rule as the dashboard and `/metrics` show it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OriginStatus {
     /// What holds the target.
     pub state: State,
@@ -266,7 +265,13 @@ pub struct OriginStatus {
     pub live: u64,
     /// Times the target turned from rising to falling or back.
     pub direction_changes: u64,
+    /// The readings of the last seconds asked for, oldest first: the log
+    /// second each was taken at, and the reading.
+    pub readings: Vec<(u64, Reading)>,
 }
+
+/// Readings kept: an hour of them at the shortest window (10 s, a reading every 5 s).
+const READINGS_KEPT: usize = 720;
 
 /// Which way the target last moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -284,7 +289,7 @@ pub struct Governor {
     base_ms: Option<u64>,
     /// The load (answers a second) that holds the p95 at the aim, smoothed.
     aim_load: Option<f64>,
-    /// Log time of the next reading.
+    /// Log time of the next reading (`None`: at the first tick).
     next_reading: Option<u64>,
     /// Since when the origin has been unhealthy with the target at the floor.
     slow_since: Option<u64>,
@@ -295,6 +300,8 @@ pub struct Governor {
     live: u64,
     last_move: Option<Direction>,
     direction_changes: u64,
+    /// The readings taken, oldest first, at most [`READINGS_KEPT`].
+    readings: std::collections::VecDeque<(u64, Reading)>,
 }
 
 impl Governor {
@@ -314,6 +321,7 @@ impl Governor {
             live: 0,
             last_move: None,
             direction_changes: 0,
+            readings: std::collections::VecDeque::new(),
         })
     }
 
@@ -345,13 +353,16 @@ impl Governor {
     /// new target, when a reading is due and says one.
     pub fn tick(&mut self, newest: u64, live: u64, waiting: u64, target: f64) -> Option<f64> {
         let half = (self.options.healthy.window / 2).max(1);
-        let due = self.next_reading.get_or_insert(newest + half);
-        if newest < *due {
+        if self.next_reading.is_some_and(|due| newest < due) {
             return None;
         }
-        *due = newest + half;
+        self.next_reading = Some(newest + half);
         self.live = live;
         self.reading = self.window.read(newest);
+        if self.readings.len() == READINGS_KEPT {
+            self.readings.pop_front();
+        }
+        self.readings.push_back((newest, self.reading));
         let next = self.decide(newest, live, waiting, target)?;
         let next = self.hold(next);
         let direction = match next.partial_cmp(&target) {
@@ -434,8 +445,9 @@ impl Governor {
         Some(next)
     }
 
-    /// What it shows.
-    pub fn status(&self) -> OriginStatus {
+    /// What it shows, with the readings of the last `seconds` of log time.
+    pub fn status(&self, seconds: u64) -> OriginStatus {
+        let newest = self.readings.back().map_or(0, |r| r.0);
         OriginStatus {
             state: self.state,
             healthy: self.options.healthy,
@@ -444,6 +456,12 @@ impl Governor {
             target: self.target,
             live: self.live,
             direction_changes: self.direction_changes,
+            readings: self
+                .readings
+                .iter()
+                .filter(|(t, _)| t + seconds > newest)
+                .copied()
+                .collect(),
         }
     }
 }

@@ -140,7 +140,7 @@ address, following Refresh, never giving up); run, random or FIFO, to the defaul
 enum Sub {
     /// Simulate one scenario on one or both draw grids, in one or both refresh
     /// modes (or in FIFO mode), and write the JSON report and SVG plots.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// For each candidate room (lists for the room's settings), the origin load
     /// and waits, from a sample scaled up to --visitors.
     Plan(PlanArgs),

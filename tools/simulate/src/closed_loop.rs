@@ -135,16 +135,17 @@ impl<R: Rule> ClosedLoop<R> {
     /// it ticks when a tick is due, and the writes due reach `settings`.
     pub fn second(&mut self, t: u64, settings: &mut Settings) {
         let now = START + t;
-        if let Some(origin) = &mut self.origin {
-            if t > 0 && t.is_multiple_of(60) {
-                let status = self.rule.snapshot(0).origin;
-                origin.close_minute(
-                    t / 60,
-                    t,
-                    status.map_or(0.0, |s| s.target),
-                    status.map_or("", |s| s.state.as_str()),
-                );
-            }
+        if let Some(origin) = &mut self.origin
+            && t > 0
+            && t.is_multiple_of(60)
+        {
+            let status = self.rule.snapshot(0).origin;
+            origin.close_minute(
+                t / 60,
+                t,
+                status.as_ref().map_or(0.0, |s| s.target),
+                status.as_ref().map_or("", |s| s.state.as_str()),
+            );
         }
         let started = Instant::now();
         while self.inbox.front().is_some_and(|(at, _)| *at <= now) {

@@ -330,6 +330,55 @@ showing it in effect): it aims its first computed writes at the draws they will 
     )]
     pub expected_propagation: u64,
 
+    /// Follow the origin's health: what healthy means (p95<TIME,errors<SHARE%).
+    #[arg(
+        long,
+        value_name = "SPEC",
+        value_parser = origin_healthy,
+        requires_all = ["origin_floor", "origin_ceiling"],
+        help_heading = "Origin",
+        long_help = "The target follows the origin's health instead of staying where --target-per-minute puts it (it is then where the target starts): every half window the controller reads, from the room's log lines (origin_ms=, origin_status=, origin_error=), the origin's p95 and error share over the window, cuts the target to --origin-floor while they are over their bounds, raises it while the origin shows no queueing and people wait, and holds it where the origin's p95 would sit at 80 % of the bound. Terms: p95<TIME (ms or s, required), errors<SHARE% (default 1%), window=SECONDS (10 s to 600 s, default 60s). A term that does not parse: usage error.
+Example: --origin-healthy 'p95<800ms,errors<1%'"
+    )]
+    pub origin_healthy: Option<control::origin::Healthy>,
+
+    /// New sessions a minute the origin rule never cuts below.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = positive_number,
+        requires = "origin_healthy",
+        help_heading = "Origin",
+        long_help = "New sessions a minute the origin rule never cuts below, however slow the origin: the queue keeps moving. At the floor and still unhealthy after --session-length, the state is origin-slow (an alert on the dashboard and in /metrics).
+Example: --origin-floor 30"
+    )]
+    pub origin_floor: Option<f64>,
+
+    /// New sessions a minute the origin rule never exceeds.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = positive_number,
+        requires = "origin_healthy",
+        help_heading = "Origin",
+        long_help = "New sessions a minute the origin rule never exceeds, however healthy the origin: what the rest of the site (payment, stock) can take. An --event-target during its event is the ceiling instead. Below --origin-floor: usage error.
+Example: --origin-ceiling 3000"
+    )]
+    pub origin_ceiling: Option<f64>,
+
+    /// Seconds a session keeps making requests, about (the origin rule).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 600,
+        value_parser = clap::value_parser!(u64).range(60..=3600),
+        requires = "origin_healthy",
+        help_heading = "Origin",
+        long_help = "Seconds a visitor keeps browsing once let in, about, 60 to 3600: the new sessions of this span are the ones loading the origin, and an origin still unhealthy at the floor after it is slow for reasons admissions do not cause.
+Example: --session-length 600"
+    )]
+    pub session_length: u64,
+
     /// Percentage written at the first tick, before the log shows a crowd.
     #[arg(
         long,
@@ -748,6 +797,21 @@ impl ControlArgs {
         Ok(options)
     }
 
+    /// The origin rule's options (`--origin-healthy` and its companions), if any.
+    pub fn origin(&self) -> Result<Option<control::origin::OriginOptions>, String> {
+        let Some(healthy) = self.origin_healthy else {
+            return Ok(None);
+        };
+        let options = control::origin::OriginOptions {
+            healthy,
+            floor: self.origin_floor.unwrap_or(0.0),
+            ceiling: self.origin_ceiling.unwrap_or(0.0),
+            session: self.session_length,
+        };
+        options.check().map_err(|e| e.to_string())?;
+        Ok(Some(options))
+    }
+
     /// `--target-per-minute`, or the error that says it is missing.
     pub fn target(&self) -> Result<f64, String> {
         self.target_per_minute.ok_or_else(|| {
@@ -900,6 +964,10 @@ fn percentage(text: &str) -> Result<Percentage, String> {
         return Err("a percentage is 0 to 100".into());
     }
     Ok(p)
+}
+
+fn origin_healthy(text: &str) -> Result<control::origin::Healthy, String> {
+    text.parse().map_err(|e: control::BadOptions| e.to_string())
 }
 
 fn positive_number(text: &str) -> Result<f64, String> {

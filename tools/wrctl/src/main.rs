@@ -65,19 +65,30 @@ fn control(mut args: ControlArgs) -> ExitCode {
             Some(room) if args.room.len() > 1 || args.service_room => format!("--room {room}: {e}"),
             _ => e,
         };
+        let origin = room_args
+            .origin()
+            .unwrap_or_else(|e| usage_error(&named(e)));
         let rule = if room_args.fifo() {
             let options = room_args
                 .fifo_options()
                 .unwrap_or_else(|e| usage_error(&named(e)));
-            let rule =
-                FifoController::new(options).unwrap_or_else(|e| usage_error(&named(e.to_string())));
+            let rule = FifoController::new(options)
+                .and_then(|rule| match origin {
+                    Some(origin) => rule.following_origin(origin),
+                    None => Ok(rule),
+                })
+                .unwrap_or_else(|e| usage_error(&named(e.to_string())));
             Chosen::Fifo(rule)
         } else {
             let options = room_args
                 .options()
                 .unwrap_or_else(|e| usage_error(&named(e)));
-            let rule =
-                Controller::new(options).unwrap_or_else(|e| usage_error(&named(e.to_string())));
+            let rule = Controller::new(options)
+                .and_then(|rule| match origin {
+                    Some(origin) => rule.following_origin(origin),
+                    None => Ok(rule),
+                })
+                .unwrap_or_else(|e| usage_error(&named(e.to_string())));
             Chosen::Percentage(rule)
         };
         chosen.push((name, room_args, rule));

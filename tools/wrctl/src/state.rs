@@ -12,6 +12,7 @@ use prometheus_client::registry::Registry;
 
 use control::Snapshot;
 use control::fifo::FifoStatus;
+use control::origin::{OriginStatus, State};
 use serde_json::{Value, json};
 use waiting_room::settings::percentage::Percentage;
 
@@ -88,6 +89,15 @@ pub struct LastMinute {
 }
 
 impl View {
+    /// The target held: the origin rule's, when it follows the origin, else
+    /// `--target-per-minute` (or the running event's).
+    pub fn target_per_minute(&self) -> f64 {
+        self.snapshot
+            .origin
+            .as_ref()
+            .map_or(self.info.target_per_minute, |o| o.target)
+    }
+
     /// The last 60 seconds of log time, up to the newest record.
     pub fn last_minute(&self) -> LastMinute {
         let series = &self.snapshot.series;
@@ -114,6 +124,13 @@ impl View {
     /// (Unix ms, or null where no line said).
     pub fn status_json(&self) -> Value {
         let mut status = self.percentage_status_json();
+        if let Some(o) = &self.snapshot.origin {
+            status["origin"] = origin_json(o);
+            let series: Vec<u64> = self.snapshot.series.iter().map(|(t, _)| *t).collect();
+            let (p95, errors) = origin_series(o, &series);
+            status["series"]["origin_p95_ms"] = json!(p95);
+            status["series"]["origin_error_percent"] = json!(errors);
+        }
         if let Some(f) = &self.fifo {
             status["queueing"] = json!("fifo");
             status["fifo"] = json!({
@@ -162,7 +179,7 @@ impl View {
                 .iter()
                 .map(|(name, url)| json!({"name": name, "url": url}))
                 .collect::<Vec<_>>(),
-            "target_per_minute": whole_or_not(self.info.target_per_minute),
+            "target_per_minute": whole_or_not(self.target_per_minute()),
             "max_active": self.info.max_active,
             "min_percentage": self.info.min.to_string(),
             "max_percentage": self.info.max.to_string(),
@@ -273,9 +290,12 @@ impl View {
         );
         m.ratio(
             "wrctl_target_new_sessions_per_minute",
-            "The target of new sessions a minute (--target-per-minute).",
-            Some(self.info.target_per_minute),
+            "The target of new sessions a minute held (--target-per-minute, an event's, or the origin rule's).",
+            Some(self.target_per_minute()),
         );
+        if let Some(o) = &s.origin {
+            write_origin_metrics(m, labels, o);
+        }
         m.gauge(
             "wrctl_max_active_sessions",
             "The most live sessions allowed (--max-active); absent when not set.",
@@ -375,6 +395,87 @@ impl View {
             s.now,
         );
     }
+}
+
+/// The origin rule's part of `status.json`: its state, what healthy means, the
+/// last reading, the lowest p95 seen and the sessions counted live.
+fn origin_json(o: &OriginStatus) -> Value {
+    json!({
+        "state": o.state.as_str(),
+        "alert": o.state == State::OriginSlow,
+        "healthy": o.healthy.to_string(),
+        "p95_bound_ms": o.healthy.p95_ms,
+        "error_share_bound": o.healthy.error_share,
+        "answers": o.reading.answers,
+        "answers_per_second": rounded(o.reading.per_second),
+        "p95_ms": o.reading.p95_ms,
+        "error_share": rounded(o.reading.error_share),
+        "base_ms": o.base_ms,
+        "live_sessions": o.live,
+        "target_turns": o.direction_changes,
+    })
+}
+
+/// The origin's p95 (ms) and error share (percent) for each second of
+/// `seconds`: the last reading taken at or before it (`None` before the first).
+fn origin_series(o: &OriginStatus, seconds: &[u64]) -> (Vec<Option<u64>>, Vec<Option<f64>>) {
+    let mut readings = o.readings.iter().peekable();
+    let mut last: Option<&control::origin::Reading> = None;
+    seconds
+        .iter()
+        .map(|&t| {
+            while let Some((_, r)) = readings.next_if(|(at, _)| *at <= t) {
+                last = Some(r);
+            }
+            (
+                last.and_then(|r| r.p95_ms),
+                last.map(|r| (r.error_share * 1000.0).round() / 10.0),
+            )
+        })
+        .unzip()
+}
+
+/// The origin rule's metrics.
+fn write_origin_metrics(m: &mut Metrics, labels: &Labels, o: &OriginStatus) {
+    for state in State::ALL {
+        m.sample(
+            Kind::Gauge,
+            "wrctl_origin_state",
+            "What holds the target under --origin-healthy: 1 for the state it is in (origin-slow is an alert).",
+            with(labels, "state", state.as_str()),
+            Val::U(u64::from(o.state == state)),
+        );
+    }
+    m.gauge(
+        "wrctl_origin_p95_milliseconds",
+        "The origin's p95 time to the response's headers over the last window; absent before a reading.",
+        o.reading.p95_ms,
+    );
+    m.gauge(
+        "wrctl_origin_p95_bound_milliseconds",
+        "The p95 bound of --origin-healthy.",
+        Some(o.healthy.p95_ms),
+    );
+    m.ratio(
+        "wrctl_origin_error_ratio",
+        "Share of the origin's answers over the last window that were errors (5xx, timeouts, failed connections).",
+        Some(rounded(o.reading.error_share)),
+    );
+    m.ratio(
+        "wrctl_origin_answers_per_second",
+        "The origin's answers a second over the last window.",
+        Some(rounded(o.reading.per_second)),
+    );
+    m.gauge(
+        "wrctl_origin_base_milliseconds",
+        "The lowest p95 of a window seen: the origin's own time, unloaded; absent before a reading.",
+        o.base_ms,
+    );
+    m.counter(
+        "wrctl_origin_target_turns_total",
+        "Times the origin rule's target turned from rising to falling or back.",
+        o.direction_changes,
+    );
 }
 
 /// Every room's state and the writer's, at one moment: what `GET /status.json`

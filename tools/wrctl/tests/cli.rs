@@ -263,13 +263,17 @@ fn the_help_documents_every_option_with_an_example() {
         "--api-budget",
         "--event-target",
         "--room-dashboard",
+        "--origin-healthy",
+        "--origin-floor",
+        "--origin-ceiling",
+        "--session-length",
     ] {
         assert!(
             help.contains(&format!("Example: {flag}")) || help.contains(&format!("{flag} ")),
             "{flag}"
         );
     }
-    assert_eq!(help.matches("Example:").count(), 27, "{help}");
+    assert_eq!(help.matches("Example:").count(), 31, "{help}");
     assert!(help.contains("FASTLY_API_TOKEN"));
 }
 
