@@ -10,7 +10,7 @@ use std::fmt::Debug;
 
 use crate::fifo::FifoStatus;
 use crate::intake::{Intake, Sizes};
-use crate::origin::{Governor, OriginOptions};
+use crate::origin::{Governor, OriginAnswer, OriginOptions};
 use crate::record::Record;
 use crate::rule::{Rule, Write};
 use crate::schedule::{Schedule, Timing};
@@ -163,7 +163,7 @@ impl<P: Policy> Rule for Frame<P> {
         let seen = self.tokens.see(record);
         self.intake.tally(record.t, seen, record.percentage);
         if let (Some(governor), Some(answer)) = (&mut self.origin, record.origin) {
-            governor.observe(record.t, answer);
+            governor.observe(record.t, answer, true);
         }
         P::observe(self, record, now);
     }
@@ -178,6 +178,10 @@ impl<P: Policy> Rule for Frame<P> {
             P::close_second(self, newest, now);
             let sizes = self.sizes();
             self.intake.note_crowd(sizes);
+        }
+        // The origin's answers may be another room's alone: the newest of either.
+        let answered = self.origin.as_ref().and_then(Governor::newest);
+        if let Some(newest) = self.intake.newest().max(answered) {
             self.follow_origin(newest);
         }
         P::decide(self, now);
@@ -242,6 +246,22 @@ impl<P: Policy> Rule for Frame<P> {
             // The origin sets the target: an event's target is its ceiling.
             Some(governor) => *P::target(&mut self.options) = governor.set_ceiling(per_minute),
             None => *P::target(&mut self.options) = per_minute,
+        }
+    }
+
+    fn other_room_origin(&mut self, t: u64, answer: OriginAnswer) {
+        if let Some(governor) = &mut self.origin {
+            governor.observe(t, answer, false);
+        }
+    }
+
+    fn origin_ceiling(&self) -> Option<f64> {
+        self.origin.as_ref().map(|g| g.options().ceiling)
+    }
+
+    fn share_origin(&mut self, share: f64) {
+        if let Some(governor) = &mut self.origin {
+            governor.set_share(share);
         }
     }
 }

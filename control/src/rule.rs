@@ -10,6 +10,7 @@
 use waiting_room::settings::config::{Heartbeat, QueueingMethod, Settings};
 
 use crate::fifo::{self, CUTOFF_KEY, FifoStatus, RATE_KEY};
+use crate::origin::OriginAnswer;
 use crate::record::Record;
 use crate::{HEARTBEAT_KEY, PERCENTAGE_KEY, Snapshot};
 
@@ -62,6 +63,15 @@ pub trait Rule {
     /// Holds `per_minute` new sessions a minute from now on (a scheduled event's
     /// target); a value that is not a positive number is ignored.
     fn set_target(&mut self, per_minute: f64);
+    /// The origin's answer to another room's request, logged at Unix second `t`:
+    /// rooms behind one origin share its health ([`crate::origin`]). Nothing
+    /// when the rule does not follow the origin.
+    fn other_room_origin(&mut self, t: u64, answer: OriginAnswer);
+    /// The ceiling of the origin rule, when the rule follows the origin.
+    fn origin_ceiling(&self) -> Option<f64>;
+    /// Holds `share` (0 to 1) of the load the origin takes at its aim: rooms
+    /// behind one origin share it in proportion to their ceilings.
+    fn share_origin(&mut self, share: f64);
 }
 
 impl Write for crate::Write {

@@ -300,6 +300,8 @@ pub struct Governor {
     live: u64,
     last_move: Option<Direction>,
     direction_changes: u64,
+    /// The room's share of the load at the aim (1: the origin is the room's alone).
+    share: f64,
     /// The readings taken, oldest first, at most [`READINGS_KEPT`].
     readings: std::collections::VecDeque<(u64, Reading)>,
 }
@@ -321,6 +323,7 @@ impl Governor {
             live: 0,
             last_move: None,
             direction_changes: 0,
+            share: 1.0,
             readings: std::collections::VecDeque::new(),
         })
     }
@@ -343,9 +346,23 @@ impl Governor {
         self.hold(self.target)
     }
 
-    /// The answer to a request logged at Unix second `t`.
-    pub fn observe(&mut self, t: u64, answer: OriginAnswer) {
-        self.window.add(t, answer);
+    /// The answer to a request logged at Unix second `t` (`own`: a request of
+    /// the room's own; otherwise another room's, behind the same origin).
+    pub fn observe(&mut self, t: u64, answer: OriginAnswer, own: bool) {
+        self.window.add(t, answer, own);
+    }
+
+    /// The newest second of an answer taken.
+    pub fn newest(&self) -> Option<u64> {
+        self.window.newest()
+    }
+
+    /// Holds `share` (0 to 1) of the load the origin takes at the aim: rooms
+    /// behind one origin share it in proportion to their ceilings.
+    pub fn set_share(&mut self, share: f64) {
+        if share.is_finite() && share > 0.0 {
+            self.share = share.min(1.0);
+        }
     }
 
     /// At the log's newest second `newest`, with `live` sessions let in over
@@ -431,8 +448,12 @@ impl Governor {
                 .map_or(estimate, |last| last + SMOOTHING * (estimate - last));
             self.aim_load = Some(aim_load);
             self.state = State::OriginLimited;
-            let per_session = reading.per_second * self.options.session as f64 / live as f64;
-            60.0 * aim_load / per_session
+            let per_session = reading.own_per_second * self.options.session as f64 / live as f64;
+            if per_session > 0.0 {
+                60.0 * aim_load * self.share / per_session
+            } else {
+                step_up
+            }
         };
         let mut next = wanted.min(step_up);
         if waiting == 0 {

@@ -17,7 +17,7 @@ fn answers(g: &mut Governor, from: u64, to: u64, per_second: u64, fast: u64, slo
     for t in from..to {
         for i in 0..per_second {
             let ms = if i % 20 < 2 { slow } else { fast };
-            g.observe(t, OriginAnswer::Answered { ms, status: 200 });
+            g.observe(t, OriginAnswer::Answered { ms, status: 200 }, true);
         }
     }
 }
@@ -93,18 +93,16 @@ fn too_few_answers_hold_the_target() {
     let mut g = Governor::new(options()).unwrap();
     answers(&mut g, T0, T0 + 60, 0, 0, 0);
     for t in T0..T0 + 29 {
-        g.observe(
-            t,
-            OriginAnswer::Answered {
-                ms: 5000,
-                status: 503,
-            },
-        );
+        let slow = OriginAnswer::Answered {
+            ms: 5000,
+            status: 503,
+        };
+        g.observe(t, slow, true);
     }
     assert_eq!(g.tick(T0 + 59, 600, 1000, 100.0), None);
     assert_eq!(g.status(0).state, State::NoOriginData);
     // The next reading comes half a window later.
-    g.observe(T0 + 60, OriginAnswer::Answered { ms: 5, status: 200 });
+    g.observe(T0 + 60, OriginAnswer::Answered { ms: 5, status: 200 }, true);
     assert_eq!(g.tick(T0 + 88, 600, 1000, 100.0), None);
     assert_eq!(g.status(0).reading.answers, 29);
     assert_eq!(g.status(0).reading.answers, 29);
@@ -215,16 +213,41 @@ fn errors_over_their_share_are_unhealthy_whatever_the_time() {
                 1 => OriginAnswer::Answered { ms: 5, status: 502 },
                 _ => OriginAnswer::Answered { ms: 5, status: 200 },
             };
-            g.observe(t, answer);
+            g.observe(t, answer, true);
         }
     }
     assert_eq!(g.tick(T0 + 89, 600, 1000, 500.0), Some(10.0));
     // Every request failing: no time at all, and unhealthy.
     let mut g = Governor::new(options()).unwrap();
     for t in T0..T0 + 60 {
-        g.observe(t, OriginAnswer::Failed);
+        g.observe(t, OriginAnswer::Failed, true);
     }
     assert_eq!(g.tick(T0 + 59, 600, 1000, 500.0), Some(10.0));
+}
+
+#[test]
+fn rooms_behind_one_origin_share_its_load_and_scale_by_their_own() {
+    let (mut g, _) = read_once(100);
+    g.set_share(0.25);
+    // 100 answers a second at p95 200 ms, a fifth of them the room's own.
+    for t in T0 + 60..T0 + 120 {
+        for i in 0..100 {
+            let ms = if i % 20 < 2 { 200 } else { 50 };
+            g.observe(t, OriginAnswer::Answered { ms, status: 200 }, i % 5 == 0);
+        }
+    }
+    let target = g.tick(T0 + 119, 600, 1000, 1000.0).unwrap();
+    let aim_load = 100.0 / (1.0 - 100.0 / 200.0) * (1.0 - 100.0 / 640.0);
+    let per_session = 20.0 * 600.0 / 600.0;
+    assert!(
+        (target - 60.0 * aim_load * 0.25 / per_session).abs() < 1e-6,
+        "{target}"
+    );
+    // A share out of bounds is refused; above 1 is 1.
+    g.set_share(0.0);
+    g.set_share(f64::NAN);
+    g.set_share(3.0);
+    assert_eq!(g.share, 1.0);
 }
 
 #[test]

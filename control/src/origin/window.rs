@@ -16,6 +16,8 @@ pub const MAX_TIMES_PER_SECOND: usize = 20_000;
 struct Second {
     t: u64,
     answers: u64,
+    /// Of those, the answers to the room's own requests.
+    own: u64,
     errors: u64,
     /// Milliseconds to the response's headers, of the answers that came.
     times: Vec<u32>,
@@ -28,6 +30,9 @@ pub struct Reading {
     pub answers: u64,
     /// Answers a second over the window.
     pub per_second: f64,
+    /// Answers a second to the room's own requests (the rest: the other rooms'
+    /// behind the same origin).
+    pub own_per_second: f64,
     /// The 95th percentile of the answers' times, milliseconds (`None`: no
     /// answer came, every request failed).
     pub p95_ms: Option<u64>,
@@ -52,10 +57,10 @@ impl Window {
         }
     }
 
-    /// Takes the answer of a request logged at Unix second `t`. An answer older
-    /// than the window is dropped; lines come nearly in order, so its second is
-    /// found from the newest end.
-    pub fn add(&mut self, t: u64, answer: OriginAnswer) {
+    /// Takes the answer of a request logged at Unix second `t` (`own`: a request
+    /// of the room's own). An answer older than the window is dropped; lines come
+    /// nearly in order, so its second is found from the newest end.
+    pub fn add(&mut self, t: u64, answer: OriginAnswer, own: bool) {
         let newest = self.seconds.back().map_or(t, |s| s.t.max(t));
         if t + self.len <= newest {
             return;
@@ -69,6 +74,7 @@ impl Window {
                     Second {
                         t,
                         answers: 0,
+                        own: 0,
                         errors: 0,
                         times: Vec::new(),
                     },
@@ -78,6 +84,7 @@ impl Window {
         };
         let second = &mut self.seconds[at];
         second.answers += 1;
+        second.own += u64::from(own);
         second.errors += u64::from(answer.is_error());
         if let OriginAnswer::Answered { ms, .. } = answer
             && second.times.len() < MAX_TIMES_PER_SECOND
@@ -93,6 +100,11 @@ impl Window {
         }
     }
 
+    /// The newest second of an answer taken.
+    pub fn newest(&self) -> Option<u64> {
+        self.seconds.back().map(|s| s.t)
+    }
+
     /// The window's answers in the `len` seconds up to `newest`.
     pub fn read(&self, newest: u64) -> Reading {
         let from = (newest + 1).saturating_sub(self.len);
@@ -103,6 +115,7 @@ impl Window {
         };
         let answers: u64 = seconds().map(|s| s.answers).sum();
         let errors: u64 = seconds().map(|s| s.errors).sum();
+        let own: u64 = seconds().map(|s| s.own).sum();
         let mut times: Vec<u32> = seconds().flat_map(|s| s.times.iter().copied()).collect();
         let p95_ms = (!times.is_empty()).then(|| {
             // The nearest rank: the smallest time at or above 95 % of the answers.
@@ -112,6 +125,7 @@ impl Window {
         Reading {
             answers,
             per_second: answers as f64 / self.len as f64,
+            own_per_second: own as f64 / self.len as f64,
             p95_ms,
             error_share: if answers == 0 {
                 0.0
@@ -134,12 +148,13 @@ mod tests {
     fn reads_the_nearest_rank_p95_and_the_error_share() {
         let mut w = Window::new(60);
         for ms in 1..=100 {
-            w.add(1000 + ms % 60, ok(ms));
+            w.add(1000 + ms % 60, ok(ms), ms % 2 == 0);
         }
-        w.add(1010, OriginAnswer::Failed);
-        w.add(1011, OriginAnswer::Answered { ms: 7, status: 503 });
+        w.add(1010, OriginAnswer::Failed, false);
+        w.add(1011, OriginAnswer::Answered { ms: 7, status: 503 }, false);
         let r = w.read(1059);
         assert_eq!(r.answers, 102);
+        assert!((r.own_per_second - 50.0 / 60.0).abs() < 1e-12);
         // 101 times (the 503's included): rank ceil(0.95 * 101) = 96, the 96th smallest.
         assert_eq!(r.p95_ms, Some(95));
         assert!((r.error_share - 2.0 / 102.0).abs() < 1e-12);
@@ -149,15 +164,15 @@ mod tests {
     #[test]
     fn forgets_what_leaves_the_window_and_drops_what_comes_too_late() {
         let mut w = Window::new(10);
-        w.add(100, ok(900));
-        w.add(105, ok(10));
-        w.add(109, ok(20));
+        w.add(100, ok(900), true);
+        w.add(105, ok(10), true);
+        w.add(109, ok(20), true);
         assert_eq!(w.read(109).p95_ms, Some(900));
-        w.add(110, ok(30)); // second 100 leaves
+        w.add(110, ok(30), true); // second 100 leaves
         assert_eq!(w.read(110).answers, 3);
         assert_eq!(w.read(110).p95_ms, Some(30));
-        w.add(99, ok(5000)); // older than the window: dropped
-        w.add(103, ok(40)); // late but inside: counted in its second
+        w.add(99, ok(5000), true); // older than the window: dropped
+        w.add(103, ok(40), true); // late but inside: counted in its second
         assert_eq!(w.read(110).answers, 4);
         assert_eq!(w.read(110).p95_ms, Some(40));
     }
@@ -167,7 +182,7 @@ mod tests {
         let mut w = Window::new(60);
         assert_eq!(w.read(5).answers, 0);
         assert_eq!(w.read(5).error_share, 0.0);
-        w.add(5, OriginAnswer::Failed);
+        w.add(5, OriginAnswer::Failed, true);
         let r = w.read(5);
         assert_eq!((r.answers, r.p95_ms, r.error_share), (1, None, 1.0));
     }
@@ -176,9 +191,9 @@ mod tests {
     fn keeps_at_most_the_cap_of_times_a_second_but_counts_every_answer() {
         let mut w = Window::new(1);
         for _ in 0..MAX_TIMES_PER_SECOND + 5 {
-            w.add(7, ok(1));
+            w.add(7, ok(1), true);
         }
-        w.add(7, ok(100_000));
+        w.add(7, ok(100_000), true);
         let r = w.read(7);
         assert_eq!(r.answers, MAX_TIMES_PER_SECOND as u64 + 6);
         assert_eq!(r.p95_ms, Some(1));

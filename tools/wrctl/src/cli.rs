@@ -515,8 +515,11 @@ and writes all their keys of a tick in one update (one PATCH, or one file write)
 page (?room=NAME) and status.json (\"room\") name it.\n\
 After a colon, the room's own settings, comma-separated, named as the flags they override \
 (every other setting is the flag's): target (or target-per-minute), queueing, max-active, \
-min, max, start, wait-period, redeem-window, fifo-hold, expected-propagation, and \
-event.NAME=N (as --event-target NAME=N, for this room). Not a room name, a key it does not \
+min, max, start, wait-period, redeem-window, fifo-hold, expected-propagation, origin-floor, \
+origin-ceiling, and event.NAME=N (as --event-target NAME=N, for this room). Rooms whose targets \
+follow the origin (--origin-healthy) read every room's origin answers, the origin's health \
+being all of theirs, and share its load at the aim in proportion to their origin ceilings. \
+Not a room name, a key it does not \
 take, a value its flag would refuse, a room given twice, a room without a target: usage \
 error naming the room.\n\
 Example: --room drops:target=300,queueing=fifo,event.drop-1=1200 --room vip:target=100"
@@ -614,11 +617,16 @@ pub enum RoomSetting {
     ExpectedPropagation(u64),
     /// `event.NAME=N`.
     Event(String, f64),
+    /// `origin-floor=N`.
+    OriginFloor(f64),
+    /// `origin-ceiling=N`: rooms behind one origin share its load in proportion
+    /// to these.
+    OriginCeiling(f64),
 }
 
 /// The keys a `--room` spec takes.
 const ROOM_KEYS: &str = "target, queueing, max-active, min, max, start, wait-period, \
-redeem-window, fifo-hold, expected-propagation, event.NAME";
+redeem-window, fifo-hold, expected-propagation, origin-floor, origin-ceiling, event.NAME";
 
 impl RoomSpec {
     /// Parses `NAME` or `NAME:KEY=VALUE,...` (clap's value parser).
@@ -639,35 +647,40 @@ impl RoomSpec {
                     .filter(|n| (lo..=hi).contains(n))
                     .ok_or_else(|| bad(format!("expected whole seconds, {lo} to {hi}")))
             };
-            let setting =
-                match key {
-                    "target" | "target-per-minute" => {
-                        RoomSetting::Target(positive_number(value).map_err(bad)?)
-                    }
-                    "queueing" => match value {
-                        "random" | "fifo" => RoomSetting::Queueing(value.to_string()),
-                        _ => return Err(bad("expected random or fifo".into())),
-                    },
-                    "max-active" => RoomSetting::MaxActive(seconds(1, u64::MAX).map_err(|_| {
+            let setting = match key {
+                "target" | "target-per-minute" => {
+                    RoomSetting::Target(positive_number(value).map_err(bad)?)
+                }
+                "queueing" => match value {
+                    "random" | "fifo" => RoomSetting::Queueing(value.to_string()),
+                    _ => return Err(bad("expected random or fifo".into())),
+                },
+                "max-active" => {
+                    RoomSetting::MaxActive(seconds(1, u64::MAX).map_err(|_| {
                         bad("expected a whole number of sessions, at least 1".into())
-                    })?),
-                    "min" => RoomSetting::Min(percentage(value).map_err(bad)?),
-                    "max" => RoomSetting::Max(percentage(value).map_err(bad)?),
-                    "start" => RoomSetting::Start(percentage(value).map_err(bad)?),
-                    "wait-period" => RoomSetting::WaitPeriod(seconds(1, MAX_DURATION)?),
-                    "redeem-window" => RoomSetting::RedeemWindow(seconds(0, MAX_DURATION)?),
-                    "fifo-hold" => RoomSetting::FifoHold(seconds(1, MAX_DURATION)?),
-                    "expected-propagation" => {
-                        RoomSetting::ExpectedPropagation(seconds(0, MAX_DURATION)?)
+                    })?)
+                }
+                "min" => RoomSetting::Min(percentage(value).map_err(bad)?),
+                "max" => RoomSetting::Max(percentage(value).map_err(bad)?),
+                "start" => RoomSetting::Start(percentage(value).map_err(bad)?),
+                "wait-period" => RoomSetting::WaitPeriod(seconds(1, MAX_DURATION)?),
+                "redeem-window" => RoomSetting::RedeemWindow(seconds(0, MAX_DURATION)?),
+                "fifo-hold" => RoomSetting::FifoHold(seconds(1, MAX_DURATION)?),
+                "expected-propagation" => {
+                    RoomSetting::ExpectedPropagation(seconds(0, MAX_DURATION)?)
+                }
+                "origin-floor" => RoomSetting::OriginFloor(positive_number(value).map_err(bad)?),
+                "origin-ceiling" => {
+                    RoomSetting::OriginCeiling(positive_number(value).map_err(bad)?)
+                }
+                _ => match key.strip_prefix("event.") {
+                    Some(event) => {
+                        let (event, n) = parse_event_target(&format!("{event}={value}"))?;
+                        RoomSetting::Event(event, n)
                     }
-                    _ => match key.strip_prefix("event.") {
-                        Some(event) => {
-                            let (event, n) = parse_event_target(&format!("{event}={value}"))?;
-                            RoomSetting::Event(event, n)
-                        }
-                        None => return Err(format!("unknown setting {key:?} (keys: {ROOM_KEYS})")),
-                    },
-                };
+                    None => return Err(format!("unknown setting {key:?} (keys: {ROOM_KEYS})")),
+                },
+            };
             settings.push(setting);
         }
         Ok(RoomSpec { name, settings })
@@ -695,6 +708,8 @@ impl RoomSpec {
                 RoomSetting::Target(n) => args.target_per_minute = Some(n),
                 RoomSetting::Queueing(q) => args.queueing = q,
                 RoomSetting::MaxActive(n) => args.max_active = Some(n),
+                RoomSetting::OriginFloor(n) => args.origin_floor = Some(n),
+                RoomSetting::OriginCeiling(n) => args.origin_ceiling = Some(n),
                 RoomSetting::Min(p) => args.min = p,
                 RoomSetting::Max(p) => args.max = p,
                 RoomSetting::Start(p) => args.start = Some(p),

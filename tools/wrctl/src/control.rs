@@ -68,6 +68,13 @@ pub trait Held {
     fn set_event_targets(&mut self, targets: &[(String, f64)]);
     /// Holds room `room` instead (only its lines count; the keys are named as before).
     fn set_room(&mut self, room: Option<RoomName>);
+    /// The origin's answer to another room's request (the origin's health is
+    /// every room's behind it).
+    fn other_room_origin(&mut self, record: &Record);
+    /// The origin rule's ceiling, when the room's target follows the origin.
+    fn origin_ceiling(&self) -> Option<f64>;
+    /// Holds `share` of the origin's load at its aim.
+    fn share_origin(&mut self, share: f64);
 }
 
 /// What a room's tick came to.
@@ -299,6 +306,20 @@ impl<R: Beat> Held for Room<R> {
         self.event_targets = targets.to_vec();
     }
 
+    fn other_room_origin(&mut self, record: &Record) {
+        if let Some(answer) = record.origin {
+            self.controller.other_room_origin(record.t, answer);
+        }
+    }
+
+    fn origin_ceiling(&self) -> Option<f64> {
+        self.controller.origin_ceiling()
+    }
+
+    fn share_origin(&mut self, share: f64) {
+        self.controller.share_origin(share);
+    }
+
     fn set_room(&mut self, room: Option<RoomName>) {
         self.room = room;
     }
@@ -360,7 +381,19 @@ impl Control {
             }
         }
         control.index();
+        control.share_origin();
         control
+    }
+
+    /// Rooms whose targets follow the origin share its load at the aim in
+    /// proportion to their ceilings.
+    fn share_origin(&mut self) {
+        let total: f64 = self.rooms.iter().filter_map(|r| r.origin_ceiling()).sum();
+        for room in &mut self.rooms {
+            if let Some(ceiling) = room.origin_ceiling() {
+                room.share_origin(ceiling / total);
+            }
+        }
     }
 
     fn index(&mut self) {
@@ -448,10 +481,19 @@ impl Control {
         match msg {
             Msg::Batch(batch) => {
                 for record in &batch.records {
-                    // Another room's line is none of these controllers' business.
-                    match self.route(record.room.as_deref()) {
+                    // Another room's line is none of these controllers' business,
+                    // but what the origin answered it: the origin is theirs too.
+                    let held = self.route(record.room.as_deref());
+                    match held {
                         Some(i) => self.rooms[i].observe(record, now),
                         None => self.other_room_lines += 1,
+                    }
+                    if record.origin.is_some() {
+                        for (i, room) in self.rooms.iter_mut().enumerate() {
+                            if held != Some(i) {
+                                room.other_room_origin(record);
+                            }
+                        }
                     }
                 }
                 for room in &mut self.rooms {

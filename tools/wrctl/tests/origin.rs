@@ -170,3 +170,40 @@ fn origin_options_that_cannot_hold_are_usage_errors() {
         assert!(stderr.contains(said), "{extra:?}: {stderr}");
     }
 }
+
+#[test]
+fn rooms_behind_one_origin_read_each_others_answers_and_share_by_ceiling() {
+    let mut args = vec![
+        "control",
+        "--target-per-minute",
+        "300",
+        "--dry-run",
+        "--tick",
+        "1",
+        "--listen",
+        "127.0.0.1:0",
+        "--room",
+        "drops:origin-ceiling=1000",
+        "--room",
+        "shop:origin-ceiling=3000",
+    ];
+    args.extend_from_slice(&FLAGS);
+    let mut wrctl = Wrctl::start(&args, &[]);
+    // Only the shop's requests reach the origin, slowly: the drops room cuts too.
+    let t = unix_now() - 120;
+    let shop: Vec<String> = lines(t, t + 60, 10, 900)
+        .iter()
+        .map(|l| l.replacen(" p=5", " room=shop p=5", 1))
+        .collect();
+    wrctl.feed(&shop);
+    let drops = eventually("the drops room's reading", || {
+        let status: serde_json::Value =
+            serde_json::from_str(&wrctl.get("/status.json?room=drops")).unwrap();
+        (status["origin"]["state"] != "no-origin-data").then_some(status)
+    });
+    assert_eq!(drops["origin"]["state"], "origin-limited", "{drops}");
+    assert_eq!(drops["origin"]["p95_ms"], 900);
+    assert_eq!(drops["target_per_minute"], 20);
+    let err = wrctl.stderr();
+    assert!(!err.contains("panicked"), "{err}");
+}
