@@ -574,7 +574,8 @@ impl<'a, R: Rule> Simulation<'a, R> {
                     return None;
                 }
                 state.session_left -= 1;
-                Some(ms + self.scenario.session.interval * 1000)
+                let left = state.session_left;
+                Some(ms + self.think_time(device, left))
             }
             Decision::Anon | Decision::Wait | Decision::ReWait => {
                 if person_in && self.once_in == OnceIn::LeaveAtWaitingPage {
@@ -590,6 +591,20 @@ impl<'a, R: Rule> Simulation<'a, R> {
             }
             Decision::Deny => None,
         }
+    }
+
+    /// Milliseconds until an admitted device's next request (`left`: requests
+    /// left after it). The session's interval exactly; with an origin behind the
+    /// room, the interval ±50 %, as people read pages for different times: an
+    /// origin would otherwise see every session admitted in one second come back
+    /// in one second, each interval, for the session's whole length.
+    fn think_time(&self, device: u32, left: u32) -> u64 {
+        let interval = self.scenario.session.interval * 1000;
+        if self.scenario.origin.is_none() {
+            return interval;
+        }
+        let spread = address_key(&format!("{}:{device}:{left}", self.scenario.seed)) % (interval + 1);
+        interval / 2 + spread
     }
 
     /// The toll cookie device `index` (a visitor of `kind`) sends: it pays the

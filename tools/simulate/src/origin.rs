@@ -5,11 +5,11 @@
 //!
 //! The origin serves `capacity` requests a second at its base time. A request
 //! takes `base × jitter / (1 − u)`, where `u` is the share of the capacity used
-//! (the last seconds' average, over about ten seconds, held below 0.99) and the
-//! jitter is log-normal with σ = 0.4 (its p95 1.93): the queueing delay of a
-//! server busy that share of the time.
-//! The requests beyond capacity are a backlog, carried from second to second
-//! and waited for in order. Past `queue` seconds of backlog a request is
+//! (the last seconds' average, over about ten seconds, held below 0.99 here)
+//! and the jitter is log-normal with σ = 0.4 (its p95 1.93): the queueing delay
+//! of a server busy that share of the time. While the average is above the
+//! capacity, the excess is a backlog, carried from second to second and waited
+//! for in order. Past `queue` seconds of backlog a request is
 //! refused at once (a 503), and one that would take longer than `timeout`
 //! fails. So in steady state the p95 at load `λ` is
 //! `1.93 × base / (1 − λ / capacity)`, and the load that holds it at a bound
@@ -149,7 +149,8 @@ pub struct Origin {
     second: u64,
     /// Requests answered in it so far.
     load: f64,
-    /// Share of the capacity used, averaged over the last seconds.
+    /// Share of the capacity asked for, averaged over the last seconds (above 1
+    /// while overloaded).
     utilisation: f64,
     /// Requests beyond capacity carried over.
     backlog: f64,
@@ -215,7 +216,7 @@ impl Origin {
         } else {
             let jitter = (JITTER_SIGMA * self.rng.normal()).exp();
             let waited = self.backlog / capacity * 1000.0;
-            let ms = base * jitter / (1.0 - self.utilisation) + waited;
+            let ms = base * jitter / (1.0 - self.utilisation.min(MAX_UTILISATION)) + waited;
             if ms > self.spec.timeout_ms {
                 OriginAnswer::Failed
             } else {
@@ -237,10 +238,12 @@ impl Origin {
     fn advance(&mut self, t: u64) {
         while self.second < t {
             let (capacity, _) = self.spec.at(self.second);
-            self.backlog =
-                (self.backlog + self.load - capacity).clamp(0.0, capacity * self.spec.queue);
-            let used = (self.load / capacity).min(MAX_UTILISATION);
-            self.utilisation += UTILISATION_WEIGHT * (used - self.utilisation);
+            // The average load decides both the queueing delay and the backlog:
+            // a second's burst is the delay's business, a lasting excess the
+            // backlog's.
+            self.utilisation += UTILISATION_WEIGHT * (self.load / capacity - self.utilisation);
+            self.backlog = (self.backlog + (self.utilisation - 1.0) * capacity)
+                .clamp(0.0, capacity * self.spec.queue);
             self.load = 0.0;
             self.second += 1;
         }
