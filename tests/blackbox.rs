@@ -3,7 +3,7 @@
 
 use test_support as support;
 
-use demo_origin::ORIGIN_MARKER;
+use demo_origin::{Capacity, ORIGIN_MARKER, Origin};
 use support::http::Response;
 use support::mint;
 use support::room::{Backend, KEY1, KEY2, Room, now};
@@ -633,6 +633,45 @@ fn origin_down_gives_a_clean_503_and_admitted_visitors_keep_their_cookie() {
         "{}",
         json.body
     );
+}
+
+#[test]
+fn a_loaded_origin_is_slow_through_the_room_and_its_full_queue_is_logged() {
+    use std::time::{Duration, Instant};
+    // One request at a time, 300 ms each, none waiting: a second at once is refused.
+    let capacity = Capacity::new(1)
+        .with_service(Duration::from_millis(300))
+        .with_queue(0);
+    let origin = Origin::start_with("127.0.0.1:0", Some(capacity)).unwrap();
+    let room = Room::start_with(
+        &[("allow_percentage", "100")],
+        &[],
+        Backend::Origin(origin.addr()),
+    );
+    // Counted from here: Viceroy reaches the origin once as it starts.
+    let served = origin.stats().served;
+    let began = Instant::now();
+    let r = room.get(2, "/events", &[]);
+    assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+    assert!(began.elapsed() >= Duration::from_millis(300));
+    // Held while the origin serves another: the admitted visitor gets the room's page.
+    let held = std::thread::spawn({
+        let addr = origin.addr();
+        move || support::http::get(addr, 3, "/held", &[]).status
+    });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while origin.stats().in_flight == 0 {
+        assert!(Instant::now() < deadline, "{:?}", origin.stats());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let token = mint::mint(KEY1, "allow", now() + 600, "127.0.0.4", "key1");
+    let r = room.get_with_cookie(4, "/events", &format!("waiting_room={token}"));
+    assert_eq!(r.status, 503);
+    assert!(r.body.contains(UNAVAILABLE_PAGE), "{}", r.body);
+    assert!(room.last_log_line().contains(" origin_status=503"));
+    assert_eq!(held.join().unwrap(), 200);
+    let stats = origin.stats();
+    assert_eq!((stats.served, stats.refused), (served + 2, 1));
 }
 
 #[test]

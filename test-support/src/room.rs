@@ -27,6 +27,10 @@ pub enum Backend {
     DemoOrigin,
     /// A port nothing listens on (origin down).
     Down,
+    /// An origin the test started, e.g. a demo origin with a capacity
+    /// (`demo_origin::Origin::start_with`), whose stats and capacity it keeps a
+    /// handle on.
+    Origin(SocketAddr),
 }
 
 /// Everything a test can choose about a room; [`Default`] is the usual room.
@@ -117,6 +121,7 @@ impl Room {
         let origin_addr = match spec.backend {
             Backend::DemoOrigin => demo_origin::Origin::start("127.0.0.1:0").unwrap().addr(),
             Backend::Down => free_addr(),
+            Backend::Origin(addr) => addr,
         };
         // The settings as an operator gives them, one key each, stored where the
         // room reads them; every stored page listed in `custom_pages`, as the
