@@ -9,7 +9,12 @@
 # local/config.json, tuned by hand (edit allow_percentage while it runs).
 # DEMO_TARGET sets the controller's new sessions a minute (30); DEMO_START the
 # percentage the room starts at (1), the safe start for a flash crowd;
-# DEMO_TOLL_BITS the bot toll's difficulty (none: off). DEMO_HOST (127.0.0.1) is the
+# DEMO_TOLL_BITS the bot toll's difficulty (none: off). DEMO_ORIGIN_CAPACITY=N gives
+# the demo origin a capacity (N requests at once, 100 ms each; change it while it
+# runs: docs/operate/operations.md#a-demo-origin-with-a-capacity), and
+# DEMO_ORIGIN_HEALTHY='p95<600ms' has the controller follow the origin's health
+# (floor 10, ceiling 600, sessions of two minutes: docs/operate/origin-health.md)
+# from DEMO_TARGET. DEMO_HOST (127.0.0.1) is the
 # loopback address all three listen on, so a second demo can run beside the first
 # (scripts/smoke.sh draws one of 127.76.X.Y).
 set -euo pipefail
@@ -20,7 +25,9 @@ host="${DEMO_HOST:-127.0.0.1}"
 cargo build --release --target wasm32-wasip1 --bin edge-waiting-room
 cargo build --release -p demo-origin -p wrctl
 
-./target/release/demo-origin "$host:8080" &
+origin_flags=()
+[ -n "${DEMO_ORIGIN_CAPACITY:-}" ] && origin_flags=(--capacity "$DEMO_ORIGIN_CAPACITY" --service-ms 100)
+./target/release/demo-origin "${origin_flags[@]}" "$host:8080" &
 origin_pid=$!
 trap 'kill "$origin_pid" 2>/dev/null || true' EXIT
 wasm=target/wasm32-wasip1/release/edge-waiting-room.wasm
@@ -62,11 +69,17 @@ grep -q 'target/demo/config.json' target/demo/fastly.toml
 
 echo "Controller dashboard on http://$host:7677/ (metrics: /metrics), holding"
 echo "${DEMO_TARGET:-30} new sessions a minute by writing target/demo/config.json."
+health_flags=()
+if [ -n "${DEMO_ORIGIN_HEALTHY:-}" ]; then
+  health_flags=(--origin-healthy "$DEMO_ORIGIN_HEALTHY" --origin-floor 10 --origin-ceiling 600
+    --session-length 120)
+  echo "From there the target follows the origin's health: $DEMO_ORIGIN_HEALTHY."
+fi
 echo
 viceroy serve -C target/demo/fastly.toml --addr "$host:7676" "$wasm" |
   tee /dev/stderr |
   ./target/release/wrctl control \
     --target-per-minute "${DEMO_TARGET:-30}" \
-    --wait-period 10 --max 50 --start "${DEMO_START:-1}" \
+    --wait-period 10 --max 50 --start "${DEMO_START:-1}" "${health_flags[@]}" \
     --config-file target/demo/config.json \
     --listen "$host:7677"

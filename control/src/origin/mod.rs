@@ -15,8 +15,9 @@
 //!   floor and still unhealthy after a whole session length (every session let
 //!   in above the floor has ended), the origin is slow for reasons admissions do
 //!   not cause: the floor holds, and the state says `origin-slow`, an alert.
-//! - **Healthy, no queueing** (p95 within 10 % of the lowest p95 seen, the
-//!   origin's own time unloaded): nothing says where the origin's limit is; the
+//! - **Healthy, no queueing** (p95 within 10 % of the lowest p95 of a healthy
+//!   reading, the origin's own time unloaded; the p95 is of the answers that
+//!   were not errors): nothing says where the origin's limit is; the
 //!   target rises by √2 a half window, twice a minute, as fast as the room's
 //!   percentage may rise.
 //! - **Healthy, queueing** (p95 10 % or more above the lowest): the share of
@@ -257,7 +258,8 @@ pub struct OriginStatus {
     pub healthy: Healthy,
     /// The last reading of the window.
     pub reading: Reading,
-    /// The lowest p95 seen, milliseconds: the origin's own time, unloaded.
+    /// The lowest p95 of a healthy reading, milliseconds: the origin's own
+    /// time, unloaded.
     pub base_ms: Option<u64>,
     /// The target it holds, new sessions a minute.
     pub target: f64,
@@ -285,7 +287,7 @@ enum Direction {
 pub struct Governor {
     options: OriginOptions,
     window: Window,
-    /// The lowest p95 of a window with a reading, milliseconds.
+    /// The lowest p95 of a healthy reading, milliseconds.
     base_ms: Option<u64>,
     /// The load (answers a second) that holds the p95 at the aim, smoothed.
     aim_load: Option<f64>,
@@ -404,11 +406,12 @@ impl Governor {
             self.state = State::NoOriginData;
             return None;
         }
-        if let Some(p95) = reading.p95_ms {
-            self.base_ms = Some(self.base_ms.map_or(p95, |b| b.min(p95)));
-        }
         let healthy = reading.p95_ms.is_some_and(|p| p as f64 <= bound)
             && reading.error_share <= self.options.healthy.error_share;
+        // The origin's own time, unloaded: the lowest p95 of a healthy reading.
+        if let Some(p95) = reading.p95_ms.filter(|_| healthy) {
+            self.base_ms = Some(self.base_ms.map_or(p95, |b| b.min(p95)));
+        }
         if !healthy {
             self.aim_load = None;
             let at_floor = target <= self.options.floor;

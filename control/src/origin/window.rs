@@ -19,7 +19,8 @@ struct Second {
     /// Of those, the answers to the room's own requests.
     own: u64,
     errors: u64,
-    /// Milliseconds to the response's headers, of the answers that came.
+    /// Milliseconds to the response's headers, of the answers that came and
+    /// were not errors.
     times: Vec<u32>,
 }
 
@@ -33,8 +34,8 @@ pub struct Reading {
     /// Answers a second to the room's own requests (the rest: the other rooms'
     /// behind the same origin).
     pub own_per_second: f64,
-    /// The 95th percentile of the answers' times, milliseconds (`None`: no
-    /// answer came, every request failed).
+    /// The 95th percentile of the times of the answers that were not errors,
+    /// milliseconds (`None`: every request failed).
     pub p95_ms: Option<u64>,
     /// Share of the answers that were errors: a 5xx, a timeout, a failed
     /// connection.
@@ -86,7 +87,9 @@ impl Window {
         second.answers += 1;
         second.own += u64::from(own);
         second.errors += u64::from(answer.is_error());
-        if let OriginAnswer::Answered { ms, .. } = answer
+        // A 5xx is an error, however fast: its time is no measure of the origin's.
+        if let OriginAnswer::Answered { ms, status } = answer
+            && status < 500
             && second.times.len() < MAX_TIMES_PER_SECOND
         {
             second.times.push(u32::try_from(ms).unwrap_or(u32::MAX));
@@ -155,7 +158,7 @@ mod tests {
         let r = w.read(1059);
         assert_eq!(r.answers, 102);
         assert!((r.own_per_second - 50.0 / 60.0).abs() < 1e-12);
-        // 101 times (the 503's included): rank ceil(0.95 * 101) = 96, the 96th smallest.
+        // 100 times (not the 503's): rank ceil(0.95 * 100) = 95, the 95th smallest.
         assert_eq!(r.p95_ms, Some(95));
         assert!((r.error_share - 2.0 / 102.0).abs() < 1e-12);
         assert!((r.per_second - 102.0 / 60.0).abs() < 1e-12);

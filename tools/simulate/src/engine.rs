@@ -603,7 +603,8 @@ impl<'a, R: Rule> Simulation<'a, R> {
         if self.scenario.origin.is_none() {
             return interval;
         }
-        let spread = address_key(&format!("{}:{device}:{left}", self.scenario.seed)) % (interval + 1);
+        let spread =
+            address_key(&format!("{}:{device}:{left}", self.scenario.seed)) % (interval + 1);
         interval / 2 + spread
     }
 

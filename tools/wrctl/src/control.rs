@@ -274,14 +274,22 @@ impl<R: Beat> Held for Room<R> {
         let view = self.view(BadCounts::default());
         let minute = view.last_minute();
         let s = &view.snapshot;
+        let origin = s.origin.as_ref().map_or(String::new(), |o| {
+            format!(
+                " | origin {} p95 {} ms errors {:.1} %",
+                o.state,
+                o.reading.p95_ms.map_or("-".into(), |p| p.to_string()),
+                o.reading.error_share * 100.0,
+            )
+        });
         format!(
-            "{verb} {} heartbeat={} | waiting {}, active {}, new sessions last minute {} / target {}",
+            "{verb} {} heartbeat={} | waiting {}, active {}, new sessions last minute {} / target {}{origin}",
             self.controller.describe(&write),
             write.heartbeat(),
             s.waiting,
             s.active,
             minute.admissions,
-            self.info.target_per_minute,
+            view.target_per_minute(),
         )
     }
 

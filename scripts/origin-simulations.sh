@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The origin rule in the simulator (control::origin; docs/operate/origin-health.md):
+# the controller follows the health of an origin it is not told the capacity of,
+# which answers every request the room lets through (tools/simulate/src/origin.rs),
+# sessions of 10 minutes (10 requests a minute apart after the first), the default
+# mix, p95<800ms,errors<1%, floor 10 and ceiling 10,000 new sessions a minute,
+# starting at the floor, log lines 5 s late, at propagation delays of 0 and 30 s:
+#   capacity 10, 100 and 1,000 requests a second, each with a flash crowd (150 people
+#   per request a second of capacity, in 60 s) and a steady one (120 per request a
+#   second, over 30 minutes);
+#   capacity 100 that halves at minute 20; that halves at 20 and recovers at 40; that
+#   warms up over 10 minutes; and one slow whatever the load (base 500 ms).
+# Writes report.json per run under docs/research/figures/origin/ and prints each
+# run's minute table and figures, then the summary (scripts/origin-table.py). Two
+# runs at a time: about 10 minutes on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# SIM_SCALE=N divides every capacity, crowd and bound of new sessions below by N
+# (whole numbers, at least 1): the same runs at a small size (scripts/smoke.sh uses
+# 10). SIM_DIR (default docs/research/figures) is where the reports and tables go.
+scale=${SIM_SCALE:-1}
+[[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "SIM_SCALE must be a whole number from 1" >&2; exit 2; }
+sim=${SIM_DIR:-docs/research/figures}
+n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
+
+cargo build --release -p simulate
+simulate=target/release/simulate
+out=$sim/origin
+mkdir -p "$out"
+common=(--session 10:60 --duration 3600 --refresh eligible --no-plots --quiet
+  --target-per-minute "$(n 10)" --origin-healthy "p95<800ms,errors<1%"
+  --origin-floor "$(n 10)" --origin-ceiling "$(n 10000)")
+
+run() { # name delay args...
+  local name=$1 delay=$2
+  shift 2
+  "$simulate" run "${common[@]}" --propagation-delay "$delay" \
+    --out "$out/$name-delay-$delay" "$@" > "$out/$name-delay-$delay.txt"
+}
+
+for delay in 0 30; do
+  for capacity in 10 100 1000; do
+    c=$(n "$capacity")
+    run "capacity-$capacity-flash" "$delay" --origin-capacity "$c" \
+      --visitors "$((c * 150))" --arrivals flash:60 &
+    first=$!
+    run "capacity-$capacity-steady" "$delay" --origin-capacity "$c" \
+      --visitors "$((c * 120))" --arrivals steady:1800
+    wait "$first"
+  done
+  c=$(n 100)
+  course=(--origin-capacity "$c" --visitors "$((c * 200))" --arrivals flash:60)
+  run halved "$delay" "${course[@]}" --origin-change 20:0.5 &
+  first=$!
+  run recovers "$delay" "${course[@]}" --origin-change 20:0.5:40
+  wait "$first"
+  run warms-up "$delay" "${course[@]}" --origin-warmup 600 &
+  first=$!
+  run slow "$delay" "${course[@]}" --origin-base-ms 500
+  wait "$first"
+done
+for f in "$out"/*.txt; do
+  echo "== $(basename "$f" .txt)"
+  cat "$f"
+  rm "$f"
+done
+python3 scripts/origin-table.py "$out" | tee "$out/table.md"
