@@ -2,6 +2,8 @@
 //! the room's page for the visitor — status, headers and body — so that the edge
 //! only reads stores, sends requests and writes responses.
 
+use std::time::Duration;
+
 use crate::admission::decision::Decision;
 use crate::credentials::{cookie, cookie_names};
 use crate::pages::page::{Page, PageBody};
@@ -14,6 +16,51 @@ use crate::{Plan, Visit, log};
 /// a request the room admitted, never read from a request, and never passed on to
 /// the visitor.
 pub const RELEASE_HEADER: &str = "waiting-room-release";
+
+/// The response header by which Fastly says whether its cache answered a request
+/// it forwarded (`HIT`) or the origin did (`MISS`); see [`Answered::of`].
+pub const CACHE_HEADER: &str = "x-cache";
+
+/// Who answered a forwarded request, as the log line says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answered {
+    /// The origin: `ms` milliseconds from the send to the response's headers
+    /// (logged `origin_ms=`).
+    Origin {
+        /// Milliseconds to the response's headers, rounded.
+        ms: u64,
+    },
+    /// Fastly's cache (logged `origin=cache`, with no time): not an answer of
+    /// the origin's, so not a measure of it.
+    Cache,
+}
+
+impl Answered {
+    /// Who answered a send that took `elapsed` to the response's headers, given the
+    /// last value of its [`CACHE_HEADER`] (`None`: no such header).
+    ///
+    /// Fastly writes `X-Cache` into the responses its cache hands back, `HIT` when
+    /// the cache answered (fresh, stale or revalidated) and `MISS` when the request
+    /// went to the backend (a pass too), appended after any `X-Cache` the origin
+    /// sent itself (the Rust SDK does it on its own cache path, as the host does on
+    /// its): the last entry is the POP's. So the answer is the cache's when that
+    /// entry is `HIT`, and the origin's otherwise, when the header is missing too
+    /// (locally: Viceroy has no cache and writes none). `Response::get_backend_addr`
+    /// (`None` when cached) is not the sign: Viceroy gives it for a pass only, which
+    /// its source says Compute does too, so every answer would read as cached.
+    pub fn of(x_cache: Option<&str>, elapsed: Duration) -> Answered {
+        let pop = x_cache
+            .and_then(|value| value.rsplit(',').next())
+            .map(str::trim);
+        if pop.is_some_and(|entry| entry.eq_ignore_ascii_case("HIT")) {
+            return Answered::Cache;
+        }
+        let rounded = (elapsed.as_nanos() + 500_000) / 1_000_000;
+        Answered::Origin {
+            ms: u64::try_from(rounded).unwrap_or(u64::MAX),
+        }
+    }
+}
 
 /// What the edge does with the origin's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,20 +97,33 @@ pub enum BodySource {
 
 impl Plan {
     /// The origin answered with `status`, carrying `release` as its
-    /// [`RELEASE_HEADER`]. Inside the room an origin 5xx becomes the room's clean
-    /// page (logged `origin_status=…`); outside it the origin's answer goes back as
-    /// it is. A release is applied (see [`Plan::apply_release`]).
-    pub fn origin_answered(&mut self, status: u16, release: Option<&str>) -> OriginOutcome {
+    /// [`RELEASE_HEADER`]; `answered` says whether it was the origin itself (logged
+    /// `origin_ms=… origin_status=…`) or Fastly's cache (`origin=cache
+    /// origin_status=…`), for every forwarded request, in the room or outside it.
+    /// Inside the room an origin 5xx becomes the room's clean page; outside it the
+    /// origin's answer goes back as it is. A release is applied (see
+    /// [`Plan::apply_release`]).
+    pub fn origin_answered(
+        &mut self,
+        status: u16,
+        release: Option<&str>,
+        answered: Answered,
+    ) -> OriginOutcome {
+        match answered {
+            Answered::Origin { ms } => log::push_field(&mut self.log_line, "origin_ms", ms),
+            Answered::Cache => log::push_field(&mut self.log_line, "origin", "cache"),
+        }
+        log::push_field(&mut self.log_line, "origin_status", status);
         if self.verdict.is_some() && (500..600).contains(&status) {
-            log::push_field(&mut self.log_line, "origin_status", status);
             return OriginOutcome::Unavailable;
         }
         self.apply_release(release);
         OriginOutcome::PassOn
     }
 
-    /// The origin could not be reached (`why`, logged as `origin_error=…`): the
-    /// visitor gets [`Page::OriginUnavailable`].
+    /// The origin could not be reached (`why`, logged as `origin_error=…`, with
+    /// no time: a timeout or a connection error is no answer): the visitor gets
+    /// [`Page::OriginUnavailable`].
     pub fn origin_unreachable(&mut self, why: &str) {
         log::push_field(&mut self.log_line, "origin_error", why);
     }

@@ -24,6 +24,24 @@
 //! and the cutoff in effect (`cutoff`, Unix ms, or `none` with
 //! `ALERT=fifo-no-cutoff`: nobody is admitted by FIFO).
 //!
+//! A request the room forwards says, after the path, what came back
+//! ([`crate::answer::Answered`]), admitted and bypassed alike:
+//!
+//! ```text
+//! waitingroom t=1700000023 decision=allow uid=192.0.2.10 p=12.5 session=kept path=/events origin_ms=42 origin_status=200
+//! waitingroom t=1700000023 decision=bypass scope=unprotected-path uid=192.0.2.10 path=/logo.png origin=cache origin_status=200
+//! waitingroom t=1700000023 decision=allow uid=192.0.2.10 p=12.5 session=kept path=/events origin_error=connection%20refused
+//! ```
+//!
+//! `origin_ms` is the time from the send to the response's headers (milliseconds,
+//! rounded) and `origin_status` its status, for every answer of the origin's; an
+//! answer of Fastly's cache is `origin=cache` with its status and no time (the last
+//! entry of the response's `X-Cache` is `HIT`: the POP's own). A timeout or a
+//! connection error is `origin_error=<why>` and no time. A reader measures the origin
+//! on `origin_ms` with `origin_status` and on `origin_error`, never on a cached
+//! answer. Inside the room an origin 5xx is the room's origin-unavailable page, the
+//! line keeping the origin's status.
+//!
 //! A request whose store reads failed ends its line with `ALERT=unreadable:<keys>`
 //! ([`crate::settings::layout::when_unreadable`]); one the room refuses says
 //! `decision=refused reason=ambiguous-path|unreadable-rooms`.
@@ -33,6 +51,10 @@
 //! takes the first occurrence of each key. The fields a reader counts on (`t`,
 //! `decision`, `uid`, `p`, `session`, `transition`, `exp`, `arr`, `cutoff`) come
 //! before anything a visitor can influence (the path, a rejected token's key id).
+//! The origin's (`origin_ms`, `origin_status`, `origin_error`, `origin`) come after
+//! the path, as the room learns them after the line is begun: the path and every
+//! field a visitor shapes are one word each behind their own key, so no visitor can
+//! write one of them.
 
 use std::fmt::{self, Write as _};
 
@@ -104,8 +126,11 @@ pub fn push_unreadable(line: &mut String, keys: &[String]) {
     push_word(line, &keys.join(","));
 }
 
-/// Room for a whole line without growing: the fixed fields and the longest path.
-const LINE_CAPACITY: usize = 192 + MAX_LOGGED_PATH;
+/// Room for a whole line without growing: the fixed fields (208 bytes hold the
+/// longest a one-room admission writes before its path), the longest path and the
+/// origin's answer after it (` origin_ms=<ms> origin_status=<status>`: 40 bytes
+/// hold a time of up to eleven digits).
+const LINE_CAPACITY: usize = 208 + MAX_LOGGED_PATH + 40;
 
 /// The line for a request the room decided.
 pub fn decision_line(
@@ -295,6 +320,39 @@ mod tests {
                 format!("waitingroom t=5 decision=wait uid=192.0.2.1 p={text} exp=60 path=/e")
             );
         }
+    }
+
+    #[test]
+    fn a_long_admission_and_its_origin_answer_fit_the_lines_capacity() {
+        use crate::admission::decision::CookieAction;
+        let verdict = Verdict {
+            decision: Decision::Allow,
+            cookie: CookieAction::Keep,
+            rejection: None,
+            transition: Some(Transition::LotteryWon),
+            signing_key_missing: false,
+            wait_exp: None,
+            arr: Some(1_700_000_000_123),
+            session: Some(Session::Renewed),
+            exp: Some(1_700_003_623),
+            weak_key: None,
+            pop_count: None,
+            toll: None,
+            toll_paid: true,
+            challenge: None,
+        };
+        let settings = Settings {
+            allow_percentage: "12.3456".parse().unwrap(),
+            queueing_method: QueueingMethod::Fifo,
+            fifo_cutoff: Some(1_699_999_990_000),
+            ..Settings::default()
+        };
+        let uid = "2001:db8:85a3:1234:5678:8a2e:370:7334";
+        let path = format!("/{}", "e".repeat(MAX_LOGGED_PATH));
+        let mut line = decision_line(1_700_000_023, uid, &path, &verdict, &settings);
+        push_field(&mut line, "origin_ms", 12_345_678_901_u64);
+        push_field(&mut line, "origin_status", 503);
+        assert!(line.len() <= LINE_CAPACITY, "{} bytes: {line}", line.len());
     }
 
     #[test]

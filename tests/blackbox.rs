@@ -3,6 +3,8 @@
 
 use test_support as support;
 
+use control::origin::OriginAnswer;
+use control::record::Record;
 use demo_origin::{Capacity, ORIGIN_MARKER, Origin};
 use support::http::Response;
 use support::mint;
@@ -371,6 +373,50 @@ fn allowed_visitor_reaches_the_origin_without_the_room_cookie() {
     assert_eq!(r.header("cache-control"), Some("no-store, private"));
 }
 
+/// What the controller reads of the room's last line about the origin.
+fn last_origin_answer(room: &Room) -> Option<OriginAnswer> {
+    let line = room.last_log_line();
+    line.parse::<Record>()
+        .unwrap_or_else(|e| panic!("unreadable log line ({e}): {line}"))
+        .origin
+}
+
+#[test]
+fn every_forwarded_request_logs_the_origins_time_and_status_admitted_or_bypassed() {
+    let room = Room::start(&[("protected_paths", "/events,/__origin/")]);
+    let token = mint::mint(KEY1, "allow", now() + 3000, "127.0.0.2", "key1");
+    let cookie = format!("waiting_room={token}");
+    for (path, decision) in [("/events", "decision=allow"), ("/about", "decision=bypass")] {
+        let r = room.get_with_cookie(2, path, &cookie);
+        assert!(r.body.contains(ORIGIN_MARKER), "{path}: {}", r.body);
+        let line = room.last_log_line();
+        assert!(line.contains(decision), "{line}");
+        // After the path; no cache in Viceroy: every answer is the origin's.
+        let origin = line.split_once(&format!(" path={path} ")).map(|(_, o)| o);
+        assert!(
+            origin.is_some_and(|o| o.starts_with("origin_ms=") && o.contains(" origin_status=200")),
+            "{line}"
+        );
+        assert!(!line.contains("origin=cache"), "{line}");
+        assert!(
+            matches!(
+                last_origin_answer(&room),
+                Some(OriginAnswer::Answered { status: 200, .. })
+            ),
+            "{line}"
+        );
+    }
+    // The time is the origin's, to its headers: a slow answer logs at least its wait.
+    let r = room.get_with_cookie(2, "/__origin/slow/400/x", &cookie);
+    assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+    match last_origin_answer(&room) {
+        Some(OriginAnswer::Answered { ms, status: 200 }) => {
+            assert!((400..5_000).contains(&ms), "{}", room.last_log_line())
+        }
+        other => panic!("{other:?}: {}", room.last_log_line()),
+    }
+}
+
 #[test]
 fn origin_gets_no_cookie_header_when_the_room_cookie_was_the_only_one() {
     let room = Room::start(&[]);
@@ -451,7 +497,7 @@ fn a_request_names_only_the_unusable_keys_it_read() {
     let line = room.last_log_line();
     assert!(line.contains("decision=allow"), "{line}");
     assert!(
-        line.ends_with(" config_fallback=controller_timeout,fifo_cutoff"),
+        line.contains(" config_fallback=controller_timeout,fifo_cutoff origin_ms="),
         "{line}"
     );
     // A bypass reads only the keys it needs.
@@ -621,7 +667,13 @@ fn origin_down_gives_a_clean_503_and_admitted_visitors_keep_their_cookie() {
     for internal in ["panic", "backtrace", "wasm", "Error", "127.0.0.1"] {
         assert!(!r.body.contains(internal), "leaks {internal}: {}", r.body);
     }
-    assert!(room.last_log_line().contains("origin_error="));
+    let line = room.last_log_line();
+    assert!(line.contains(" origin_error="), "{line}");
+    assert!(
+        !line.contains("origin_ms=") && !line.contains("origin_status="),
+        "{line}"
+    );
+    assert_eq!(last_origin_answer(&room), Some(OriginAnswer::Failed));
     // Outside the room too, showing the stored settings (the edge read only the
     // bypass's few keys for the plan: the page reads them all).
     assert_eq!(room.get(2, "/about", &[]).status, 503);
@@ -654,6 +706,11 @@ fn a_loaded_origin_is_slow_through_the_room_and_its_full_queue_is_logged() {
     let r = room.get(2, "/events", &[]);
     assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
     assert!(began.elapsed() >= Duration::from_millis(300));
+    // The line has the origin's time: its 300 ms of service.
+    match last_origin_answer(&room) {
+        Some(OriginAnswer::Answered { ms, status: 200 }) => assert!(ms >= 300, "{ms}"),
+        other => panic!("{other:?}: {}", room.last_log_line()),
+    }
     // Held while the origin serves another: the admitted visitor gets the room's page.
     let held = std::thread::spawn({
         let addr = origin.addr();
@@ -668,7 +725,14 @@ fn a_loaded_origin_is_slow_through_the_room_and_its_full_queue_is_logged() {
     let r = room.get_with_cookie(4, "/events", &format!("waiting_room={token}"));
     assert_eq!(r.status, 503);
     assert!(r.body.contains(UNAVAILABLE_PAGE), "{}", r.body);
-    assert!(room.last_log_line().contains(" origin_status=503"));
+    assert!(
+        matches!(
+            last_origin_answer(&room),
+            Some(OriginAnswer::Answered { status: 503, .. })
+        ),
+        "{}",
+        room.last_log_line()
+    );
     assert_eq!(held.join().unwrap(), 200);
     let stats = origin.stats();
     assert_eq!((stats.served, stats.refused), (served + 2, 1));

@@ -3,10 +3,12 @@
 use test_support::mint;
 
 use std::collections::HashMap;
+use std::time::Duration;
 
+use control::origin::OriginAnswer;
 use control::record::Record;
 use waiting_room::admission::decision::{Decision, Session};
-use waiting_room::answer::{BodySource, OriginOutcome};
+use waiting_room::answer::{Answered, BodySource, OriginOutcome};
 use waiting_room::credentials::cookie::DELETE_COOKIE;
 use waiting_room::pages::page::{Page, PageBody};
 use waiting_room::settings::config::Settings;
@@ -264,27 +266,158 @@ fn an_origin_5xx_is_the_rooms_page_inside_the_room_only() {
     let header = format!("waiting_room={allow}");
     let mut inside = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
     assert_eq!(
-        inside.origin_answered(502, None),
+        inside.origin_answered(502, None, Answered::Origin { ms: 3100 }),
         OriginOutcome::Unavailable
     );
     assert!(
-        inside.log_line.ends_with(" origin_status=502"),
+        inside
+            .log_line
+            .ends_with(" path=/events origin_ms=3100 origin_status=502"),
         "{}",
         inside.log_line
     );
     let mut outside = plan(&visit("/about", None), &settings(&[]), &keys());
     assert_eq!(
-        outside.origin_answered(502, Some("1")),
+        outside.origin_answered(502, Some("1"), Answered::Origin { ms: 9 }),
         OriginOutcome::PassOn
     );
-    assert!(!outside.log_line.contains("origin_status"));
+    assert!(
+        outside
+            .log_line
+            .ends_with(" path=/about origin_ms=9 origin_status=502"),
+        "{}",
+        outside.log_line
+    );
+    // A 5xx from Fastly's cache is no measure of the origin, and still the room's page.
+    let mut cached = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
+    assert_eq!(
+        cached.origin_answered(503, None, Answered::Cache),
+        OriginOutcome::Unavailable
+    );
+    assert!(
+        cached
+            .log_line
+            .ends_with(" path=/events origin=cache origin_status=503")
+    );
     let mut down = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
     down.origin_unreachable("connection refused");
     assert!(
         down.log_line
-            .ends_with(" origin_error=connection%20refused")
+            .ends_with(" path=/events origin_error=connection%20refused")
     );
-    assert!(down.log_line.parse::<Record>().is_ok());
+    for (p, origin) in [
+        (
+            &inside,
+            Some(OriginAnswer::Answered {
+                ms: 3100,
+                status: 502,
+            }),
+        ),
+        (
+            &outside,
+            Some(OriginAnswer::Answered { ms: 9, status: 502 }),
+        ),
+        (&cached, None),
+        (&down, Some(OriginAnswer::Failed)),
+    ] {
+        let record: Record = p.log_line.parse().unwrap();
+        assert_eq!(record.origin, origin, "{}", p.log_line);
+    }
+}
+
+#[test]
+fn every_answer_of_the_origins_logs_its_time_and_status_admitted_or_bypassed() {
+    let allow = mint::mint(K1, "allow", NOW + 3000, "192.0.2.10", "key1");
+    let header = format!("waiting_room={allow}");
+    for (path, cookie, line) in [
+        (
+            "/events",
+            Some(header.as_str()),
+            "waitingroom t=1700000023 decision=allow uid=192.0.2.10 p=50 session=kept \
+             exp=1700003023 path=/events origin_ms=42 origin_status=200",
+        ),
+        (
+            "/about",
+            None,
+            "waitingroom t=1700000023 decision=bypass scope=unprotected-path \
+             uid=192.0.2.10 path=/about origin_ms=42 origin_status=200",
+        ),
+    ] {
+        let mut p = plan(&visit(path, cookie), &settings(&[]), &keys());
+        assert_eq!(p.action, Action::Forward);
+        assert_eq!(
+            p.origin_answered(200, None, Answered::Origin { ms: 42 }),
+            OriginOutcome::PassOn
+        );
+        assert_eq!(p.log_line, line);
+        let record: Record = p.log_line.parse().unwrap();
+        assert_eq!(
+            record.origin,
+            Some(OriginAnswer::Answered {
+                ms: 42,
+                status: 200
+            })
+        );
+
+        let mut p = plan(&visit(path, cookie), &settings(&[]), &keys());
+        assert_eq!(
+            p.origin_answered(200, None, Answered::Cache),
+            OriginOutcome::PassOn
+        );
+        let cached = line.replace("origin_ms=42", "origin=cache");
+        assert_eq!(p.log_line, cached);
+        assert_eq!(p.log_line.parse::<Record>().unwrap().origin, None);
+    }
+    // The origin's release follows its answer.
+    let mut p = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
+    p.origin_answered(200, Some("1"), Answered::Origin { ms: 0 });
+    assert!(
+        p.log_line
+            .ends_with(" origin_ms=0 origin_status=200 release=origin"),
+        "{}",
+        p.log_line
+    );
+}
+
+#[test]
+fn the_cache_is_told_apart_by_the_pops_x_cache_entry_and_the_time_is_rounded() {
+    let ms = Duration::from_millis;
+    for (x_cache, cached) in [
+        // Viceroy writes none: every local answer is the origin's.
+        (None, false),
+        (Some("MISS"), false),
+        (Some("HIT"), true),
+        (Some("hit"), true),
+        // The origin's own X-Cache comes first, the POP's last.
+        (Some("MISS, HIT"), true),
+        (Some("HIT, MISS"), false),
+        (Some("HIT,MISS"), false),
+        (Some("MISS,  HIT "), true),
+        (Some(""), false),
+        (Some("HIT-STALE"), false),
+    ] {
+        let want = if cached {
+            Answered::Cache
+        } else {
+            Answered::Origin { ms: 7 }
+        };
+        assert_eq!(Answered::of(x_cache, ms(7)), want, "{x_cache:?}");
+    }
+    for (elapsed, want) in [
+        (Duration::ZERO, 0),
+        (Duration::from_micros(499), 0),
+        (Duration::from_micros(500), 1),
+        (Duration::from_micros(41_499), 41),
+        (Duration::from_micros(41_500), 42),
+        (Duration::from_secs(30), 30_000),
+        (Duration::MAX, u64::MAX),
+    ] {
+        assert_eq!(
+            Answered::of(Some("MISS"), elapsed),
+            Answered::Origin { ms: want },
+            "{elapsed:?}"
+        );
+    }
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::io::{Read as _, Write as _};
 use std::net::IpAddr;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use fastly::erl::{CounterDuration, Penaltybox, RateCounter};
 use fastly::http::header::{
@@ -15,7 +15,7 @@ use fastly::log::Endpoint;
 use fastly::{Backend, ConfigStore, Request, Response, SecretStore};
 
 use waiting_room::admission::ceiling::PopCounts;
-use waiting_room::answer::{BodySource, OriginOutcome, RELEASE_HEADER};
+use waiting_room::answer::{Answered, BodySource, CACHE_HEADER, OriginOutcome, RELEASE_HEADER};
 use waiting_room::bots::challenge::{self, ChallengeSettings, Outcome, Reason, Verifier};
 use waiting_room::credentials::keys::{KeyStore, ReadOnce, SigningKey};
 use waiting_room::credentials::uid::uid_of;
@@ -126,8 +126,14 @@ pub fn handle(mut req: Request) -> Response {
                 OriginCookie::Replace(cookies) => req.set_header(COOKIE, cookies),
             }
             // The origin's answer, or `None` when the room must answer for it.
-            let answered = match req.send(BACKEND) {
+            // `send` returns once the response's headers are in: the time to them.
+            let started = Instant::now();
+            let sent = req.send(BACKEND);
+            let elapsed = started.elapsed();
+            let answered = match sent {
                 Ok(mut resp) => {
+                    let x_cache = resp.get_header_all(CACHE_HEADER).last();
+                    let who = Answered::of(x_cache.and_then(|v| v.to_str().ok()), elapsed);
                     let release = resp
                         .get_header_str_lossy(RELEASE_HEADER)
                         .map(|v| v.into_owned());
@@ -136,7 +142,7 @@ pub fn handle(mut req: Request) -> Response {
                         resp.remove_header(RELEASE_HEADER);
                     }
                     let status = resp.get_status().as_u16();
-                    match plan.origin_answered(status, release.as_deref()) {
+                    match plan.origin_answered(status, release.as_deref(), who) {
                         OriginOutcome::PassOn => Some(resp),
                         OriginOutcome::Unavailable => None,
                     }

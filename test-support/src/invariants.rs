@@ -10,9 +10,11 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use control::origin::OriginAnswer;
 use control::record::Record;
 use waiting_room::admission::decision::{Decision, Session, Verdict};
 use waiting_room::admission::grid::DrawGrid;
+use waiting_room::answer::{Answered, OriginOutcome};
 use waiting_room::credentials::cookie::{self, DELETE_COOKIE};
 use waiting_room::credentials::cookie_names;
 use waiting_room::credentials::keys::SigningKey;
@@ -394,11 +396,46 @@ pub fn plan(data: &[u8]) -> Plan {
         challenge: None,
     };
     let keys = &fuzz_input::key_store;
-    let plan = waiting_room::plan(&visit, &settings, keys);
+    let mut plan = waiting_room::plan(&visit, &settings, keys);
     assert_eq!(plan, waiting_room::plan(&visit, &settings, keys));
     plan_holds(&visit, &settings, &plan);
+    if plan.action == Action::Forward {
+        origin_answer_reads_back(&mut input, &mut plan);
+    }
 
     plan
+}
+
+/// What the origin answered a forwarded request (a time and a status, Fastly's
+/// cache, or no answer) reads back, through the controller's parser, as exactly
+/// that, whatever the path or cookie held.
+fn origin_answer_reads_back(input: &mut Input<'_>, plan: &mut Plan) {
+    let status = 100 + input.below(500) as u16;
+    let ms: u64 = input.arbitrary();
+    let (want, outcome) = match input.below(3) {
+        0 => {
+            plan.origin_unreachable(&input.text(40));
+            (Some(OriginAnswer::Failed), None)
+        }
+        1 => {
+            let outcome = plan.origin_answered(status, None, Answered::Cache);
+            (None, Some(outcome))
+        }
+        _ => {
+            let outcome = plan.origin_answered(status, None, Answered::Origin { ms });
+            (Some(OriginAnswer::Answered { ms, status }), Some(outcome))
+        }
+    };
+    let line = &plan.log_line;
+    assert!(!line.chars().any(char::is_control), "log line {line:?}");
+    let record: Record = line
+        .parse()
+        .unwrap_or_else(|e| panic!("the room's own line is unreadable ({e}): {line}"));
+    assert_eq!(record.origin, want, "{line}");
+    let unavailable = plan.verdict.is_some() && status >= 500;
+    if let Some(outcome) = outcome {
+        assert_eq!(outcome == OriginOutcome::Unavailable, unavailable, "{line}");
+    }
 }
 
 /// The room's own log line reads back, through the controller's parser, as
