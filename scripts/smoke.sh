@@ -8,7 +8,7 @@
 #
 #   scripts/smoke.sh [STEP...]    # default: every step, in this order:
 #
-# simulations device-spread fifo-simulations closed-loop simulate-toll viceroy-cost
+# simulations device-spread fifo-simulations closed-loop origin-simulations simulate-toll viceroy-cost
 # path-bench bench-toll-browser lottery-reference, and beside them, in the background:
 # fuzz (its targets build in fuzz/target/, a directory of their own, mostly on one core,
 # so they never wait for the other steps' builds nor these for them), real-crowd and
@@ -30,7 +30,7 @@ unset FUZZ_TARGETS SIM_SCALE SIM_DIR TOLL_BENCH_OUT DEMO_TARGET DEMO_TOLL_BITS D
 out=target/smoke
 mkdir -p "$out"
 
-foreground=(simulations device-spread fifo-simulations closed-loop simulate-toll viceroy-cost
+foreground=(simulations device-spread fifo-simulations closed-loop origin-simulations simulate-toll viceroy-cost
   path-bench bench-toll-browser lottery-reference)
 background=(fuzz real-crowd real-crowd-rooms)
 skip_browser=0
@@ -111,6 +111,15 @@ check_fifo-simulations() {
   # Two crowds, three mixes, three delays, and the crowd that gives up.
   expect_rows "| run | propagation | Kendall tau-b |" 19
   expect_rows "| arrival decile |" 190
+}
+
+run_origin-simulations() { SIM_SCALE=10 SIM_DIR="$(sim_dir origin-simulations)" scripts/origin-simulations.sh; }
+check_origin-simulations() {
+  # Three capacities, two crowds and two delays, and four courses at two delays;
+  # each run's minute table with its sixty minutes.
+  expect_rows "| run | minutes judged | over the bound |" 20
+  expect "^minute  new  live   p95ms" "a run's minute table"
+  expect "origin: from minute 5, [0-9]+ minutes judged" "a run's figures"
 }
 
 run_closed-loop() { SIM_SCALE=1000 SIM_DIR="$(sim_dir closed-loop)" scripts/closed-loop.sh; }

@@ -12,9 +12,10 @@
 //!   falls to the floor at once. Admitted sessions go on making requests for
 //!   their whole length, so nothing but time sheds the load they bring: the room
 //!   lets in no more than the floor until the origin is healthy again. At the
-//!   floor and still unhealthy after a whole session length (every session let
-//!   in above the floor has ended), the origin is slow for reasons admissions do
-//!   not cause: the floor holds, and the state says `origin-slow`, an alert.
+//!   floor and still unhealthy after two session lengths (every session let in
+//!   above the floor has ended, even one the slowness stretched), the origin is
+//!   slow for reasons admissions do not cause: the floor holds, and the state
+//!   says `origin-slow`, an alert.
 //! - **Healthy, no queueing** (p95 within 10 % of the lowest p95 of a healthy
 //!   reading, the origin's own time unloaded; the p95 is of the answers that
 //!   were not errors): nothing says where the origin's limit is; the
@@ -31,7 +32,8 @@
 //!   length), is the target. It never rises faster than in the case above.
 //!
 //! The target stays between the floor and the ceiling the operator sets; it
-//! rises only while people wait. Why each constant is what it is: see each.
+//! rises only while people wait, and moves by 5 % or more or not at all. Why
+//! each constant is what it is: see each.
 
 mod window;
 
@@ -59,6 +61,13 @@ pub const STEP_UP: f64 = std::f64::consts::SQRT_2;
 /// Weight of a new estimate of the load at the aim against the last: two
 /// windows' worth, so that one noisy p95 moves the target half as much.
 pub const SMOOTHING: f64 = 0.5;
+/// The least relative change of the target made, but a cut: below it, the
+/// estimate's noise from one reading to the next would dither the target.
+pub const LEAST_CHANGE: f64 = 0.05;
+/// Session lengths at the floor, still unhealthy, before the origin is called
+/// slow: two, as a slow origin stretches the sessions it serves (a visitor
+/// waits for each page).
+pub const SLOW_AFTER_SESSIONS: u64 = 2;
 
 /// What the origin answered one request, as the room's log line records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -421,7 +430,7 @@ impl Governor {
                 self.slow_since = None;
                 newest
             };
-            self.state = if newest - since >= self.options.session {
+            self.state = if newest - since >= SLOW_AFTER_SESSIONS * self.options.session {
                 State::OriginSlow
             } else {
                 State::OriginLimited
@@ -465,6 +474,10 @@ impl Governor {
         }
         if next > self.options.ceiling {
             self.state = State::CeilingLimited;
+        }
+        if (next - target).abs() < LEAST_CHANGE * target {
+            // The estimate's noise: held, so that the target does not dither.
+            return Some(target);
         }
         Some(next)
     }
