@@ -177,6 +177,7 @@ fn bad_or_foreign_solutions_never_admit_and_never_fail() {
 
 /// Turned on in the middle of a crowd: the tokens already handed out are drawn as
 /// they stand; the tokens that follow owe, and their holders get in once they pay.
+/// Eight rounds, each a draw for every visitor still waiting.
 #[test]
 fn the_toll_turned_on_mid_crowd_strands_nobody() {
     let room = Room::start(&[("wait_period_duration", "2"), ("redeem_window", "30")]);
@@ -228,7 +229,16 @@ fn the_toll_turned_on_mid_crowd_strands_nobody() {
         if admitted.iter().all(|a| *a) {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_secs(3));
+        // Every round a draw for each: the next begins once every token still
+        // waiting has expired (on a busy machine a fixed pause can come early).
+        let due = (0..visitors.len())
+            .filter(|&i| !admitted[i])
+            .map(|i| mint::number(&mint::open(&tokens[i]), "exp"))
+            .max()
+            .unwrap_or(0);
+        while now() <= due {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
     }
     let stranded = admitted.iter().filter(|a| !**a).count();
     // At 50 % a visitor loses eight draws in a row one time in 256.
