@@ -349,7 +349,7 @@ Example: --origin-healthy 'p95<800ms,errors<1%'"
         value_parser = positive_number,
         requires = "origin_healthy",
         help_heading = "Origin",
-        long_help = "New sessions a minute the origin rule never cuts below, however slow the origin: the queue keeps moving. At the floor and still unhealthy after --session-length, the state is origin-slow (an alert on the dashboard and in /metrics).
+        long_help = "New sessions a minute the origin rule never cuts below, however slow the origin: the queue keeps moving. At the floor and still unhealthy after twice --session-length, the state is origin-slow (an alert on the dashboard and in /metrics).
 Example: --origin-floor 30"
     )]
     pub origin_floor: Option<f64>,
@@ -374,7 +374,7 @@ Example: --origin-ceiling 3000"
         value_parser = clap::value_parser!(u64).range(60..=3600),
         requires = "origin_healthy",
         help_heading = "Origin",
-        long_help = "Seconds a visitor keeps browsing once let in, about, 60 to 3600: the new sessions of this span are the ones loading the origin, and an origin still unhealthy at the floor after it is slow for reasons admissions do not cause.
+        long_help = "Seconds a visitor keeps browsing once let in, about, 60 to 3600: the new sessions of this span are the ones loading the origin, and an origin still unhealthy at the floor after twice it is slow for reasons admissions do not cause.
 Example: --session-length 600"
     )]
     pub session_length: u64,
