@@ -40,7 +40,7 @@ mod window;
 use std::fmt;
 use std::str::FromStr;
 
-pub use window::{Reading, Window};
+pub use window::{Reading, Window, p95};
 
 use crate::BadOptions;
 
@@ -307,7 +307,6 @@ pub struct Governor {
     state: State,
     /// The target held, new sessions a minute.
     target: f64,
-    reading: Reading,
     live: u64,
     last_move: Option<Direction>,
     direction_changes: u64,
@@ -330,7 +329,6 @@ impl Governor {
             slow_since: None,
             state: State::NoOriginData,
             target: options.floor,
-            reading: Window::new(1).read(0),
             live: 0,
             last_move: None,
             direction_changes: 0,
@@ -386,12 +384,12 @@ impl Governor {
         }
         self.next_reading = Some(newest + half);
         self.live = live;
-        self.reading = self.window.read(newest);
+        let reading = self.window.read(newest);
         if self.readings.len() == READINGS_KEPT {
             self.readings.pop_front();
         }
-        self.readings.push_back((newest, self.reading));
-        let next = self.decide(newest, live, waiting, target)?;
+        self.readings.push_back((newest, reading));
+        let next = self.decide(reading, newest, live, waiting, target)?;
         let next = self.hold(next);
         let direction = match next.partial_cmp(&target) {
             Some(std::cmp::Ordering::Greater) => Some(Direction::Up),
@@ -407,9 +405,15 @@ impl Governor {
         Some(next)
     }
 
-    /// The law (this module's documentation), on the reading just taken.
-    fn decide(&mut self, newest: u64, live: u64, waiting: u64, target: f64) -> Option<f64> {
-        let reading = self.reading;
+    /// The law (this module's documentation), on `reading`, just taken.
+    fn decide(
+        &mut self,
+        reading: Reading,
+        newest: u64,
+        live: u64,
+        waiting: u64,
+        target: f64,
+    ) -> Option<f64> {
         let bound = self.options.healthy.p95_ms as f64;
         if reading.answers < MIN_ANSWERS {
             self.state = State::NoOriginData;
@@ -488,7 +492,7 @@ impl Governor {
         OriginStatus {
             state: self.state,
             healthy: self.options.healthy,
-            reading: self.reading,
+            reading: self.readings.back().map_or_else(Reading::default, |r| r.1),
             base_ms: self.base_ms,
             target: self.target,
             live: self.live,

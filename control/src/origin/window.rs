@@ -24,8 +24,8 @@ struct Second {
     times: Vec<u32>,
 }
 
-/// What the window showed.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What the window showed (the default: nothing, no answer yet).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Reading {
     /// Answers (errors included).
     pub answers: u64,
@@ -120,11 +120,7 @@ impl Window {
         let errors: u64 = seconds().map(|s| s.errors).sum();
         let own: u64 = seconds().map(|s| s.own).sum();
         let mut times: Vec<u32> = seconds().flat_map(|s| s.times.iter().copied()).collect();
-        let p95_ms = (!times.is_empty()).then(|| {
-            // The nearest rank: the smallest time at or above 95 % of the answers.
-            let rank = (times.len() * 95).div_ceil(100).max(1) - 1;
-            u64::from(*times.select_nth_unstable(rank).1)
-        });
+        let p95_ms = p95(&mut times);
         Reading {
             answers,
             per_second: answers as f64 / self.len as f64,
@@ -137,6 +133,16 @@ impl Window {
             },
         }
     }
+}
+
+/// The 95th percentile of `times` by the nearest rank: the smallest time at or
+/// above 95 % of them (`None` when there is none). Reorders `times`.
+pub fn p95(times: &mut [u32]) -> Option<u64> {
+    if times.is_empty() {
+        return None;
+    }
+    let rank = (times.len() * 95).div_ceil(100) - 1;
+    Some(u64::from(*times.select_nth_unstable(rank).1))
 }
 
 #[cfg(test)]

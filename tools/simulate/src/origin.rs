@@ -259,7 +259,7 @@ impl Origin {
         let mut done = std::mem::take(&mut self.minute);
         done.minute = minute;
         done.live_sessions = self.starts.len() as u64;
-        done.p95_ms = p95(&mut self.times);
+        done.p95_ms = control::origin::p95(&mut self.times).unwrap_or(0);
         done.error_share = if done.requests == 0 {
             0.0
         } else {
@@ -297,15 +297,6 @@ impl Origin {
             })
             .collect()
     }
-}
-
-/// The nearest-rank 95th percentile of `times` (0 when empty).
-fn p95(times: &mut [u32]) -> u64 {
-    if times.is_empty() {
-        return 0;
-    }
-    let rank = (times.len() * 95).div_ceil(100).max(1) - 1;
-    u64::from(*times.select_nth_unstable(rank).1)
 }
 
 /// The origin's minutes, judged as the origin rule's checks read them.
