@@ -28,14 +28,11 @@ cd "$(dirname "$0")/.."
 # of the target (default 950) and SIM_POP_COUNTS how the POP counts (edge, the default,
 # or exact): SIM_CEILING=1050 SIM_POP_COUNTS=exact runs the ceiling as it was run before
 # the simulator modelled the edge's counters.
-scale=${SIM_SCALE:-1}
-[[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "SIM_SCALE must be a whole number from 1" >&2; exit 2; }
+source scripts/sim-scale.sh
 ceiling=${SIM_CEILING:-950}
 [[ $ceiling =~ ^[1-9][0-9]*$ ]] || { echo "SIM_CEILING must be a whole number of thousandths" >&2; exit 2; }
 counts=${SIM_POP_COUNTS:-edge}
 [[ $counts =~ ^(edge|exact)$ ]] || { echo "SIM_POP_COUNTS must be edge or exact" >&2; exit 2; }
-sim=${SIM_DIR:-docs/research/figures}
-n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
 pop() { n $(($1 * ceiling / 1000)); }                       # pop 2000: the ceiling for a target of 2000
 
 grid=${1:-address}

@@ -18,10 +18,7 @@ cd "$(dirname "$0")/.."
 # SIM_SCALE=N divides every capacity, crowd and bound of new sessions below by N
 # (whole numbers, at least 1): the same runs at a small size (scripts/smoke.sh uses
 # 10). SIM_DIR (default docs/research/figures) is where the reports and tables go.
-scale=${SIM_SCALE:-1}
-[[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "SIM_SCALE must be a whole number from 1" >&2; exit 2; }
-sim=${SIM_DIR:-docs/research/figures}
-n() { local v=$(($1 / scale)); echo $((v > 0 ? v : 1)); } # n 2000: 2000 at this scale
+source scripts/sim-scale.sh
 
 cargo build --release -p simulate
 simulate=target/release/simulate
