@@ -15,6 +15,22 @@ impl Drop for Running {
     }
 }
 
+/// The demo origin started with `args` on a free port, and the line it printed
+/// first (where it listens, and its capacity).
+fn started(args: &[&str]) -> (Running, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-origin"))
+        .args(args)
+        .arg("127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let running = Running(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    (running, line)
+}
+
 /// Sends `method path` to `addr` and reads the answer: its status line and body.
 fn send(addr: &str, method: &str, path: &str) -> (String, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
@@ -30,16 +46,7 @@ fn send(addr: &str, method: &str, path: &str) -> (String, String) {
 
 #[test]
 fn the_flags_set_the_capacity_and_the_admin_path_changes_it() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-origin"))
-        .args(["--capacity", "4", "--service-ms", "50", "--queue", "40"])
-        .arg("127.0.0.1:0")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _running = Running(child);
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let (_running, line) = started(&["--capacity", "4", "--service-ms", "50", "--queue", "40"]);
     assert!(
         line.ends_with(": 4 requests at once, 50 ms each, 40 waiting at most\n"),
         "{line}"
@@ -83,15 +90,7 @@ fn without_a_capacity_it_says_only_where_it_listens_and_refuses_stray_flags() {
         assert!(!out.status.success(), "{args:?}");
         assert!(!out.stderr.is_empty(), "{args:?}");
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-origin"))
-        .arg("127.0.0.1:0")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _running = Running(child);
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let (_running, line) = started(&[]);
     let addr = line
         .trim_end()
         .strip_prefix("demo origin listening on http://")

@@ -15,7 +15,8 @@ const FLAGS: [&str; 7] = [
     "--quiet",
 ];
 
-fn start() -> Wrctl {
+/// `wrctl control` following the origin, listening, with `extra` arguments.
+fn start(extra: &[&str]) -> Wrctl {
     let mut args = vec![
         "control",
         "--target-per-minute",
@@ -27,6 +28,7 @@ fn start() -> Wrctl {
         "127.0.0.1:0",
     ];
     args.extend_from_slice(&FLAGS);
+    args.extend_from_slice(extra);
     Wrctl::start(&args, &[])
 }
 
@@ -53,7 +55,7 @@ fn lines(from: u64, to: u64, per_second: u64, ms: u64) -> Vec<String> {
 
 #[test]
 fn a_slow_origin_cuts_the_target_to_the_floor_and_shows_why() {
-    let mut wrctl = start();
+    let mut wrctl = start(&[]);
     let t = unix_now() - 120;
     wrctl.feed(&lines(t, t + 60, 10, 900));
     let status = eventually("the first reading", || {
@@ -107,7 +109,7 @@ fn a_slow_origin_cuts_the_target_to_the_floor_and_shows_why() {
 
 #[test]
 fn without_origin_lines_the_target_is_held_and_the_state_says_so() {
-    let mut wrctl = start();
+    let mut wrctl = start(&[]);
     let t = unix_now() - 60;
     wrctl.feed(&lines(t, t + 60, 0, 0));
     let status = eventually("the log read", || {
@@ -173,22 +175,12 @@ fn origin_options_that_cannot_hold_are_usage_errors() {
 
 #[test]
 fn rooms_behind_one_origin_read_each_others_answers_and_share_by_ceiling() {
-    let mut args = vec![
-        "control",
-        "--target-per-minute",
-        "300",
-        "--dry-run",
-        "--tick",
-        "1",
-        "--listen",
-        "127.0.0.1:0",
+    let mut wrctl = start(&[
         "--room",
         "drops:origin-ceiling=1000",
         "--room",
         "shop:origin-ceiling=3000",
-    ];
-    args.extend_from_slice(&FLAGS);
-    let mut wrctl = Wrctl::start(&args, &[]);
+    ]);
     // Only the shop's requests reach the origin, slowly: the drops room cuts too.
     let t = unix_now() - 120;
     let shop: Vec<String> = lines(t, t + 60, 10, 900)
