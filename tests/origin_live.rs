@@ -17,13 +17,12 @@
 
 use test_support as support;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use demo_origin::Capacity;
 use support::controller::Controller;
+use support::crowd::{Crowd, new_sessions_per_minute};
 use support::room::{Backend, Room, RoomSpec};
 
 const BOUND_MS: u64 = 600;
@@ -32,16 +31,6 @@ const START: f64 = 120.0;
 /// Seconds from the crowd's start to the loss of half the capacity.
 const LOSS_AT: u64 = 90;
 const SECONDS: u64 = 270;
-
-/// Kills a child process when the test ends, whatever happens.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// What one of the controller's lines said: the target it holds, the origin
 /// rule's state and the p95 it read (`wrote …| … / target N | origin STATE p95 P ms …`).
@@ -124,25 +113,27 @@ fn losing_half_the_origin_cuts_admissions_and_its_p95_comes_back() {
             "60",
         ],
     );
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/real-crowd.py");
-    let json = std::env::temp_dir().join(format!("origin-live-{}.json", std::process::id()));
-    let mut crowd = Killed(
-        Command::new("python3")
-            .arg(&script)
-            .args(["--room", &format!("http://{}", room.addr)])
-            .args(["--people", "2000", "--tabs", "1", "--arrive-over", "10"])
-            .args(["--browse", "10", "--browse-every", "6"])
-            .args(["--duration", &SECONDS.to_string()])
-            .arg("--json")
-            .arg(&json)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 is needed for the crowd (scripts/real-crowd.py)"),
+    let mut crowd = Crowd::start(
+        room.addr,
+        &[
+            "--people",
+            "2000",
+            "--tabs",
+            "1",
+            "--arrive-over",
+            "10",
+            "--browse",
+            "10",
+            "--browse-every",
+            "6",
+            "--duration",
+            &SECONDS.to_string(),
+        ],
     );
     let began = Instant::now();
     let began_unix = support::room::now();
     let mut lost = false;
-    while crowd.0.try_wait().unwrap().is_none() {
+    while crowd.running() {
         assert!(
             began.elapsed() < Duration::from_secs(SECONDS + 60),
             "the crowd did not stop"
@@ -154,11 +145,7 @@ fn losing_half_the_origin_cuts_admissions_and_its_p95_comes_back() {
         thread::sleep(Duration::from_millis(200));
     }
     let loss = began_unix + LOSS_AT;
-    let mut table = String::new();
-    use std::io::Read;
-    let _ = crowd.0.stdout.take().unwrap().read_to_string(&mut table);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (table, report) = crowd.finish();
     let lines = said(&controller.output());
     let summary = format!(
         "{table}\norigin {:?}\ncontroller:\n{}",
@@ -195,12 +182,7 @@ fn losing_half_the_origin_cuts_admissions_and_its_p95_comes_back() {
         cut.at - loss
     );
     // The new sessions fall: the minute after the cut against the minute before the loss.
-    let minutes: Vec<u64> = report["minutes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["new_sessions"].as_u64().unwrap())
-        .collect();
+    let minutes = new_sessions_per_minute(&report);
     let minute_of = |t: u64| ((t - began_unix) / 60) as usize;
     let (pre, post) = (minute_of(loss) - 1, minute_of(cut.at) + 1);
     assert!(

@@ -28,12 +28,12 @@
 use test_support as support;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use control::{MAX_RISE_PER_DRAW_PERIOD, largest_rise};
 use support::controller::Controller;
+use support::crowd::{Crowd, new_sessions_per_minute};
 use support::room::{Room, RoomSpec};
 
 const TARGET_PER_MINUTE: f64 = 120.0;
@@ -41,16 +41,6 @@ const WAIT_PERIOD: u64 = 10;
 const MINUTES: u64 = 7;
 /// Most distinct allow tokens per person admitted.
 const MAX_TOKENS_PER_PERSON: f64 = 1.05;
-
-/// Kills a child process when the test ends, whatever happens.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn allow_percentage(config: &Path) -> Option<f64> {
     let text = std::fs::read_to_string(config).ok()?;
@@ -96,36 +86,33 @@ fn a_browser_like_crowd_is_held_near_the_target_without_a_jump() {
             "50",
         ],
     );
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/real-crowd.py");
-    let json = std::env::temp_dir().join(format!("real-crowd-{}.json", std::process::id()));
     let duration = MINUTES * 60 + 5;
-    let crowd = Killed(
-        Command::new("python3")
-            .arg(&script)
-            .args(["--room", &format!("http://{}", room.addr)])
-            .args(["--people", "1200", "--tabs", "2", "--devices", "2"])
-            .args([
-                "--arrive-over",
-                "10",
-                "--tab-spread",
-                "2",
-                "--refresh-jitter",
-                "4",
-            ])
-            .args(["--target", &TARGET_PER_MINUTE.to_string()])
-            .args(["--duration", &duration.to_string()])
-            .arg("--json")
-            .arg(&json)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 is needed for the crowd (scripts/real-crowd.py)"),
+    let mut crowd = Crowd::start(
+        room.addr,
+        &[
+            "--people",
+            "1200",
+            "--tabs",
+            "2",
+            "--devices",
+            "2",
+            "--arrive-over",
+            "10",
+            "--tab-spread",
+            "2",
+            "--refresh-jitter",
+            "4",
+            "--target",
+            &TARGET_PER_MINUTE.to_string(),
+            "--duration",
+            &duration.to_string(),
+        ],
     );
 
     // Every write of the percentage, as the store shows it, until the crowd ends.
     let started = Instant::now();
     let mut writes: Vec<(Duration, f64)> = Vec::new();
-    let mut crowd = crowd;
-    while crowd.0.try_wait().unwrap().is_none() {
+    while crowd.running() {
         assert!(
             started.elapsed() < Duration::from_secs(duration + 60),
             "the crowd did not stop"
@@ -137,17 +124,8 @@ fn a_browser_like_crowd_is_held_near_the_target_without_a_jump() {
         }
         thread::sleep(Duration::from_millis(200));
     }
-    let mut table = String::new();
-    use std::io::Read;
-    let _ = crowd.0.stdout.take().unwrap().read_to_string(&mut table);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let minutes: Vec<u64> = report["minutes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["new_sessions"].as_u64().unwrap())
-        .collect();
+    let (table, report) = crowd.finish();
+    let minutes = new_sessions_per_minute(&report);
     let summary = format!(
         "{table}\nwrites (s, %): {writes:?}\ncontroller:\n{}",
         controller

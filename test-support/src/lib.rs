@@ -1,6 +1,6 @@
 //! What the room's tests, wrctl's tests and the fuzz targets share: the token
 //! minter, the room served by Viceroy, a source-bound HTTP client, the browser
-//! driver, the controller as a process, the fuzz invariants and the docs' commands
+//! driver, the controller and the crowd as processes, the fuzz invariants and the docs' commands
 //! (for the tests that hold the docs to the code). Each test uses what it needs. The
 //! fuzz crate takes only the minter and the invariants (without the `processes`
 //! feature, which the tests' default brings).
@@ -11,6 +11,8 @@ pub mod browser;
 pub mod challenge_server;
 #[cfg(feature = "processes")]
 pub mod controller;
+#[cfg(feature = "processes")]
+pub mod crowd;
 pub mod docs;
 pub mod fuzz_input;
 #[cfg(feature = "processes")]
