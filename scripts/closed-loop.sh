@@ -13,13 +13,17 @@
 # percentages of the planning table for comparison.
 # On the room's default address draw grid; `scripts/closed-loop.sh global` runs
 # the same on the VCL's global grid (under docs/research/figures/closed-loop-global/).
+# Pages come back when the visitor's draw is due (`refresh_mode = eligible`, the
+# room's default); SIM_REFRESH=fixed runs them on the VCL's fixed beat instead
+# (under closed-loop-fixed/, or closed-loop-global-fixed/).
 # Writes report.json and closed-loop-eligible.svg per run under
 # docs/research/figures/closed-loop/, prints each run's figures, and writes them all as a
 # Markdown table (table.md). Two runs at a time: about 40 minutes on 2 idle cores.
 # Then every crowd and mix again with the POP's ceiling under the controller
 # (pop_new_sessions_per_minute at 0.95 times the target, counted as Fastly documents
 # its edge rate counters: 10 % low; runs named *-ceiling): about 35 minutes more.
-# `scripts/closed-loop.sh address ceiling` runs only those.
+# `scripts/closed-loop.sh address ceiling` runs only those, `... address loop` all
+# but those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # SIM_SCALE=N divides every crowd, target and sample below by N (whole numbers, at
@@ -37,16 +41,20 @@ pop() { n $(($1 * ceiling / 1000)); }                       # pop 2000: the ceil
 
 grid=${1:-address}
 only=${2:-all}
+[[ $only =~ ^(all|loop|ceiling)$ ]] || { echo "usage: $0 [address|global] [all|loop|ceiling]" >&2; exit 2; }
+refresh=${SIM_REFRESH:-eligible}
+[[ $refresh =~ ^(eligible|fixed)$ ]] || { echo "SIM_REFRESH must be eligible or fixed" >&2; exit 2; }
+suffix=; [ "$refresh" = fixed ] && suffix=-fixed
 cargo build --release -p simulate
 simulate=target/release/simulate
 case $grid in
-  address) out=$sim/closed-loop ;;
-  global) out=$sim/closed-loop-global ;;
-  *) echo "usage: $0 [address|global]" >&2; exit 2 ;;
+  address) out=$sim/closed-loop$suffix ;;
+  global) out=$sim/closed-loop-global$suffix ;;
+  *) echo "usage: $0 [address|global] [all|loop|ceiling]" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
 plain=(--mix plain)
-common=(--refresh eligible --draw-grid "$grid" --quiet)
+common=(--refresh "$refresh" --draw-grid "$grid" --quiet)
 flash=(--visitors "$(n 200000)" --arrivals flash:10 --duration 7200)
 steady=(--visitors "$(n 200000)" --arrivals steady:3000 --duration 7200)
 waves=(--visitors "$(n 300000)" --arrivals waves:3:1200:60 --duration 7200)
@@ -85,6 +93,7 @@ done
 # percentage in effect. The edge's counter reads up to 10 % low, so a minute may run to
 # the ceiling / 0.9: 1.056 times the target.
 for delay in 0 30 60; do
+  [ "$only" = loop ] && break
   for mix in plain mix heavy; do
     people=(--mix "$(mix_of "$mix")" --pop-counts "$counts")
     run "$mix-flash-ceiling" "$delay" "${people[@]}" "${flash[@]}" --target-per-minute "$(n 2000)" \

@@ -78,6 +78,7 @@ impl Intake {
         if let Some(won) = seen.draw {
             second.draws += 1;
             second.chances_micros += u64::from(p.map_or(0, Percentage::micros));
+            second.draw_lag_seconds += seen.draw_lag;
             second.drawn_admissions += u64::from(won);
             second.held_wins += u64::from(seen.held);
         }

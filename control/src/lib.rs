@@ -38,15 +38,21 @@
 //!   aimed at a window ahead of the tick, it would run high while the crowd
 //!   drains. Centred, the lumps even out and a trend cancels. The calendar is
 //!   trusted only while every token handed out ends where the address grid
-//!   puts it for the controller's wait period. Otherwise (the VCL's global
-//!   grid, where a crowd that arrived together draws in every other wait
-//!   period; a wait period other than the room's), and past the horizon (a
-//!   write that lands more than `2d` after the newest line), the forecast is the draw
-//!   period's average: the addresses waiting, less those whose token ends
-//!   after the period and those the percentage in effect admits first, plus
-//!   arrivals to come. The arrival rate is the lower of the last tick's and
-//!   the last period's, so that a flash crowd that has stopped arriving is not
-//!   taken to go on.
+//!   puts it for the controller's wait period, and while draws come when
+//!   their tokens end (on average within a quarter wait period: pages on the
+//!   VCL's fixed beat, `refresh_mode = fixed`, draw at their first visit after
+//!   the end, half a wait period late on average, in lumps set by when each
+//!   visitor arrived). Otherwise (those late draws; the VCL's global grid,
+//!   where a crowd that arrived together draws in every other wait period; a
+//!   wait period other than the room's), and past the horizon (a write that
+//!   lands more than `2d` after the newest line), the forecast counts the
+//!   draws of a whole draw period centred on the tick, whose lumps even out:
+//!   the draws the log showed before the newest line, then the addresses
+//!   waiting, less those whose token ends after the period and those the
+//!   percentage in effect admits first, plus arrivals to come, each token
+//!   drawn the draws' measured mean lag after its end. The arrival rate is
+//!   the lower of the last tick's and the last period's, so that a flash
+//!   crowd that has stopped arriving is not taken to go on.
 //! - *Trim* is the feedback on the crowd: each tick's prediction of the draws
 //!   in its window is kept, and once the log has shown that window, the draws that came are set against the draws
 //!   predicted (with the arrivals that did come in place of those foreseen:
@@ -54,7 +60,8 @@
 //!   The trim is the median of those ratios over the last three draw periods:
 //!   a lasting difference (visitors who gave up, who come back late) takes it
 //!   within a period or two, a wave drawn in one period does not. It stays
-//!   within 1/4..4.
+//!   within 1/4..4. Each of the two forecasts has a trim of its own, learnt
+//!   from its own predictions.
 //! - *Yield* is the feedback on the room: new sessions per chance, where the
 //!   chances are the sum of the percentage each draw saw (its line's `p=`),
 //!   over the last four draw periods, with a prior of ten chances that each
@@ -312,11 +319,11 @@ pub struct PercentagePolicy {
     lag: u64,
     /// Predictions not yet checked (before the trim).
     predictions: VecDeque<Prediction>,
-    /// The feedback on the prediction: draws seen over draws predicted, smoothed.
-    trim: f64,
-    /// The ratios of draws seen to draws predicted, newest last, over the
-    /// last [`TRIM_PERIODS`] draw periods of checks.
-    ratios: VecDeque<f64>,
+    /// The feedback on each way of forecasting, the calendar's and the draw
+    /// period's: each learns from its own predictions only, so that a switch
+    /// from one to the other (draws found late) does not carry the other's errors.
+    calendar_trim: Trim,
+    period_trim: Trim,
     /// Percentages written, by clock time, over the last draw period.
     recent_writes: VecDeque<(u64, Percentage)>,
 }
@@ -331,6 +338,50 @@ struct Prediction {
     /// Draws predicted, of which the first draws of arrivals still to come.
     draws: f64,
     arrivals: f64,
+    /// Made from the calendar (else from the draw period's average).
+    calendar: bool,
+}
+
+/// The feedback on a forecast: draws seen over draws predicted.
+#[derive(Debug, Clone)]
+struct Trim {
+    /// The median of `ratios`, within [`TRIM_RANGE`].
+    value: f64,
+    /// The ratios of draws seen to draws predicted, newest last, over the
+    /// last [`TRIM_PERIODS`] draw periods of checks.
+    ratios: VecDeque<f64>,
+}
+
+impl Default for Trim {
+    fn default() -> Trim {
+        Trim {
+            value: 1.0,
+            ratios: VecDeque::new(),
+        }
+    }
+}
+
+impl Trim {
+    /// Takes in one checked ratio, keeping the newest `kept`.
+    fn learn(&mut self, ratio: f64, kept: usize) {
+        self.ratios.push_back(ratio);
+        while self.ratios.len() > kept {
+            self.ratios.pop_front();
+        }
+        let mut sorted: Vec<f64> = self.ratios.iter().copied().collect();
+        sorted.sort_by(f64::total_cmp);
+        self.value = sorted[sorted.len() / 2].clamp(TRIM_RANGE.0, TRIM_RANGE.1);
+    }
+}
+
+impl PercentagePolicy {
+    fn trim(&self, calendar: bool) -> &Trim {
+        if calendar {
+            &self.calendar_trim
+        } else {
+            &self.period_trim
+        }
+    }
 }
 
 /// Draw periods of checked predictions the trim is the median of.
@@ -346,6 +397,10 @@ const YIELD_PRIOR: f64 = 10.0;
 const YIELD_PERIODS: u64 = 4;
 /// Predictions of fewer draws than this are too noisy to move the trim.
 const LEAST_CHECKED_DRAWS: f64 = 5.0;
+/// The calendar is trusted while draws come, on average, less than this share
+/// of a wait period after their tokens end: prompt pages draw a second after
+/// it, pages on the VCL's fixed beat half a wait period after it.
+const LATE_DRAW_SHARE: f64 = 0.25;
 
 impl Policy for PercentagePolicy {
     type Options = Options;
@@ -355,10 +410,7 @@ impl Policy for PercentagePolicy {
 
     fn start(options: &Options) -> Result<(Self, Timing, Tokens), BadOptions> {
         options.check()?;
-        let policy = PercentagePolicy {
-            trim: 1.0,
-            ..PercentagePolicy::default()
-        };
+        let policy = PercentagePolicy::default();
         let tokens = Tokens::new(options.capacity, options.redeem_window());
         Ok((policy, options.timing(), tokens))
     }
@@ -464,8 +516,8 @@ impl Controller {
         let share = tick as f64 / period as f64;
         let forecast = self.forecast()?;
         // Draws a tick at the rate forecast.
-        let mut expected =
-            forecast.draws * tick as f64 / (forecast.to - forecast.from) as f64 * self.policy.trim;
+        let mut expected = forecast.draws * tick as f64 / (forecast.to - forecast.from) as f64
+            * self.policy.trim(forecast.calendar).value;
         let open = in_effect.is_some_and(|p| p >= Percentage::HUNDRED)
             && series
                 .range(since, newest)
@@ -500,24 +552,27 @@ impl Controller {
 
     /// The draws expected once a write made now lands: on the address grid,
     /// in the tick it governs, from the calendar, which knows them; on the
-    /// global grid (and past the calendar's horizon), in the draw period it
-    /// lands in, as a crowd that arrived together there draws in every other
-    /// wait period. `None` before any record.
+    /// global grid (and past the calendar's horizon, or when draws come late),
+    /// over a whole draw period, as a crowd that arrived together there draws
+    /// in every other wait period. `None` before any record.
     fn forecast(&self) -> Option<Prediction> {
         let newest = self.intake.newest()?;
-        let h = self.landing_after();
         let calendar = self
             .address_grid(newest)
             .then(|| self.calendar_draws())
             .flatten();
         Some(calendar.unwrap_or_else(|| {
-            let from = newest + h;
-            Prediction {
-                made: newest,
-                from,
-                to: from + self.options.draw_period(),
-                draws: self.expected_draws(),
-                arrivals: self.arrivals_drawing(h, self.options.draw_period()),
+            // The busier of the draw period centred on the tick (a crowd
+            // draining counts as it stands at the tick) and the one after it
+            // (a lump of draws to come, a flash crowd's first, is prepared
+            // for): a percentage too low for a tick costs less than one too high.
+            let lands = newest + self.landing_after();
+            let centred = self.period_draws(newest, lands.saturating_sub(self.options.wait_period));
+            let ahead = self.period_draws(newest, lands);
+            if ahead.draws > centred.draws {
+                ahead
+            } else {
+                centred
             }
         }))
     }
@@ -561,6 +616,7 @@ impl Controller {
             to: lands + width,
             draws: past + known + arrivals,
             arrivals,
+            calendar: true,
         })
     }
 
@@ -590,7 +646,27 @@ impl Controller {
         let recent = |t: Option<u64>| {
             t.is_some_and(|t| t.saturating_add(2 * self.options.draw_period()) >= newest)
         };
-        recent(self.policy.on_grid) && !recent(self.policy.off_grid)
+        recent(self.policy.on_grid) && !recent(self.policy.off_grid) && self.drawn_on_time(newest)
+    }
+
+    /// Whether the last draw period's draws came when their tokens ended: on
+    /// average less than [`LATE_DRAW_SHARE`] of a wait period after. Pages
+    /// that come back every wait period (`refresh_mode = fixed`) draw a token
+    /// at the first visit after its end, on each visitor's own beat: a crowd
+    /// that arrived together then draws in lumps the calendar does not know,
+    /// and only a whole draw period's count is right.
+    fn drawn_on_time(&self, newest: u64) -> bool {
+        self.draw_lag(newest) as f64 <= LATE_DRAW_SHARE * self.options.wait_period as f64
+    }
+
+    /// Seconds from a wait token's end to its draw, on average over the last
+    /// draw period's draws (0 before any).
+    fn draw_lag(&self, newest: u64) -> u64 {
+        let series = self.intake.series();
+        let since = (newest + 1).saturating_sub(self.options.draw_period());
+        let draws = series.sum(since, newest + 1, |s| s.draws);
+        let lag = series.sum(since, newest + 1, |s| s.draw_lag_seconds);
+        lag.checked_div(draws).unwrap_or(0)
     }
 
     /// Arrivals a second: the lower of the last tick's rate and the last draw
@@ -612,31 +688,45 @@ impl Controller {
         rate(tick).min(rate(period))
     }
 
-    /// Draws expected in the draw period from when a write made now lands,
-    /// before the trim: from the calendar of the wait tokens' ends.
+    /// Draws expected in the draw period from `from`, before the trim.
     ///
-    /// Every waiting address draws once a period, so the draws are the
+    /// Every waiting address draws once a period, a token the draws' mean lag
+    /// after its end. Of the period's part still to come, from `f`: the
     /// addresses waiting, less those whose token ends after the period (a first
     /// token ends one to three wait periods after its arrival), less those the
-    /// percentage in effect admits before the write lands (a token ending
-    /// before then is drawn first; the losers come back in the period), plus
-    /// the arrivals to come whose first token ends in the period.
-    fn expected_draws(&self) -> f64 {
-        let Some(newest) = self.intake.newest() else {
-            return 0.0;
-        };
+    /// percentage in effect admits before `f` (a token ending before then is
+    /// drawn first; the losers come back in the period), plus the arrivals to
+    /// come whose first token ends in the period. Of its part before the newest
+    /// line, the draws the log showed.
+    fn period_draws(&self, newest: u64, from: u64) -> Prediction {
         let period = self.options.draw_period();
         let redeem = self.options.redeem_window();
         let waiting = &self.tokens.waiting;
-        let h = self.landing_after();
-        let lands = newest + h;
+        let lag = self.draw_lag(newest);
+        let to = from + period;
+        let f = from.max(newest);
         // The crowd keeps each token until its end plus the redeem window.
-        let ending_before = |t: u64| waiting.ending_within(0, t.saturating_add(redeem)) as f64;
-        let later = waiting.len() as f64 - ending_before(lands + period);
-        let drawn_first = ending_before(lands) + ending_before(lands.saturating_sub(period));
+        let ending_before =
+            |t: u64| waiting.ending_within(0, t.saturating_sub(lag).saturating_add(redeem)) as f64;
+        let later = waiting.len() as f64 - ending_before(to);
+        // Drawn before `f` (and, a period earlier, again): only past the newest line.
+        let drawn_first = if f > newest {
+            ending_before(f) + ending_before(f - period)
+        } else {
+            0.0
+        };
         let in_effect = self.in_effect(newest).map_or(0.0, Percentage::fraction);
-        let arrivals = self.arrivals_drawing(h, period);
-        (waiting.len() as f64 - later - in_effect * drawn_first + arrivals).max(0.0)
+        let arrivals = self.arrivals_drawing(f - newest, to - f);
+        let past = self.intake.series().sum(from + 1, f + 1, |s| s.draws) as f64;
+        let future = waiting.len() as f64 - later - in_effect * drawn_first + arrivals;
+        Prediction {
+            made: newest,
+            from,
+            to,
+            draws: past + future.max(0.0),
+            arrivals,
+            calendar: false,
+        }
     }
 
     /// First draws expected in the `width` seconds `h` seconds on from
@@ -697,13 +787,12 @@ impl Controller {
             if predicted < LEAST_CHECKED_DRAWS {
                 continue;
             }
-            self.policy.ratios.push_back(seen / predicted);
-            while self.policy.ratios.len() > kept {
-                self.policy.ratios.pop_front();
-            }
-            let mut sorted: Vec<f64> = self.policy.ratios.iter().copied().collect();
-            sorted.sort_by(f64::total_cmp);
-            self.policy.trim = sorted[sorted.len() / 2].clamp(TRIM_RANGE.0, TRIM_RANGE.1);
+            let trim = if prediction.calendar {
+                &mut self.policy.calendar_trim
+            } else {
+                &mut self.policy.period_trim
+            };
+            trim.learn(seen / predicted, kept);
         }
     }
 

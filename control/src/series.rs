@@ -9,6 +9,8 @@ pub struct Second {
     pub draws: u64,
     /// The draws' chances: the sum of the percentage each draw saw, in millionths.
     pub chances_micros: u64,
+    /// The draws' lags: the sum of the seconds from each drawn token's end to its draw.
+    pub draw_lag_seconds: u64,
     /// New sessions: allow tokens handed out with `session=new` (counted per token).
     pub admissions: u64,
     /// Of those, the ones a draw handed out.

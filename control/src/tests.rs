@@ -290,6 +290,107 @@ fn tokens_off_the_address_grid_are_forecast_from_the_period_average() {
     assert!(c.address_grid(T0 + 720));
 }
 
+/// A crowd that arrived within ten seconds, on pages that come back every
+/// wait period (`refresh_mode = fixed`, d = 30): each address visits at its
+/// own second of every 30 and draws at its first visit after its token ended,
+/// so the draws come in a lump in one third of every 30 s, up to a wait period
+/// after the tokens' ends. A winner's place is taken at once by a newcomer
+/// when `newcomers`, else the crowd drains. Runs `seconds` from `from`;
+/// returns the new sessions of each minute, and the addresses still waiting
+/// at the start of each.
+fn fixed_beat_crowd(
+    c: &mut Controller,
+    crowd: u32,
+    newcomers: bool,
+    from: u64,
+    seconds: u64,
+) -> (Vec<u64>, Vec<u32>) {
+    let mut left = vec![true; crowd as usize];
+    let mut still = Vec::new();
+    let mut generation = vec![0u32; crowd as usize];
+    let mut ends: Vec<u64> = (0..crowd).map(|slot| grid_exp(from - 30, slot)).collect();
+    let mut chances = 0.0;
+    let mut p = c.snapshot(0).written.unwrap_or(Percentage::whole(1));
+    let mut minutes = vec![0; seconds.div_ceil(60) as usize];
+    for t in from..from + seconds {
+        if (t - from) % 60 == 0 {
+            still.push(left.iter().filter(|&&w| w).count() as u32);
+        }
+        let shown = p.to_string();
+        for slot in (0..crowd).filter(|slot| u64::from(slot % 10) == t % 30) {
+            let i = slot as usize;
+            if !left[i] || ends[i] >= t {
+                continue;
+            }
+            let uid = slot + generation[i] * crowd;
+            chances += p.fraction();
+            if chances >= 1.0 {
+                chances -= 1.0;
+                c.observe(&drawn(t, uid, true, &shown), t);
+                minutes[((t - from) / 60) as usize] += 1;
+                if !newcomers {
+                    left[i] = false;
+                    continue;
+                }
+                generation[i] += 1;
+                let next = slot + generation[i] * crowd;
+                ends[i] = grid_exp(t, next);
+                c.observe(&waiting(t, next, ends[i], &shown), t);
+            } else {
+                ends[i] = grid_exp(t, uid);
+                c.observe(&drawn(t, uid, false, &shown), t);
+            }
+        }
+        if let Some(write) = c.tick(t) {
+            c.written(&write, t);
+            p = write.allow_percentage.unwrap_or(p);
+        }
+    }
+    (minutes, still)
+}
+
+#[test]
+fn draws_that_come_late_on_the_fixed_beat_are_forecast_over_a_whole_draw_period() {
+    // The calendar would count a tick's draws at its tokens' ends, but they
+    // come in lumps up to a wait period later: the controller measures the
+    // lag, forecasts from the whole draw period (whose lumps even out), and
+    // holds the target minute after minute.
+    let mut c = Controller::new(options(120.0)).unwrap();
+    let (minutes, _) = fixed_beat_crowd(&mut c, 6_000, true, T0, 1_200);
+    let lag = c.draw_lag(T0 + 1_199);
+    assert!((10..=20).contains(&lag), "{lag}");
+    assert!(!c.address_grid(T0 + 1_199));
+    for (minute, &sessions) in minutes.iter().enumerate().skip(5) {
+        assert!(
+            close(sessions as f64, 120.0, 0.10),
+            "minute {minute}: {minutes:?}"
+        );
+    }
+}
+
+#[test]
+fn a_crowd_draining_on_the_fixed_beat_is_forecast_as_it_stands_at_the_tick() {
+    // Nobody new comes and the percentage climbs as the crowd drains: the
+    // draw period the forecast counts is centred on the tick a write governs,
+    // so that its draws are not taken for the fewer of the period after it.
+    let mut c = Controller::new(options(240.0)).unwrap();
+    let (minutes, waiting) = fixed_beat_crowd(&mut c, 3_000, false, T0, 900);
+    let checked: Vec<(usize, u64)> = minutes
+        .iter()
+        .copied()
+        .enumerate()
+        .skip(3)
+        .take_while(|&(minute, _)| waiting.get(minute + 1).is_some_and(|&w| w >= 240))
+        .collect();
+    assert!(checked.len() >= 6, "{minutes:?} {waiting:?}");
+    for (minute, sessions) in checked {
+        assert!(
+            close(sessions as f64, 240.0, 0.12),
+            "minute {minute}: {minutes:?} {waiting:?}"
+        );
+    }
+}
+
 #[test]
 fn tabs_and_devices_presenting_one_token_change_nothing() {
     // The same crowd, every line three times: the same counts, the same writes.

@@ -43,6 +43,9 @@ pub struct Seen {
     /// The draw won, but the POP's ceiling held it (`draw` is `Some(false)`:
     /// it made no session).
     pub held: bool,
+    /// For a draw: seconds from the drawn token's end to the draw (0 when the
+    /// address's token is not known).
+    pub draw_lag: u64,
 }
 
 /// Who holds which token: waiting addresses (their wait token's end, redeem
@@ -97,15 +100,20 @@ impl Tokens {
                     }
                     _ => {}
                 }
+                if seen.draw.is_some() {
+                    seen.draw_lag = self.lag(record.t, held);
+                }
             }
             Some(Decision::Allow) => {
                 // A new session spends the address's wait token (on the room's
                 // grids everyone behind the address who holds it is admitted by
                 // it); a live session's request leaves it as it is: another
                 // device or person behind the address may still wait.
-                if record.session == Some(Session::New) {
-                    self.waiting.leave(uid);
-                }
+                let drawn = if record.session == Some(Session::New) {
+                    self.waiting.leave(uid)
+                } else {
+                    None
+                };
                 if record.released {
                     // The origin ended it: that token handed out again is a session again.
                     self.active.leave(uid);
@@ -118,6 +126,7 @@ impl Tokens {
                         seen.new_session = true;
                         if record.transition == Some(Transition::LotteryWon) {
                             seen.draw = Some(true);
+                            seen.draw_lag = self.lag(record.t, drawn);
                         }
                     }
                 }
@@ -129,6 +138,14 @@ impl Tokens {
             None => {}
         }
         seen
+    }
+
+    /// Seconds from the end of a drawn wait token, held until `held` (its end
+    /// and the redeem window), to its draw at `t`; 0 when not known.
+    fn lag(&self, t: u64, held: Option<u64>) -> u64 {
+        held.map_or(0, |until| {
+            t.saturating_sub(until.saturating_sub(self.redeem))
+        })
     }
 
     /// Tokens that ended before `now` stop counting.
