@@ -313,7 +313,7 @@ fn fixed_beat_crowd(
     let mut p = c.snapshot(0).written.unwrap_or(Percentage::whole(1));
     let mut minutes = vec![0; seconds.div_ceil(60) as usize];
     for t in from..from + seconds {
-        if (t - from) % 60 == 0 {
+        if (t - from).is_multiple_of(60) {
             still.push(left.iter().filter(|&&w| w).count() as u32);
         }
         let shown = p.to_string();
