@@ -6,8 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use test_support as support;
-
 use demo_origin::ORIGIN_MARKER;
 use support::challenge_server::{ChallengeServer, Mode, StandIn};
 use support::http::Response;

@@ -19,8 +19,6 @@
 //! visitors over 32 source addresses keeps closed connections waiting out
 //! TIME_WAIT from exhausting any address's ephemeral ports.
 
-use test_support as support;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

@@ -2,8 +2,6 @@
 //! origin, real HTTP from 127.0.0.x visitors. Fractional percentages, the
 //! controller heartbeat and its fallback, and the origin's release of a session.
 
-use test_support as support;
-
 use control::record::Record;
 use demo_origin::{ORIGIN_MARKER, RELEASE_PREFIX};
 use support::mint;

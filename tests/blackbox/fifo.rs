@@ -2,8 +2,6 @@
 //! built wasm in Viceroy, the demo origin, real HTTP from several 127.0.0.x
 //! visitors (and `::1`). The cutoff is moved by hand, as an operator would.
 
-use test_support as support;
-
 use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;

@@ -1,8 +1,6 @@
 //! Black-box tests of the hardening: keys from a Secret Store, weak keys, and an
 //! origin that is slow or failing. The built wasm in Viceroy, real HTTP.
 
-use test_support as support;
-
 use demo_origin::ORIGIN_MARKER;
 use support::mint;
 use support::room::{KEY1, Room, RoomSpec, now};

@@ -2,8 +2,6 @@
 //! from several 127.0.0.x visitors. Tokens come from the tests' own minter, and
 //! solutions from the tests' own solver (docs/reference/bot-toll.md).
 
-use test_support as support;
-
 use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;

@@ -1,8 +1,6 @@
 //! Black-box tests of several rooms on one service: the built wasm in Viceroy, a
 //! real demo origin, real HTTP from several 127.0.0.x visitors.
 
-use test_support as support;
-
 use demo_origin::ORIGIN_MARKER;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

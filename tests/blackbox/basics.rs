@@ -1,8 +1,6 @@
 //! Black-box tests: the built wasm in Viceroy, a real demo origin, real HTTP from
 //! several 127.0.0.x visitors. Tokens in a given state come from the tests' own minter.
 
-use test_support as support;
-
 use control::origin::OriginAnswer;
 use control::record::Record;
 use demo_origin::{Capacity, ORIGIN_MARKER, Origin};
