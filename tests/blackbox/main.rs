@@ -16,6 +16,7 @@ mod fifo;
 mod hardening;
 mod hostile_paths;
 mod load;
+mod needs;
 mod origin_live;
 mod real_crowd;
 mod rooms;
