@@ -375,7 +375,16 @@ pub fn missing(viceroy: &str, wasm: &Path) -> Option<String> {
         )
     });
     let missing: Vec<String> = viceroy.into_iter().chain(wasm_missing(wasm)).collect();
-    (!missing.is_empty()).then(|| format!("black-box tests: {}", missing.join("; ")))
+    (!missing.is_empty()).then(|| format!("{}: {}", test_binary(), missing.join("; ")))
+}
+
+/// The test binary's name (`blackbox`, `browser`: its file's without cargo's hash).
+fn test_binary() -> String {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let stem = exe.file_stem().unwrap_or_default().to_string_lossy();
+    stem.rsplit_once('-')
+        .map_or(&*stem, |(name, _)| name)
+        .to_string()
 }
 
 /// How to get the built room when `wasm` is not there.
@@ -393,7 +402,7 @@ fn wasm_missing(wasm: &Path) -> Option<String> {
 pub fn wasm_path() -> PathBuf {
     let path = wasm_file();
     if let Some(why) = wasm_missing(&path) {
-        panic!("black-box tests: {why}");
+        panic!("{}: {why}", test_binary());
     }
     path
 }
