@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The quick loop for a change to the room's core (docs/development.md#the-quick-loop):
-# the core's unit tests and every test file of tests/ that needs neither Viceroy, nor
+# the core's unit tests and every test file tests/*.rs, which need neither Viceroy, nor
 # Chromium, nor a wasm build, nor nginx (the decision tables, the VCL vectors, the
 # invariants on fixed seeds, the lookup budget, the docs' checks), and the controller's
-# unit tests. A file joins by itself: any tests/*.rs that does not start a room, a
-# browser or nginx. scripts/test.sh runs it first, then every other test.
+# unit tests. A file joins by itself, unless it starts a room, a browser or nginx: those
+# are modules of the binaries tests/blackbox/ and tests/browser/. scripts/test.sh runs
+# it first, then every other test.
 #
 #   scripts/quick.sh [nextest options...]    # e.g. scripts/quick.sh decision
 #   scripts/quick.sh --print-filter          # its tests as a nextest filter expression

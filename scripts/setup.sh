@@ -17,7 +17,7 @@ if ! viceroy --version 2>/dev/null | grep -q "$VICEROY_VERSION"; then
   cargo install --locked "viceroy@$VICEROY_VERSION"
 fi
 
-# The browser tests (tests/browser.rs, tests/dashboard_page.rs) drive Debian's
+# The browser tests (the binary tests/browser/) drive Debian's
 # Chromium with playwright-core (the npm package without bundled browsers; their
 # downloader does not work here) and check pages with axe-core. Set SETUP_BROWSER=0
 # to skip this part (scripts/demo.sh does). If Chromium or Node cannot be installed,
@@ -25,8 +25,8 @@ fi
 if [ "${SETUP_BROWSER:-1}" != 0 ]; then
   browser_packages=()
   [ -x /usr/bin/chromium ] || browser_packages+=(chromium)
-  # Real nginx, against which tests/hostile_paths.rs checks its model of nginx's
-  # reading of a path (WAITING_ROOM_SKIP_NGINX=1 skips that check).
+  # Real nginx, against which tests/blackbox/hostile_paths.rs checks its model of
+  # nginx's reading of a path (WAITING_ROOM_SKIP_NGINX=1 skips that check).
   [ -x /usr/sbin/nginx ] || browser_packages+=(nginx-light)
   command -v node >/dev/null 2>&1 || browser_packages+=(nodejs npm)
   if [ "${#browser_packages[@]}" -gt 0 ]; then

@@ -39,8 +39,8 @@ joined() {
 }
 trap 'for pid in "${pids[@]}"; do kill -- -"$pid" 2>/dev/null || true; done' EXIT
 
-# The room (its size is checked against wasm-size-budget by tests/wasm_size.rs), and
-# the wasm programs that measure it, so they cannot rot; forward-only and forward-hmac
+# The room (its size is checked against wasm-size-budget by tests/blackbox/wasm_size.rs),
+# and the wasm programs that measure it, so they cannot rot; forward-only and forward-hmac
 # by the command scripts/viceroy-cost.sh builds them with, so that its build finds them
 # built (beside path-bench and its clap, their dependencies' features differ).
 wasm_builds() {
@@ -83,7 +83,7 @@ cargo test --workspace --doc
 # then every other test.
 scripts/quick.sh --no-fail-fast
 if cargo nextest --version >/dev/null 2>&1; then
-  # One test thread more than cores: tests/real_crowd.rs, started first
+  # One test thread more than cores: tests/blackbox/real_crowd.rs, started first
   # (.config/nextest.toml), takes seven minutes and half a core.
   cargo nextest run --workspace --no-fail-fast --test-threads "$(($(nproc) + 1))" \
     -E "not ($(scripts/quick.sh --print-filter))"

@@ -4,7 +4,7 @@
 //! response — gets the byte-identical `Set-Cookie`, because a session a wait
 //! token starts runs from a second of that token, not from the second of the
 //! request. Through `plan()`, natively, at a fixed clock; one row per path that
-//! starts a session from a wait token. (`tests/blackbox.rs` shows the same
+//! starts a session from a wait token. (`tests/blackbox/basics.rs` shows the same
 //! through Viceroy, from different source ports.)
 
 use test_support::mint;

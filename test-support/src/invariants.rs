@@ -1089,7 +1089,7 @@ pub fn toll(data: &[u8]) -> (Option<waiting_room::admission::decision::Transitio
     (verdict.transition, verdict.toll_paid)
 }
 
-/// The settings of the hostile-path table (`tests/hostile_paths.rs`) and of the
+/// The settings of the hostile-path table (`tests/blackbox/hostile_paths.rs`) and of the
 /// `path` target: the service room on `/events` and `/checkout`, `/events/static/`
 /// bypassed, and the room `drops` on `/drops/`, open to all.
 pub const PATH_STORE: [(&str, &str); 6] = [

@@ -1,6 +1,6 @@
 //! How common origin servers read the request path they receive: reference
 //! models, written apart from the room's own `waiting_room::settings::path_readings`, for
-//! the table of hostile paths (`tests/hostile_paths.rs`) and the `path` fuzz
+//! the table of hostile paths (`tests/blackbox/hostile_paths.rs`) and the `path` fuzz
 //! target. Each model follows the server's documented default:
 //!
 //! - nginx: decodes every `%XX` (`%2F` included) while it parses the URI,

@@ -108,8 +108,12 @@ impl Room {
         })
     }
 
-    /// A room as `spec` describes.
+    /// A room as `spec` describes. Panics in one line when Viceroy or the built room
+    /// is missing ([`missing`]).
     pub fn launch(spec: RoomSpec<'_>) -> Room {
+        if let Some(why) = missing(&viceroy_bin(), &wasm_file()) {
+            panic!("{why}");
+        }
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "waiting-room-test-{}-{}",
@@ -338,24 +342,68 @@ fn free_addr_v6() -> SocketAddr {
         .unwrap()
 }
 
+/// Viceroy: `VICEROY`, or `viceroy` on `PATH`.
 fn viceroy_bin() -> String {
     std::env::var("VICEROY").unwrap_or_else(|_| "viceroy".to_string())
 }
 
 /// The built room: `WAITING_ROOM_WASM`, or the release build under `target/`.
-pub fn wasm_path() -> PathBuf {
-    let path = std::env::var("WAITING_ROOM_WASM")
+fn wasm_file() -> PathBuf {
+    std::env::var("WAITING_ROOM_WASM")
         .map(PathBuf::from)
         .unwrap_or_else(|_| {
             Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../target/wasm32-wasip1/release/edge-waiting-room.wasm")
-        });
-    assert!(
-        path.exists(),
-        "{} is missing: build it with `cargo build --release --target wasm32-wasip1 --bin edge-waiting-room` \
-         (scripts/test.sh does this)",
-        path.display()
-    );
+        })
+}
+
+/// What a room lacks of what it needs, Viceroy at `viceroy` (a path, or a name
+/// looked up on `PATH`) and the built room at `wasm`, as one line naming how to get
+/// each; `None` when both are there.
+pub fn missing(viceroy: &str, wasm: &Path) -> Option<String> {
+    // A name without a slash is looked up on PATH, as `Command` does.
+    let (found, place) = match std::env::var_os("PATH") {
+        Some(dirs) if !viceroy.contains('/') => (
+            std::env::split_paths(&dirs).any(|d| d.join(viceroy).is_file()),
+            format!("`{viceroy}` on PATH"),
+        ),
+        _ => (Path::new(viceroy).is_file(), viceroy.to_string()),
+    };
+    let viceroy = (!found).then(|| {
+        format!(
+            "Viceroy not found at {place}: run scripts/setup.sh (or set VICEROY=/path/to/viceroy)"
+        )
+    });
+    let missing: Vec<String> = viceroy.into_iter().chain(wasm_missing(wasm)).collect();
+    (!missing.is_empty()).then(|| format!("{}: {}", test_binary(), missing.join("; ")))
+}
+
+/// The test binary's name (`blackbox`, `browser`: its file's without cargo's hash).
+fn test_binary() -> String {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let stem = exe.file_stem().unwrap_or_default().to_string_lossy();
+    stem.rsplit_once('-')
+        .map_or(&*stem, |(name, _)| name)
+        .to_string()
+}
+
+/// How to get the built room when `wasm` is not there.
+fn wasm_missing(wasm: &Path) -> Option<String> {
+    (!wasm.is_file()).then(|| {
+        format!(
+            "the room's wasm not found at {}: build it with `cargo build --release --target \
+             wasm32-wasip1 -p edge-waiting-room` (or set WAITING_ROOM_WASM=/path/to/it)",
+            wasm.display()
+        )
+    })
+}
+
+/// The built room ([`wasm_file`]); panics in one line when it is missing.
+pub fn wasm_path() -> PathBuf {
+    let path = wasm_file();
+    if let Some(why) = wasm_missing(&path) {
+        panic!("{}: {why}", test_binary());
+    }
     path
 }
 

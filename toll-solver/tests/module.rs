@@ -2,7 +2,7 @@
 //! instantiate with no imports and that exports what `static/toll.script.html` calls.
 //! Whether it is what the sources build now is `scripts/build-toll-solver.sh --check`'s
 //! (building wasm here would be slow); what it computes is tested in a browser
-//! (`tests/browser.rs`).
+//! (`tests/browser/waiting_room.rs`).
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;

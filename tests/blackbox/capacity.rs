@@ -2,16 +2,13 @@
 //! origin, real HTTP from 127.0.0.x visitors. Fractional percentages, the
 //! controller heartbeat and its fallback, and the origin's release of a session.
 
-use test_support as support;
-
+use crate::DENY_PAGE;
 use control::record::Record;
 use demo_origin::{ORIGIN_MARKER, RELEASE_PREFIX};
 use support::mint;
 use support::room::{KEY1, Room, now};
 use waiting_room::admission::decision::{Decision, Session};
 use waiting_room::credentials::cookie::DELETE_COOKIE;
-
-const DENY_PAGE: &str = "closed right now";
 
 fn last_record(room: &Room) -> Record {
     let line = room.last_log_line();

@@ -8,8 +8,6 @@
 //! it leaves, and the admissions per window stay within a generous band of the
 //! target (at 50 % the same crowd would be let in many times faster).
 
-use test_support as support;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -9,7 +9,7 @@
 //! | `LOAD_TIME_LIMIT_SECS` | 600 | stop sending after this long, whatever is left |
 //!
 //! The full run: `LOAD_REQUESTS=100000 LOAD_CONCURRENCY=64 cargo nextest run
-//! --test load --no-capture`. Throughput and latency are printed, never asserted
+//! --test blackbox load:: --no-capture`. Throughput and latency are printed, never asserted
 //! (the machines are shared and noisy); errors from the room — connection
 //! failures, malformed responses, 5xx, a response that does not fit its cookie
 //! class — are counted and must all be zero.
@@ -18,8 +18,6 @@
 //! keep-alive), so the figures include a TCP handshake each; spreading the
 //! visitors over 32 source addresses keeps closed connections waiting out
 //! TIME_WAIT from exhausting any address's ephemeral ports.
-
-use test_support as support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,8 +1,7 @@
 //! Black-box tests: the built wasm in Viceroy, a real demo origin, real HTTP from
 //! several 127.0.0.x visitors. Tokens in a given state come from the tests' own minter.
 
-use test_support as support;
-
+use crate::{DENY_PAGE, KEEP_PAGE, START_PAGE, UNAVAILABLE_PAGE, origin_saw_cookie};
 use control::origin::OriginAnswer;
 use control::record::Record;
 use demo_origin::{Capacity, ORIGIN_MARKER, Origin};
@@ -11,22 +10,6 @@ use support::mint;
 use support::room::{Backend, KEY1, KEY2, Room, now};
 use waiting_room::admission::lottery;
 use waiting_room::settings::percentage::Percentage;
-
-const START_PAGE: &str = "You are in the waiting room";
-const KEEP_PAGE: &str = "Thanks for waiting";
-const DENY_PAGE: &str = "closed right now";
-const UNAVAILABLE_PAGE: &str = "We will be right back";
-
-/// The cookie header the origin saw, from its echo of the request head.
-fn origin_saw_cookie(body: &str) -> Option<String> {
-    assert!(body.contains(ORIGIN_MARKER), "not the origin:\n{body}");
-    body.lines()
-        .find_map(|l| {
-            l.split_once(':')
-                .filter(|(n, _)| n.eq_ignore_ascii_case("cookie"))
-        })
-        .map(|(_, v)| v.trim().to_string())
-}
 
 /// Checks `value` is a wait token for `uid`, signed by key1, on the address's draw
 /// grid (the first point of `FNV-1a(uid) mod 2d` at least `d` ahead); returns its exp.

@@ -2,15 +2,11 @@
 //! built wasm in Viceroy, the demo origin, real HTTP from several 127.0.0.x
 //! visitors (and `::1`). The cutoff is moved by hand, as an operator would.
 
-use test_support as support;
-
+use crate::{KEEP_PAGE, START_PAGE};
 use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;
 use support::room::{KEY1, Room, RoomSpec, now};
-
-const START_PAGE: &str = "You are in the waiting room";
-const KEEP_PAGE: &str = "Thanks for waiting";
 
 /// The `arr` (Unix ms) and `exp` of a FIFO wait token set on `r`, checked to be
 /// signed by key1 for `uid`.

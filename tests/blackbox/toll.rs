@@ -2,30 +2,13 @@
 //! from several 127.0.0.x visitors. Tokens come from the tests' own minter, and
 //! solutions from the tests' own solver (docs/reference/bot-toll.md).
 
-use test_support as support;
-
+use crate::{KEEP_PAGE, due_token};
 use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;
 use support::room::{KEY1, Room, now};
-use waiting_room::admission::lottery;
-use waiting_room::settings::percentage::Percentage;
 
-const KEEP_PAGE: &str = "Thanks for waiting";
 const BITS: u32 = 8;
-
-/// A wait token for 127.0.0.`visitor` owing `toll`, due for its draw, that wins
-/// (or loses) at 50 %; with its challenge.
-fn due_token(visitor: u8, toll: u8, win: bool) -> (String, String) {
-    let uid = format!("127.0.0.{visitor}");
-    (2..20)
-        .map(|ago| mint::mint_toll(KEY1, now() - ago, &uid, "key1", toll))
-        .find(|(_, sig)| {
-            let seed = mint::seed(&format!("0x{sig}"));
-            lottery::wins(seed, Percentage::whole(50)) == win
-        })
-        .expect("one of 18 tokens")
-}
 
 /// The challenge of the wait token a response sets: its signature's hex.
 fn challenge_of(r: &Response) -> String {

@@ -2,8 +2,6 @@
 //! 10 %. A change that grows the program past that either pays for itself (record
 //! the new size, and say why, in BENCHMARKS.md) or is reworked.
 
-use test_support as support;
-
 use std::fs;
 use std::path::Path;
 

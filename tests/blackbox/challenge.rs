@@ -6,17 +6,13 @@
 
 use std::time::{Duration, Instant};
 
-use test_support as support;
-
+use crate::{KEEP_PAGE, due_token};
 use demo_origin::ORIGIN_MARKER;
 use support::challenge_server::{ChallengeServer, Mode, StandIn};
 use support::http::Response;
 use support::mint;
-use support::room::{KEY1, Room, RoomSpec, now};
-use waiting_room::admission::lottery;
-use waiting_room::settings::percentage::Percentage;
+use support::room::{Room, RoomSpec};
 
-const KEEP_PAGE: &str = "Thanks for waiting";
 const TURNSTILE: &str = r#"{"provider":"turnstile","site_key":"1x00000000000000000000AA"}"#;
 const TURNSTILE_OPEN: &str =
     r#"{"provider":"turnstile","site_key":"1x00000000000000000000AA","when_down":"open"}"#;
@@ -52,23 +48,10 @@ fn turnstile_secrets() -> [(&'static str, &'static str); 1] {
     )]
 }
 
-/// A wait token for 127.0.0.`visitor` owing the challenge, due for its draw,
-/// that wins (or loses) at 50 %.
-fn due_token(visitor: u8, win: bool) -> String {
-    let uid = format!("127.0.0.{visitor}");
-    (2..20)
-        .map(|ago| mint::mint_toll(KEY1, now() - ago, &uid, "key1", 32))
-        .find(|(_, sig)| {
-            let seed = mint::seed(&format!("0x{sig}"));
-            lottery::wins(seed, Percentage::whole(50)) == win
-        })
-        .expect("one of 18 tokens")
-        .0
-}
-
-/// Presents a winning due token for `visitor` with `provider_token` in the toll cookie.
+/// Presents a winning due token for `visitor`, owing the challenge (a toll of 32), with
+/// `provider_token` in the toll cookie.
 fn draw(room: &Room, visitor: u8, provider_token: &str) -> Response {
-    let winner = due_token(visitor, true);
+    let (winner, _) = due_token(visitor, 32, true);
     let cookies = format!("waiting_room={winner}; waiting_toll={provider_token}");
     room.get_with_cookie(visitor, "/events", &cookies)
 }

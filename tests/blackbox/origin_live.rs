@@ -15,8 +15,6 @@
 //! and the new sessions fall; and the origin's p95, read from the room's own
 //! log by the controller, comes back under its bound before the end.
 
-use test_support as support;
-
 use std::thread;
 use std::time::{Duration, Instant};
 

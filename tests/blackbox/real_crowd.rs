@@ -25,8 +25,6 @@
 //!   120 ± 32.9 (by chance about once in 75 runs of five minutes). The rule
 //!   before this one let in 16× its target.
 
-use test_support as support;
-
 use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};

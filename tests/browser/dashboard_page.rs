@@ -5,8 +5,6 @@
 //! desktop width, that no request leaves the page's origin and that the page says so
 //! when status.json stops answering. Screenshots stay in `artifacts/dashboard*/`.
 
-use test_support as support;
-
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

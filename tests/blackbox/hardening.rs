@@ -1,14 +1,10 @@
 //! Black-box tests of the hardening: keys from a Secret Store, weak keys, and an
 //! origin that is slow or failing. The built wasm in Viceroy, real HTTP.
 
-use test_support as support;
-
+use crate::{START_PAGE, UNAVAILABLE_PAGE};
 use demo_origin::ORIGIN_MARKER;
 use support::mint;
 use support::room::{KEY1, Room, RoomSpec, now};
-
-const UNAVAILABLE_PAGE: &str = "We will be right back";
-const START_PAGE: &str = "You are in the waiting room";
 
 const SECRET_KEY1: &str = "secret-store-key-one-0123456789abcdef";
 

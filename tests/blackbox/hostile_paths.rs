@@ -3,7 +3,7 @@
 //! origin reads it inside the bypass prefix, and places it in a room only when
 //! every origin reads it into that room; else it refuses it. Each target is what a
 //! client puts on the request line; the room decides on the SDK's parse of it and
-//! forwards exactly that (`tests/hardening.rs` checks the forwarding through Viceroy).
+//! forwards exactly that (`tests/blackbox/hardening.rs` checks the forwarding through Viceroy).
 
 use test_support::invariants::{Routed, path_is_held};
 

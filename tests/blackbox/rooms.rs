@@ -1,21 +1,19 @@
 //! Black-box tests of several rooms on one service: the built wasm in Viceroy, a
 //! real demo origin, real HTTP from several 127.0.0.x visitors.
 
-use test_support as support;
-
 use demo_origin::ORIGIN_MARKER;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use support::http::Response;
 use support::mint;
 
+use crate::{START_PAGE, origin_saw_cookie};
 use support::controller::Controller;
 use support::room::{KEY1, Room, RoomSpec, now};
 
 const ROOMS: &str = r#"{"drops": {"paths": ["/drops/"]}, "vip": {"paths": ["/drops/vip/"]}}"#;
 const DROPS: &str = r#"{"enabled": true, "allow_percentage": 50, "waiting_status": 503}"#;
 const VIP: &str = r#"{"enabled": true, "allow_percentage": "12.5"}"#;
-const START_PAGE: &str = "You are in the waiting room";
 
 /// The service room on `/events` and `/drops/`, the rooms `drops` and `vip` inside.
 fn service_with_rooms(drops_page: &str) -> Room {
@@ -39,22 +37,6 @@ fn cookie_set(r: &Response, name: &str) -> Option<String> {
         v.strip_prefix(&prefix)
             .map(|rest| rest.split(';').next().unwrap().to_string())
     })
-}
-
-/// The `Cookie` header the origin saw, from its echo of the request head.
-fn origin_saw_cookie(r: &Response) -> Option<String> {
-    assert!(
-        r.body.contains(ORIGIN_MARKER),
-        "not the origin:\n{}",
-        r.body
-    );
-    r.body
-        .lines()
-        .find_map(|l| {
-            l.split_once(':')
-                .filter(|(n, _)| n.eq_ignore_ascii_case("cookie"))
-        })
-        .map(|(_, v)| v.trim().to_string())
 }
 
 #[test]
@@ -106,7 +88,7 @@ fn a_cookie_of_one_room_is_no_cookie_in_another() {
     // In its own room the token admits, and the origin never sees it.
     let admitted =
         room.get_with_cookie(21, "/drops/1", &format!("waiting_room_drops={drops_allow}"));
-    assert_eq!(origin_saw_cookie(&admitted), None);
+    assert_eq!(origin_saw_cookie(&admitted.body), None);
     assert!(
         room.last_log_line()
             .contains("decision=allow uid=127.0.0.21 room=drops")
@@ -142,7 +124,7 @@ fn a_cookie_of_one_room_is_no_cookie_in_another() {
         "a=1; waiting_room_drops=x; waiting_room=y; waiting_room_vip=z; waiting_room_other=o",
     );
     assert_eq!(
-        origin_saw_cookie(&r).as_deref(),
+        origin_saw_cookie(&r.body).as_deref(),
         Some("a=1; waiting_room_other=o")
     );
 }
@@ -205,7 +187,7 @@ fn bypass_rules_send_staff_and_assets_to_the_origin_and_bad_rules_are_ignored() 
     });
     // By address: forwarded, without the room's cookie.
     let r = room.get_with_cookie(51, "/drops/1", "waiting_room_drops=x; a=1");
-    assert_eq!(origin_saw_cookie(&r).as_deref(), Some("a=1"));
+    assert_eq!(origin_saw_cookie(&r.body).as_deref(), Some("a=1"));
     let line = room.last_log_line();
     assert!(
         line.contains(
@@ -312,7 +294,7 @@ fn signed_passes_let_staff_and_probes_through_their_room_only() {
     );
     // The cookie, then the header, let the holder through; the origin sees neither.
     let r = room.get_with_cookie(71, "/drops/1", &format!("waiting_pass_drops={pass}; a=1"));
-    assert_eq!(origin_saw_cookie(&r).as_deref(), Some("a=1"));
+    assert_eq!(origin_saw_cookie(&r.body).as_deref(), Some("a=1"));
     let r = room.get(72, "/drops/2", &[("waiting-room-pass", &pass)]);
     assert!(r.body.contains(ORIGIN_MARKER));
     assert!(

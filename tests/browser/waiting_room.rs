@@ -7,8 +7,6 @@
 //! Chromium, Node.js or the npm packages the test fails, unless
 //! `WAITING_ROOM_SKIP_BROWSER=1` asks to skip it.
 
-use test_support as support;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;

@@ -1,0 +1,59 @@
+//! The black-box tests, one binary, a module per area: the built wasm in Viceroy in
+//! front of a real demo origin (every module but `hostile_paths`, which holds the
+//! room's reading of a path to real nginx's, and `wasm_size`, which weighs the wasm).
+//! A missing Viceroy or wasm fails the first test that needs it in one line naming
+//! how to get it (test-support's `room::missing`). One area:
+//! `cargo nextest run --test blackbox rooms::`.
+
+// `support::` in every module, as in the native tests' `use test_support as support`.
+extern crate test_support as support;
+
+mod basics;
+mod capacity;
+mod challenge;
+mod controller;
+mod fifo;
+mod hardening;
+mod hostile_paths;
+mod load;
+mod needs;
+mod origin_live;
+mod real_crowd;
+mod rooms;
+mod toll;
+mod wasm_size;
+
+use demo_origin::ORIGIN_MARKER;
+use support::{mint, room::KEY1, room::now};
+use waiting_room::admission::lottery;
+use waiting_room::settings::percentage::Percentage;
+
+// What the built-in pages say, as the modules look for them.
+const START_PAGE: &str = "You are in the waiting room";
+const KEEP_PAGE: &str = "Thanks for waiting";
+const DENY_PAGE: &str = "closed right now";
+const UNAVAILABLE_PAGE: &str = "We will be right back";
+
+/// The `Cookie` header the origin saw, from its echo of the request head.
+fn origin_saw_cookie(body: &str) -> Option<String> {
+    assert!(body.contains(ORIGIN_MARKER), "not the origin:\n{body}");
+    body.lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(n, _)| n.eq_ignore_ascii_case("cookie"))
+        })
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// A wait token for 127.0.0.`visitor` owing `toll`, due for its draw, that wins
+/// (or loses) at 50 %; with its challenge.
+fn due_token(visitor: u8, toll: u8, win: bool) -> (String, String) {
+    let uid = format!("127.0.0.{visitor}");
+    (2..20)
+        .map(|ago| mint::mint_toll(KEY1, now() - ago, &uid, "key1", toll))
+        .find(|(_, sig)| {
+            let seed = mint::seed(&format!("0x{sig}"));
+            lottery::wins(seed, Percentage::whole(50)) == win
+        })
+        .expect("one of 18 tokens")
+}
