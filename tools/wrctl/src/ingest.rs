@@ -76,6 +76,9 @@ pub struct Batch {
     pub records: Vec<Record>,
     /// The others.
     pub bad: BadCounts,
+    /// The room each bad room line names (`None`: the service room), in the
+    /// order read; another program's line, and a line too long to read, name none.
+    pub bad_rooms: Vec<Option<String>>,
 }
 
 impl Batch {
@@ -98,7 +101,12 @@ impl Batch {
         let text = String::from_utf8_lossy(line);
         match text.parse::<Record>() {
             Ok(record) => self.records.push(record),
-            Err(why) => self.bad.add(&why),
+            Err(why) => {
+                self.bad.add(&why);
+                if let Some(room) = Record::room_of(&text) {
+                    self.bad_rooms.push(room.map(str::to_string));
+                }
+            }
         }
     }
 

@@ -190,6 +190,7 @@ impl View {
             "write_failures_total": s.counters.write_failures,
             "lines_total": s.counters.lines,
             "bad_lines_total": s.counters.bad_lines,
+            "stream_bad_lines_total": self.bad.total(),
             "unreadable_lines_total": s.counters.unreadable_lines,
             "dry_run": self.info.dry_run,
             "sink": self.info.sink,
