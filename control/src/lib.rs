@@ -38,21 +38,24 @@
 //!   aimed at a window ahead of the tick, it would run high while the crowd
 //!   drains. Centred, the lumps even out and a trend cancels. The calendar is
 //!   trusted only while every token handed out ends where the address grid
-//!   puts it for the controller's wait period, and while draws come when
-//!   their tokens end (on average within a quarter wait period: pages on the
-//!   VCL's fixed beat, `refresh_mode = fixed`, draw at their first visit after
-//!   the end, half a wait period late on average, in lumps set by when each
-//!   visitor arrived). Otherwise (those late draws; the VCL's global grid,
-//!   where a crowd that arrived together draws in every other wait period; a
-//!   wait period other than the room's), and past the horizon (a write that
-//!   lands more than `2d` after the newest line), the forecast counts the
-//!   draws of a whole draw period centred on the tick, whose lumps even out:
-//!   the draws the log showed before the newest line, then the addresses
-//!   waiting, less those whose token ends after the period and those the
-//!   percentage in effect admits first, plus arrivals to come, each token
-//!   drawn the draws' measured mean lag after its end. The arrival rate is
-//!   the lower of the last tick's and the last period's, so that a flash
-//!   crowd that has stopped arriving is not taken to go on.
+//!   puts it for the controller's wait period. Otherwise (the VCL's global
+//!   grid, where a crowd that arrived together draws in every other wait
+//!   period; a wait period other than the room's), and past the horizon (a
+//!   write that lands more than `2d` after the newest line), the forecast is
+//!   the draw period's average: the addresses waiting, less those whose token
+//!   ends after the period and those the percentage in effect admits first,
+//!   plus arrivals to come. The arrival rate is the lower of the last tick's
+//!   and the last period's, so that a flash crowd that has stopped arriving
+//!   is not taken to go on.
+//! - *Late draws*: pages on the VCL's fixed beat (`refresh_mode = fixed`)
+//!   draw a token at their first visit after its end, half a wait period late
+//!   on average, in lumps set by when each visitor arrived, which the
+//!   calendar does not know. When the last draw period's draws came more than
+//!   a quarter wait period after their tokens' ends on average, the forecast
+//!   is the busier of the draw period centred on the tick (a crowd draining
+//!   counts as it stands at the tick; before the newest line, the draws the
+//!   log showed) and the draw period after it (a lump to come is prepared
+//!   for), each token drawn the draws' mean lag after its end.
 //! - *Trim* is the feedback on the crowd: each tick's prediction of the draws
 //!   in its window is kept, and once the log has shown that window, the draws that came are set against the draws
 //!   predicted (with the arrivals that did come in place of those foreseen:
