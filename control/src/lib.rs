@@ -116,7 +116,7 @@ use series::Second;
 use tokens::Tokens;
 use waiting_room::admission::decision::Decision;
 use waiting_room::admission::grid::address_expiry;
-use waiting_room::settings::config::QueueingMethod;
+use waiting_room::settings::config::{FifoRate, QueueingMethod};
 use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the controller writes its percentage to.
@@ -903,6 +903,34 @@ pub struct Snapshot {
     pub series: Vec<(u64, Second)>,
     /// The origin rule, when the target follows the origin's health.
     pub origin: Option<origin::OriginStatus>,
+}
+
+/// The FIFO rule's own figures ([`fifo`]), for people and for Prometheus.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FifoStatus {
+    /// `fifo_cutoff` last written (Unix ms).
+    pub cutoff: Option<u64>,
+    /// The cutoff the last tick decided.
+    pub wanted_cutoff: Option<u64>,
+    /// The highest cutoff the lines showed in effect.
+    pub cutoff_in_effect: Option<u64>,
+    /// `fifo_rate` last written.
+    pub rate: Option<FifoRate>,
+    /// The rate the last tick decided.
+    pub wanted_rate: Option<FifoRate>,
+    /// Share of passed places whose holder showed up, of those still polling
+    /// when passed (see the module doc).
+    pub show_up: f64,
+    /// The same, of the places whose holder had stopped polling.
+    pub show_up_stale: f64,
+    /// Seconds from a write to the first line showing it, as last measured.
+    pub propagation: Option<u64>,
+    /// Places held beyond the cutoff in effect.
+    pub ahead: u64,
+    /// Decided lines without `cutoff=` (the room is not in FIFO mode).
+    pub not_fifo_lines: u64,
+    /// The cutoff in effect each second of the snapshot's series, oldest first.
+    pub cutoffs: Vec<Option<u64>>,
 }
 
 #[cfg(test)]

@@ -20,9 +20,9 @@ use waiting_room::settings::room::RoomName;
 
 use crate::budget::Pacer;
 use crate::clock::{rfc3339, unix_now};
-use crate::ingest::{BadCounts, Msg};
+use crate::ingest::Msg;
 use crate::sink::Sink;
-use crate::state::{Info, SERIES_SECONDS, View, Views};
+use crate::state::{BadCounts, Info, SERIES_SECONDS, View, Views};
 
 /// How far past a whole second of the wall clock a tick fires.
 pub const TICK_PHASE: Duration = Duration::from_millis(100);

@@ -6,9 +6,9 @@
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::mpsc::{SendError, SyncSender};
 
-use control::record::{BadLine, Record};
+use control::record::Record;
 
-use crate::state::Views;
+use crate::state::{BadCounts, Views};
 
 /// Lines parsed before a batch is handed over (a reader also hands over what it has
 /// whenever its input has nothing more buffered).
@@ -24,49 +24,6 @@ pub enum Msg {
     /// A request for the state of the rooms and the writer, answered on the
     /// channel given.
     View(SyncSender<Views>),
-}
-
-/// Lines that were not readable room lines, by why.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BadCounts {
-    /// No `waitingroom` word: another program's line (Viceroy's own output, …).
-    pub not_room_line: u64,
-    /// A field the controller needs is missing.
-    pub missing_field: u64,
-    /// A field's value does not parse, or the line is longer than [`MAX_LINE`].
-    pub unreadable_field: u64,
-}
-
-impl BadCounts {
-    /// Counts one bad line.
-    pub fn add(&mut self, why: &BadLine) {
-        match why {
-            BadLine::NotRoomLine => self.not_room_line += 1,
-            BadLine::Missing(_) => self.missing_field += 1,
-            BadLine::Unreadable(_) => self.unreadable_field += 1,
-        }
-    }
-
-    /// Adds `other`'s counts.
-    pub fn merge(&mut self, other: &BadCounts) {
-        self.not_room_line += other.not_room_line;
-        self.missing_field += other.missing_field;
-        self.unreadable_field += other.unreadable_field;
-    }
-
-    /// All bad lines.
-    pub fn total(&self) -> u64 {
-        self.not_room_line + self.missing_field + self.unreadable_field
-    }
-
-    /// The counts with their metric label.
-    pub fn by_reason(&self) -> [(&'static str, u64); 3] {
-        [
-            ("not_room_line", self.not_room_line),
-            ("missing_field", self.missing_field),
-            ("unreadable_field", self.unreadable_field),
-        ]
-    }
 }
 
 /// Parsed lines on their way to the controller.
