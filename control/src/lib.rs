@@ -713,13 +713,13 @@ impl Controller {
     /// Draws expected in the draw period from `from`, before the trim, a token
     /// drawn `lag` seconds after its end.
     ///
-    /// Every waiting address draws once a period. Of the period's part still to come, from `f`: the
-    /// addresses waiting, less those whose token ends after the period (a first
-    /// token ends one to three wait periods after its arrival), less those the
-    /// percentage in effect admits before `f` (a token ending before then is
-    /// drawn first; the losers come back in the period), plus the arrivals to
-    /// come whose first token ends in the period. Of its part before the newest
-    /// line, the draws the log showed.
+    /// Every waiting address draws once a period. Of the period's part still
+    /// to come, from `f`: the addresses waiting, less those whose token ends
+    /// after the period (a first token ends one to three wait periods after its
+    /// arrival), less those the percentage in effect admits before `f` (a token
+    /// ending before then is drawn first; the losers come back in the period),
+    /// plus the arrivals to come whose first token ends in the period. Of its
+    /// part before the newest line, the draws the log showed.
     fn period_draws(&self, newest: u64, from: u64, lag: u64) -> Prediction {
         let period = self.options.draw_period();
         let redeem = self.options.redeem_window();
