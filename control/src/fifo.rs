@@ -132,9 +132,9 @@ use waiting_room::settings::config::{FifoRate, Heartbeat, QueueingMethod, Settin
 use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the rule writes the cutoff to.
-pub const CUTOFF_KEY: &str = waiting_room::settings::config::FIFO_CUTOFF;
+pub const CUTOFF_KEY: &str = waiting_room::settings::keys::FIFO_CUTOFF;
 /// Config-store key the rule writes the cutoff's speed to.
-pub const RATE_KEY: &str = waiting_room::settings::config::FIFO_RATE;
+pub const RATE_KEY: &str = waiting_room::settings::keys::FIFO_RATE;
 /// Lowest show-up share assumed: at most ten places are passed per admission wanted.
 pub const MIN_SHOW_UP: f64 = 0.1;
 /// Seconds of clock `fifo_rate` is measured over.

@@ -120,9 +120,9 @@ use waiting_room::settings::config::{FifoRate, QueueingMethod};
 use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the controller writes its percentage to.
-pub const PERCENTAGE_KEY: &str = waiting_room::settings::config::ALLOW_PERCENTAGE;
+pub const PERCENTAGE_KEY: &str = waiting_room::settings::keys::ALLOW_PERCENTAGE;
 /// Config-store key the controller writes its heartbeat to.
-pub const HEARTBEAT_KEY: &str = waiting_room::settings::config::CONTROLLER_HEARTBEAT;
+pub const HEARTBEAT_KEY: &str = waiting_room::settings::keys::CONTROLLER_HEARTBEAT;
 /// Seconds of log time the controller keeps per-second counts for.
 pub const WINDOW: u64 = 3600;
 /// Records stamped further than this ahead of the controller's clock are refused

@@ -3,8 +3,7 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
-use clap::error::ErrorKind;
-use clap::{ArgGroup, Args, CommandFactory, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 use control::Options;
 use control::fifo::FifoOptions;
 use waiting_room::settings::config::{
@@ -13,7 +12,8 @@ use waiting_room::settings::config::{
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::room::RoomName;
 
-use crate::sink::{FASTLY_API, TOKEN_VAR};
+use crate::fastly_api::TOKEN_VAR;
+use crate::sink::FASTLY_API;
 
 /// The waiting room's operator tool.
 #[derive(Debug, Parser)]
@@ -959,13 +959,6 @@ is rewritten, not well under the room's default controller_timeout of {DEFAULT_C
         }
         warnings
     }
-}
-
-/// Exits with a usage error (status 2) that names what is wrong.
-pub fn usage_error(message: &str) -> ! {
-    Cli::command()
-        .error(ErrorKind::ValueValidation, message)
-        .exit()
 }
 
 fn percentage(text: &str) -> Result<Percentage, String> {

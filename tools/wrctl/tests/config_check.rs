@@ -3,7 +3,8 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use waiting_room::settings::config::{self, Settings};
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::keys;
 use waiting_room::settings::layout;
 use wrctl::config_check::KEYS;
 
@@ -293,7 +294,7 @@ fn each_surprising_combination_is_warned_about() {
     // The unknown-key warning lists the keys the room reads.
     let err = warnings(serde_json::json!({"cookie_life": "5"}), &[]);
     assert!(
-        err.contains(config::COOKIE_LIFETIME) && err.contains(&KEYS.join(", ")),
+        err.contains(keys::COOKIE_LIFETIME) && err.contains(&KEYS.join(", ")),
         "{err}"
     );
     // The default redeem window (one wait period) covers the refresh in both modes.
