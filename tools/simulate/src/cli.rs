@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::error::ErrorKind;
 use clap::{ArgAction, Args, CommandFactory, Parser};
-use control::DEFAULT_EXPECTED_PROPAGATION;
+use control::options::DEFAULT_EXPECTED_PROPAGATION;
 use waiting_room::admission::ceiling::DEFAULT_NODES;
 use waiting_room::admission::grid::DrawGrid;
 use waiting_room::admission::refresh::RefreshMode;
@@ -886,7 +886,8 @@ fn origin_change(spec: &str) -> Result<Change, String> {
 }
 
 fn healthy(spec: &str) -> Result<Healthy, String> {
-    spec.parse().map_err(|e: control::BadOptions| e.to_string())
+    spec.parse()
+        .map_err(|e: control::options::BadOptions| e.to_string())
 }
 
 fn session(spec: &str) -> Result<Session, String> {

@@ -396,7 +396,7 @@ fn turns_and_rises(writes: &[(u64, Option<u64>)], period: u64) -> (u64, Option<f
         }
         last_step = Some(up);
     }
-    let largest = control::largest_rise(&written, period);
+    let largest = control::percentage::largest_rise(&written, period);
     (turns, largest)
 }
 

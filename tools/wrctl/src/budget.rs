@@ -36,7 +36,7 @@ pub const FASTLY_HOURLY_LIMIT: u64 = 1000;
 pub const DEFAULT_BUDGET: u64 = FASTLY_HOURLY_LIMIT / 2;
 /// The longest a 429's or a 5xx's hint (or a spent window) holds the writer,
 /// seconds: the rules' own longest back-off.
-pub const MAX_HOLD: u64 = control::MAX_BACKOFF;
+pub const MAX_HOLD: u64 = control::schedule::MAX_BACKOFF;
 /// An hour, seconds.
 pub const HOUR: u64 = 3600;
 

@@ -7,8 +7,8 @@ use std::sync::mpsc::sync_channel;
 use std::thread;
 
 use clap::Parser;
-use control::Controller;
 use control::fifo::FifoController;
+use control::percentage::Controller;
 use waiting_room::settings::room::RoomName;
 use wrctl::budget::{self, Pacer};
 use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice};

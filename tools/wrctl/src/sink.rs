@@ -244,7 +244,8 @@ impl Sink for FastlyApi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use control::{Write, fifo};
+    use control::fifo;
+    use control::percentage::Write;
     use std::sync::{Arc, Mutex};
 
     fn items(write: &dyn rule::Write) -> Vec<(String, String)> {

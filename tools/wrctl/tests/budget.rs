@@ -10,8 +10,9 @@ mod support;
 use std::collections::BTreeMap;
 
 use control::fifo::{FifoController, FifoOptions};
+use control::options::Options;
+use control::percentage::Controller;
 use control::record::Record;
-use control::{Controller, Options};
 use serde_json::Value;
 use support::{FASTLY_HOURLY_LIMIT, MockApi};
 use waiting_room::settings::config::DEFAULT_CONTROLLER_TIMEOUT;

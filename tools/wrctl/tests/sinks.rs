@@ -5,7 +5,8 @@ mod support;
 
 use std::fs;
 
-use control::{Controller, Options, Write};
+use control::options::Options;
+use control::percentage::{Controller, Write};
 use serde_json::{Value, json};
 use support::MockApi;
 use wrctl::control::Control;
