@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use syn::visit::Visit;
 
-/// Each crate's source folder, its root's module path, and folders left out.
+/// Each crate's source folder, and the folders left out of it.
 const CRATES: [(&str, &[&str]); 8] = [
     ("src", &["src/edge"]),
     ("src/edge", &[]),
