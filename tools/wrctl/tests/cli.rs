@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::run_to_end;
+use support::{run_to_end, wrctl};
 
 /// Runs `wrctl control ARGS` and checks it is refused with 2 and every `words` in the message.
 fn refused(args: &[&str], env: &[(&str, &str)], words: &[&str]) {
@@ -176,17 +176,11 @@ fn bad_values_of_other_flags_are_refused() {
 #[test]
 fn an_unreadable_config_file_fails_at_start_with_1() {
     let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("missing.json");
-    let (code, err) = run_to_end(
-        &[
-            "control",
-            "--target-per-minute",
-            "60",
-            "--config-file",
-            missing.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let start = |config: &std::path::Path| {
+        let args = ["control", "--target-per-minute", "60", "--config-file"];
+        run_to_end(&[&args[..], &[config.to_str().unwrap()]].concat(), &[])
+    };
+    let (code, err) = start(&dir.path().join("missing.json"));
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("--config-file") && err.contains("missing.json"),
@@ -195,16 +189,7 @@ fn an_unreadable_config_file_fails_at_start_with_1() {
 
     let not_json = dir.path().join("bad.json");
     std::fs::write(&not_json, "[1, 2]").unwrap();
-    let (code, err) = run_to_end(
-        &[
-            "control",
-            "--target-per-minute",
-            "60",
-            "--config-file",
-            not_json.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let (code, err) = start(&not_json);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("not a JSON object"), "{err}");
 }
@@ -230,12 +215,9 @@ fn an_address_in_use_fails_at_start_with_1() {
 
 #[test]
 fn the_help_documents_every_option_with_an_example() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wrctl"))
-        .args(["control", "--help"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let help = String::from_utf8(out.stdout).unwrap();
+    let run = wrctl(&["control", "--help"], &[]);
+    assert_eq!(run.code, Some(0));
+    let help = run.out;
     for flag in [
         "--target-per-minute",
         "--queueing",

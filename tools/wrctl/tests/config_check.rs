@@ -1,7 +1,10 @@
 //! `wrctl config check`, run as the real binary.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+use support::{unix_now, wrctl};
 
 use waiting_room::settings::config::Settings;
 use waiting_room::settings::keys;
@@ -10,17 +13,8 @@ use wrctl::config_check::KEYS;
 
 /// `wrctl config check FILE [extra]`: (exit code, stdout, stderr).
 fn config_check(file: &str, extra: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wrctl"))
-        .args(["config", "check", file])
-        .args(extra)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = wrctl(&[&["config", "check", file], extra].concat(), &[]);
+    (run.code, run.out, run.err)
 }
 
 /// Writes `json`, the settings one key each, as the store holds them (the keys of
@@ -237,7 +231,7 @@ fn each_surprising_combination_is_warned_about() {
             "enabled = \"True\" is not exactly `true`",
         ),
         (
-            serde_json::json!({"controller_heartbeat": support_now()}),
+            serde_json::json!({"controller_heartbeat": unix_now().to_string()}),
             "controller_heartbeat without allow_percentage_fallback",
         ),
         (
@@ -304,18 +298,10 @@ fn each_surprising_combination_is_warned_about() {
     }
     // A fresh heartbeat with a fallback percentage: nothing to say.
     let err = warnings(
-        serde_json::json!({"controller_heartbeat": support_now(), "allow_percentage_fallback": "5"}),
+        serde_json::json!({"controller_heartbeat": unix_now().to_string(), "allow_percentage_fallback": "5"}),
         &[],
     );
     assert!(err.contains("0 warning(s)"), "{err}");
-}
-
-fn support_now() -> String {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        .to_string()
 }
 
 #[test]
@@ -481,18 +467,10 @@ fn wrctl_rooms_lists_the_rooms_and_places_urls() {
             "room.drops": r#"{"enabled": true}"#,
         })),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_wrctl"))
-        .args([
-            "rooms",
-            &file,
-            "https://shop.example/drops/1",
-            "/checkout",
-            "/about",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let urls = ["https://shop.example/drops/1", "/checkout", "/about"];
+    let run = wrctl(&[&["rooms", &file][..], &urls].concat(), &[]);
+    let text = run.out;
+    assert_eq!(run.code, Some(0), "{text}");
     assert!(
         text.contains("room drops: every host, paths /drops/"),
         "{text}"

@@ -3,13 +3,10 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
-use support::{MockApi, unix_now};
+use support::{MockApi, Run, unix_now, wrctl};
 use waiting_room::admission::lottery;
 use waiting_room::credentials::keys::SigningKey;
 use waiting_room::credentials::token::{self, Claims, TokenKind};
@@ -20,48 +17,25 @@ const KEY1: &str = "test-key-one-0123456789abcdefghijklmnopqrstuv";
 const KEY2: &str = "test-key-two-0123456789abcdefghijklmnopqrstuv";
 const WEAK: &str = "short-key";
 
-/// What a run of `wrctl` left: exit code, stdout, stderr.
-struct Run {
-    code: Option<i32>,
-    out: String,
-    err: String,
-}
-
-impl Run {
-    fn all(&self) -> String {
-        format!("{}{}", self.out, self.err)
-    }
-}
-
-fn wrctl(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_wrctl"));
-    command
-        .args(args)
-        .env_remove("FASTLY_API_TOKEN")
-        .stdin(Stdio::null());
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let output = command.output().unwrap();
-    Run {
-        code: output.status.code(),
-        out: String::from_utf8(output.stdout).unwrap(),
-        err: String::from_utf8(output.stderr).unwrap(),
-    }
-}
-
 /// A directory with `keys.json` (KEY1, KEY2, WEAK, an empty one) and `config.json`.
-fn stores(config: Value) -> (tempfile::TempDir, PathBuf, PathBuf) {
+fn stores(config: Value) -> (tempfile::TempDir, String, String) {
+    let keys = json!({"key1": KEY1, "key2": KEY2, "weak": WEAK, "empty": ""});
+    key_and_config_files(keys, config)
+}
+
+/// A directory with `keys.json` and `config.json`, and their paths.
+fn key_and_config_files(keys: Value, config: Value) -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("keys.json");
-    let conf = dir.path().join("config.json");
-    let k = json!({"key1": KEY1, "key2": KEY2, "weak": WEAK, "empty": ""});
-    std::fs::write(&keys, k.to_string()).unwrap();
-    std::fs::write(&conf, config.to_string()).unwrap();
+    let write = |name: &str, value: Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, value.to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (keys, conf) = (write("keys.json", keys), write("config.json", config));
     (dir, keys, conf)
 }
 
-fn read(path: &Path) -> Value {
+fn read(path: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -150,7 +124,7 @@ fn inspect_a_valid_token() {
             "inspect",
             &value,
             "--keys",
-            keys.to_str().unwrap(),
+            &keys,
             "--at",
             &now.to_string(),
         ],
@@ -192,16 +166,7 @@ fn inspect_a_whole_cookie_header() {
         format!("Cookie: theme=dark; waiting_room={value}; b=2"),
         format!("theme=dark; waiting_room=\"{value}\""),
     ] {
-        let run = wrctl(
-            &[
-                "token",
-                "inspect",
-                &header,
-                "--keys",
-                keys.to_str().unwrap(),
-            ],
-            &[],
-        );
+        let run = wrctl(&["token", "inspect", &header, "--keys", &keys], &[]);
         assert_eq!(run.code, Some(0), "{}", run.all());
         assert!(run.out.contains("signature  valid"), "{}", run.out);
         assert!(run.out.contains("kid        key2"));
@@ -213,10 +178,15 @@ fn inspect_a_whole_cookie_header() {
 #[test]
 fn inspect_says_why_a_token_is_refused() {
     let (_dir, keys, conf) = stores(json!({"allow_percentage": "50"}));
-    let keys = keys.to_str().unwrap();
-    let conf = conf.to_str().unwrap();
+    let (keys, conf) = (keys.as_str(), conf.as_str());
     let now = unix_now();
     let value = mint(KEY1, "key1", TokenKind::Allow, now + 600, "203.0.113.7");
+    let inspect = |value: &str, uid: &str| {
+        let args = [
+            "token", "inspect", value, "--keys", keys, "--uid", uid, "--config", conf,
+        ];
+        wrctl(&args, &[])
+    };
 
     // Tampered: a later expiry under the old signature.
     let text = String::from_utf8(STANDARD.decode(&value).unwrap()).unwrap();
@@ -224,40 +194,14 @@ fn inspect_says_why_a_token_is_refused() {
         &format!("exp={}", now + 600),
         &format!("exp={}", now + 9000),
     ));
-    let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &forged,
-            "--keys",
-            keys,
-            "--uid",
-            "203.0.113.7",
-            "--config",
-            conf,
-        ],
-        &[],
-    );
+    let run = inspect(&forged, "203.0.113.7");
     assert_eq!(run.code, Some(0), "{}", run.all());
     assert!(run.out.contains("signature  bad-signature"), "{}", run.out);
     assert!(run.out.contains("rejected=bad-signature"), "{}", run.out);
     no_secret_in(&run);
 
     // Another visitor.
-    let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &value,
-            "--keys",
-            keys,
-            "--uid",
-            "198.51.100.1",
-            "--config",
-            conf,
-        ],
-        &[],
-    );
+    let run = inspect(&value, "198.51.100.1");
     assert_eq!(run.code, Some(0));
     assert!(run.out.contains("signature  valid"));
     assert!(
@@ -267,39 +211,13 @@ fn inspect_says_why_a_token_is_refused() {
     );
 
     // The holder: admitted.
-    let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &value,
-            "--keys",
-            keys,
-            "--uid",
-            "203.0.113.7",
-            "--config",
-            conf,
-        ],
-        &[],
-    );
+    let run = inspect(&value, "203.0.113.7");
     assert!(run.out.contains("decision   allow"), "{}", run.out);
 
     // A key the store does not hold, and an empty one.
     for kid in ["key9", "empty"] {
         let other = mint(KEY1, kid, TokenKind::Allow, now + 600, "203.0.113.7");
-        let run = wrctl(
-            &[
-                "token",
-                "inspect",
-                &other,
-                "--keys",
-                keys,
-                "--uid",
-                "203.0.113.7",
-                "--config",
-                conf,
-            ],
-            &[],
-        );
+        let run = inspect(&other, "203.0.113.7");
         assert_eq!(run.code, Some(0));
         assert!(
             run.out
@@ -317,20 +235,7 @@ fn inspect_says_why_a_token_is_refused() {
 
     // An expired allow token.
     let old = mint(KEY1, "key1", TokenKind::Allow, now - 5, "203.0.113.7");
-    let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &old,
-            "--keys",
-            keys,
-            "--uid",
-            "203.0.113.7",
-            "--config",
-            conf,
-        ],
-        &[],
-    );
+    let run = inspect(&old, "203.0.113.7");
     assert!(run.out.contains("session-expired"), "{}", run.out);
 }
 
@@ -383,11 +288,11 @@ fn an_expired_wait_token_draws_as_the_room_does() {
                 "inspect",
                 &value,
                 "--keys",
-                keys.to_str().unwrap(),
+                &keys,
                 "--uid",
                 &uid,
                 "--config",
-                conf.to_str().unwrap(),
+                &conf,
                 "--at",
                 &now.to_string(),
             ],
@@ -417,7 +322,7 @@ fn an_expired_wait_token_draws_as_the_room_does() {
 #[test]
 fn mint_then_inspect_is_valid() {
     let (_dir, keys, _) = stores(json!({}));
-    let keys = keys.to_str().unwrap();
+    let keys = keys.as_str();
     let run = wrctl(
         &[
             "token",
@@ -476,7 +381,7 @@ fn mint_then_inspect_is_valid() {
 #[test]
 fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
     let (_dir, keys, _) = stores(json!({}));
-    let keys = keys.to_str().unwrap();
+    let keys = keys.as_str();
     let base = [
         "token", "mint", "--keys", keys, "--dec", "wait", "--exp", "+30", "--uid", "10.0.0.1",
         "--kid",
@@ -529,7 +434,7 @@ fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
 #[test]
 fn time_options_take_rfc3339_or_unix() {
     let (_dir, keys, _) = stores(json!({}));
-    let keys = keys.to_str().unwrap();
+    let keys = keys.as_str();
     let mint_allow = |exp: &str, adm: &str| {
         wrctl(
             &[
@@ -611,20 +516,14 @@ fn time_options_take_rfc3339_or_unix() {
     }
 }
 
-/// The `unix N` of the deletion line.
 /// `wrctl rotate` on the local key and config files, with `extra` arguments.
-fn rotate_files(keys: &Path, conf: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "rotate",
-        "--keys",
-        keys.to_str().unwrap(),
-        "--config",
-        conf.to_str().unwrap(),
-    ];
+fn rotate_files(keys: &str, conf: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["rotate", "--keys", keys, "--config", conf];
     args.extend_from_slice(extra);
     wrctl(&args, &[])
 }
 
+/// The `unix N` of the deletion line.
 fn deletion_unix(out: &str) -> u64 {
     let at = out.find("(unix ").expect(out) + "(unix ".len();
     out[at..].split(')').next().unwrap().parse().unwrap()
@@ -691,11 +590,8 @@ fn rotate_uses_the_defaults_of_an_empty_config() {
 
 #[test]
 fn rotate_never_picks_the_active_keys_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("keys.json");
-    let conf = dir.path().join("config.json");
-    std::fs::write(&keys, json!({"main": KEY1}).to_string()).unwrap();
-    std::fs::write(&conf, json!({"active_key": "key4"}).to_string()).unwrap();
+    let (_dir, keys, conf) =
+        key_and_config_files(json!({"main": KEY1}), json!({"active_key": "key4"}));
     let run = rotate_files(&keys, &conf, &[]);
     assert_eq!(run.code, Some(0), "{}", run.all());
     assert_eq!(read(&conf)["active_key"], "key5");
@@ -705,7 +601,7 @@ fn rotate_never_picks_the_active_keys_id() {
 #[test]
 fn revoke_refuses_the_active_key_and_removes_another() {
     let (_dir, keys, conf) = stores(json!({"active_key": "key2"}));
-    let (k, c) = (keys.to_str().unwrap(), conf.to_str().unwrap());
+    let (k, c) = (keys.as_str(), conf.as_str());
     let run = wrctl(&["revoke", "key2", "--keys", k, "--config", c], &[]);
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("rotate first"), "{}", run.err);
@@ -721,6 +617,17 @@ fn revoke_refuses_the_active_key_and_removes_another() {
     assert_eq!(left["weak"], WEAK);
 }
 
+/// `wrctl rotate` to `key2` in the stores `CS` and `SS`, without the API's URL.
+const ROTATE_BY_API: [&str; 7] = [
+    "rotate",
+    "--kid",
+    "key2",
+    "--fastly-config-store",
+    "CS",
+    "--fastly-secret-store",
+    "SS",
+];
+
 #[test]
 fn rotate_through_the_fastly_api() {
     let items = json!([
@@ -732,17 +639,7 @@ fn rotate_through_the_fastly_api() {
     let token = "test-api-token-1234";
     let before = unix_now();
     let run = wrctl(
-        &[
-            "rotate",
-            "--kid",
-            "key2",
-            "--fastly-config-store",
-            "CS",
-            "--fastly-secret-store",
-            "SS",
-            "--fastly-api-url",
-            &api.url(),
-        ],
+        &[&ROTATE_BY_API[..], &["--fastly-api-url", &api.url()]].concat(),
         &[("FASTLY_API_TOKEN", token)],
     );
     assert_eq!(run.code, Some(0), "{}", run.all());
@@ -785,34 +682,13 @@ fn rotate_through_the_fastly_api() {
 fn a_refused_secret_leaves_active_key_alone() {
     let api = MockApi::start(&[200, 409], "[]");
     let run = wrctl(
-        &[
-            "rotate",
-            "--kid",
-            "key2",
-            "--fastly-config-store",
-            "CS",
-            "--fastly-secret-store",
-            "SS",
-            "--fastly-api-url",
-            &api.url(),
-        ],
+        &[&ROTATE_BY_API[..], &["--fastly-api-url", &api.url()]].concat(),
         &[("FASTLY_API_TOKEN", "t0ken-abc")],
     );
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("409"), "{}", run.err);
     assert_eq!(api.requests().len(), 2);
-    let run = wrctl(
-        &[
-            "rotate",
-            "--kid",
-            "key2",
-            "--fastly-config-store",
-            "CS",
-            "--fastly-secret-store",
-            "SS",
-        ],
-        &[],
-    );
+    let run = wrctl(&ROTATE_BY_API, &[]);
     assert_eq!(run.code, Some(2), "{}", run.err);
 }
 
@@ -820,22 +696,22 @@ fn a_refused_secret_leaves_active_key_alone() {
 fn revoke_through_the_fastly_api_deletes_the_secret_but_never_the_active_key() {
     let items = json!([{"item_key": "active_key", "item_value": "key2", "store_id": "CS"}]);
     let token = "test-api-token-5678";
-    let args = |kid: &str, url: &str| {
-        vec![
-            "revoke".to_string(),
-            kid.to_string(),
-            "--fastly-config-store".into(),
-            "CS".into(),
-            "--fastly-secret-store".into(),
-            "SS".into(),
-            "--fastly-api-url".into(),
-            url.to_string(),
-        ]
+    let revoke = |kid: &str, api: &MockApi| {
+        let url = api.url();
+        let args = [
+            "revoke",
+            kid,
+            "--fastly-config-store",
+            "CS",
+            "--fastly-secret-store",
+            "SS",
+            "--fastly-api-url",
+            &url,
+        ];
+        wrctl(&args, &[("FASTLY_API_TOKEN", token)])
     };
     let api = MockApi::start(&[200, 200], &items.to_string());
-    let argv = args("key1", &api.url());
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let run = wrctl(&argv, &[("FASTLY_API_TOKEN", token)]);
+    let run = revoke("key1", &api);
     assert_eq!(run.code, Some(0), "{}", run.all());
     assert!(!run.all().contains(token));
     let requests = api.requests();
@@ -852,18 +728,14 @@ fn revoke_through_the_fastly_api_deletes_the_secret_but_never_the_active_key() {
 
     // The active key: refused after reading the config, nothing deleted.
     let api = MockApi::start(&[200], &items.to_string());
-    let argv = args("key2", &api.url());
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let run = wrctl(&argv, &[("FASTLY_API_TOKEN", token)]);
+    let run = revoke("key2", &api);
     assert_eq!(run.code, Some(1), "{}", run.all());
     assert!(run.all().contains("rotate first"), "{}", run.all());
     assert_eq!(api.requests().len(), 1);
 
     // An id that is no plain path segment is refused before any request.
     let api = MockApi::start(&[200], &items.to_string());
-    let argv = args("../x", &api.url());
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let run = wrctl(&argv, &[("FASTLY_API_TOKEN", token)]);
+    let run = revoke("../x", &api);
     assert_eq!(run.code, Some(1), "{}", run.all());
     assert!(api.requests().is_empty());
 }

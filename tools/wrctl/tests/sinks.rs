@@ -8,31 +8,14 @@ use std::fs;
 use control::options::Options;
 use control::percentage::{Controller, Write};
 use serde_json::{Value, json};
-use support::MockApi;
+use support::{MockApi, info};
 use wrctl::control::Control;
 use wrctl::sink::{ConfigFile, FastlyApi, Sink};
-use wrctl::state::Info;
 
 fn write(p: Option<&str>, heartbeat: u64) -> Write {
     Write {
         allow_percentage: p.map(|p| p.parse().unwrap()),
         heartbeat,
-    }
-}
-
-/// What the control thread reports of its options: a target of 60 a minute and the
-/// default bounds, as every test here runs.
-fn info(dry_run: bool, sink: &str, room: Option<&str>) -> Info {
-    let options = Options::default();
-    Info {
-        target_per_minute: options.target_per_minute,
-        max_active: None,
-        min: options.min,
-        max: options.max,
-        dry_run,
-        sink: sink.into(),
-        room: room.map(str::to_string),
-        room_dashboards: Vec::new(),
     }
 }
 
@@ -178,7 +161,7 @@ fn a_failed_write_is_retried_after_the_backoff() {
         start: Some("25".parse().unwrap()),
         ..Options::default()
     };
-    let info = info(false, "fastly config store STORE", None);
+    let info = info(None, 60.0, false, "fastly config store STORE");
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
     let mut control = Control::new(
         Controller::new(options).unwrap(),
@@ -224,7 +207,7 @@ fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
         expected_propagation: None,
         ..FifoOptions::default()
     };
-    let info = info(false, "fastly config store STORE", None);
+    let info = info(None, 60.0, false, "fastly config store STORE");
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
     let mut control = Control::new(
         FifoController::new(options).unwrap(),
@@ -313,7 +296,7 @@ fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
         start: Some("25".parse().unwrap()),
         ..Options::default()
     };
-    let info = info(false, "fastly config store STORE", Some("drops"));
+    let info = info(Some("drops"), 60.0, false, "fastly config store STORE");
     let drops = RoomName::new("drops").unwrap();
     let sink = wrctl::sink::InRoom::new(
         Box::new(FastlyApi::new(&api.url(), "STORE", "tok".into())),
@@ -375,7 +358,7 @@ fn the_target_follows_the_event_the_newest_lines_name() {
         target_per_minute: 60.0,
         ..Options::default()
     };
-    let info = info(true, "dry run", None);
+    let info = info(None, 60.0, true, "dry run");
     let mut control = Control::new(
         Controller::new(options).unwrap(),
         Box::new(wrctl::sink::DryRun),
