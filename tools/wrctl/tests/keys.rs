@@ -118,16 +118,9 @@ fn inspect_a_valid_token() {
     let (_dir, keys, _) = stores(json!({}));
     let now = 1_800_000_000;
     let value = mint(KEY1, "key1", TokenKind::Allow, now + 300, "203.0.113.7");
+    let at = now.to_string();
     let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &value,
-            "--keys",
-            &keys,
-            "--at",
-            &now.to_string(),
-        ],
+        &["token", "inspect", &value, "--keys", &keys, "--at", &at],
         &[],
     );
     assert_eq!(run.code, Some(0), "{}", run.all());
@@ -143,16 +136,8 @@ fn inspect_a_valid_token() {
     no_secret_in(&run);
 
     // Without keys: decoded, not checked.
-    let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &value,
-            "--at",
-            &(now + 1020).to_string(),
-        ],
-        &[],
-    );
+    let at = (now + 1020).to_string();
+    let run = wrctl(&["token", "inspect", &value, "--at", &at], &[]);
     assert_eq!(run.code, Some(0));
     assert!(run.out.contains("12 min ago"), "{}", run.out);
     assert!(run.out.contains("not checked"));
@@ -282,22 +267,12 @@ fn an_expired_wait_token_draws_as_the_room_does() {
         } else {
             lost += 1
         }
-        let run = wrctl(
-            &[
-                "token",
-                "inspect",
-                &value,
-                "--keys",
-                &keys,
-                "--uid",
-                &uid,
-                "--config",
-                &conf,
-                "--at",
-                &now.to_string(),
-            ],
-            &[],
-        );
+        let at = now.to_string();
+        let args = [
+            "token", "inspect", &value, "--keys", &keys, "--uid", &uid, "--config", &conf, "--at",
+            &at,
+        ];
+        let run = wrctl(&args, &[]);
         assert_eq!(run.code, Some(0), "{}", run.all());
         assert!(
             run.out.contains(&format!("draw       {word} at p=50")),
@@ -319,29 +294,20 @@ fn an_expired_wait_token_draws_as_the_room_does() {
     assert!(won > 0 && lost > 0, "won {won}, lost {lost}");
 }
 
+/// `wrctl token mint` with the keys `keys`, a token's fields, and `extra` arguments.
+fn mint_with(keys: &str, [kid, dec, exp, uid]: [&str; 4], extra: &[&str]) -> Run {
+    let args = [
+        "token", "mint", "--keys", keys, "--kid", kid, "--dec", dec, "--exp", exp, "--uid", uid,
+    ];
+    wrctl(&[&args[..], extra].concat(), &[])
+}
+
 #[test]
 fn mint_then_inspect_is_valid() {
     let (_dir, keys, _) = stores(json!({}));
     let keys = keys.as_str();
-    let run = wrctl(
-        &[
-            "token",
-            "mint",
-            "--keys",
-            keys,
-            "--kid",
-            "key2",
-            "--dec",
-            "allow",
-            "--exp",
-            "+600",
-            "--uid",
-            "2001:db8::1",
-            "--adm",
-            "1800000000",
-        ],
-        &[],
-    );
+    let fields = ["key2", "allow", "+600", "2001:db8::1"];
+    let run = mint_with(keys, fields, &["--adm", "1800000000"]);
     assert_eq!(run.code, Some(0), "{}", run.all());
     no_secret_in(&run);
     let value = run.out.trim();
@@ -354,23 +320,7 @@ fn mint_then_inspect_is_valid() {
     let run = wrctl(&["token", "inspect", value, "--keys", keys], &[]);
     assert!(run.out.contains("signature  valid"), "{}", run.out);
 
-    let run = wrctl(
-        &[
-            "token",
-            "mint",
-            "--keys",
-            keys,
-            "--kid",
-            "key1",
-            "--dec",
-            "wait",
-            "--exp",
-            "1800000000",
-            "--uid",
-            "10.1.2.3",
-        ],
-        &[],
-    );
+    let run = mint_with(keys, ["key1", "wait", "1800000000", "10.1.2.3"], &[]);
     assert_eq!(run.code, Some(0));
     assert_eq!(
         run.out.trim(),
@@ -382,34 +332,26 @@ fn mint_then_inspect_is_valid() {
 fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
     let (_dir, keys, _) = stores(json!({}));
     let keys = keys.as_str();
-    let base = [
-        "token", "mint", "--keys", keys, "--dec", "wait", "--exp", "+30", "--uid", "10.0.0.1",
-        "--kid",
-    ];
-    let with = |extra: &[&str]| {
-        let mut args = base.to_vec();
-        args.extend_from_slice(extra);
-        wrctl(&args, &[])
-    };
-    let run = with(&["weak"]);
+    let with = |kid: &str, extra: &[&str]| mint_with(keys, [kid, "wait", "+30", "10.0.0.1"], extra);
+    let run = with("weak", &[]);
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("weak"), "{}", run.err);
     no_secret_in(&run);
-    let run = with(&["weak", "--allow-weak"]);
+    let run = with("weak", &["--allow-weak"]);
     assert_eq!(run.code, Some(0), "{}", run.err);
     assert!(
         token::decode(run.out.trim())
             .unwrap()
             .verify(&SigningKey::new(WEAK).unwrap())
     );
-    assert_eq!(with(&["empty", "--allow-weak"]).code, Some(1));
-    assert_eq!(with(&["nope"]).code, Some(1));
+    assert_eq!(with("empty", &["--allow-weak"]).code, Some(1));
+    assert_eq!(with("nope", &[]).code, Some(1));
     // An admission time on a wait token never reads back.
-    let run = with(&["key1", "--adm", "5"]);
+    let run = with("key1", &["--adm", "5"]);
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("malformed:adm"), "{}", run.err);
     // A FIFO place on a wait token does; on an allow token it would not.
-    let run = with(&["key1", "--arr", "1800000000123"]);
+    let run = with("key1", &["--arr", "1800000000123"]);
     assert_eq!(run.code, Some(0), "{}", run.err);
     let token = token::decode(run.out.trim()).unwrap();
     assert_eq!(token.claims.arr, Some(1_800_000_000_123));
@@ -420,13 +362,10 @@ fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
         "{}",
         inspect.out
     );
-    let mut allow = base.to_vec();
-    allow[5] = "allow";
-    allow.extend_from_slice(&["key1", "--arr", "5"]);
-    let run = wrctl(&allow, &[]);
+    let run = mint_with(keys, ["key1", "allow", "+30", "10.0.0.1"], &["--arr", "5"]);
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("malformed:arr"), "{}", run.err);
-    assert_eq!(with(&["key1", "--exp", "soon"]).code, Some(2));
+    assert_eq!(with("key1", &["--exp", "soon"]).code, Some(2));
 }
 
 /// `--exp`, `--adm`, `--arr` and `--at` take RFC 3339 (with `Z` or an offset) as
@@ -435,15 +374,8 @@ fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
 fn time_options_take_rfc3339_or_unix() {
     let (_dir, keys, _) = stores(json!({}));
     let keys = keys.as_str();
-    let mint_allow = |exp: &str, adm: &str| {
-        wrctl(
-            &[
-                "token", "mint", "--keys", keys, "--kid", "key1", "--dec", "allow", "--exp", exp,
-                "--uid", "10.1.2.3", "--adm", adm,
-            ],
-            &[],
-        )
-    };
+    let mint_allow =
+        |exp: &str, adm: &str| mint_with(keys, ["key1", "allow", exp, "10.1.2.3"], &["--adm", adm]);
     let unix = mint_allow("1800000000", "1799999700");
     assert_eq!(unix.code, Some(0), "{}", unix.all());
     for (exp, adm) in [
@@ -455,15 +387,8 @@ fn time_options_take_rfc3339_or_unix() {
         assert_eq!(run.out, unix.out, "{exp} {adm}");
     }
 
-    let mint_wait = |arr: &str| {
-        wrctl(
-            &[
-                "token", "mint", "--keys", keys, "--kid", "key1", "--dec", "wait", "--exp", "+30",
-                "--uid", "10.1.2.3", "--arr", arr,
-            ],
-            &[],
-        )
-    };
+    let mint_wait =
+        |arr: &str| mint_with(keys, ["key1", "wait", "+30", "10.1.2.3"], &["--arr", arr]);
     for arr in [
         "1800000000123",
         "2027-01-15T08:00:00.123Z",
@@ -503,13 +428,7 @@ fn time_options_take_rfc3339_or_unix() {
         let run = match option {
             "--at" => inspect_at(bad),
             "--exp" => mint_allow(bad, "1799999700"),
-            _ => wrctl(
-                &[
-                    "token", "mint", "--keys", keys, "--kid", "key1", "--dec", "allow", "--exp",
-                    "+30", "--uid", "10.1.2.3", option, bad,
-                ],
-                &[],
-            ),
+            _ => mint_with(keys, ["key1", "allow", "+30", "10.1.2.3"], &[option, bad]),
         };
         assert_eq!(run.code, Some(2), "{option} {bad}: {}", run.all());
         assert!(run.err.contains("RFC 3339"), "{option} {bad}: {}", run.err);
@@ -518,9 +437,8 @@ fn time_options_take_rfc3339_or_unix() {
 
 /// `wrctl rotate` on the local key and config files, with `extra` arguments.
 fn rotate_files(keys: &str, conf: &str, extra: &[&str]) -> Run {
-    let mut args = vec!["rotate", "--keys", keys, "--config", conf];
-    args.extend_from_slice(extra);
-    wrctl(&args, &[])
+    let args = ["rotate", "--keys", keys, "--config", conf];
+    wrctl(&[&args[..], extra].concat(), &[])
 }
 
 /// The `unix N` of the deletion line.
@@ -649,13 +567,10 @@ fn rotate_through_the_fastly_api() {
     for r in &requests {
         assert_eq!(r.header("Fastly-Key"), Some(token));
     }
+    assert_eq!(requests[0].line(), "GET /resources/stores/config/CS/items");
     assert_eq!(
-        (requests[0].method.as_str(), requests[0].path.as_str()),
-        ("GET", "/resources/stores/config/CS/items")
-    );
-    assert_eq!(
-        (requests[1].method.as_str(), requests[1].path.as_str()),
-        ("POST", "/resources/stores/secret/SS/secrets")
+        requests[1].line(),
+        "POST /resources/stores/secret/SS/secrets"
     );
     assert_eq!(requests[1].header("Content-Type"), Some("application/json"));
     let body: Value = serde_json::from_str(&requests[1].body).unwrap();
@@ -665,8 +580,8 @@ fn rotate_through_the_fastly_api() {
     assert_eq!(STANDARD.decode(&key).unwrap().len(), 32);
     assert!(!run.all().contains(&key));
     assert_eq!(
-        (requests[2].method.as_str(), requests[2].path.as_str()),
-        ("PATCH", "/resources/stores/config/CS/items")
+        requests[2].line(),
+        "PATCH /resources/stores/config/CS/items"
     );
     let body: Value = serde_json::from_str(&requests[2].body).unwrap();
     assert_eq!(
@@ -717,8 +632,8 @@ fn revoke_through_the_fastly_api_deletes_the_secret_but_never_the_active_key() {
     let requests = api.requests();
     assert_eq!(requests.len(), 2, "{requests:?}");
     assert_eq!(
-        (requests[1].method.as_str(), requests[1].path.as_str()),
-        ("DELETE", "/resources/stores/secret/SS/secrets/key1")
+        requests[1].line(),
+        "DELETE /resources/stores/secret/SS/secrets/key1"
     );
     assert!(
         requests
@@ -768,13 +683,10 @@ fn config_set_writes_a_member_into_settings_through_the_fastly_api() {
     assert!(!run.all().contains(token));
     let requests = api.requests();
     assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(requests[0].line(), "GET /resources/stores/config/CS/items");
     assert_eq!(
-        (requests[0].method.as_str(), requests[0].path.as_str()),
-        ("GET", "/resources/stores/config/CS/items")
-    );
-    assert_eq!(
-        (requests[1].method.as_str(), requests[1].path.as_str()),
-        ("PATCH", "/resources/stores/config/CS/items")
+        requests[1].line(),
+        "PATCH /resources/stores/config/CS/items"
     );
     // One upsert of the settings item, its other members kept.
     let body: Value = serde_json::from_str(&requests[1].body).unwrap();

@@ -49,11 +49,7 @@ fn the_config_file_keeps_other_keys_and_is_replaced_atomically() {
     assert_eq!(settings["controller_heartbeat"], "1700000030");
     assert_eq!(settings["cookie_lifetime"], "7200");
     // Nothing but the file is left in the directory.
-    let names: Vec<_> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(names, ["config.json"]);
+    assert_eq!(support::file_names(dir.path()), ["config.json"]);
     assert_eq!(file.describe(), format!("config-file {}", path.display()));
 }
 

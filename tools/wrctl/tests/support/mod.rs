@@ -9,7 +9,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
@@ -42,13 +42,14 @@ pub fn info(room: Option<&str>, target: f64, dry_run: bool, sink: &str) -> Info 
     }
 }
 
-/// Unix seconds now.
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
+/// The names of the files in `dir`.
+pub fn file_names(dir: &std::path::Path) -> Vec<std::ffi::OsString> {
+    let entries = std::fs::read_dir(dir).unwrap();
+    entries.map(|e| e.unwrap().file_name()).collect()
 }
+
+/// Unix seconds now.
+pub use wrctl::clock::unix_now;
 
 /// Polls `check` every 50 ms until it returns something, or panics after [`BOUND`].
 pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
@@ -301,6 +302,11 @@ pub struct Received {
 }
 
 impl Received {
+    /// `METHOD PATH`, as its request line has them.
+    pub fn line(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
