@@ -159,12 +159,8 @@ fn a_failed_write_is_retried_after_the_backoff() {
     };
     let info = info(None, 60.0, false, "fastly config store STORE");
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
-    let mut control = Control::new(
-        Controller::new(options).unwrap(),
-        Box::new(sink),
-        info,
-        true,
-    );
+    let rule = Controller::new(options).unwrap();
+    let mut control = Control::new(rule, Box::new(sink), info, true);
     control.tick(1000); // 500
     control.tick(1005); // backing off: no request
     assert_eq!(api.requests().len(), 1);
@@ -205,12 +201,8 @@ fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
     };
     let info = info(None, 60.0, false, "fastly config store STORE");
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
-    let mut control = Control::new(
-        FifoController::new(options).unwrap(),
-        Box::new(sink),
-        info,
-        true,
-    );
+    let rule = FifoController::new(options).unwrap();
+    let mut control = Control::new(rule, Box::new(sink), info, true);
     // Fifty arrivals, 2 ms apart, at the controller's clock.
     let now = wrctl::clock::unix_now();
     let records: Vec<Record> = (0..50u64)
@@ -298,13 +290,8 @@ fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
         Box::new(FastlyApi::new(&api.url(), "STORE", "tok".into())),
         drops.clone(),
     );
-    let mut control = Control::new(
-        Controller::new(options).unwrap(),
-        Box::new(sink),
-        info,
-        true,
-    )
-    .in_room(Some(&drops));
+    let rule = Controller::new(options).unwrap();
+    let mut control = Control::new(rule, Box::new(sink), info, true).in_room(Some(&drops));
     let now = wrctl::clock::unix_now();
     // Ten newcomers in each of three rooms: the service room, drops and vip.
     let records: Vec<Record> = ["", " room=drops", " room=vip"]
@@ -355,13 +342,9 @@ fn the_target_follows_the_event_the_newest_lines_name() {
         ..Options::default()
     };
     let info = info(None, 60.0, true, "dry run");
-    let mut control = Control::new(
-        Controller::new(options).unwrap(),
-        Box::new(wrctl::sink::DryRun),
-        info,
-        true,
-    )
-    .with_event_targets(&[("drop-1".into(), 1200.0)]);
+    let rule = Controller::new(options).unwrap();
+    let mut control = Control::new(rule, Box::new(wrctl::sink::DryRun), info, true)
+        .with_event_targets(&[("drop-1".into(), 1200.0)]);
     let mut feed = |t: u64, event: &str| {
         let line = format!(
             "waitingroom t={t} decision=anon uid=10.0.0.1{event} p=5 exp={} path=/x",
