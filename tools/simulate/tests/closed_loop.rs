@@ -29,9 +29,7 @@ fn flash(control: Option<Control>, draw_grid: DrawGrid) -> Scenario {
             wait_period: 30,
             allow_timeout: 3600,
             draw_grid,
-            pop_new_sessions_per_minute: None,
-            pop_counts: Default::default(),
-            bot_toll_bits: 0,
+            ..Room::default()
         },
         session: Session {
             requests: 1,
@@ -40,7 +38,7 @@ fn flash(control: Option<Control>, draw_grid: DrawGrid) -> Scenario {
         duration: 1800,
         seed: 3,
         control,
-        origin: None,
+        ..Scenario::default()
     }
 }
 
