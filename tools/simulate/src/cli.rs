@@ -866,7 +866,7 @@ fn toll_bits(raw: &str) -> Result<u8, String> {
     })
 }
 
-/// `--session N:SECONDS`.
+/// `--origin-change FROM:FACTOR[:UNTIL]`.
 fn origin_change(spec: &str) -> Result<Change, String> {
     let parts: Vec<&str> = spec.split(':').collect();
     let minute = |raw: &str| number::<u64>(raw);
@@ -890,6 +890,7 @@ fn healthy(spec: &str) -> Result<Healthy, String> {
         .map_err(|e: control::options::BadOptions| e.to_string())
 }
 
+/// `--session N:SECONDS`.
 fn session(spec: &str) -> Result<Session, String> {
     let [requests, interval] = parts(spec)?;
     let (requests, interval) = (number(requests)?, number(interval)?);
