@@ -33,6 +33,24 @@ pub const TOLL_BITS: u8 = 16;
 /// draw at the start of a run stays due through the run, however often it is drawn.
 pub const REDEEM_WINDOW: u64 = 86_400;
 
+/// The service room's config-store entries, as the driver's manifest has them:
+/// protecting `path`, signing with `kid`, admitting for `allow_period` seconds.
+pub fn service_config(path: &str, kid: &str, allow_period: u64) -> Vec<(String, String)> {
+    [
+        ("enabled", "true".to_string()),
+        ("protected_paths", path.to_string()),
+        ("allow_percentage", ALLOW_PERCENTAGE.to_string()),
+        ("wait_period_duration", "30".to_string()),
+        ("allow_period_timeout", allow_period.to_string()),
+        ("cookie_lifetime", "7200".to_string()),
+        ("active_key", kid.to_string()),
+        ("logger_name", "waitingroom_log".to_string()),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_string(), value))
+    .collect()
+}
+
 /// The config-store entries the draw cases' rooms have beside the service room's
 /// keys: [`REDEEM_WINDOW`], and `bot_toll_bits` (0: the toll off).
 pub fn draw_config(toll_bits: u8) -> Vec<(String, String)> {
@@ -800,23 +818,10 @@ mod tests {
     const NOW: u64 = 1_700_000_000;
 
     /// The config store of `case`'s service: the service room's keys as the driver's
-    /// manifest has them, and the case's own ([`Case::store`]).
+    /// manifest has them ([`service_config`]), and the case's own ([`Case::store`]).
     fn store_of(case: Case) -> HashMap<String, String> {
-        let service = [
-            ("enabled", "true"),
-            ("protected_paths", "/events"),
-            ("allow_percentage", "50"),
-            ("wait_period_duration", "30"),
-            ("allow_period_timeout", "3600"),
-            ("cookie_lifetime", "7200"),
-            ("active_key", "key1"),
-            ("logger_name", "waitingroom_log"),
-        ];
-        let flat: Vec<(String, String)> = service
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .chain(case.store("key1", 3600))
-            .collect();
+        let mut flat = service_config("/events", "key1", 3600);
+        flat.extend(case.store("key1", 3600));
         waiting_room::settings::layout::store_entries(
             flat.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         )
@@ -950,17 +955,10 @@ mod tests {
         );
         assert_eq!(young.action, Action::Forward);
         assert_eq!(young.set_cookie, None);
-        assert!(
-            young.log_line.contains("decision=allow"),
-            "{}",
-            young.log_line
-        );
-        assert!(young.log_line.contains(" room=r09"), "{}", young.log_line);
-        assert!(
-            !young.log_line.contains("config_fallback"),
-            "{}",
-            young.log_line
-        );
+        let line = &young.log_line;
+        assert!(line.contains("decision=allow"), "{line}");
+        assert!(line.contains(" room=r09"), "{line}");
+        assert!(!line.contains("config_fallback"), "{line}");
         assert!(Case::RoomsYoung.check(&origin_page(&[])).is_ok());
 
         let renewing = room_plan(
