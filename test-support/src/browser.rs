@@ -123,15 +123,14 @@ pub fn try_check_dashboard(
         .arg(format!("--url={url}"))
         .arg(format!("--out={}", out.display()))
         .arg("--timeout-secs=30");
-    for text in checks.texts {
-        command.arg(format!("--expect={text}"));
-    }
-    for chart in checks.charts {
-        command.arg(format!("--expect-chart={chart}"));
-    }
-    for text in checks.absent {
-        command.arg(format!("--absent={text}"));
-    }
+    command.args(checks.texts.iter().map(|text| format!("--expect={text}")));
+    command.args(
+        checks
+            .charts
+            .iter()
+            .map(|chart| format!("--expect-chart={chart}")),
+    );
+    command.args(checks.absent.iter().map(|text| format!("--absent={text}")));
     let result = run_bounded(command, &log, bound);
     let output = fs::read_to_string(&log).unwrap_or_default();
     if !result.is_some_and(|s| s.success()) {

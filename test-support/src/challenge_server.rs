@@ -155,7 +155,7 @@ impl StandIn {
 }
 
 /// One request, as received, and how it was answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Received {
     /// The method.
     pub method: String,
@@ -202,11 +202,7 @@ pub struct ChallengeServer {
 impl ChallengeServer {
     /// Starts a stand-in on a free port of 127.0.0.1.
     pub fn start(stand_in: StandIn) -> io::Result<ChallengeServer> {
-        ChallengeServer::start_on("127.0.0.1:0", stand_in)
-    }
-
-    /// Starts a stand-in on `addr` (port 0: any free port); a bind error names the address.
-    pub fn start_on(addr: &str, stand_in: StandIn) -> io::Result<ChallengeServer> {
+        let addr = "127.0.0.1:0";
         let listener = std::net::TcpListener::bind(addr)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
         listener.set_nonblocking(true)?;
@@ -324,10 +320,7 @@ async fn answer(
             .map_or("/", |p| p.as_str())
             .to_string(),
         content_type,
-        params: Vec::new(),
-        violations: Vec::new(),
-        status: 0,
-        answer: String::new(),
+        ..Received::default()
     };
     let (mode, index) = {
         let mut state = shared.lock().unwrap_or_else(|e| e.into_inner());
@@ -355,23 +348,16 @@ async fn answer(
 /// Checks the request against `api`'s documentation, filling in its parameters
 /// and violations.
 fn check(api: Api, method: &Method, path: &str, body: Option<Bytes>, received: &mut Received) {
+    let violations = &mut received.violations;
     if method != Method::POST {
         // Nothing else of it is worth reading.
-        received
-            .violations
-            .push(format!("method {method}, not POST"));
-        return;
+        return violations.push(format!("method {method}, not POST"));
     }
     if path != api.path() {
-        received
-            .violations
-            .push(format!("path {path}, not {}", api.path()));
+        violations.push(format!("path {path}, not {}", api.path()));
     }
     let Some(body) = body else {
-        received
-            .violations
-            .push(format!("body unreadable or over {MAX_BODY} bytes"));
-        return;
+        return violations.push(format!("body unreadable or over {MAX_BODY} bytes"));
     };
     let media = received.content_type.as_deref().map(|v| {
         v.split(';')
@@ -388,41 +374,37 @@ fn check(api: Api, method: &Method, path: &str, body: Option<Bytes>, received: &
         ),
         (Some("application/json"), Api::Turnstile) => json_params(&body),
         (other, _) => {
-            received.violations.push(format!(
-                "content type {other:?}, not application/x-www-form-urlencoded{}",
-                if api == Api::Turnstile {
-                    " or application/json"
-                } else {
-                    ""
-                }
+            let json = if api == Api::Turnstile {
+                " or application/json"
+            } else {
+                ""
+            };
+            violations.push(format!(
+                "content type {other:?}, not application/x-www-form-urlencoded{json}"
             ));
             None
         }
     };
     let Some(params) = params else {
-        if received.violations.is_empty() {
-            received
-                .violations
-                .push("body not a JSON object of strings".into());
+        if violations.is_empty() {
+            violations.push("body not a JSON object of strings".into());
         }
         return;
     };
     for (i, (name, value)) in params.iter().enumerate() {
         if !api.params().contains(&name.as_str()) {
-            received
-                .violations
-                .push(format!("undocumented parameter {name}"));
+            violations.push(format!("undocumented parameter {name}"));
         }
         if params[..i].iter().any(|(n, _)| n == name) {
-            received.violations.push(format!("parameter {name} twice"));
+            violations.push(format!("parameter {name} twice"));
         }
         match name.as_str() {
-            "remoteip" if value.parse::<IpAddr>().is_err() => received
-                .violations
-                .push(format!("remoteip {value:?} not an IP address")),
-            "idempotency_key" if !is_uuid(value) => received
-                .violations
-                .push(format!("idempotency_key {value:?} not a UUID")),
+            "remoteip" if value.parse::<IpAddr>().is_err() => {
+                violations.push(format!("remoteip {value:?} not an IP address"))
+            }
+            "idempotency_key" if !is_uuid(value) => {
+                violations.push(format!("idempotency_key {value:?} not a UUID"))
+            }
             _ => {}
         }
     }
@@ -540,8 +522,17 @@ mod tests {
     const KEY: &str = "3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b";
 
     fn post(server: &ChallengeServer, headers: &[(&str, &str)], body: &str) -> http::Response {
-        let path = server.api().path();
-        http::request(server.addr(), 1, "POST", path, headers, body.as_bytes())
+        send(server, "POST", server.api().path(), headers, body)
+    }
+
+    fn send(
+        server: &ChallengeServer,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> http::Response {
+        http::request(server.addr(), 1, method, path, headers, body.as_bytes())
     }
 
     fn json(response: &http::Response) -> serde_json::Value {
@@ -687,30 +678,16 @@ mod tests {
     fn requests_off_the_documented_api_are_recorded_and_refused() {
         let server = ChallengeServer::start(StandIn::turnstile()).unwrap();
         let ok = "secret=s&response=t";
-        let r = http::request(server.addr(), 1, "GET", "/", &[], b"");
+        let r = send(&server, "GET", "/", &[], "");
         assert_eq!(
             (r.status, r.body.as_str()),
             (200, "stand-in up\n"),
             "Viceroy's check"
         );
         assert!(server.requests().is_empty(), "not recorded");
-        let r = http::request(
-            server.addr(),
-            1,
-            "GET",
-            "/turnstile/v0/siteverify",
-            &[],
-            b"",
-        );
+        let r = send(&server, "GET", "/turnstile/v0/siteverify", &[], "");
         assert_eq!(r.status, 405);
-        let r = http::request(
-            server.addr(),
-            1,
-            "POST",
-            "/siteverify",
-            &[FORM],
-            ok.as_bytes(),
-        );
+        let r = send(&server, "POST", "/siteverify", &[FORM], ok);
         assert_eq!(r.status, 404);
         for (headers, body) in [
             (&[][..], ok),

@@ -138,33 +138,24 @@ pub fn all_snippets(root: &Path) -> Vec<Snippet> {
 pub fn commands(line: &str) -> Vec<Vec<String>> {
     let mut commands = Vec::new();
     let mut words: Vec<String> = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
+    // The word being read, once one has begun (`''` begins an empty one).
+    let mut word: Option<String> = None;
     let mut quote: Option<char> = None;
     let mut chars = line.chars().peekable();
-    let end_word = |word: &mut String, in_word: &mut bool, words: &mut Vec<String>| {
-        if *in_word {
-            words.push(std::mem::take(word));
-            *in_word = false;
-        }
-    };
     while let Some(c) = chars.next() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') => word.extend(chars.next()),
-            (Some(_), c) => word.push(c),
+            (Some('"'), '\\') => word.get_or_insert_default().extend(chars.next()),
+            (Some(_), c) => word.get_or_insert_default().push(c),
             (None, '\'' | '"') => {
                 quote = Some(c);
-                in_word = true;
+                word.get_or_insert_default();
             }
-            (None, '\\') => {
-                word.extend(chars.next());
-                in_word = true;
-            }
-            (None, '#') if !in_word => break,
-            (None, c) if c.is_whitespace() => end_word(&mut word, &mut in_word, &mut words),
+            (None, '\\') => word.get_or_insert_default().extend(chars.next()),
+            (None, '#') if word.is_none() => break,
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
             (None, '|' | '&' | ';' | '(' | ')') => {
-                end_word(&mut word, &mut in_word, &mut words);
+                words.extend(word.take());
                 commands.push(std::mem::take(&mut words));
             }
             (None, '<')
@@ -173,6 +164,7 @@ pub fn commands(line: &str) -> Vec<Vec<String>> {
                     .is_some_and(|c| !c.is_whitespace() && *c != '(') =>
             {
                 // A placeholder, `<waitingroom_config id>`: one word up to its `>`.
+                let word = word.get_or_insert_default();
                 word.push('<');
                 for c in chars.by_ref() {
                     word.push(c);
@@ -180,15 +172,11 @@ pub fn commands(line: &str) -> Vec<Vec<String>> {
                         break;
                     }
                 }
-                in_word = true;
             }
             (None, '>' | '<') => {
                 // A redirection: `2>` takes its digit along; the target is the next word.
-                if word.chars().all(|d| d.is_ascii_digit()) {
-                    word.clear();
-                    in_word = false;
-                }
-                end_word(&mut word, &mut in_word, &mut words);
+                word.take_if(|w| w.chars().all(|d| d.is_ascii_digit()));
+                words.extend(word.take());
                 if chars.peek() == Some(&'(') {
                     continue; // process substitution: `(` opens a command
                 }
@@ -197,28 +185,23 @@ pub fn commands(line: &str) -> Vec<Vec<String>> {
                 }
                 words.push(REDIRECT.to_string());
             }
-            (None, c) => {
-                word.push(c);
-                in_word = true;
-            }
+            (None, c) => word.get_or_insert_default().push(c),
         }
     }
-    end_word(&mut word, &mut in_word, &mut words);
+    words.extend(word);
     commands.push(words);
     commands
         .into_iter()
         .map(|words| {
+            // A redirection and its target are no arguments.
+            let mut words = words.into_iter();
             let mut kept = Vec::new();
-            let mut skip = false;
-            for w in words {
-                if std::mem::take(&mut skip) {
-                    continue;
-                }
+            while let Some(w) = words.next() {
                 if w == REDIRECT {
-                    skip = true;
-                    continue;
+                    words.next();
+                } else {
+                    kept.push(w);
                 }
-                kept.push(w);
             }
             let lead = kept
                 .iter()
@@ -399,10 +382,6 @@ impl Cli {
 mod tests {
     use super::*;
 
-    fn words(line: &str) -> Vec<Vec<String>> {
-        commands(line)
-    }
-
     fn want(commands: &[&[&str]]) -> Vec<Vec<String>> {
         commands
             .iter()
@@ -413,25 +392,25 @@ mod tests {
     #[test]
     fn commands_are_cut_as_a_shell_cuts_them() {
         assert_eq!(
-            words("A=1 B_2=x scripts/real-crowd.sh --people 300  # a comment --no"),
+            commands("A=1 B_2=x scripts/real-crowd.sh --people 300  # a comment --no"),
             want(&[&["scripts/real-crowd.sh", "--people", "300"]])
         );
         assert_eq!(
-            words("viceroy serve -C fastly.toml … | wrctl control --listen 127.0.0.1:7677"),
+            commands("viceroy serve -C fastly.toml … | wrctl control --listen 127.0.0.1:7677"),
             want(&[
                 &["viceroy", "serve", "-C", "fastly.toml", "…"],
                 &["wrctl", "control", "--listen", "127.0.0.1:7677"]
             ])
         );
         assert_eq!(
-            words("wrctl keygen > FILE && wrctl x 2>/dev/null < in --y --id <store id> --z"),
+            commands("wrctl keygen > FILE && wrctl x 2>/dev/null < in --y --id <store id> --z"),
             want(&[
                 &["wrctl", "keygen"],
                 &["wrctl", "x", "--y", "--id", "<store id>", "--z"]
             ])
         );
         assert_eq!(
-            words("tee >(wrctl control --room drops) | a 'b | c' \"d $(e)\" f\\ g"),
+            commands("tee >(wrctl control --room drops) | a 'b | c' \"d $(e)\" f\\ g"),
             want(&[
                 &["tee"],
                 &["wrctl", "control", "--room", "drops"],
@@ -439,7 +418,7 @@ mod tests {
             ])
         );
         assert_eq!(
-            words("export FASTLY_API_TOKEN=…"),
+            commands("export FASTLY_API_TOKEN=…"),
             want(&[&["export", "FASTLY_API_TOKEN=…"]])
         );
     }
@@ -448,10 +427,8 @@ mod tests {
     fn snippets_are_sh_lines_and_inline_spans() {
         let text = "Run `wrctl keygen` or `a\nb`.\n\n```sh\nx --y \\\n  --z   # c\nw\n```\n\
                     ```json\n{\"not\": `code`}\n```\n``two `ticks` ``\n";
-        let got: Vec<(String, String)> = snippets("f.md", text)
-            .into_iter()
-            .map(|s| (s.place, s.code))
-            .collect();
+        let got = snippets("f.md", text);
+        let got: Vec<(&str, &str)> = got.iter().map(|s| (&*s.place, &*s.code)).collect();
         let expected = [
             ("f.md:5", "x --y  --z   # c"),
             ("f.md:7", "w"),
@@ -459,10 +436,6 @@ mod tests {
             ("f.md:1", "a b"),
             ("f.md:12", "two `ticks`"),
         ];
-        let expected: Vec<(String, String)> = expected
-            .iter()
-            .map(|(p, c)| (p.to_string(), c.to_string()))
-            .collect();
         assert_eq!(got, expected);
     }
 

@@ -8,7 +8,6 @@
 //! are read with `arbitrary`'s [`Unstructured`], as fuzz targets read theirs. Running
 //! out of bytes is fine: a number is then 0 and a text empty, so any input is a
 //! valid case.
-#![allow(dead_code)] // each user (fuzz target, native test) uses a part of it
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -60,16 +60,14 @@ impl Response {
 
     /// The value of the `waiting_room` cookie this response sets, if any.
     pub fn room_cookie(&self) -> Option<String> {
-        let set = self
+        let set: Vec<&str> = self
             .all("set-cookie")
             .into_iter()
-            .filter(|v| v.starts_with("waiting_room="))
-            .collect::<Vec<_>>();
+            .filter_map(|v| v.strip_prefix("waiting_room="))
+            .collect();
         assert!(set.len() <= 1, "waiting_room set {} times", set.len());
-        set.first().map(|v| {
-            let value = &v["waiting_room=".len()..];
-            value.split(';').next().unwrap().to_string()
-        })
+        set.first()
+            .map(|value| value.split(';').next().unwrap().to_string())
     }
 }
 

@@ -6,7 +6,6 @@
 //! Facts about signatures are established independently of the code under test,
 //! with the tests' own minter ([`mint`]), so a bug in the room's HMAC path cannot
 //! hide itself.
-#![allow(dead_code)] // each user (fuzz target, native test) uses a part of it
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -119,11 +118,7 @@ pub fn cookie_header(data: &[u8]) {
     found_value_is_a_room_pair(&built.header);
     room_cookie_is_stripped(&built.header);
     // The first room cookie counts, unquoted; an empty one is no cookie.
-    let first = built.room_values.first().map(|v| {
-        v.strip_prefix('"')
-            .and_then(|v| v.strip_suffix('"'))
-            .unwrap_or(v)
-    });
+    let first = built.room_values.first().map(|v| unquoted(v));
     assert_eq!(
         cookie::find(&built.header, cookie_names::TOKEN),
         first.filter(|v| !v.is_empty()),
@@ -140,6 +135,14 @@ fn name_of(part: &str) -> &str {
     part.split_once('=').map_or(part, |(name, _)| name).trim()
 }
 
+/// `value` without one pair of surrounding double quotes.
+fn unquoted(value: &str) -> &str {
+    value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value)
+}
+
 /// `find` returns the value of the first part named `waiting_room`, trimmed, without
 /// one pair of surrounding double quotes; an empty value is no cookie.
 fn found_value_is_a_room_pair(header: &str) {
@@ -147,12 +150,7 @@ fn found_value_is_a_room_pair(header: &str) {
         .split(';')
         .filter_map(|part| part.split_once('='))
         .find(|(name, _)| name.trim() == cookie_names::TOKEN)
-        .map(|(_, value)| value.trim())
-        .map(|v| {
-            v.strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .unwrap_or(v)
-        })
+        .map(|(_, value)| unquoted(value.trim()))
         .filter(|v| !v.is_empty());
     assert_eq!(
         cookie::find(header, cookie_names::TOKEN),
@@ -386,12 +384,8 @@ pub fn plan(data: &[u8]) -> Plan {
         path_and_query: &path_and_query,
         cookie_header: cookie_header.as_deref(),
         tls: input.below(2) == 0,
-        accept: None,
-        accept_language: None,
-        pop: None,
         pass_header: pass_header.as_deref(),
-        client_ip: None,
-        challenge: None,
+        ..Visit::default()
     };
     let keys = &fuzz_input::key_store;
     let mut plan = waiting_room::plan(&visit, &settings, keys);
@@ -527,13 +521,18 @@ fn number_like(data: &[u8]) -> String {
     text
 }
 
+/// The room cookie the visit presents, as the room finds it.
+fn presented<'a>(visit: &Visit<'a>) -> Option<&'a str> {
+    visit
+        .cookie_header
+        .and_then(|header| cookie::find(header, cookie_names::TOKEN))
+}
+
 /// Every invariant of one plan.
 fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
     let line = &plan.log_line;
     assert!(!line.chars().any(char::is_control), "log line {line:?}");
-    let presented = visit
-        .cookie_header
-        .and_then(|header| cookie::find(header, cookie_names::TOKEN));
+    let presented = presented(visit);
     if let Some(value) = presented {
         assert_cookie_not_logged(line, value, visit, settings);
     }
@@ -760,7 +759,7 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
                 }
                 // The first point of the address's grid at least `d` ahead.
                 DrawGrid::Address => {
-                    let offset = fnv1a(visit.uid) % (2 * d);
+                    let offset = mint::fnv1a(visit.uid) % (2 * d);
                     assert_eq!(token.exp % (2 * d), offset, "{token:?} of {}", visit.uid);
                     let (now, d, exp) = (u128::from(now), u128::from(d), u128::from(token.exp));
                     assert!((now + d..now + 3 * d).contains(&exp), "{token:?} at {now}");
@@ -782,9 +781,7 @@ fn allow_token_is_sound(visit: &Visit, settings: &Settings, verdict: &Verdict, t
     use waiting_room::admission::decision::Transition;
     let now = visit.now;
     let timeout = settings.allow_period_timeout;
-    let presented = visit
-        .cookie_header
-        .and_then(|header| cookie::find(header, cookie_names::TOKEN))
+    let presented = presented(visit)
         .and_then(|value| vouch(value, visit.uid))
         .filter(|held| held.dec == TokenKind::Wait);
     let d = settings.wait_period_duration;
@@ -833,10 +830,7 @@ fn fifo_token_is_sound(visit: &Visit, settings: &Settings, verdict: &Verdict, to
     let now_ms = now
         .saturating_mul(1000)
         .saturating_add(u64::from(visit.millis));
-    let presented = visit
-        .cookie_header
-        .and_then(|header| cookie::find(header, cookie_names::TOKEN))
-        .and_then(|value| vouch(value, visit.uid));
+    let presented = presented(visit).and_then(|value| vouch(value, visit.uid));
     let opens_ms = opens.saturating_mul(1000);
     match (verdict.decision, presented) {
         (Decision::Wait, Some(held)) => {
@@ -850,21 +844,12 @@ fn fifo_token_is_sound(visit: &Visit, settings: &Settings, verdict: &Verdict, to
     }
 }
 
-/// FNV-1a, 64-bit, written here from its definition.
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 /// Lazy renewal: an admitted visitor keeps their token (no `Set-Cookie`) only when it
 /// is a valid allow token for them, signed by the active key, with at least half of
 /// `allow_period_timeout` left and not more than the whole of it.
 fn kept_token_is_young(visit: &Visit, settings: &Settings, set_cookie: Option<&str>) {
     assert_eq!(set_cookie, None);
-    let presented = visit
-        .cookie_header
-        .and_then(|header| cookie::find(header, cookie_names::TOKEN));
+    let presented = presented(visit);
     let token = presented
         .and_then(|value| vouch(value, visit.uid))
         .unwrap_or_else(|| panic!("kept {presented:?}"));

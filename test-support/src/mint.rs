@@ -1,6 +1,5 @@
 //! The tests' own token minter, written from the token format (docs/reference/token.md) and independent
 //! of the code under test (it shares only the HMAC and base64 libraries).
-#![allow(dead_code)] // each test crate uses a part of it
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -39,9 +38,12 @@ pub fn mint_in_room(key: &str, room: &str, dec: &str, exp: u64, uid: &str, kid: 
 
 /// A cookie value as the VCL mints it.
 pub fn mint(key: &str, dec: &str, exp: u64, uid: &str, kid: &str) -> String {
-    let text = format!("dec={dec}&exp={exp}&uid={uid}&kid={kid}");
-    let sig = vcl_sig(key, &text);
-    STANDARD.encode(format!("{text}&sig={sig}"))
+    vcl_mint(key, &format!("dec={dec}&exp={exp}&uid={uid}&kid={kid}"))
+}
+
+/// `text` signed with `key` as the VCL signs it, as a cookie value.
+fn vcl_mint(key: &str, text: &str) -> String {
+    STANDARD.encode(format!("{text}&sig={}", vcl_sig(key, text)))
 }
 
 /// The plain text inside a cookie value.
@@ -70,28 +72,30 @@ pub fn seed(sig: &str) -> u32 {
 /// An allow token of a fixed session: the VCL fields plus `&adm=<first admission>`.
 pub fn mint_fixed(key: &str, exp: u64, uid: &str, kid: &str, adm: u64) -> String {
     let text = format!("dec=allow&exp={exp}&uid={uid}&kid={kid}&adm={adm}");
-    let sig = vcl_sig(key, &text);
-    STANDARD.encode(format!("{text}&sig={sig}"))
+    vcl_mint(key, &text)
 }
 
 /// A FIFO wait token: the VCL fields plus `&arr=<first arrival, Unix ms>`.
 pub fn mint_fifo(key: &str, exp: u64, uid: &str, kid: &str, arr: u64) -> String {
     let text = format!("dec=wait&exp={exp}&uid={uid}&kid={kid}&arr={arr}");
-    let sig = vcl_sig(key, &text);
-    STANDARD.encode(format!("{text}&sig={sig}"))
+    vcl_mint(key, &text)
 }
 
 /// The address draw grid's expiry for a wait token handed to `uid` at `now`
 /// (docs/reference/how-it-works.md, "The draw grid"), written from the rule: the first second at or after
 /// `now + d` that is `FNV-1a-64(uid) mod 2d` modulo `2d`.
 pub fn address_exp(now: u64, uid: &str, d: u64) -> u64 {
-    let hash = uid.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
-    });
-    let offset = hash % (2 * d);
+    let offset = fnv1a(uid) % (2 * d);
     (now + d..now + 3 * d)
         .find(|t| t % (2 * d) == offset)
         .unwrap()
+}
+
+/// FNV-1a, 64-bit, written here from its definition.
+pub fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// The VCL's (global grid) expiry for a wait token handed out at `now`.

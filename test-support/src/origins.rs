@@ -81,13 +81,9 @@ fn decoded(path: &str) -> String {
 }
 
 fn merged(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for c in path.chars() {
-        if !(c == '/' && out.ends_with('/')) {
-            out.push(c);
-        }
-    }
-    out
+    let mut chars: Vec<char> = path.chars().collect();
+    chars.dedup_by(|c, before| *c == '/' && *before == '/');
+    chars.into_iter().collect()
 }
 
 fn without_parameters(path: &str) -> String {

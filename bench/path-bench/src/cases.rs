@@ -86,24 +86,9 @@ impl Case {
         last
     }
 
-    /// The visitor's `Cookie` header, if any.
-    pub fn cookie_header(&self) -> Option<&str> {
-        self.cookie_header.as_deref()
-    }
-
     /// The waiting-room cookie the visitor sends, if any.
     pub fn cookie(&self) -> Option<&str> {
         self.cookie_header.as_deref().and_then(room_cookie)
-    }
-
-    /// The room's settings.
-    pub fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
-    /// The room's keys.
-    pub fn keys(&self) -> &HashMap<String, String> {
-        &self.keys
     }
 
     /// How many HMAC-SHA256 computations the floor holds.

@@ -15,20 +15,12 @@ use path_bench::timing::{self, Effort};
 #[derive(Parser)]
 #[command(name = "path-bench")]
 struct Args {
-    /// Rounds; each times every case's path, decision and floor once, in turn.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), default_value_t = Effort::default().rounds)]
-    rounds: u32,
-    /// Calls per timed batch.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), default_value_t = Effort::default().iterations)]
-    iterations: u32,
+    #[command(flatten)]
+    effort: Effort,
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let effort = Effort {
-        rounds: args.rounds,
-        iterations: args.iterations,
-    };
+    let effort = Args::parse().effort;
     let cases = match cases::all() {
         Ok(cases) => cases,
         Err(message) => {

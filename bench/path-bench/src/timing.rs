@@ -6,12 +6,14 @@ use std::time::Instant;
 
 use crate::cases::Case;
 
-/// How long to measure.
-#[derive(Debug, Clone, Copy)]
+/// How long to measure (also `path-bench`'s options).
+#[derive(Debug, Clone, Copy, clap::Args)]
 pub struct Effort {
     /// Rounds; each times every case's path, decision and floor once, in turn.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), default_value_t = Effort::default().rounds)]
     pub rounds: u32,
     /// Calls per timed batch.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), default_value_t = Effort::default().iterations)]
     pub iterations: u32,
 }
 

@@ -33,6 +33,24 @@ pub const TOLL_BITS: u8 = 16;
 /// draw at the start of a run stays due through the run, however often it is drawn.
 pub const REDEEM_WINDOW: u64 = 86_400;
 
+/// The service room's config-store entries, as the driver's manifest has them:
+/// protecting `path`, signing with `kid`, admitting for `allow_period` seconds.
+pub fn service_config(path: &str, kid: &str, allow_period: u64) -> Vec<(String, String)> {
+    [
+        ("enabled", "true".to_string()),
+        ("protected_paths", path.to_string()),
+        ("allow_percentage", ALLOW_PERCENTAGE.to_string()),
+        ("wait_period_duration", "30".to_string()),
+        ("allow_period_timeout", allow_period.to_string()),
+        ("cookie_lifetime", "7200".to_string()),
+        ("active_key", kid.to_string()),
+        ("logger_name", "waitingroom_log".to_string()),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_string(), value))
+    .collect()
+}
+
 /// The config-store entries the draw cases' rooms have beside the service room's
 /// keys: [`REDEEM_WINDOW`], and `bot_toll_bits` (0: the toll off).
 pub fn draw_config(toll_bits: u8) -> Vec<(String, String)> {
@@ -526,6 +544,9 @@ impl Cost {
     }
 }
 
+/// What a case is set against: [`Case::reference`] or [`Case::pair`].
+type Against = fn(Case) -> Option<Case>;
+
 /// Each room case's figure `per` (µs per request) divided by its reference's
 /// ([`Case::reference`]), in the order of `costs`; a case whose reference is
 /// missing is left out.
@@ -533,35 +554,30 @@ pub fn ratios(costs: &[Cost], per: fn(&Cost) -> f64) -> Vec<(Case, f64)> {
     ratios_to(costs, per, Case::reference)
 }
 
-/// Each paired case's figure `per` divided by its pair's ([`Case::pair`]: a
-/// ten-room case's one-room case, the toll-paying draw's draw without the toll), in
-/// the order of `costs`.
-pub fn pair_ratios(costs: &[Cost], per: fn(&Cost) -> f64) -> Vec<(Case, f64)> {
-    ratios_to(costs, per, Case::pair)
-}
-
-fn ratios_to(
-    costs: &[Cost],
-    per: fn(&Cost) -> f64,
-    against: fn(Case) -> Option<Case>,
-) -> Vec<(Case, f64)> {
-    let of = |case: Case| costs.iter().find(|c| c.case == case).map(per);
+/// Each case's figure `per` divided by that of the case `against` names, in the
+/// order of `costs`; a case set against nothing there is left out.
+fn ratios_to(costs: &[Cost], per: fn(&Cost) -> f64, against: Against) -> Vec<(Case, f64)> {
     costs
         .iter()
-        .filter_map(|c| Some((c.case, per(c) / of(against(c.case)?)?)))
+        .filter_map(|c| Some((c.case, ratio(costs, c.case, against, per)?)))
         .collect()
 }
 
-/// A ratio's name: "room young ÷ forward-only".
-fn ratio_name(case: Case) -> String {
-    let reference = case.reference().map_or("?", Case::short);
-    format!("{} ÷ {reference}", case.short())
+/// `case`'s figure `per`, when it is in `costs`.
+fn figure(costs: &[Cost], case: Case, per: fn(&Cost) -> f64) -> Option<f64> {
+    costs.iter().find(|c| c.case == case).map(per)
 }
 
-/// A paired case's ratio's name: "10 rooms young ÷ room young".
-fn pair_ratio_name(case: Case) -> String {
-    let pair = case.pair().map_or("?", Case::short);
-    format!("{} ÷ {pair}", case.short())
+/// `case`'s figure `per` divided by that of the case `against` names, when both
+/// are in `costs`.
+fn ratio(costs: &[Cost], case: Case, against: Against, per: fn(&Cost) -> f64) -> Option<f64> {
+    Some(figure(costs, case, per)? / figure(costs, against(case)?, per)?)
+}
+
+/// A ratio's name: "room young ÷ forward-only", "10 rooms young ÷ room young".
+fn ratio_name(case: Case, against: Against) -> String {
+    let other = against(case).map_or("?", Case::short);
+    format!("{} ÷ {other}", case.short())
 }
 
 /// One run's tables: CPU per request per case, then each room case's ratio to
@@ -583,23 +599,16 @@ pub fn table(costs: &[Cost]) -> String {
             c.faults_per_request()
         ));
     }
-    let all = ratios(costs, Cost::all_us_per_request);
-    let request = ratios(costs, Cost::us_per_request);
-    if !request.is_empty() {
-        out.push_str("\n| ratio | request threads | all threads |\n|---|---:|---:|\n");
+    if ratios(costs, Cost::us_per_request).is_empty() {
+        return out;
+    }
+    out.push_str("\n| ratio | request threads | all threads |\n|---|---:|---:|\n");
+    for against in [Case::reference as Against, Case::pair] {
+        let request = ratios_to(costs, Cost::us_per_request, against);
+        let all = ratios_to(costs, Cost::all_us_per_request, against);
         for ((case, ratio), (_, all)) in request.iter().zip(&all) {
-            out.push_str(&format!(
-                "| {} | {ratio:.3} | {all:.3} |\n",
-                ratio_name(*case)
-            ));
-        }
-        let all = pair_ratios(costs, Cost::all_us_per_request);
-        let request = pair_ratios(costs, Cost::us_per_request);
-        for ((case, ratio), (_, all)) in request.iter().zip(&all) {
-            out.push_str(&format!(
-                "| {} | {ratio:.3} | {all:.3} |\n",
-                pair_ratio_name(*case)
-            ));
+            let name = ratio_name(*case, against);
+            out.push_str(&format!("| {name} | {ratio:.3} | {all:.3} |\n"));
         }
     }
     out
@@ -621,64 +630,36 @@ fn summary_order(costs: &[Cost]) -> Vec<Case> {
 pub fn summary(runs: &[Vec<Cost>]) -> String {
     let first = runs.first().map_or(&[][..], Vec::as_slice);
     let cases = summary_order(first);
-    let rooms: Vec<Case> = cases
-        .iter()
-        .copied()
-        .filter(|c| c.reference().is_some())
-        .collect();
-    let paired: Vec<Case> = first
-        .iter()
-        .map(|c| c.case)
-        .filter(|c| c.pair().is_some())
+    // The ratio columns: each room case's to its reference, then each paired case's
+    // to its pair.
+    let references = cases.iter().filter(|c| c.reference().is_some());
+    let pairs = first.iter().map(|c| c.case).filter(|c| c.pair().is_some());
+    let ratio_columns: Vec<(Case, Against)> = references
+        .map(|c| (*c, Case::reference as Against))
+        .chain(pairs.map(|c| (c, Case::pair as Against)))
         .collect();
     let mut head = vec!["run".to_string()];
     head.extend(cases.iter().map(|c| format!("{} µs", c.short())));
-    head.extend(rooms.iter().map(|c| ratio_name(*c)));
-    head.extend(paired.iter().map(|c| pair_ratio_name(*c)));
+    head.extend(ratio_columns.iter().map(|(c, on)| ratio_name(*c, *on)));
     head.push("all threads: same ratios".to_string());
     let mut out = format!(
         "| {} |\n|{}\n",
         head.join(" | "),
         "---:|".repeat(head.len())
     );
-    let ratio = |ratios: &[(Case, f64)], case: Case| {
-        ratios
-            .iter()
-            .find(|(c, _)| *c == case)
-            .map_or(f64::NAN, |(_, r)| *r)
-    };
     for (i, costs) in runs.iter().enumerate() {
-        let per = |case: Case| {
-            costs
-                .iter()
-                .find(|c| c.case == case)
-                .map_or(f64::NAN, Cost::us_per_request)
+        let ratios = |per: fn(&Cost) -> f64| {
+            ratio_columns.iter().map(move |(case, on)| {
+                format!("{:.3}", ratio(costs, *case, *on, per).unwrap_or(f64::NAN))
+            })
         };
-        let (request, all) = (
-            ratios(costs, Cost::us_per_request),
-            ratios(costs, Cost::all_us_per_request),
-        );
-        let (pair_request, pair_all) = (
-            pair_ratios(costs, Cost::us_per_request),
-            pair_ratios(costs, Cost::all_us_per_request),
-        );
         let mut row = vec![(i + 1).to_string()];
-        row.extend(cases.iter().map(|c| format!("{:.1}", per(*c))));
-        row.extend(rooms.iter().map(|c| format!("{:.3}", ratio(&request, *c))));
-        row.extend(
-            paired
-                .iter()
-                .map(|c| format!("{:.3}", ratio(&pair_request, *c))),
-        );
-        let all: Vec<String> = rooms
-            .iter()
-            .map(|c| format!("{:.3}", ratio(&all, *c)))
-            .chain(
-                paired
-                    .iter()
-                    .map(|c| format!("{:.3}", ratio(&pair_all, *c))),
-            )
-            .collect();
+        row.extend(cases.iter().map(|c| {
+            let us = figure(costs, *c, Cost::us_per_request);
+            format!("{:.1}", us.unwrap_or(f64::NAN))
+        }));
+        row.extend(ratios(Cost::us_per_request));
+        let all: Vec<String> = ratios(Cost::all_us_per_request).collect();
         row.push(all.join(", "));
         out.push_str(&format!("| {} |\n", row.join(" | ")));
     }
@@ -837,23 +818,10 @@ mod tests {
     const NOW: u64 = 1_700_000_000;
 
     /// The config store of `case`'s service: the service room's keys as the driver's
-    /// manifest has them, and the case's own ([`Case::store`]).
+    /// manifest has them ([`service_config`]), and the case's own ([`Case::store`]).
     fn store_of(case: Case) -> HashMap<String, String> {
-        let service = [
-            ("enabled", "true"),
-            ("protected_paths", "/events"),
-            ("allow_percentage", "50"),
-            ("wait_period_duration", "30"),
-            ("allow_period_timeout", "3600"),
-            ("cookie_lifetime", "7200"),
-            ("active_key", "key1"),
-            ("logger_name", "waitingroom_log"),
-        ];
-        let flat: Vec<(String, String)> = service
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .chain(case.store("key1", 3600))
-            .collect();
+        let mut flat = service_config("/events", "key1", 3600);
+        flat.extend(case.store("key1", 3600));
         waiting_room::settings::layout::store_entries(
             flat.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         )
@@ -987,17 +955,10 @@ mod tests {
         );
         assert_eq!(young.action, Action::Forward);
         assert_eq!(young.set_cookie, None);
-        assert!(
-            young.log_line.contains("decision=allow"),
-            "{}",
-            young.log_line
-        );
-        assert!(young.log_line.contains(" room=r09"), "{}", young.log_line);
-        assert!(
-            !young.log_line.contains("config_fallback"),
-            "{}",
-            young.log_line
-        );
+        let line = &young.log_line;
+        assert!(line.contains("decision=allow"), "{line}");
+        assert!(line.contains(" room=r09"), "{line}");
+        assert!(!line.contains("config_fallback"), "{line}");
         assert!(Case::RoomsYoung.check(&origin_page(&[])).is_ok());
 
         let renewing = room_plan(

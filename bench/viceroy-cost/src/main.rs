@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use clap::Parser;
 use viceroy_cost::{
     ALLOW_PERCENTAGE, Case, Cost, REDEEM_WINDOW, ROOM_COUNT, Stat, TOLL_BITS, get, rooms_path,
-    rooms_room, schedstat_ns, stat, summary, table, toml_entries,
+    rooms_room, schedstat_ns, service_config, stat, summary, table, toml_entries,
 };
 use waiting_room::settings::layout::store_entries;
 
@@ -96,27 +96,20 @@ fn wasm(name: &str) -> PathBuf {
 /// A program that must be there already (defaults included).
 fn existing(raw: &str) -> Result<PathBuf, String> {
     let path = PathBuf::from(raw);
-    if path.exists() {
-        Ok(path)
-    } else {
-        Err("no such file (scripts/viceroy-cost.sh builds it)".to_string())
-    }
+    path.exists()
+        .then_some(path)
+        .ok_or_else(|| "no such file (scripts/viceroy-cost.sh builds it)".to_string())
 }
 
 impl Options {
     /// The wasm each case runs; `None` for the baseline room's cases without one.
     fn wasm(&self, case: Case) -> Option<&Path> {
         match case {
-            Case::RoomYoung
-            | Case::RoomRenewing
-            | Case::RoomsYoung
-            | Case::RoomsRenewing
-            | Case::DrawNoToll
-            | Case::DrawTollPaid
-            | Case::DrawHeld => Some(&self.room),
             Case::BaselineYoung | Case::BaselineRenewing => self.baseline_room.as_deref(),
             Case::ForwardOnly => Some(&self.forward_only),
             Case::ForwardHmac => Some(&self.forward_hmac),
+            // Every other case is the room's.
+            _ => Some(&self.room),
         }
     }
 
@@ -243,10 +236,7 @@ impl CpuSample {
 
 fn cpu_sample(pid: u32) -> Result<CpuSample, String> {
     let tasks = format!("/proc/{pid}/task");
-    let mut sample = CpuSample {
-        threads: BTreeMap::new(),
-        stat: Stat::default(),
-    };
+    let mut threads = BTreeMap::new();
     for entry in fs::read_dir(&tasks).map_err(|e| format!("{tasks}: {e}"))? {
         let entry = entry.map_err(|e| format!("{tasks}: {e}"))?;
         let Some(tid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
@@ -255,12 +245,12 @@ fn cpu_sample(pid: u32) -> Result<CpuSample, String> {
         // A thread may exit between the listing and the read: it is then left out.
         if let Ok(line) = fs::read_to_string(entry.path().join("schedstat")) {
             let ns = schedstat_ns(&line).ok_or(format!("bad schedstat {line:?}"))?;
-            sample.threads.insert(tid, ns);
+            threads.insert(tid, ns);
         }
     }
     let line = fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("stat: {e}"))?;
-    sample.stat = stat(&line).ok_or(format!("bad stat {line:?}"))?;
-    Ok(sample)
+    let stat = stat(&line).ok_or(format!("bad stat {line:?}"))?;
+    Ok(CpuSample { threads, stat })
 }
 
 fn clock_ticks_per_second() -> u64 {
@@ -299,22 +289,9 @@ fn wait_listening(proc: &mut Proc, addr: SocketAddr, what: &str, log: &Path) -> 
 /// setting is written both where this room reads it ([`store_entries`]) and as a key
 /// of its own, where a baseline room from before the settings moved reads it.
 fn manifest(origin: SocketAddr, more: &[(String, String)]) -> String {
-    let service = [
-        ("enabled", "true".to_string()),
-        ("protected_paths", PATH.to_string()),
-        ("allow_percentage", ALLOW_PERCENTAGE.to_string()),
-        ("wait_period_duration", "30".to_string()),
-        ("allow_period_timeout", ALLOW_PERIOD.to_string()),
-        ("cookie_lifetime", "7200".to_string()),
-        ("active_key", KID.to_string()),
-        ("logger_name", "waitingroom_log".to_string()),
-    ];
-    let flat: Vec<(String, String)> = service
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .chain(more.iter().cloned())
-        .collect();
-    let mut entries: std::collections::BTreeMap<String, String> = flat.iter().cloned().collect();
+    let mut flat = service_config(PATH, KID, ALLOW_PERIOD);
+    flat.extend_from_slice(more);
+    let mut entries: BTreeMap<String, String> = flat.iter().cloned().collect();
     entries.extend(store_entries(
         flat.iter().map(|(k, v)| (k.as_str(), v.as_str())),
     ));

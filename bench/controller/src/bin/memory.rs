@@ -10,9 +10,9 @@
 //! ```
 
 use clap::Parser;
-use control::record::Record;
 use control::options::Options;
 use control::percentage::Controller;
+use control::record::Record;
 use control::rule::Rule;
 
 /// The controller's memory with a crowd of waiting addresses.
@@ -40,19 +40,15 @@ fn main() {
     for round in 0..2u64 {
         for i in 0..addresses {
             let t = start + round * 60 + u64::from(i) / per_second;
-            let line = if round == 0 {
-                format!(
-                    "waitingroom t={t} decision=anon uid={} p=1 exp={} path=/events",
-                    uid(i),
-                    t + 60
-                )
-            } else {
-                format!(
-                    "waitingroom t={t} decision=re-wait uid={} p=1 transition=lottery-lost exp={} path=/events",
-                    uid(i),
-                    t + 60
-                )
+            let (decision, transition) = match round {
+                0 => ("anon", ""),
+                _ => ("re-wait", " transition=lottery-lost"),
             };
+            let line = format!(
+                "waitingroom t={t} decision={decision} uid={} p=1{transition} exp={} path=/events",
+                uid(i),
+                t + 60
+            );
             match line.parse::<Record>() {
                 Ok(record) => controller.observe(&record, t),
                 Err(_) => controller.bad_line(),
