@@ -19,9 +19,9 @@
 use std::time::Instant;
 
 use clap::Parser;
-use control::record::Record;
 use control::options::Options;
 use control::percentage::Controller;
+use control::record::Record;
 use control::rule::Rule;
 use waiting_room::settings::percentage::Percentage;
 use wrctl::ingest::Batch;
