@@ -312,3 +312,37 @@ impl<P: Policy> Rule for Frame<P> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::series::Series;
+
+    #[test]
+    fn counts_the_live_sessions_their_mean_over_the_window_and_those_leaving() {
+        // One new session a second for 1,000 s, then none for 200 s; sessions
+        // of 600 s, a window of 60 s.
+        let mut series = Series::new(3600);
+        for t in 0..1000 {
+            series.at_mut(t).unwrap().admissions = 1;
+        }
+        series.at_mut(1199);
+        let steady = live_sessions(&series, 999, (600, 60), 0);
+        assert_eq!(steady.live, 600);
+        assert_eq!(steady.over_window, 600.0);
+        assert!((steady.leaving - 60.0).abs() < 1e-9, "{steady:?}");
+        // 200 s on: the sessions of 600..1000 live; over the window, 200 to
+        // 259 of them (the newest 59 seconds' sessions still live then).
+        let after = live_sessions(&series, 1199, (600, 60), 0);
+        assert_eq!(after.live, 400);
+        assert!((after.over_window - 429.5).abs() < 1e-9, "{after:?}");
+        // Ending within two minutes around 15 s on: all of them, one a second.
+        assert!((after.leaving - 60.0).abs() < 1e-9, "{after:?}");
+        // 400 s on, a write landing 30 s later: the two minutes centred on
+        // 1,644 reach back to the sessions that ended from 1,585 on (let in
+        // over 985..1,000): 15 in two minutes, 7.5 a minute.
+        let late = live_sessions(&series, 1599, (600, 60), 30);
+        assert_eq!(late.live, 0);
+        assert!((late.leaving - 7.5).abs() < 1e-9, "{late:?}");
+    }
+}
