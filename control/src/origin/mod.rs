@@ -90,7 +90,9 @@ pub const PASSED: f64 = 1.25;
 /// and a loop that filled within that lag would overshoot by a quarter of the
 /// gap; over twice the lag it would not, and over four times, what the
 /// simulations chose, one noisy estimate moves the live sessions by a quarter
-/// of its error (at two minutes, the p95 passed the bound again after a cut).
+/// of its error (at two and at three minutes, the p95 passed the bound again
+/// after the halved origin's cut; at three, the admissions were 1 to 3 points
+/// of the bound's higher).
 pub const FILL_SECONDS: f64 = 240.0;
 /// Seconds over which the sessions that end are counted, centred on the
 /// span a write governs: their places are filled at that mean rate. Sessions
