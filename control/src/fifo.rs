@@ -125,8 +125,10 @@ use super::schedule::Timing;
 use super::tokens::Tokens;
 use super::{BadOptions, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, WINDOW};
 use crate::record::Record;
+use crate::rule;
+use crate::{FifoStatus, HEARTBEAT_KEY};
 use waiting_room::admission::decision::{Decision, Session, Transition};
-use waiting_room::settings::config::{FifoRate, QueueingMethod};
+use waiting_room::settings::config::{FifoRate, Heartbeat, QueueingMethod, Settings};
 use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the rule writes the cutoff to.
@@ -241,6 +243,38 @@ pub struct Write {
     pub fifo_rate: Option<FifoRate>,
     /// `controller_heartbeat`: Unix seconds of this write.
     pub heartbeat: u64,
+}
+
+impl rule::Write for Write {
+    fn items(&self) -> Vec<(&'static str, String)> {
+        let mut items = Vec::with_capacity(3);
+        if let Some(cutoff) = self.fifo_cutoff {
+            items.push((CUTOFF_KEY, cutoff.to_string()));
+        }
+        if let Some(rate) = self.fifo_rate {
+            items.push((RATE_KEY, rate.to_string()));
+        }
+        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
+        items
+    }
+
+    fn heartbeat(&self) -> u64 {
+        self.heartbeat
+    }
+
+    fn moved(&self) -> Option<u64> {
+        self.fifo_cutoff
+    }
+
+    fn land(&self, settings: &mut Settings) {
+        if let Some(cutoff) = self.fifo_cutoff {
+            settings.fifo_cutoff = Some(cutoff);
+        }
+        if let Some(rate) = self.fifo_rate {
+            settings.fifo_rate = Some(rate);
+        }
+        settings.controller_heartbeat = Heartbeat::At(self.heartbeat);
+    }
 }
 
 /// A held place, as the newest line of its address shows it.
@@ -802,34 +836,6 @@ impl FifoController {
             cutoffs,
         }
     }
-}
-
-/// The FIFO rule's own figures.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FifoStatus {
-    /// `fifo_cutoff` last written (Unix ms).
-    pub cutoff: Option<u64>,
-    /// The cutoff the last tick decided.
-    pub wanted_cutoff: Option<u64>,
-    /// The highest cutoff the lines showed in effect.
-    pub cutoff_in_effect: Option<u64>,
-    /// `fifo_rate` last written.
-    pub rate: Option<FifoRate>,
-    /// The rate the last tick decided.
-    pub wanted_rate: Option<FifoRate>,
-    /// Share of passed places whose holder showed up, of those still polling
-    /// when passed (see the module doc).
-    pub show_up: f64,
-    /// The same, of the places whose holder had stopped polling.
-    pub show_up_stale: f64,
-    /// Seconds from a write to the first line showing it, as last measured.
-    pub propagation: Option<u64>,
-    /// Places held beyond the cutoff in effect.
-    pub ahead: u64,
-    /// Decided lines without `cutoff=` (the room is not in FIFO mode).
-    pub not_fifo_lines: u64,
-    /// The cutoff in effect each second of the snapshot's series, oldest first.
-    pub cutoffs: Vec<Option<u64>>,
 }
 
 /// What a place's worth is judged by at one moment.

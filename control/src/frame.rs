@@ -8,14 +8,13 @@
 
 use std::fmt::Debug;
 
-use crate::fifo::FifoStatus;
 use crate::intake::{Intake, Sizes};
 use crate::origin::{Governor, LEAVING_SPAN, OriginAnswer, OriginOptions, Sessions};
 use crate::record::Record;
 use crate::rule::{Rule, Write};
 use crate::schedule::{Schedule, Timing};
 use crate::tokens::Tokens;
-use crate::{BadOptions, Counters, Snapshot};
+use crate::{BadOptions, Counters, FifoStatus, Snapshot};
 use waiting_room::settings::config::QueueingMethod;
 use waiting_room::settings::percentage::Percentage;
 

@@ -38,21 +38,24 @@
 //!   aimed at a window ahead of the tick, it would run high while the crowd
 //!   drains. Centred, the lumps even out and a trend cancels. The calendar is
 //!   trusted only while every token handed out ends where the address grid
-//!   puts it for the controller's wait period, and while draws come when
-//!   their tokens end (on average within a quarter wait period: pages on the
-//!   VCL's fixed beat, `refresh_mode = fixed`, draw at their first visit after
-//!   the end, half a wait period late on average, in lumps set by when each
-//!   visitor arrived). Otherwise (those late draws; the VCL's global grid,
-//!   where a crowd that arrived together draws in every other wait period; a
-//!   wait period other than the room's), and past the horizon (a write that
-//!   lands more than `2d` after the newest line), the forecast counts the
-//!   draws of a whole draw period centred on the tick, whose lumps even out:
-//!   the draws the log showed before the newest line, then the addresses
-//!   waiting, less those whose token ends after the period and those the
-//!   percentage in effect admits first, plus arrivals to come, each token
-//!   drawn the draws' measured mean lag after its end. The arrival rate is
-//!   the lower of the last tick's and the last period's, so that a flash
-//!   crowd that has stopped arriving is not taken to go on.
+//!   puts it for the controller's wait period. Otherwise (the VCL's global
+//!   grid, where a crowd that arrived together draws in every other wait
+//!   period; a wait period other than the room's), and past the horizon (a
+//!   write that lands more than `2d` after the newest line), the forecast is
+//!   the draw period's average: the addresses waiting, less those whose token
+//!   ends after the period and those the percentage in effect admits first,
+//!   plus arrivals to come. The arrival rate is the lower of the last tick's
+//!   and the last period's, so that a flash crowd that has stopped arriving
+//!   is not taken to go on.
+//! - *Late draws*: pages on the VCL's fixed beat (`refresh_mode = fixed`)
+//!   draw a token at their first visit after its end, half a wait period late
+//!   on average, in lumps set by when each visitor arrived, which the
+//!   calendar does not know. When the last draw period's draws came more than
+//!   a quarter wait period after their tokens' ends on average, the forecast
+//!   is the busier of the draw period centred on the tick (a crowd draining
+//!   counts as it stands at the tick; before the newest line, the draws the
+//!   log showed) and the draw period after it (a lump to come is prepared
+//!   for), each token drawn the draws' mean lag after its end.
 //! - *Trim* is the feedback on the crowd: each tick's prediction of the draws
 //!   in its window is kept, and once the log has shown that window, the draws that came are set against the draws
 //!   predicted (with the arrivals that did come in place of those foreseen:
@@ -60,8 +63,8 @@
 //!   The trim is the median of those ratios over the last three draw periods:
 //!   a lasting difference (visitors who gave up, who come back late) takes it
 //!   within a period or two, a wave drawn in one period does not. It stays
-//!   within 1/4..4. Each of the two forecasts has a trim of its own, learnt
-//!   from its own predictions.
+//!   within 1/4..4. Once draws are found late, it forgets what it learnt
+//!   from the calendar.
 //! - *Yield* is the feedback on the room: new sessions per chance, where the
 //!   chances are the sum of the percentage each draw saw (its line's `p=`),
 //!   over the last four draw periods, with a prior of ten chances that each
@@ -113,7 +116,7 @@ use series::Second;
 use tokens::Tokens;
 use waiting_room::admission::decision::Decision;
 use waiting_room::admission::grid::address_expiry;
-use waiting_room::settings::config::QueueingMethod;
+use waiting_room::settings::config::{FifoRate, QueueingMethod};
 use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the controller writes its percentage to.
@@ -319,11 +322,11 @@ pub struct PercentagePolicy {
     lag: u64,
     /// Predictions not yet checked (before the trim).
     predictions: VecDeque<Prediction>,
-    /// The feedback on each way of forecasting, the calendar's and the draw
-    /// period's: each learns from its own predictions only, so that a switch
-    /// from one to the other (draws found late) does not carry the other's errors.
-    calendar_trim: Trim,
-    period_trim: Trim,
+    /// The feedback on the forecast: draws seen over draws predicted.
+    trim: Trim,
+    /// Whether the last decision found the draws late (see
+    /// [`Controller::drawn_on_time`]).
+    late: bool,
     /// Percentages written, by clock time, over the last draw period.
     recent_writes: VecDeque<(u64, Percentage)>,
 }
@@ -338,8 +341,6 @@ struct Prediction {
     /// Draws predicted, of which the first draws of arrivals still to come.
     draws: f64,
     arrivals: f64,
-    /// Made from the calendar (else from the draw period's average).
-    calendar: bool,
 }
 
 /// The feedback on a forecast: draws seen over draws predicted.
@@ -371,16 +372,6 @@ impl Trim {
         let mut sorted: Vec<f64> = self.ratios.iter().copied().collect();
         sorted.sort_by(f64::total_cmp);
         self.value = sorted[sorted.len() / 2].clamp(TRIM_RANGE.0, TRIM_RANGE.1);
-    }
-}
-
-impl PercentagePolicy {
-    fn trim(&self, calendar: bool) -> &Trim {
-        if calendar {
-            &self.calendar_trim
-        } else {
-            &self.period_trim
-        }
     }
 }
 
@@ -444,6 +435,7 @@ impl Policy for PercentagePolicy {
     }
 
     fn decide(c: &mut Controller, _: u64) {
+        c.note_lateness();
         c.check_predictions();
         let computed = c.percentage();
         if computed.is_some() {
@@ -517,7 +509,7 @@ impl Controller {
         let forecast = self.forecast()?;
         // Draws a tick at the rate forecast.
         let mut expected = forecast.draws * tick as f64 / (forecast.to - forecast.from) as f64
-            * self.policy.trim(forecast.calendar).value;
+            * self.policy.trim.value;
         let open = in_effect.is_some_and(|p| p >= Percentage::HUNDRED)
             && series
                 .range(since, newest)
@@ -534,9 +526,19 @@ impl Controller {
             return None;
         }
         let p = Percentage::from_fraction(self.allowed() * share / expected);
+        // A room at 100 % draws nobody, so it tolls nobody: while the bot toll
+        // holds draws (bots that skip it), the percentage stays under 100, or
+        // the bots it holds would walk in.
+        let tolling = series.sum(since, newest + 1, |s| s.toll_held) > 0;
+        let max = if tolling {
+            let under = Percentage::from_micros(Percentage::HUNDRED.micros() - 1);
+            self.options.max.min(under)
+        } else {
+            self.options.max
+        };
         let p = p
             .min(self.rise_cap(in_effect))
-            .clamp(self.options.min, self.options.max);
+            .clamp(self.options.min.min(max), max);
         let whole_period = newest + 1 >= self.intake.first_record()?.saturating_add(period);
         if whole_period {
             return Some(p);
@@ -551,30 +553,36 @@ impl Controller {
     }
 
     /// The draws expected once a write made now lands: on the address grid,
-    /// in the tick it governs, from the calendar, which knows them; on the
-    /// global grid (and past the calendar's horizon, or when draws come late),
-    /// over a whole draw period, as a crowd that arrived together there draws
-    /// in every other wait period. `None` before any record.
+    /// in the tick it governs, from the calendar, which knows them; when the
+    /// draws there come late (pages on the fixed beat), over the busier of the
+    /// draw period centred on the tick (a crowd draining counts as it stands
+    /// at the tick) and the one after it (a lump of draws to come, a flash
+    /// crowd's first, is prepared for: a percentage too low for a tick costs
+    /// less than one too high), each token drawn the draws' mean lag after its
+    /// end; on the global grid (and past the calendar's horizon), over the draw
+    /// period after the tick, as a crowd that arrived together there draws in
+    /// every other wait period. `None` before any record.
     fn forecast(&self) -> Option<Prediction> {
         let newest = self.intake.newest()?;
-        let calendar = self
-            .address_grid(newest)
-            .then(|| self.calendar_draws())
-            .flatten();
-        Some(calendar.unwrap_or_else(|| {
-            // The busier of the draw period centred on the tick (a crowd
-            // draining counts as it stands at the tick) and the one after it
-            // (a lump of draws to come, a flash crowd's first, is prepared
-            // for): a percentage too low for a tick costs less than one too high.
-            let lands = newest + self.landing_after();
-            let centred = self.period_draws(newest, lands.saturating_sub(self.options.wait_period));
-            let ahead = self.period_draws(newest, lands);
-            if ahead.draws > centred.draws {
-                ahead
-            } else {
-                centred
-            }
-        }))
+        let lands = newest + self.landing_after();
+        if !self.address_grid(newest) {
+            return Some(self.period_draws(newest, lands, 0));
+        }
+        if self.drawn_on_time(newest) {
+            return Some(
+                self.calendar_draws()
+                    .unwrap_or_else(|| self.period_draws(newest, lands, 0)),
+            );
+        }
+        let lag = self.draw_lag(newest);
+        let centred =
+            self.period_draws(newest, lands.saturating_sub(self.options.wait_period), lag);
+        let ahead = self.period_draws(newest, lands, lag);
+        Some(if ahead.draws > centred.draws {
+            ahead
+        } else {
+            centred
+        })
     }
 
     /// Draws expected in the tick a write made now governs, from the calendar
@@ -616,7 +624,6 @@ impl Controller {
             to: lands + width,
             draws: past + known + arrivals,
             arrivals,
-            calendar: true,
         })
     }
 
@@ -646,7 +653,7 @@ impl Controller {
         let recent = |t: Option<u64>| {
             t.is_some_and(|t| t.saturating_add(2 * self.options.draw_period()) >= newest)
         };
-        recent(self.policy.on_grid) && !recent(self.policy.off_grid) && self.drawn_on_time(newest)
+        recent(self.policy.on_grid) && !recent(self.policy.off_grid)
     }
 
     /// Whether the last draw period's draws came when their tokens ended: on
@@ -657,6 +664,21 @@ impl Controller {
     /// and only a whole draw period's count is right.
     fn drawn_on_time(&self, newest: u64) -> bool {
         self.draw_lag(newest) as f64 <= LATE_DRAW_SHARE * self.options.wait_period as f64
+    }
+
+    /// Once the draws are found late, the trim forgets what it learnt from
+    /// the calendar, which counted them at their tokens' ends: its errors are
+    /// no guide to the forecast that replaces it.
+    fn note_lateness(&mut self) {
+        let Some(newest) = self.intake.newest() else {
+            return;
+        };
+        let late = !self.drawn_on_time(newest);
+        if late && !self.policy.late {
+            self.policy.trim = Trim::default();
+            self.policy.predictions.clear();
+        }
+        self.policy.late = late;
     }
 
     /// Seconds from a wait token's end to its draw, on average over the last
@@ -688,21 +710,20 @@ impl Controller {
         rate(tick).min(rate(period))
     }
 
-    /// Draws expected in the draw period from `from`, before the trim.
+    /// Draws expected in the draw period from `from`, before the trim, a token
+    /// drawn `lag` seconds after its end.
     ///
-    /// Every waiting address draws once a period, a token the draws' mean lag
-    /// after its end. Of the period's part still to come, from `f`: the
-    /// addresses waiting, less those whose token ends after the period (a first
-    /// token ends one to three wait periods after its arrival), less those the
-    /// percentage in effect admits before `f` (a token ending before then is
-    /// drawn first; the losers come back in the period), plus the arrivals to
-    /// come whose first token ends in the period. Of its part before the newest
-    /// line, the draws the log showed.
-    fn period_draws(&self, newest: u64, from: u64) -> Prediction {
+    /// Every waiting address draws once a period. Of the period's part still
+    /// to come, from `f`: the addresses waiting, less those whose token ends
+    /// after the period (a first token ends one to three wait periods after its
+    /// arrival), less those the percentage in effect admits before `f` (a token
+    /// ending before then is drawn first; the losers come back in the period),
+    /// plus the arrivals to come whose first token ends in the period. Of its
+    /// part before the newest line, the draws the log showed.
+    fn period_draws(&self, newest: u64, from: u64, lag: u64) -> Prediction {
         let period = self.options.draw_period();
         let redeem = self.options.redeem_window();
         let waiting = &self.tokens.waiting;
-        let lag = self.draw_lag(newest);
         let to = from + period;
         let f = from.max(newest);
         // The crowd keeps each token until its end plus the redeem window.
@@ -725,7 +746,6 @@ impl Controller {
             to,
             draws: past + future.max(0.0),
             arrivals,
-            calendar: false,
         }
     }
 
@@ -787,12 +807,7 @@ impl Controller {
             if predicted < LEAST_CHECKED_DRAWS {
                 continue;
             }
-            let trim = if prediction.calendar {
-                &mut self.policy.calendar_trim
-            } else {
-                &mut self.policy.period_trim
-            };
-            trim.learn(seen / predicted, kept);
+            self.policy.trim.learn(seen / predicted, kept);
         }
     }
 
@@ -888,6 +903,34 @@ pub struct Snapshot {
     pub series: Vec<(u64, Second)>,
     /// The origin rule, when the target follows the origin's health.
     pub origin: Option<origin::OriginStatus>,
+}
+
+/// The FIFO rule's own figures ([`fifo`]), for people and for Prometheus.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FifoStatus {
+    /// `fifo_cutoff` last written (Unix ms).
+    pub cutoff: Option<u64>,
+    /// The cutoff the last tick decided.
+    pub wanted_cutoff: Option<u64>,
+    /// The highest cutoff the lines showed in effect.
+    pub cutoff_in_effect: Option<u64>,
+    /// `fifo_rate` last written.
+    pub rate: Option<FifoRate>,
+    /// The rate the last tick decided.
+    pub wanted_rate: Option<FifoRate>,
+    /// Share of passed places whose holder showed up, of those still polling
+    /// when passed (see the module doc).
+    pub show_up: f64,
+    /// The same, of the places whose holder had stopped polling.
+    pub show_up_stale: f64,
+    /// Seconds from a write to the first line showing it, as last measured.
+    pub propagation: Option<u64>,
+    /// Places held beyond the cutoff in effect.
+    pub ahead: u64,
+    /// Decided lines without `cutoff=` (the room is not in FIFO mode).
+    pub not_fifo_lines: u64,
+    /// The cutoff in effect each second of the snapshot's series, oldest first.
+    pub cutoffs: Vec<Option<u64>>,
 }
 
 #[cfg(test)]

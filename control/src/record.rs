@@ -132,6 +132,17 @@ impl FromStr for Record {
     }
 }
 
+impl Record {
+    /// The room a room line names, read even when the rest of the line is bad:
+    /// `Some(None)` for the service room (no `room=`), `None` for another
+    /// program's line (no `waitingroom` word).
+    pub fn room_of(line: &str) -> Option<Option<&str>> {
+        let mut words = line.split_ascii_whitespace();
+        words.by_ref().find(|w| *w == PREFIX)?;
+        Some(words.find_map(|w| w.strip_prefix("room=")))
+    }
+}
+
 /// The origin's answer a line records: a time and a status, or an error. A
 /// status without a time (a line of a room from before the time was logged)
 /// is no measurement.
@@ -342,6 +353,21 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!((r.t, r.decision), (9, Some(Decision::Anon)));
+    }
+
+    #[test]
+    fn a_bad_room_line_still_names_its_room() {
+        assert_eq!(Record::room_of("GET /events 200"), None);
+        assert_eq!(Record::room_of("waitingroom t=x uid=a"), Some(None));
+        assert_eq!(
+            Record::room_of("waitingroom_log :: waitingroom t=x room=shop uid=a"),
+            Some(Some("shop"))
+        );
+        // The first `room=` after the word, as the parser reads it.
+        assert_eq!(
+            Record::room_of("room=x waitingroom room=a room=b"),
+            Some(Some("a"))
+        );
     }
 
     #[test]

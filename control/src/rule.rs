@@ -9,10 +9,9 @@
 
 use waiting_room::settings::config::{Heartbeat, QueueingMethod, Settings};
 
-use crate::fifo::{self, CUTOFF_KEY, FifoStatus, RATE_KEY};
 use crate::origin::OriginAnswer;
 use crate::record::Record;
-use crate::{HEARTBEAT_KEY, PERCENTAGE_KEY, Snapshot};
+use crate::{FifoStatus, HEARTBEAT_KEY, PERCENTAGE_KEY, Snapshot};
 
 /// One write of a rule to the config store.
 pub trait Write {
@@ -100,46 +99,13 @@ impl Write for crate::Write {
     }
 }
 
-impl Write for fifo::Write {
-    fn items(&self) -> Vec<(&'static str, String)> {
-        let mut items = Vec::with_capacity(3);
-        if let Some(cutoff) = self.fifo_cutoff {
-            items.push((CUTOFF_KEY, cutoff.to_string()));
-        }
-        if let Some(rate) = self.fifo_rate {
-            items.push((RATE_KEY, rate.to_string()));
-        }
-        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
-        items
-    }
-
-    fn heartbeat(&self) -> u64 {
-        self.heartbeat
-    }
-
-    fn moved(&self) -> Option<u64> {
-        self.fifo_cutoff
-    }
-
-    fn land(&self, settings: &mut Settings) {
-        if let Some(cutoff) = self.fifo_cutoff {
-            settings.fifo_cutoff = Some(cutoff);
-        }
-        if let Some(rate) = self.fifo_rate {
-            settings.fifo_rate = Some(rate);
-        }
-        settings.controller_heartbeat = Heartbeat::At(self.heartbeat);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fifo::{FifoController, FifoOptions};
     use crate::{Controller, Options};
 
     #[test]
-    fn each_write_lands_what_it_carries_and_the_heartbeat() {
+    fn a_percentage_write_lands_what_it_carries_and_the_heartbeat() {
         let mut settings = Settings::default();
         let kept = settings.allow_percentage;
         let beat = crate::Write {
@@ -159,21 +125,10 @@ mod tests {
         write.land(&mut settings);
         assert_eq!(write.moved(), Some(125_000));
         assert_eq!(settings.allow_percentage, p);
-
-        let cutoff = fifo::Write {
-            fifo_cutoff: Some(1_700_000_000_123),
-            fifo_rate: None,
-            heartbeat: 30,
-        };
-        cutoff.land(&mut settings);
-        assert_eq!(cutoff.moved(), Some(1_700_000_000_123));
-        assert_eq!(settings.fifo_cutoff, Some(1_700_000_000_123));
-        assert_eq!(settings.fifo_rate, None);
-        assert_eq!(settings.controller_heartbeat, Heartbeat::At(30));
     }
 
     #[test]
-    fn each_rule_describes_a_heartbeat_alone_by_what_it_keeps() {
+    fn the_percentage_rule_describes_a_heartbeat_alone_by_what_it_keeps() {
         let c = Controller::new(Options::default()).unwrap();
         let beat = crate::Write {
             allow_percentage: None,
@@ -182,18 +137,5 @@ mod tests {
         assert_eq!(c.describe(&beat), "allow_percentage unchanged (none)");
         assert_eq!(<Controller as Rule>::QUEUEING, QueueingMethod::Random);
         assert!(Rule::fifo_status(&c, 60).is_none());
-
-        let f = FifoController::new(FifoOptions::default()).unwrap();
-        let beat = fifo::Write {
-            fifo_cutoff: None,
-            fifo_rate: Some("1.625".parse().unwrap()),
-            heartbeat: 10,
-        };
-        assert_eq!(
-            f.describe(&beat),
-            "fifo_cutoff unchanged (none) fifo_rate=1.625 (in effect none, show-up 1.00)"
-        );
-        assert_eq!(<FifoController as Rule>::QUEUEING, QueueingMethod::Fifo);
-        assert!(Rule::fifo_status(&f, 60).is_some());
     }
 }

@@ -68,6 +68,8 @@ struct SteadyCrowd {
     tokens_per_win: u64,
     /// Where a wait token handed to an address at a time ends.
     token_end: fn(u64, u32) -> u64,
+    /// Bots besides the crowd whose draws the bot toll holds, one a second.
+    toll_held: bool,
 }
 
 impl Default for SteadyCrowd {
@@ -78,6 +80,7 @@ impl Default for SteadyCrowd {
             tabs: 1,
             tokens_per_win: 1,
             token_end: grid_exp,
+            toll_held: false,
         }
     }
 }
@@ -134,6 +137,17 @@ impl SteadyCrowd {
                         c.observe(record, t);
                     }
                 }
+            }
+            if self.toll_held {
+                let bot = format!("10.99.{}.{}", t % 60, t % 250);
+                c.observe(
+                    &line(&format!(
+                        "waitingroom t={t} decision=re-wait uid={bot} p={shown} \
+                         transition=toll-unpaid exp={} toll=8 path=/events",
+                        t + 60
+                    )),
+                    t,
+                );
             }
             if let Some(write) = c.tick(t) {
                 c.written(&write, t);
@@ -359,7 +373,7 @@ fn draws_that_come_late_on_the_fixed_beat_are_forecast_over_a_whole_draw_period(
     let (minutes, _) = fixed_beat_crowd(&mut c, 6_000, true, T0, 1_200);
     let lag = c.draw_lag(T0 + 1_199);
     assert!((10..=20).contains(&lag), "{lag}");
-    assert!(!c.address_grid(T0 + 1_199));
+    assert!(c.address_grid(T0 + 1_199) && !c.drawn_on_time(T0 + 1_199));
     for (minute, &sessions) in minutes.iter().enumerate().skip(5) {
         assert!(
             close(sessions as f64, 120.0, 0.10),
@@ -483,6 +497,27 @@ fn a_rise_is_bounded_per_draw_period_and_an_empty_room_is_held_not_opened() {
     }
     assert_eq!(c.snapshot(1).written, held);
     assert!(held < Some(Percentage::HUNDRED));
+}
+
+#[test]
+fn while_the_bot_toll_holds_draws_the_room_never_opens_to_them() {
+    // A target above what the crowd can give: the percentage climbs to 100 %,
+    // where a room draws nobody and so tolls nobody; while bots are held for
+    // the toll it stops just under, and they stay held.
+    let run = |toll_held| {
+        let mut c = Controller::new(options(60_000.0)).unwrap();
+        let crowd = SteadyCrowd {
+            toll_held,
+            ..SteadyCrowd::default()
+        };
+        crowd.run(&mut c, T0, 900, |_| true);
+        c.snapshot(1).written
+    };
+    assert_eq!(run(false), Some(Percentage::HUNDRED));
+    assert_eq!(
+        run(true),
+        Some(Percentage::from_micros(Percentage::HUNDRED.micros() - 1))
+    );
 }
 
 #[test]

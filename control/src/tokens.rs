@@ -25,7 +25,12 @@
 //!   the token, and they count as one session. A key rotation between two
 //!   presentations changes the token's bytes, not its `exp`: still one.
 //!
-//! Memory is the three crowds' ([`Crowd`]): 8 bytes an address in each.
+//! A draw held for the bot toll (`transition=toll-unpaid`) takes its address
+//! off the waiting crowd until it draws: people pay the toll on the page
+//! within seconds, so a held draw is a bot's that skips it, which will never
+//! draw, and forecasting its draws would hand out fewer places than the target.
+//!
+//! Memory is the four crowds' ([`Crowd`]): 8 bytes an address in each.
 
 use super::crowd::Crowd;
 use crate::record::Record;
@@ -58,6 +63,9 @@ pub struct Tokens {
     pub active: Crowd,
     /// Addresses by the end of the last allow token counted as a new session.
     admitted: Crowd,
+    /// Addresses whose draw the bot toll held, by the end of the token it gave
+    /// them (redeem window included), until they draw.
+    unpaid: Crowd,
     /// The room's redeem window: a wait token counts as held this long after its `exp`.
     redeem: u64,
 }
@@ -69,6 +77,7 @@ impl Tokens {
             waiting: Crowd::new(capacity),
             active: Crowd::new(capacity),
             admitted: Crowd::new(capacity),
+            unpaid: Crowd::new(capacity),
             redeem,
         }
     }
@@ -87,9 +96,15 @@ impl Tokens {
                     return seen;
                 };
                 let end = exp.saturating_add(self.redeem);
-                if self.waiting.until(uid) == Some(end) {
+                if record.transition == Some(Transition::TollUnpaid) {
+                    self.waiting.leave(uid);
+                    self.unpaid.hold(uid, end);
                     return seen;
                 }
+                if self.waiting.until(uid) == Some(end) || self.unpaid.until(uid) == Some(end) {
+                    return seen;
+                }
+                self.unpaid.leave(uid);
                 let held = self.waiting.hold(uid, end);
                 seen.arrival = held.is_none() && record.is_arrival();
                 match record.transition {
@@ -153,6 +168,7 @@ impl Tokens {
         self.waiting.expire(now);
         self.active.expire(now);
         self.admitted.expire(now);
+        self.unpaid.expire(now);
     }
 }
 
@@ -293,6 +309,36 @@ mod tests {
             "waitingroom t=161 decision=allow uid=10.0.0.9 p=5 session=new transition=lottery-won exp=3761 path=/events",
         ));
         assert_eq!(tokens.waiting.len(), 0);
+    }
+
+    #[test]
+    fn a_draw_held_for_the_toll_takes_the_address_off_the_crowd_until_it_draws() {
+        let mut tokens = Tokens::new(100, 30);
+        let uid = "uid=10.0.0.4 p=5";
+        assert!(
+            tokens
+                .see(&line(&format!(
+                    "waitingroom t=100 decision=anon {uid} exp=160 toll=8"
+                )))
+                .arrival
+        );
+        assert_eq!(tokens.waiting.len(), 1);
+        // Its draw is held: no draw, and no longer waiting, nor on its tabs' repeats.
+        let held = line(&format!(
+            "waitingroom t=161 decision=re-wait {uid} transition=toll-unpaid exp=220 toll=8"
+        ));
+        assert_eq!(tokens.see(&held), Seen::default());
+        let repeat = line(&format!(
+            "waitingroom t=170 decision=wait {uid} exp=220 toll=8"
+        ));
+        assert_eq!(tokens.see(&repeat), Seen::default());
+        assert_eq!(tokens.waiting.len(), 0);
+        // Paid, it draws: a draw, and waiting again (no arrival).
+        let lost = tokens.see(&line(&format!(
+            "waitingroom t=221 decision=re-wait {uid} transition=lottery-lost exp=280 toll=paid"
+        )));
+        assert_eq!((lost.draw, lost.arrival), (Some(false), false));
+        assert_eq!(tokens.waiting.len(), 1);
     }
 
     #[test]

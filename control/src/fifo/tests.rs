@@ -723,3 +723,31 @@ fn places_whose_passing_admits_several_tokens_are_passed_at_the_sessions_pace() 
     c.observe(&admitted(T0 + 4, 0, T0 * 1000, cutoff), T0 + 5);
     assert_eq!(c.sessions_per_expected_show(T0 + 4), per_show);
 }
+
+#[test]
+fn a_fifo_write_lands_what_it_carries_and_describes_a_heartbeat_by_what_it_keeps() {
+    let mut settings = Settings::default();
+    let cutoff = Write {
+        fifo_cutoff: Some(1_700_000_000_123),
+        fifo_rate: None,
+        heartbeat: 30,
+    };
+    cutoff.land(&mut settings);
+    assert_eq!(cutoff.moved(), Some(1_700_000_000_123));
+    assert_eq!(settings.fifo_cutoff, Some(1_700_000_000_123));
+    assert_eq!(settings.fifo_rate, None);
+    assert_eq!(settings.controller_heartbeat, Heartbeat::At(30));
+
+    let f = FifoController::new(FifoOptions::default()).unwrap();
+    let beat = Write {
+        fifo_cutoff: None,
+        fifo_rate: Some("1.625".parse().unwrap()),
+        heartbeat: 10,
+    };
+    assert_eq!(
+        f.describe(&beat),
+        "fifo_cutoff unchanged (none) fifo_rate=1.625 (in effect none, show-up 1.00)"
+    );
+    assert_eq!(<FifoController as Rule>::QUEUEING, QueueingMethod::Fifo);
+    assert!(Rule::fifo_status(&f, 60).is_some());
+}

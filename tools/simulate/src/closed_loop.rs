@@ -22,9 +22,9 @@ use waiting_room::log;
 use waiting_room::settings::config::Settings;
 use waiting_room::settings::room::RoomName;
 
-use crate::engine::START;
 use crate::origin::Origin;
 use crate::scenario::Control;
+use crate::scenario::START;
 
 /// The path every simulated request asks for.
 const PATH: &str = "/events";

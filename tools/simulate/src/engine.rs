@@ -36,11 +36,9 @@ use crate::origin::Origin;
 use crate::population::{Kind, Population, address_text};
 use crate::progress::Progress;
 use crate::record::Record;
-use crate::scenario::{PopCountsModel, Scenario};
+use crate::scenario::{PopCountsModel, START, Scenario};
 use crate::toll;
 
-/// Unix time of the run's second 0 (a whole minute, so slots line up with minutes).
-pub const START: u64 = 1_700_000_040;
 /// The signing key the room runs with.
 const KID: &str = "key1";
 const SECRET: &str = "simulated-signing-key-0123456789abcdef";

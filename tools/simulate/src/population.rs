@@ -1,8 +1,8 @@
 //! The people and devices of a scenario, and the addresses they come from.
 
-use crate::bots::Bot;
+use crate::bots::{Bot, Bots};
 use crate::rng::Rng;
-use crate::scenario::Scenario;
+use crate::scenario::{Arrivals, Scenario};
 
 /// What kind of visitor a person is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,9 +170,34 @@ impl Population {
                 });
             }
         }
-        mix.bots
-            .join(&mut population, &scenario.arrivals, scenario.seed);
+        population.join_bots(&mix.bots, &scenario.arrivals, scenario.seed);
         population
+    }
+
+    /// Adds `bots` to the population, after its people, each on a new address
+    /// and arriving as `arrivals` says, drawn from a stream of their own (from
+    /// `seed`): the people are those of the same scenario without bots.
+    pub fn join_bots(&mut self, bots: &Bots, arrivals: &Arrivals, seed: u64) {
+        let mut rng = Rng::new(seed ^ 0xb075_0000_0000_0001);
+        let kinds = std::iter::repeat_n(Bot::Skipping, bots.skipping as usize)
+            .chain(std::iter::repeat_n(Bot::Paying, bots.paying as usize));
+        for bot in kinds {
+            let arrival = arrivals.draw(&mut rng);
+            let person = self.people.len() as u32;
+            self.people.push(Person {
+                kind: Kind::Bot(bot),
+                arrival,
+                gives_up_after: None,
+            });
+            let address = self.new_address();
+            self.devices.push(Device {
+                person,
+                address,
+                arrival,
+                tabs: 1,
+                habit: Habit::Refresh,
+            });
+        }
     }
 
     /// A new address, nobody's yet.
@@ -293,5 +318,57 @@ mod tests {
                 assert!(pair[1].arrival - p.people[pair[0].person as usize].arrival <= 10);
             }
         }
+    }
+
+    #[test]
+    fn each_bot_comes_alone_on_an_address_of_its_own_after_the_people() {
+        let people = Scenario {
+            visitors: 500,
+            mix: Mix::default(),
+            ..Scenario::default()
+        };
+        let with_bots = Scenario {
+            mix: Mix {
+                bots: Bots {
+                    skipping: 30,
+                    paying: 20,
+                },
+                ..people.mix
+            },
+            ..people
+        };
+        let (p, b) = (Population::draw(&people), Population::draw(&with_bots));
+        assert_eq!(b.people.len(), p.people.len() + 50);
+        assert_eq!(b.devices.len(), p.devices.len() + 50);
+        assert_eq!(b.addresses, p.addresses + 50);
+        // The people are the same people, on the same addresses.
+        assert!(
+            p.people
+                .iter()
+                .zip(&b.people)
+                .all(|(x, y)| x.arrival == y.arrival)
+        );
+        assert!(
+            p.devices
+                .iter()
+                .zip(&b.devices)
+                .all(|(x, y)| x.address == y.address)
+        );
+        let bots = &b.devices[p.devices.len()..];
+        let kind = |d: &Device| b.people[d.person as usize].kind;
+        assert_eq!(
+            bots.iter()
+                .filter(|d| kind(d) == Kind::Bot(Bot::Skipping))
+                .count(),
+            30
+        );
+        assert_eq!(
+            bots.iter()
+                .filter(|d| kind(d) == Kind::Bot(Bot::Paying))
+                .count(),
+            20
+        );
+        assert!(bots.iter().all(|d| d.address >= p.addresses && d.tabs == 1));
+        assert!(bots.iter().all(|d| d.arrival < 3000));
     }
 }

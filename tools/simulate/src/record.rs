@@ -114,7 +114,7 @@ impl Record {
             prune_at: PRUNE_AT,
             tokens: HashSet::new(),
             tokens_prune_at: PRUNE_AT,
-            first_slot: crate::engine::START / d,
+            first_slot: crate::scenario::START / d,
             wait_period: d,
             allow_timeout: scenario.room.allow_timeout,
         }
@@ -170,7 +170,11 @@ impl Record {
         if !self.drawn.insert((address, exp)) {
             return;
         }
-        bump(&mut self.draws, now.saturating_sub(crate::engine::START), 1);
+        bump(
+            &mut self.draws,
+            now.saturating_sub(crate::scenario::START),
+            1,
+        );
         if self.drawn.len() > self.prune_at {
             // Every draw of a token comes within a slot of its expiry.
             let horizon = now.saturating_sub(2 * self.wait_period);
@@ -198,7 +202,7 @@ impl Record {
         bump(&mut self.new_tokens, t, 1);
         if self.tokens.len() > self.tokens_prune_at {
             // An ended token is never handed out again.
-            let now = crate::engine::START + t;
+            let now = crate::scenario::START + t;
             self.tokens.retain(|&(_, e)| e >= now);
             self.tokens_prune_at = (2 * self.tokens.len()).max(PRUNE_AT);
         }

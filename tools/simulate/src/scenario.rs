@@ -15,6 +15,9 @@ use crate::bots::Bots;
 use crate::origin::OriginSpec;
 use crate::rng::Rng;
 
+/// Unix time of the run's second 0 (a whole minute, so slots line up with minutes).
+pub const START: u64 = 1_700_000_040;
+
 /// When visitors arrive, in seconds from the start of the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "profile", rename_all = "kebab-case")]

@@ -5,6 +5,7 @@ use waiting_room::admission::estimate::{draw_interval, draws_for_quantile};
 use waiting_room::admission::refresh::RefreshMode;
 
 use crate::attacker::AttackTally;
+use crate::bots::Bot;
 use crate::engine;
 use crate::population::{Kind, Population};
 use crate::record::{Record, SlotDraws};
@@ -431,6 +432,10 @@ fn closed_loop(
     let mut everyone_admitted = true;
     let mut gave_up = 0;
     for (i, person) in population.people.iter().enumerate() {
+        // A bot that never pays the toll is nobody the room can admit.
+        if person.kind == Kind::Bot(Bot::Skipping) && scenario.room.bot_toll_bits > 0 {
+            continue;
+        }
         change[minute_of(person.arrival)] += 1;
         match (record.admitted_at(i), person.gives_up_after) {
             (Some(t), _) => {

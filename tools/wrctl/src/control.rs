@@ -20,9 +20,9 @@ use waiting_room::settings::room::RoomName;
 
 use crate::budget::Pacer;
 use crate::clock::{rfc3339, unix_now};
-use crate::ingest::{BadCounts, Msg};
+use crate::ingest::Msg;
 use crate::sink::Sink;
-use crate::state::{Info, SERIES_SECONDS, View, Views};
+use crate::state::{BadCounts, Info, SERIES_SECONDS, View, Views};
 
 /// How far past a whole second of the wall clock a tick fires.
 pub const TICK_PHASE: Duration = Duration::from_millis(100);
@@ -43,7 +43,8 @@ pub trait Held {
     fn room(&self) -> Option<&RoomName>;
     /// Takes in one of the room's records, read at clock time `now`.
     fn observe(&mut self, record: &Record, now: u64);
-    /// A batch of lines was taken in, of which `bad` were not readable room lines.
+    /// A batch of lines was taken in, of which `bad` were lines of this room
+    /// that could not be read.
     fn batch_seen(&mut self, bad: u64);
     /// The room's tick at clock time `now`: its items to write (keys as stored),
     /// if a write is due. Report what became of them with [`Held::finish`] or
@@ -504,8 +505,15 @@ impl Control {
                         }
                     }
                 }
-                for room in &mut self.rooms {
-                    room.batch_seen(batch.bad.total());
+                // A bad line counts for the room it names, if it can be read.
+                let mut bad = vec![0; self.rooms.len()];
+                for room in &batch.bad_rooms {
+                    if let Some(i) = self.route(room.as_deref()) {
+                        bad[i] += 1;
+                    }
+                }
+                for (room, bad) in self.rooms.iter_mut().zip(bad) {
+                    room.batch_seen(bad);
                 }
                 self.bad.merge(&batch.bad);
             }

@@ -3,12 +3,16 @@
 //! one timeout, one user agent, and one way of answering: the body of a success,
 //! or the status and the start of the body, never with the token in it.
 
+use std::time::Duration;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use crate::budget::Answer;
-use crate::sink::API_TIMEOUT;
+
+/// How long one write to the Fastly API may take, connection included.
+pub const API_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A client of the API at one base address, with one token.
 pub struct Client {

@@ -6,9 +6,9 @@
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::mpsc::{SendError, SyncSender};
 
-use control::record::{BadLine, Record};
+use control::record::Record;
 
-use crate::state::Views;
+use crate::state::{BadCounts, Views};
 
 /// Lines parsed before a batch is handed over (a reader also hands over what it has
 /// whenever its input has nothing more buffered).
@@ -26,49 +26,6 @@ pub enum Msg {
     View(SyncSender<Views>),
 }
 
-/// Lines that were not readable room lines, by why.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BadCounts {
-    /// No `waitingroom` word: another program's line (Viceroy's own output, …).
-    pub not_room_line: u64,
-    /// A field the controller needs is missing.
-    pub missing_field: u64,
-    /// A field's value does not parse, or the line is longer than [`MAX_LINE`].
-    pub unreadable_field: u64,
-}
-
-impl BadCounts {
-    /// Counts one bad line.
-    pub fn add(&mut self, why: &BadLine) {
-        match why {
-            BadLine::NotRoomLine => self.not_room_line += 1,
-            BadLine::Missing(_) => self.missing_field += 1,
-            BadLine::Unreadable(_) => self.unreadable_field += 1,
-        }
-    }
-
-    /// Adds `other`'s counts.
-    pub fn merge(&mut self, other: &BadCounts) {
-        self.not_room_line += other.not_room_line;
-        self.missing_field += other.missing_field;
-        self.unreadable_field += other.unreadable_field;
-    }
-
-    /// All bad lines.
-    pub fn total(&self) -> u64 {
-        self.not_room_line + self.missing_field + self.unreadable_field
-    }
-
-    /// The counts with their metric label.
-    pub fn by_reason(&self) -> [(&'static str, u64); 3] {
-        [
-            ("not_room_line", self.not_room_line),
-            ("missing_field", self.missing_field),
-            ("unreadable_field", self.unreadable_field),
-        ]
-    }
-}
-
 /// Parsed lines on their way to the controller.
 #[derive(Debug, Default)]
 pub struct Batch {
@@ -76,6 +33,9 @@ pub struct Batch {
     pub records: Vec<Record>,
     /// The others.
     pub bad: BadCounts,
+    /// The room each bad room line names (`None`: the service room), in the
+    /// order read; another program's line, and a line too long to read, name none.
+    pub bad_rooms: Vec<Option<String>>,
 }
 
 impl Batch {
@@ -98,7 +58,12 @@ impl Batch {
         let text = String::from_utf8_lossy(line);
         match text.parse::<Record>() {
             Ok(record) => self.records.push(record),
-            Err(why) => self.bad.add(&why),
+            Err(why) => {
+                self.bad.add(&why);
+                if let Some(room) = Record::room_of(&text) {
+                    self.bad_rooms.push(room.map(str::to_string));
+                }
+            }
         }
     }
 

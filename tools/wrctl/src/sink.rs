@@ -4,7 +4,6 @@
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::budget::Answer;
 use crate::fastly_api::Client;
@@ -16,8 +15,6 @@ use waiting_room::settings::room::RoomName;
 pub const TOKEN_VAR: &str = "FASTLY_API_TOKEN";
 /// The Fastly API's address.
 pub const FASTLY_API: &str = "https://api.fastly.com";
-/// How long one write to the Fastly API may take, connection included.
-pub const API_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A place the controller writes its items to.
 pub trait Sink: Send {

@@ -10,14 +10,14 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+use control::FifoStatus;
 use control::Snapshot;
-use control::fifo::FifoStatus;
 use control::origin::{OriginStatus, State};
+use control::record::BadLine;
 use serde_json::{Value, json};
 use waiting_room::settings::percentage::Percentage;
 
 use crate::budget;
-use crate::ingest::BadCounts;
 
 /// The `Content-Type` of `GET /metrics`.
 pub const METRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -44,6 +44,49 @@ pub struct Info {
     pub room: Option<String>,
     /// `--room-dashboard`: the other rooms' controllers' dashboards (name, URL).
     pub room_dashboards: Vec<(String, String)>,
+}
+
+/// Lines that were not readable room lines, by why.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BadCounts {
+    /// No `waitingroom` word: another program's line (Viceroy's own output, …).
+    pub not_room_line: u64,
+    /// A field the controller needs is missing.
+    pub missing_field: u64,
+    /// A field's value does not parse, or the line is longer than [`MAX_LINE`].
+    pub unreadable_field: u64,
+}
+
+impl BadCounts {
+    /// Counts one bad line.
+    pub fn add(&mut self, why: &BadLine) {
+        match why {
+            BadLine::NotRoomLine => self.not_room_line += 1,
+            BadLine::Missing(_) => self.missing_field += 1,
+            BadLine::Unreadable(_) => self.unreadable_field += 1,
+        }
+    }
+
+    /// Adds `other`'s counts.
+    pub fn merge(&mut self, other: &BadCounts) {
+        self.not_room_line += other.not_room_line;
+        self.missing_field += other.missing_field;
+        self.unreadable_field += other.unreadable_field;
+    }
+
+    /// All bad lines.
+    pub fn total(&self) -> u64 {
+        self.not_room_line + self.missing_field + self.unreadable_field
+    }
+
+    /// The counts with their metric label.
+    pub fn by_reason(&self) -> [(&'static str, u64); 3] {
+        [
+            ("not_room_line", self.not_room_line),
+            ("missing_field", self.missing_field),
+            ("unreadable_field", self.unreadable_field),
+        ]
+    }
 }
 
 /// The controller's state at one moment.
@@ -190,6 +233,7 @@ impl View {
             "write_failures_total": s.counters.write_failures,
             "lines_total": s.counters.lines,
             "bad_lines_total": s.counters.bad_lines,
+            "stream_bad_lines_total": self.bad.total(),
             "unreadable_lines_total": s.counters.unreadable_lines,
             "dry_run": self.info.dry_run,
             "sink": self.info.sink,

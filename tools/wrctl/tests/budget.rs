@@ -124,7 +124,7 @@ fn feed(control: &mut Control, records: Vec<Record>, now: u64) {
     control.handle_at(
         Msg::Batch(Batch {
             records,
-            bad: Default::default(),
+            ..Default::default()
         }),
         now,
     );

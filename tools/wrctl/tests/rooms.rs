@@ -56,6 +56,11 @@ fn lines() -> Vec<String> {
             t + 30
         ));
     }
+    // Two bad lines: one of vip's, one of another program.
+    out.push(format!(
+        "waitingroom t={now} decision=maybe uid=10.9.0.1 room=vip"
+    ));
+    out.push("another program's line".to_string());
     out
 }
 
@@ -122,6 +127,12 @@ fn three_rooms_one_file_replaced_once_a_tick_with_every_rooms_keys() {
         (Some("vip"), Some(10))
     );
     assert_eq!(vip["max_active"], 500);
+    // A bad line counts for the room it names; the log's count holds them all.
+    let vip = eventually("the two bad lines counted", || {
+        let vip: Value = serde_json::from_str(&wrctl.get("/status.json?room=vip")).ok()?;
+        (vip["stream_bad_lines_total"].as_u64()? == 2).then_some(vip)
+    });
+    assert_eq!(vip["bad_lines_total"], 1);
     let drops = eventually("drops' 240 lines counted", || {
         let drops: Value = serde_json::from_str(&wrctl.get("/status.json?room=drops")).ok()?;
         (drops["lines_total"].as_u64()? >= 240).then_some(drops)
@@ -129,6 +140,13 @@ fn three_rooms_one_file_replaced_once_a_tick_with_every_rooms_keys() {
     assert_eq!(drops["queueing"], "fifo");
     let service: Value = serde_json::from_str(&wrctl.get("/status.json?room=")).unwrap();
     assert_eq!(service["room"], Value::Null);
+    assert_eq!(
+        (
+            drops["bad_lines_total"].as_u64(),
+            service["bad_lines_total"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
     assert_eq!(
         wrctl
             .request("GET", "/status.json?room=elsewhere", &[], b"")

@@ -247,7 +247,7 @@ fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
         .collect();
     control.handle(wrctl::ingest::Msg::Batch(wrctl::ingest::Batch {
         records,
-        bad: Default::default(),
+        ..Default::default()
     }));
     control.tick(now + 1);
     // Ten places (60 a minute, 10 s a tick): the tenth arrived 18 ms after the
@@ -343,7 +343,7 @@ fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
         .collect();
     control.handle(wrctl::ingest::Msg::Batch(wrctl::ingest::Batch {
         records,
-        bad: Default::default(),
+        ..Default::default()
     }));
     assert_eq!(control.view().snapshot.waiting, 10, "drops' ten only");
     let view = control.view();
@@ -390,7 +390,7 @@ fn the_target_follows_the_event_the_newest_lines_name() {
         let record: Record = line.parse().unwrap();
         control.handle(wrctl::ingest::Msg::Batch(wrctl::ingest::Batch {
             records: vec![record],
-            bad: Default::default(),
+            ..Default::default()
         }));
         control.view().status_json()["target_per_minute"].clone()
     };
