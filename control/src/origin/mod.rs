@@ -32,16 +32,15 @@
 //!   second over the live sessions averaged over the window), is the live
 //!   limit. The live sessions grow no faster than the target's √2 a reading;
 //!   the places of the sessions that end are filled as they free.
-//! - **A limit passed** (p95 over the bound but within [`PASSED`] times it,
-//!   errors within their share): the same reading, afresh, gives the limit,
-//!   below the live sessions: fewer are let in than leave, never more than
-//!   before.
-//! - **Unhealthy** (p95 further over, or errors over their share): the live
-//!   limit is 0 and the target the floor, at once: nothing but time sheds the
-//!   load the admitted sessions bring. At the floor and still unhealthy after
-//!   two session lengths (every session let in above the floor has ended, even
-//!   one the slowness stretched), the origin is slow for reasons admissions do
-//!   not cause: the floor holds, and the state says `origin-slow`, an alert.
+//! - **Unhealthy** (p95 over the bound, or errors over their share): live
+//!   limit 0 and the target the floor, at once, however many sessions end:
+//!   nothing but time sheds the load the admitted sessions bring, and a place
+//!   refilled as a session ends keeps that load on the origin. The places are
+//!   filled again only once a reading is healthy. At the floor and still
+//!   unhealthy after two session lengths (every session let in above the
+//!   floor has ended, even one the slowness stretched), the origin is slow for
+//!   reasons admissions do not cause: the floor holds, and the state says
+//!   `origin-slow`, an alert.
 //!
 //! The target stays between the floor and the ceiling the operator sets; it
 //! rises only while people wait, and moves by 5 % or more or not at all. Why
@@ -76,23 +75,15 @@ pub const SMOOTHING: f64 = 0.5;
 /// The least relative change of the target made, but a cut: below it, the
 /// estimate's noise from one reading to the next would dither the target.
 pub const LEAST_CHANGE: f64 = 0.05;
-/// A p95 up to this many times the bound, the errors within their share, is
-/// the origin's limit passed: the live sessions are brought back to those the
-/// reading says hold the aim. Under a latency like `base / (1 − utilisation)`
-/// with the p95 unloaded a quarter of the bound, 1.25 times the bound is
-/// about 6 % more load than at the bound: what an estimate's noise passes it
-/// by. Further over, or with errors, the origin is in trouble the load alone
-/// does not tell: the floor, at once.
-pub const PASSED: f64 = 1.25;
 /// Seconds over which the free places under the live-session limit are
 /// filled (the gap shrinks by e in that time): the admissions a write asks
 /// for show in the log up to a reading (30 s) and the propagation delay later,
 /// and a loop that filled within that lag would overshoot by a quarter of the
 /// gap; over twice the lag it would not, and over four times, what the
 /// simulations chose, one noisy estimate moves the live sessions by a quarter
-/// of its error (at two and at three minutes, the p95 passed the bound again
-/// after the halved origin's cut; at three, the admissions were 1 to 3 points
-/// of the bound's higher).
+/// of its error (at two minutes, and at three with 30 s of propagation, the
+/// p95 passed the bound again after the halved origin's cut; at three, the
+/// admissions were 2 to 4 points of the bound's higher).
 pub const FILL_SECONDS: f64 = 240.0;
 /// Seconds over which the sessions that end are counted, centred on the
 /// span a write governs: their places are filled at that mean rate. Sessions
@@ -312,7 +303,7 @@ pub struct OriginStatus {
     /// Sessions let in over the last session length.
     pub live: u64,
     /// The live sessions the origin holds at the aim, when a reading has said
-    /// (queueing, or unhealthy: then at most the live sessions of the cut).
+    /// (queueing; 0 while unhealthy: none let in but the floor's).
     pub live_limit: Option<u64>,
     /// Times the target turned from rising to falling or back.
     pub direction_changes: u64,
@@ -490,34 +481,23 @@ impl Governor {
         waiting: u64,
         target: f64,
     ) -> Option<f64> {
-        let live = sessions.live as f64;
         let bound = self.options.healthy.p95_ms as f64;
         if reading.answers < MIN_ANSWERS {
             self.state = State::NoOriginData;
             return None;
         }
-        let errors_within = reading.error_share <= self.options.healthy.error_share;
-        let healthy = reading.p95_ms.is_some_and(|p| p as f64 <= bound) && errors_within;
+        let healthy = reading.p95_ms.is_some_and(|p| p as f64 <= bound)
+            && reading.error_share <= self.options.healthy.error_share;
         // The origin's own time, unloaded: the lowest p95 of a healthy reading.
         if let Some(p95) = reading.p95_ms.filter(|_| healthy) {
             self.base_ms = Some(self.base_ms.map_or(p95, |b| b.min(p95)));
         }
-        let step_up = target * STEP_UP;
         if !healthy {
-            // A limit passed (the p95 a little over the bound, the errors
-            // within their share): the same reading of how busy the origin
-            // is, afresh, says how many of the live sessions it holds at the
-            // aim, fewer than are live. Otherwise the floor.
-            let passed =
-                errors_within && reading.p95_ms.is_some_and(|p| p as f64 <= PASSED * bound);
-            let limit = if passed {
-                self.aim_limit(reading, sessions, false)
-            } else {
-                self.aim_load = None;
-                None
-            };
-            let limit = limit.unwrap_or(0.0).min(live);
-            self.live_limit = Some(self.live_limit.map_or(limit, |n| n.min(limit)));
+            // Only time sheds the load of the sessions let in: nobody more than
+            // the floor until a reading is healthy, not even in the places of
+            // the sessions that end (each refilled keeps its load on the origin).
+            self.aim_load = None;
+            self.live_limit = Some(0.0);
             let at_floor = target <= self.options.floor;
             let since = if at_floor {
                 *self.slow_since.get_or_insert(newest)
@@ -530,18 +510,16 @@ impl Governor {
             } else {
                 State::OriginLimited
             };
-            let next = self
-                .filling(limit, sessions)
-                .min(target.max(self.options.floor));
-            return Some(next.max(self.options.floor));
+            return Some(self.options.floor);
         }
         self.slow_since = None;
         let (Some(p95), Some(base)) = (reading.p95_ms, self.base_ms) else {
             return None;
         };
+        let step_up = target * STEP_UP;
         let queueing = p95 as f64 >= QUEUEING * base as f64;
         let limit = if queueing {
-            self.aim_limit(reading, sessions, true)
+            self.aim_limit(reading, sessions)
         } else {
             None
         };
@@ -577,9 +555,10 @@ impl Governor {
 
     /// The live sessions that bring the room's share of the load that holds
     /// the p95 at the aim, read from `reading` (its estimate averaged with the
-    /// last when `smooth`); `None` before a healthy reading has shown the base,
-    /// or without a session or an answer of the room's own.
-    fn aim_limit(&mut self, reading: Reading, sessions: Sessions, smooth: bool) -> Option<f64> {
+    /// last since the origin was last unhealthy); `None` before a healthy
+    /// reading has shown the base, or without a session or an answer of the
+    /// room's own.
+    fn aim_limit(&mut self, reading: Reading, sessions: Sessions) -> Option<f64> {
         let p95 = reading.p95_ms? as f64;
         let base = self.base_ms? as f64;
         let aim = AIM * self.options.healthy.p95_ms as f64;
@@ -595,7 +574,7 @@ impl Governor {
             // Unloaded, the origin is already at the aim: hold its load.
             reading.per_second
         };
-        let aim_load = match self.aim_load.filter(|_| smooth) {
+        let aim_load = match self.aim_load {
             Some(last) => last + SMOOTHING * (estimate - last),
             None => estimate,
         };
