@@ -2,7 +2,7 @@
 //! `fifo_rate`) that hold a target of new sessions a minute, when the room runs
 //! with `queueing_method = fifo`.
 //!
-//! Like the percentage rule ([`super::Controller`]) it is a pure state machine
+//! Like the percentage rule ([`crate::percentage::Controller`]) it is a pure state machine
 //! with the clock passed in: `wrctl control --queueing fifo`, the simulator's
 //! FIFO loop and the tests run this very code.
 //!
@@ -123,18 +123,20 @@ use std::sync::Arc;
 use super::frame::{Frame, Policy};
 use super::schedule::Timing;
 use super::tokens::Tokens;
-use super::{BadOptions, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, WINDOW};
+use crate::options::{
+    BadOptions, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, HEARTBEAT_KEY, WINDOW,
+};
 use crate::record::Record;
 use crate::rule;
-use crate::{FifoStatus, HEARTBEAT_KEY};
+use crate::snapshot::FifoStatus;
 use waiting_room::admission::decision::{Decision, Session, Transition};
 use waiting_room::settings::config::{FifoRate, Heartbeat, QueueingMethod, Settings};
 use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the rule writes the cutoff to.
-pub const CUTOFF_KEY: &str = waiting_room::settings::config::FIFO_CUTOFF;
+pub const CUTOFF_KEY: &str = waiting_room::settings::keys::FIFO_CUTOFF;
 /// Config-store key the rule writes the cutoff's speed to.
-pub const RATE_KEY: &str = waiting_room::settings::config::FIFO_RATE;
+pub const RATE_KEY: &str = waiting_room::settings::keys::FIFO_RATE;
 /// Lowest show-up share assumed: at most ten places are passed per admission wanted.
 pub const MIN_SHOW_UP: f64 = 0.1;
 /// Seconds of clock `fifo_rate` is measured over.
@@ -162,7 +164,7 @@ pub struct FifoOptions {
     /// Most places (and most live sessions) tracked.
     pub capacity: usize,
     /// Seconds without a single log record after which nothing is written,
-    /// heartbeat included (see [`super::Options::log_silence`]). `None`: never.
+    /// heartbeat included (see [`crate::options::Options::log_silence`]). `None`: never.
     pub log_silence: Option<u64>,
     /// Seconds from a write to the edge using it, taken until measured. `None`: none.
     pub expected_propagation: Option<u64>,
@@ -461,7 +463,7 @@ impl Policy for FifoPolicy {
         c.policy.planned_carry = None;
     }
 
-    /// Only percentages are shown in the [`crate::Snapshot`]: none here.
+    /// Only percentages are shown in the [`crate::snapshot::Snapshot`]: none here.
     fn shown(_: u64) -> Option<Percentage> {
         None
     }

@@ -1,7 +1,7 @@
 //! The frame both rules run in: it takes in the log (the per-second counts and
 //! the tokens), keeps the writes (when, the value last written, the propagation
 //! delay), the options and their target, and shows the snapshot. What to write
-//! is its [`Policy`]'s: the percentage ([`crate::PercentagePolicy`]) or the FIFO
+//! is its [`Policy`]'s: the percentage ([`crate::percentage::PercentagePolicy`]) or the FIFO
 //! cutoff ([`crate::fifo::FifoPolicy`]). Written once, so that the two rules
 //! cannot drift apart in what they read, when they write and what they show;
 //! [`Rule`], the interface the loops drive, is the frame's.
@@ -9,12 +9,13 @@
 use std::fmt::Debug;
 
 use crate::intake::{Intake, Sizes};
+use crate::options::BadOptions;
 use crate::origin::{Governor, LEAVING_SPAN, OriginAnswer, OriginOptions, Sessions};
 use crate::record::Record;
 use crate::rule::{Rule, Write};
 use crate::schedule::{Schedule, Timing};
+use crate::snapshot::{Counters, FifoStatus, Snapshot};
 use crate::tokens::Tokens;
-use crate::{BadOptions, Counters, FifoStatus, Snapshot};
 use waiting_room::settings::config::QueueingMethod;
 use waiting_room::settings::percentage::Percentage;
 

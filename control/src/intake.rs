@@ -10,8 +10,9 @@
 
 use super::series::{Second, Series};
 use super::tokens::Seen;
-use super::{Counters, MAX_CLOCK_SKEW, WINDOW};
+use crate::options::{MAX_CLOCK_SKEW, WINDOW};
 use crate::record::Record;
+use crate::snapshot::Counters;
 use waiting_room::admission::decision::{Session, Transition};
 use waiting_room::settings::percentage::Percentage;
 

@@ -1,17 +1,17 @@
 //! The one interface both rules run behind: the percentage
-//! [`Controller`](crate::Controller) and the FIFO
-//! [`FifoController`](fifo::FifoController) differ in what they decide and
+//! [`Controller`](crate::percentage::Controller) and the FIFO
+//! [`FifoController`](crate::fifo::FifoController) differ in what they decide and
 //! write, not in how a loop drives them. `wrctl control` and the simulator's
 //! closed loop are generic over [`Rule`]: they feed it records and bad lines,
 //! tick it, carry its [`Write`]s to the store (or the simulated edge) and report
 //! the outcome, and show its state; which rule runs is chosen once, when the
 //! loop is built. The frame ([`crate::frame`]) implements it, once for both.
 
-use waiting_room::settings::config::{Heartbeat, QueueingMethod, Settings};
+use waiting_room::settings::config::{QueueingMethod, Settings};
 
 use crate::origin::OriginAnswer;
 use crate::record::Record;
-use crate::{FifoStatus, HEARTBEAT_KEY, PERCENTAGE_KEY, Snapshot};
+use crate::snapshot::{FifoStatus, Snapshot};
 
 /// One write of a rule to the config store.
 pub trait Write {
@@ -45,7 +45,7 @@ pub trait Rule {
     /// The config store took `write` at clock time `now`.
     fn written(&mut self, write: &Self::Write, now: u64);
     /// The write failed at clock time `now`: the next attempt waits one tick,
-    /// doubling with each failure in a row up to [`crate::MAX_BACKOFF`] seconds.
+    /// doubling with each failure in a row up to [`crate::schedule::MAX_BACKOFF`] seconds.
     fn failed(&mut self, now: u64);
     /// Whether it has stopped writing for want of log records.
     fn deaf(&self, now: u64) -> bool;
@@ -73,42 +73,18 @@ pub trait Rule {
     fn share_origin(&mut self, share: f64);
 }
 
-impl Write for crate::Write {
-    fn items(&self) -> Vec<(&'static str, String)> {
-        let mut items = Vec::with_capacity(2);
-        if let Some(p) = self.allow_percentage {
-            items.push((PERCENTAGE_KEY, p.to_string()));
-        }
-        items.push((HEARTBEAT_KEY, self.heartbeat.to_string()));
-        items
-    }
-
-    fn heartbeat(&self) -> u64 {
-        self.heartbeat
-    }
-
-    fn moved(&self) -> Option<u64> {
-        self.allow_percentage.map(|p| u64::from(p.micros()))
-    }
-
-    fn land(&self, settings: &mut Settings) {
-        if let Some(p) = self.allow_percentage {
-            settings.allow_percentage = p;
-        }
-        settings.controller_heartbeat = Heartbeat::At(self.heartbeat);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Controller, Options};
+    use crate::options::Options;
+    use crate::percentage::{Controller, Write as PercentageWrite};
+    use waiting_room::settings::config::Heartbeat;
 
     #[test]
     fn a_percentage_write_lands_what_it_carries_and_the_heartbeat() {
         let mut settings = Settings::default();
         let kept = settings.allow_percentage;
-        let beat = crate::Write {
+        let beat = PercentageWrite {
             allow_percentage: None,
             heartbeat: 10,
         };
@@ -118,7 +94,7 @@ mod tests {
         assert_eq!(settings.controller_heartbeat, Heartbeat::At(10));
 
         let p = "12.5".parse().unwrap();
-        let write = crate::Write {
+        let write = PercentageWrite {
             allow_percentage: Some(p),
             heartbeat: 20,
         };
@@ -130,7 +106,7 @@ mod tests {
     #[test]
     fn the_percentage_rule_describes_a_heartbeat_alone_by_what_it_keeps() {
         let c = Controller::new(Options::default()).unwrap();
-        let beat = crate::Write {
+        let beat = PercentageWrite {
             allow_percentage: None,
             heartbeat: 10,
         };

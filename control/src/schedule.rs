@@ -1,6 +1,6 @@
 //! When a controller writes, and what it keeps of its writes.
 //!
-//! Both rules, the percentage ([`super::Controller`]) and the FIFO cutoff
+//! Both rules, the percentage ([`crate::percentage::Controller`]) and the FIFO cutoff
 //! ([`super::fifo::FifoController`]), write to the same config store under the
 //! same heartbeat rule, so they share one answer to *when*: a write at most
 //! once a tick, the heartbeat when it falls due, a pause that doubles after each
@@ -12,7 +12,8 @@
 
 use std::collections::VecDeque;
 
-use super::MAX_BACKOFF;
+/// Longest wait between two attempts after failed writes, seconds.
+pub const MAX_BACKOFF: u64 = 300;
 
 /// Writes remembered until the log shows them in effect (to measure the delay).
 const PENDING_WRITES: usize = 64;

@@ -16,101 +16,59 @@ use crate::credentials::keys::{KeyStore, SigningKey};
 use crate::credentials::token::{self, Claims, Malformed, SignedToken, TokenKind};
 use crate::settings::config::{QueueingMethod, SessionMode, Settings};
 
-/// The room's decision for one protected request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Forward to the origin.
-    Allow,
-    /// Closed (`allow_percentage = 0`): waiting will not help.
-    Deny,
-    /// Unknown visitor: starts waiting.
-    Anon,
-    /// Waiting, token not yet expired.
-    Wait,
-    /// Waited, lost the lottery: waits again.
-    ReWait,
-}
-
-impl Decision {
-    /// Every decision.
-    pub const ALL: [Decision; 5] = [
-        Decision::Allow,
-        Decision::Deny,
-        Decision::Anon,
-        Decision::Wait,
-        Decision::ReWait,
-    ];
-
-    /// The word for it in logs and JSON.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Decision::Allow => "allow",
-            Decision::Deny => "deny",
-            Decision::Anon => "anon",
-            Decision::Wait => "wait",
-            Decision::ReWait => "re-wait",
+/// Defines an enum whose every value has one word in the log and the JSON: its
+/// `ALL` values in order, `name()`, `Display` and `FromStr` (which the controller
+/// runs on every line, so it compares text and allocates nothing).
+macro_rules! log_words {
+    ($(#[$meta:meta])* pub enum $name:ident {
+        $($(#[$doc:meta])* $value:ident = $word:literal,)*
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$doc])* $value,)*
         }
-    }
-}
 
-impl fmt::Display for Decision {
-    /// The VCL's name for the decision, used in logs and JSON.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+        impl $name {
+            /// Every value, in order.
+            pub const ALL: [$name; [$($word),*].len()] = [$($name::$value),*];
 
-impl FromStr for Decision {
-    type Err = UnknownWord;
-    fn from_str(word: &str) -> Result<Decision, UnknownWord> {
-        named(Decision::ALL, Decision::name, word)
-    }
-}
-
-impl Transition {
-    /// Every transition.
-    pub const ALL: [Transition; 11] = [
-        Transition::SessionExpired,
-        Transition::LotteryWon,
-        Transition::LotteryLost,
-        Transition::CeilingReached,
-        Transition::QueueAll,
-        Transition::RedeemWindowPassed,
-        Transition::CutoffReached,
-        Transition::HoldExpired,
-        Transition::JoinedLine,
-        Transition::LeftLine,
-        Transition::TollUnpaid,
-    ];
-
-    /// The word for it in logs.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Transition::SessionExpired => "session-expired",
-            Transition::LotteryWon => "lottery-won",
-            Transition::LotteryLost => "lottery-lost",
-            Transition::CeilingReached => "ceiling-reached",
-            Transition::QueueAll => "queue-all",
-            Transition::RedeemWindowPassed => "redeem-window-passed",
-            Transition::CutoffReached => "cutoff-reached",
-            Transition::HoldExpired => "hold-expired",
-            Transition::JoinedLine => "joined-line",
-            Transition::LeftLine => "left-line",
-            Transition::TollUnpaid => "toll-unpaid",
+            /// The word for it.
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $($name::$value => $word,)*
+                }
+            }
         }
-    }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownWord;
+            fn from_str(word: &str) -> Result<$name, UnknownWord> {
+                $name::ALL.into_iter().find(|v| v.name() == word).ok_or(UnknownWord)
+            }
+        }
+    };
 }
 
-impl fmt::Display for Transition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Transition {
-    type Err = UnknownWord;
-    fn from_str(word: &str) -> Result<Transition, UnknownWord> {
-        named(Transition::ALL, Transition::name, word)
+log_words! {
+    /// The room's decision for one protected request.
+    pub enum Decision {
+        /// Forward to the origin.
+        Allow = "allow",
+        /// Closed (`allow_percentage = 0`): waiting will not help.
+        Deny = "deny",
+        /// Unknown visitor: starts waiting.
+        Anon = "anon",
+        /// Waiting, token not yet expired.
+        Wait = "wait",
+        /// Waited, lost the lottery: waits again.
+        ReWait = "re-wait",
     }
 }
 
@@ -145,90 +103,53 @@ impl fmt::Display for Rejection {
     }
 }
 
-/// What happened to a valid token on the way to the decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transition {
-    /// An expired allow token: the session timed out.
-    SessionExpired,
-    /// An expired wait token that won the lottery.
-    LotteryWon,
-    /// An expired wait token that lost the lottery.
-    LotteryLost,
-    /// A new session (a won draw, or a room open at 100 %) while the POP had
-    /// started `pop_new_sessions_per_minute` in the last minute: held, the
-    /// visitor waits on with a new wait token, as after a loss ([`crate::admission::ceiling`]).
-    CeilingReached,
-    /// A wait token due for its draw while the room holds everyone (`queue_all`):
-    /// not drawn, it waits on with a new wait token.
-    QueueAll,
-    /// A wait token presented after its redeem window: it re-waits without a draw,
-    /// so a copy of a winning token cannot be replayed for new sessions forever.
-    /// (In FIFO mode the visitor arrives anew.)
-    RedeemWindowPassed,
-    /// FIFO: a waiting visitor whose arrival is at or before `fifo_cutoff`: admitted.
-    CutoffReached,
-    /// FIFO: a place whose hold ended: the visitor arrives anew.
-    HoldExpired,
-    /// FIFO: a lottery wait token joined the line (at `exp - 2d`).
-    JoinedLine,
-    /// A FIFO place presented in random mode: it waits for its address's next
-    /// draw, without a draw of its own.
-    LeftLine,
-    /// A wait token due for its draw (random) or admission (FIFO) whose bot toll
-    /// is unpaid: held, without a draw. In random mode it waits on with a new
-    /// wait token, which owes the toll again; in FIFO mode it keeps its place.
-    TollUnpaid,
-}
-
-/// What an admitted request does to the visitor's session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Session {
-    /// A new session: the lottery was won, or the room admits everyone and the
-    /// visitor held no live allow token.
-    New,
-    /// A live session, with a renewed allow token.
-    Renewed,
-    /// A live session whose allow token is kept as it is.
-    Kept,
-}
-
-impl Session {
-    /// Every kind of session.
-    pub const ALL: [Session; 3] = [Session::New, Session::Renewed, Session::Kept];
-
-    /// The word for it in logs.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Session::New => "new",
-            Session::Renewed => "renewed",
-            Session::Kept => "kept",
-        }
+log_words! {
+    /// What happened to a valid token on the way to the decision.
+    pub enum Transition {
+        /// An expired allow token: the session timed out.
+        SessionExpired = "session-expired",
+        /// An expired wait token that won the lottery.
+        LotteryWon = "lottery-won",
+        /// An expired wait token that lost the lottery.
+        LotteryLost = "lottery-lost",
+        /// A new session (a won draw, or a room open at 100 %) while the POP had
+        /// started `pop_new_sessions_per_minute` in the last minute: held, the
+        /// visitor waits on with a new wait token, as after a loss ([`crate::admission::ceiling`]).
+        CeilingReached = "ceiling-reached",
+        /// A wait token due for its draw while the room holds everyone (`queue_all`):
+        /// not drawn, it waits on with a new wait token.
+        QueueAll = "queue-all",
+        /// A wait token presented after its redeem window: it re-waits without a draw,
+        /// so a copy of a winning token cannot be replayed for new sessions forever.
+        /// (In FIFO mode the visitor arrives anew.)
+        RedeemWindowPassed = "redeem-window-passed",
+        /// FIFO: a waiting visitor whose arrival is at or before `fifo_cutoff`: admitted.
+        CutoffReached = "cutoff-reached",
+        /// FIFO: a place whose hold ended: the visitor arrives anew.
+        HoldExpired = "hold-expired",
+        /// FIFO: a lottery wait token joined the line (at `exp - 2d`).
+        JoinedLine = "joined-line",
+        /// A FIFO place presented in random mode: it waits for its address's next
+        /// draw, without a draw of its own.
+        LeftLine = "left-line",
+        /// A wait token due for its draw (random) or admission (FIFO) whose bot toll
+        /// is unpaid: held, without a draw. In random mode it waits on with a new
+        /// wait token, which owes the toll again; in FIFO mode it keeps its place.
+        TollUnpaid = "toll-unpaid",
     }
 }
 
-impl fmt::Display for Session {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+log_words! {
+    /// What an admitted request does to the visitor's session.
+    pub enum Session {
+        /// A new session: the lottery was won, or the room admits everyone and the
+        /// visitor held no live allow token.
+        New = "new",
+        /// A live session, with a renewed allow token.
+        Renewed = "renewed",
+        /// A live session whose allow token is kept as it is.
+        Kept = "kept",
     }
-}
-
-impl FromStr for Session {
-    type Err = UnknownWord;
-    fn from_str(word: &str) -> Result<Session, UnknownWord> {
-        named(Session::ALL, Session::name, word)
-    }
-}
-
-/// The one of `all` whose `name` is `word` (compared as text, no allocation: log
-/// lines are parsed by the controller, every line).
-fn named<T: Copy, const N: usize>(
-    all: [T; N],
-    name: fn(T) -> &'static str,
-    word: &str,
-) -> Result<T, UnknownWord> {
-    all.into_iter()
-        .find(|v| name(*v) == word)
-        .ok_or(UnknownWord)
 }
 
 /// A word that names none of an enum's values.

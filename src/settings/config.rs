@@ -16,96 +16,16 @@ use crate::bots::challenge::BotChallenge;
 use crate::bots::toll;
 use crate::credentials::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
 use crate::pages::page::Language;
+use crate::settings::keys::*;
 use crate::settings::percentage::Percentage;
 use crate::settings::room::Room;
 use crate::settings::rules::{self, Cidr};
 use crate::settings::table;
 use crate::settings::unix_time;
 
-/// Whether the room runs at all. Only the exact text `true` turns it on.
-pub const ENABLED: &str = "enabled";
-/// Comma-separated path prefixes the room protects.
-pub const PROTECTED_PATHS: &str = "protected_paths";
-/// Percentage (0–100, up to four decimals) of eligible wait tokens the lottery admits.
-pub const ALLOW_PERCENTAGE: &str = "allow_percentage";
-/// Unix seconds (or RFC 3339) of the controller's last write; present only when a
-/// controller runs.
-pub const CONTROLLER_HEARTBEAT: &str = "controller_heartbeat";
-/// Seconds after which a controller heartbeat is stale.
-pub const CONTROLLER_TIMEOUT: &str = "controller_timeout";
-/// The percentage in effect while the controller's heartbeat is stale.
-pub const ALLOW_PERCENTAGE_FALLBACK: &str = "allow_percentage_fallback";
-/// Seconds an admitted visitor keeps access after their last request.
-pub const ALLOW_PERIOD_TIMEOUT: &str = "allow_period_timeout";
-/// Length in seconds of one waiting slot.
-pub const WAIT_PERIOD_DURATION: &str = "wait_period_duration";
-/// `max-age` in seconds of the waiting-room cookie.
-pub const COOKIE_LIFETIME: &str = "cookie_lifetime";
-/// Id, in the signing-key store, of the key that signs new tokens.
-pub const ACTIVE_KEY: &str = "active_key";
-/// Name of the log endpoint that receives one line per request.
-pub const LOGGER_NAME: &str = "logger_name";
-/// Seconds after its expiry during which a wait token can still win its draw.
-pub const REDEEM_WINDOW: &str = "redeem_window";
-/// `eligible` (refresh at the visitor's next draw, spread per visitor) or `fixed` (the VCL's grid).
-pub const REFRESH_MODE: &str = "refresh_mode";
-/// HTTP status of the waiting pages: 200, 202, 429 or 503.
-pub const WAITING_STATUS: &str = "waiting_status";
-/// `sliding` (every allowed request renews the session) or `fixed` (a session
-/// lasts `allow_period_timeout` from the first admission).
-pub const SESSION_MODE: &str = "session_mode";
-/// `true` or `false`: the cookie's `HttpOnly` attribute.
-pub const COOKIE_HTTPONLY: &str = "cookie_httponly";
-/// `Lax`, `Strict` or `None`: the cookie's `SameSite` attribute.
-pub const COOKIE_SAMESITE: &str = "cookie_samesite";
-/// `auto` (when the client connection is TLS), `always` or `never`: the cookie's `Secure` attribute.
-pub const COOKIE_SECURE: &str = "cookie_secure";
-
-/// `address` (each address draws on its own grid: the default) or `global` (the
-/// VCL's slot boundaries).
-pub const DRAW_GRID: &str = "draw_grid";
-/// Bits of an IPv6 client's address its token is bound to: 32–128 (128, the whole
-/// address, by default; 64 keeps a visitor's place across privacy-address changes).
-pub const UID_IPV6_PREFIX: &str = "uid_ipv6_prefix";
-/// `random` (the lottery: the default) or `fifo` (first in, first out).
-pub const QUEUEING_METHOD: &str = "queueing_method";
-/// FIFO: visitors who arrived at or before this Unix time in milliseconds (or RFC
-/// 3339 time, to the millisecond) are admitted.
-pub const FIFO_CUTOFF: &str = "fifo_cutoff";
-/// FIFO: how fast the cutoff moves, arrival milliseconds admitted per second
-/// (up to three decimals), for visitors' expected times of entry.
-pub const FIFO_RATE: &str = "fifo_rate";
-/// FIFO: seconds a waiting visitor's place is held after their last request.
-pub const FIFO_HOLD: &str = "fifo_hold";
-/// FIFO: Unix seconds (or RFC 3339 time) the line opens; visitors who come before
-/// share its first second in an order drawn per address (the pre-queue).
-pub const QUEUE_OPENS_AT: &str = "queue_opens_at";
-/// Random mode: new sessions a POP starts in a minute at most; one over it waits
-/// on as after a loss (a whole number, 1 to [`MAX_POP_NEW_SESSIONS_PER_MINUTE`];
-/// unset: no ceiling). See [`crate::admission::ceiling`].
-pub const POP_NEW_SESSIONS_PER_MINUTE: &str = "pop_new_sessions_per_minute";
 /// Highest `pop_new_sessions_per_minute`.
 pub const MAX_POP_NEW_SESSIONS_PER_MINUTE: u32 = 10_000_000;
 
-/// Holds everyone: new visitors wait, nobody is drawn or admitted, sessions go on.
-pub const QUEUE_ALL: &str = "queue_all";
-/// Address blocks (CIDR) that bypass the room.
-pub const BYPASS_ADDRESSES: &str = "bypass_addresses";
-/// Path prefixes inside the room that bypass it.
-pub const BYPASS_PATHS: &str = "bypass_paths";
-/// Signed passes issued before this time are refused.
-pub const PASSES_NOT_BEFORE: &str = "passes_not_before";
-/// The built-in pages' language: `auto` (the visitor's `Accept-Language`) or a code.
-pub const PAGE_LANGUAGE: &str = "page_language";
-/// The bot toll: bits of proof of work a wait token's holder pays before their
-/// first draw or admission, 0 (off, the default) to [`crate::bots::toll::MAX_BITS`].
-pub const BOT_TOLL_BITS: &str = "bot_toll_bits";
-/// An external challenge (Turnstile or hCaptcha) instead of the proof of work:
-/// a JSON object, [`crate::bots::challenge::ChallengeSettings::parse`].
-pub const BOT_CHALLENGE: &str = "bot_challenge";
-/// The page-store keys that hold a custom page: the room looks up no other, so a
-/// page costs one lookup at most.
-pub const CUSTOM_PAGES: &str = "custom_pages";
 /// Longest config-store key Fastly accepts, in bytes.
 pub const MAX_KEY_LEN: usize = 256;
 
@@ -886,10 +806,12 @@ fn parse_duration(raw: &str) -> Option<u64> {
 mod tests {
     use super::*;
     use std::cell::RefCell;
-    use std::collections::{BTreeMap, HashMap};
+    use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-    use crate::settings::room::ROOMS;
+    use crate::settings::keys::ROOMS;
+    use crate::settings::layout::OWN_KEYS;
     use crate::settings::room_settings::Remembered;
+    use crate::settings::table::{OTHER_ROWS, ROWS, Stored, keys};
 
     fn settings(pairs: &[(&str, &str)]) -> Settings {
         let map: HashMap<String, String> = pairs
@@ -1471,7 +1393,7 @@ mod tests {
         ] {
             assert_eq!(
                 keys_read(&store, "/events/1"),
-                read_once(&[&KEYS[..], &[crate::settings::events::EVENTS]].concat()),
+                read_once(&[&KEYS[..], &[crate::settings::keys::EVENTS]].concat()),
                 "{store:?}"
             );
         }
@@ -1510,5 +1432,81 @@ mod tests {
             bypass,
             Settings::from_lookup(|key| lookup(key).filter(|_| BYPASS_KEYS.contains(&key)))
         );
+    }
+
+    // The reader holds to the settings table's rows.
+
+    fn read_one(key: &str, raw: &str) -> Settings {
+        Settings::from_lookup(|k| (k == key).then(|| raw.to_string()))
+    }
+
+    #[test]
+    fn keys_come_from_the_rows_once_each() {
+        assert_eq!(KEYS, keys(&ROWS));
+        let all: BTreeSet<&str> = ROWS.iter().chain(&OTHER_ROWS).map(|r| r.key).collect();
+        assert_eq!(all.len(), ROWS.len() + OTHER_ROWS.len(), "a key twice");
+        let own: Vec<&str> = ROWS
+            .iter()
+            .filter(|r| r.stored == Stored::Own)
+            .map(|r| r.key)
+            .collect();
+        assert_eq!(OWN_KEYS.to_vec(), own);
+    }
+
+    /// Each row's default is the reader's: its text (`` `text` ``, or `none` when
+    /// only a missing key reads as it), then at most a note in parentheses.
+    #[test]
+    fn each_rows_default_is_the_readers() {
+        let defaults = Settings::default();
+        for row in ROWS {
+            let shown = match defaults.stored(row.key) {
+                Some(text) => format!("`{text}`"),
+                None => "none".to_string(),
+            };
+            let note = row.default.strip_prefix(&shown);
+            assert!(
+                note.is_some_and(|n| n.is_empty() || (n.starts_with(" (") && n.ends_with(')'))),
+                "{}: the reader's default is {shown}, the row says {}",
+                row.key,
+                row.default
+            );
+            // The text reads back as the default, with no fallback.
+            if let Some(text) = defaults.stored(row.key) {
+                assert_eq!(read_one(row.key, &text), defaults, "{}: {text:?}", row.key);
+            }
+        }
+        let fifo = Settings::from_lookup(|k| (k == QUEUEING_METHOD).then(|| "fifo".into()));
+        assert_eq!(fifo.stored(ALLOW_PERCENTAGE).as_deref(), Some("50"));
+        let row = ROWS.iter().find(|r| r.key == ALLOW_PERCENTAGE).unwrap();
+        assert!(row.default.contains("`50` in FIFO mode"));
+    }
+
+    /// A valid sample reads as written: no fallback, and the text of what it read
+    /// reads the same. An invalid one falls back or reads as something else,
+    /// except an `active_key`, which the reader keeps and the signer refuses.
+    #[test]
+    fn valid_samples_read_as_written_and_invalid_ones_do_not() {
+        for row in ROWS {
+            assert!(!row.samples.valid.is_empty(), "{}", row.key);
+            assert!(!row.samples.invalid.is_empty(), "{}", row.key);
+            for raw in row.samples.valid {
+                let s = read_one(row.key, raw);
+                assert!(s.fallbacks.is_empty(), "{}: {raw:?}", row.key);
+                let text = s.stored(row.key);
+                let again = text
+                    .as_deref()
+                    .map_or_else(Settings::default, |t| read_one(row.key, t));
+                assert_eq!(again, s, "{}: {raw:?} as {text:?}", row.key);
+            }
+            for raw in row.samples.invalid {
+                let s = read_one(row.key, raw);
+                let as_written = s.stored(row.key).as_deref() == Some(raw.trim());
+                assert!(
+                    s.fallbacks.contains(&row.key) || !as_written || row.key == ACTIVE_KEY,
+                    "{}: {raw:?}",
+                    row.key
+                );
+            }
+        }
     }
 }

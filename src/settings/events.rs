@@ -26,8 +26,6 @@ use serde::Deserialize;
 use crate::settings::room::RoomName;
 use crate::settings::unix_time;
 
-/// Config key (and room-value key) of the schedule.
-pub const EVENTS: &str = "events";
 /// Most events a schedule holds.
 pub const MAX_EVENTS: usize = 50;
 

@@ -22,9 +22,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::settings::config::{
-    BOT_CHALLENGE, BOT_TOLL_BITS, CONTROLLER_HEARTBEAT, KEYS, QUEUE_ALL, text_of,
-};
+use crate::settings::config::{KEYS, text_of};
+use crate::settings::keys::{BOT_CHALLENGE, BOT_TOLL_BITS, CONTROLLER_HEARTBEAT, QUEUE_ALL};
 use crate::settings::table;
 
 /// Config-store key of the JSON object holding every other setting.
@@ -156,7 +155,7 @@ pub fn set(entries: &mut BTreeMap<String, String>, key: &str, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::config::{BYPASS_PATHS, ENABLED, PROTECTED_PATHS};
+    use crate::settings::keys::{BYPASS_PATHS, ENABLED, PROTECTED_PATHS};
 
     #[test]
     fn the_vcls_keys_and_the_controllers_stay_keys_of_their_own() {

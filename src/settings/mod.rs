@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod events;
+pub mod keys;
 pub mod layout;
 pub mod limits;
 pub mod path_readings;

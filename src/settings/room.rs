@@ -22,8 +22,6 @@ use std::fmt;
 
 use serde::Deserialize;
 
-/// Config-store key of the index of named rooms.
-pub const ROOMS: &str = "rooms";
 /// Longest room name.
 pub const MAX_NAME_LEN: usize = 32;
 /// Most named rooms an index holds; later ones are ignored.

@@ -19,16 +19,18 @@ use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 
 use crate::credentials::cookie_names;
-use crate::settings::config::{
-    ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_KEYS,
-    BYPASS_PATHS, CONTROLLER_HEARTBEAT, CUSTOM_PAGES, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
-    PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, Refusal, Settings,
-    UID_IPV6_PREFIX, text_of,
+use crate::settings::config::{BYPASS_KEYS, Refusal, Settings, text_of};
+use crate::settings::events::{Phase, Schedule};
+use crate::settings::keys::EVENTS;
+use crate::settings::keys::ROOMS;
+use crate::settings::keys::{
+    ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_PATHS,
+    CONTROLLER_HEARTBEAT, CUSTOM_PAGES, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
+    PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, UID_IPV6_PREFIX,
 };
-use crate::settings::events::{EVENTS, Phase, Schedule};
 use crate::settings::layout::{Members, SETTINGS, is_member, when_unreadable};
 use crate::settings::path_readings::readings;
-use crate::settings::room::{Index, ROOMS, Room, Scope};
+use crate::settings::room::{Index, Room, Scope};
 
 /// The keys the controller writes for a named room (`room.<name>.<key>`).
 pub const CONTROLLER_KEYS: [&str; 4] = [
@@ -389,7 +391,7 @@ impl<'a, F: Fn(&str) -> Option<String>> NamedRoom<'a, F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::config::WAIT_PERIOD_DURATION;
+    use crate::settings::keys::WAIT_PERIOD_DURATION;
     use crate::settings::percentage::Percentage;
     use crate::settings::room::RoomName;
 
@@ -459,7 +461,7 @@ mod tests {
     #[test]
     fn a_named_rooms_challenge_is_an_object_of_its_value() {
         use crate::bots::challenge::{BotChallenge, Provider};
-        use crate::settings::config::BOT_CHALLENGE;
+        use crate::settings::keys::BOT_CHALLENGE;
         let room = |challenge: &str| {
             let value = format!(r#"{{"enabled": true, "bot_challenge": {challenge}}}"#);
             let pairs = [(ROOMS, ROOMS_VALUE), ("room.drops", value.as_str())];

@@ -11,23 +11,11 @@
 //! `docs/operate/configuration.md` ([`reference()`]). The reader
 //! ([`crate::settings::config::Settings::from_lookup`]) keeps each key's parser;
 //! the tests hold it to the rows: it reads exactly their keys, its defaults are
-//! theirs ([`Settings::stored`]), and their valid samples read as written.
+//! theirs ([`crate::settings::config::Settings::stored`]), and their valid samples read as written.
 
 use std::fmt::Write as _;
 
-#[cfg(doc)]
-use crate::settings::config::Settings;
-use crate::settings::config::{
-    ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, ALLOW_PERIOD_TIMEOUT, BOT_CHALLENGE,
-    BOT_TOLL_BITS, BYPASS_ADDRESSES, BYPASS_PATHS, CONTROLLER_HEARTBEAT, CONTROLLER_TIMEOUT,
-    COOKIE_HTTPONLY, COOKIE_LIFETIME, COOKIE_SAMESITE, COOKIE_SECURE, CUSTOM_PAGES, DRAW_GRID,
-    ENABLED, FIFO_CUTOFF, FIFO_HOLD, FIFO_RATE, LOGGER_NAME, PAGE_LANGUAGE, PASSES_NOT_BEFORE,
-    POP_NEW_SESSIONS_PER_MINUTE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, QUEUEING_METHOD,
-    REDEEM_WINDOW, REFRESH_MODE, SESSION_MODE, UID_IPV6_PREFIX, WAIT_PERIOD_DURATION,
-    WAITING_STATUS,
-};
-use crate::settings::events::EVENTS;
-use crate::settings::room::ROOMS;
+use crate::settings::keys::*;
 
 /// Where a setting is stored in `waitingroom_config`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -609,85 +597,7 @@ fn cell(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use super::*;
-    use crate::settings::config::{KEYS, Settings};
-    use crate::settings::layout::OWN_KEYS;
-
-    fn read(key: &str, raw: &str) -> Settings {
-        Settings::from_lookup(|k| (k == key).then(|| raw.to_string()))
-    }
-
-    #[test]
-    fn keys_come_from_the_rows_once_each() {
-        assert_eq!(KEYS, keys(&ROWS));
-        let all: BTreeSet<&str> = ROWS.iter().chain(&OTHER_ROWS).map(|r| r.key).collect();
-        assert_eq!(all.len(), ROWS.len() + OTHER_ROWS.len(), "a key twice");
-        let own: Vec<&str> = ROWS
-            .iter()
-            .filter(|r| r.stored == Stored::Own)
-            .map(|r| r.key)
-            .collect();
-        assert_eq!(OWN_KEYS.to_vec(), own);
-    }
-
-    /// Each row's default is the reader's: its text (`` `text` ``, or `none` when
-    /// only a missing key reads as it), then at most a note in parentheses.
-    #[test]
-    fn each_rows_default_is_the_readers() {
-        let defaults = Settings::default();
-        for row in ROWS {
-            let shown = match defaults.stored(row.key) {
-                Some(text) => format!("`{text}`"),
-                None => "none".to_string(),
-            };
-            let note = row.default.strip_prefix(&shown);
-            assert!(
-                note.is_some_and(|n| n.is_empty() || (n.starts_with(" (") && n.ends_with(')'))),
-                "{}: the reader's default is {shown}, the row says {}",
-                row.key,
-                row.default
-            );
-            // The text reads back as the default, with no fallback.
-            if let Some(text) = defaults.stored(row.key) {
-                assert_eq!(read(row.key, &text), defaults, "{}: {text:?}", row.key);
-            }
-        }
-        let fifo = Settings::from_lookup(|k| (k == QUEUEING_METHOD).then(|| "fifo".into()));
-        assert_eq!(fifo.stored(ALLOW_PERCENTAGE).as_deref(), Some("50"));
-        let row = ROWS.iter().find(|r| r.key == ALLOW_PERCENTAGE).unwrap();
-        assert!(row.default.contains("`50` in FIFO mode"));
-    }
-
-    /// A valid sample reads as written: no fallback, and the text of what it read
-    /// reads the same. An invalid one falls back or reads as something else,
-    /// except an `active_key`, which the reader keeps and the signer refuses.
-    #[test]
-    fn valid_samples_read_as_written_and_invalid_ones_do_not() {
-        for row in ROWS {
-            assert!(!row.samples.valid.is_empty(), "{}", row.key);
-            assert!(!row.samples.invalid.is_empty(), "{}", row.key);
-            for raw in row.samples.valid {
-                let s = read(row.key, raw);
-                assert!(s.fallbacks.is_empty(), "{}: {raw:?}", row.key);
-                let text = s.stored(row.key);
-                let again = text
-                    .as_deref()
-                    .map_or_else(Settings::default, |t| read(row.key, t));
-                assert_eq!(again, s, "{}: {raw:?} as {text:?}", row.key);
-            }
-            for raw in row.samples.invalid {
-                let s = read(row.key, raw);
-                let as_written = s.stored(row.key).as_deref() == Some(raw.trim());
-                assert!(
-                    s.fallbacks.contains(&row.key) || !as_written || row.key == ACTIVE_KEY,
-                    "{}: {raw:?}",
-                    row.key
-                );
-            }
-        }
-    }
 
     #[test]
     fn the_reference_has_a_line_per_row_and_escapes_bars() {

@@ -21,6 +21,7 @@ use waiting_room::credentials::keys::SigningKey;
 use waiting_room::credentials::token::{self, Claims, TokenKind};
 use waiting_room::pages::page::Page;
 use waiting_room::settings::config::{self, QueueingMethod, Settings};
+use waiting_room::settings::keys;
 use waiting_room::settings::layout;
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::room_settings::Remembered;
@@ -193,16 +194,13 @@ pub fn settings(data: &[u8]) {
     let s = Settings::from_lookup(|key| raw(key).map(str::to_string));
     assert_eq!(s, Settings::from_lookup(|key| raw(key).map(str::to_string)));
 
-    assert_eq!(
-        s.enabled,
-        raw(config::ENABLED).map(str::trim) == Some("true")
-    );
+    assert_eq!(s.enabled, raw(keys::ENABLED).map(str::trim) == Some("true"));
     assert!(!s.protected_paths.is_empty());
     assert!(s.protected_paths.iter().all(|p| p.starts_with('/')));
-    let percentage = raw(config::ALLOW_PERCENTAGE);
+    let percentage = raw(keys::ALLOW_PERCENTAGE);
     // Missing or unreadable: 100 (fail open), but 50 in FIFO mode, where the
     // percentage keeps only its ends (the cutoff decides).
-    let fifo = raw(config::QUEUEING_METHOD).is_some_and(|v| v.trim().eq_ignore_ascii_case("fifo"));
+    let fifo = raw(keys::QUEUEING_METHOD).is_some_and(|v| v.trim().eq_ignore_ascii_case("fifo"));
     let default = if fifo { 500_000 } else { 1_000_000 };
     let expected = percentage.map_or(Some(default), expected_percentage);
     assert_eq!(
@@ -210,25 +208,25 @@ pub fn settings(data: &[u8]) {
         expected.unwrap_or(default),
         "{percentage:?}"
     );
-    let fell_back = s.fallbacks.contains(&config::ALLOW_PERCENTAGE);
+    let fell_back = s.fallbacks.contains(&keys::ALLOW_PERCENTAGE);
     assert_eq!(fell_back, expected.is_none(), "{percentage:?}");
     for (key, value, default) in [
         (
-            config::ALLOW_PERIOD_TIMEOUT,
+            keys::ALLOW_PERIOD_TIMEOUT,
             s.allow_period_timeout,
             config::DEFAULT_ALLOW_PERIOD_TIMEOUT,
         ),
         (
-            config::WAIT_PERIOD_DURATION,
+            keys::WAIT_PERIOD_DURATION,
             s.wait_period_duration,
             config::DEFAULT_WAIT_PERIOD_DURATION,
         ),
         (
-            config::COOKIE_LIFETIME,
+            keys::COOKIE_LIFETIME,
             s.cookie_lifetime,
             config::DEFAULT_COOKIE_LIFETIME,
         ),
-        (config::FIFO_HOLD, s.fifo_hold, config::DEFAULT_FIFO_HOLD),
+        (keys::FIFO_HOLD, s.fifo_hold, config::DEFAULT_FIFO_HOLD),
     ] {
         let parsed = raw(key).and_then(|v| v.trim().parse::<u64>().ok());
         let usable = parsed.filter(|d| (1..=config::MAX_DURATION).contains(d));
@@ -246,14 +244,14 @@ pub fn settings(data: &[u8]) {
         |key: &str, want: &str| raw(key).is_some_and(|v| v.trim().eq_ignore_ascii_case(want));
     assert_eq!(
         s.draw_grid == DrawGrid::Global,
-        word(config::DRAW_GRID, "global")
+        word(keys::DRAW_GRID, "global")
     );
     assert_eq!(
         s.queueing_method == QueueingMethod::Fifo,
-        word(config::QUEUEING_METHOD, "fifo")
+        word(keys::QUEUEING_METHOD, "fifo")
     );
     // The IPv6 prefix: 32–128 (a leading `/` allowed), else the whole address.
-    let prefix = raw(config::UID_IPV6_PREFIX)
+    let prefix = raw(keys::UID_IPV6_PREFIX)
         .and_then(|v| {
             let v = v.trim();
             v.strip_prefix('/').unwrap_or(v).parse::<u8>().ok()
@@ -263,8 +261,8 @@ pub fn settings(data: &[u8]) {
     // Unix times: whole numbers only (an opening time in seconds, not
     // milliseconds), else none (and said).
     for (key, value, max) in [
-        (config::FIFO_CUTOFF, s.fifo_cutoff, u64::MAX),
-        (config::QUEUE_OPENS_AT, s.queue_opens_at, 99_999_999_999),
+        (keys::FIFO_CUTOFF, s.fifo_cutoff, u64::MAX),
+        (keys::QUEUE_OPENS_AT, s.queue_opens_at, 99_999_999_999),
     ] {
         let parsed = raw(key)
             .and_then(|v| v.trim().parse::<u64>().ok())
@@ -275,7 +273,7 @@ pub fn settings(data: &[u8]) {
             raw(key).is_some() && parsed.is_none()
         );
     }
-    match raw(config::ACTIVE_KEY) {
+    match raw(keys::ACTIVE_KEY) {
         None => assert_eq!(s.active_key, config::DEFAULT_ACTIVE_KEY),
         Some(kid) => assert_eq!(s.active_key, kid.trim()),
     }
@@ -344,12 +342,12 @@ fn expected_percentage(raw: &str) -> Option<u32> {
 /// The settings [`plan`] leaves unset: fixed sessions, holding everyone, the bypass
 /// rules, the toll and the challenge change the verdicts its checks expect.
 const PLAN_UNMODELLED: [&str; 6] = [
-    config::SESSION_MODE,
-    config::QUEUE_ALL,
-    config::BYPASS_ADDRESSES,
-    config::BYPASS_PATHS,
-    config::BOT_TOLL_BITS,
-    config::BOT_CHALLENGE,
+    keys::SESSION_MODE,
+    keys::QUEUE_ALL,
+    keys::BYPASS_ADDRESSES,
+    keys::BYPASS_PATHS,
+    keys::BOT_TOLL_BITS,
+    keys::BOT_CHALLENGE,
 ];
 
 /// One whole request through `plan()`, with a fixed key store and everything
@@ -372,10 +370,10 @@ pub fn plan(data: &[u8]) -> Plan {
     }
     if input.below(4) != 0 {
         // Mostly a running room with a lottery, where cookies matter.
-        store.insert(config::ENABLED.to_string(), "true".to_string());
+        store.insert(keys::ENABLED.to_string(), "true".to_string());
         let micros = 1 + input.below(999_999) as u32;
         let percentage = Percentage::from_micros(micros);
-        store.insert(config::ALLOW_PERCENTAGE.to_string(), percentage.to_string());
+        store.insert(keys::ALLOW_PERCENTAGE.to_string(), percentage.to_string());
     }
     let settings = Settings::from_lookup(|key| store.get(key).cloned());
     // Now and then a pass header of any text: never a bypass unless signed.
@@ -1051,10 +1049,10 @@ pub fn toll(data: &[u8]) -> (Option<waiting_room::admission::decision::Transitio
         _ => String::new(),
     };
     let store: std::collections::HashMap<&str, String> = [
-        (config::ENABLED, "true".to_string()),
-        (config::ALLOW_PERCENTAGE, (1 + input.below(99)).to_string()),
-        (config::BOT_TOLL_BITS, room_bits.to_string()),
-        (config::ACTIVE_KEY, kid.to_string()),
+        (keys::ENABLED, "true".to_string()),
+        (keys::ALLOW_PERCENTAGE, (1 + input.below(99)).to_string()),
+        (keys::BOT_TOLL_BITS, room_bits.to_string()),
+        (keys::ACTIVE_KEY, kid.to_string()),
     ]
     .into();
     let settings = Settings::from_lookup(|key| store.get(key).cloned());

@@ -1,5 +1,5 @@
 use super::*;
-use crate::HEARTBEAT_KEY;
+use crate::options::HEARTBEAT_KEY;
 use crate::rule::{Rule, Write as _};
 
 const T0: u64 = 1_700_000_000;

@@ -51,9 +51,9 @@ mod window;
 use std::fmt;
 use std::str::FromStr;
 
-pub use window::{Reading, Window, p95};
+pub use window::{OriginAnswer, Reading, Window, p95};
 
-use crate::BadOptions;
+use crate::options::{BadOptions, WINDOW};
 
 /// Fewer answers than this in the window are no reading of the origin: the
 /// target is held. A p95 of 30 answers is the second-worst of them.
@@ -96,30 +96,6 @@ pub const LEAVING_SPAN: u64 = 120;
 /// slow: two, as a slow origin stretches the sessions it serves (a visitor
 /// waits for each page).
 pub const SLOW_AFTER_SESSIONS: u64 = 2;
-
-/// What the origin answered one request, as the room's log line records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OriginAnswer {
-    /// Answered: milliseconds to the response's headers, and its status.
-    Answered {
-        /// Milliseconds from sending the request to the response's headers.
-        ms: u64,
-        /// The response's status.
-        status: u16,
-    },
-    /// No answer: a timeout or a failed connection.
-    Failed,
-}
-
-impl OriginAnswer {
-    /// Whether it counts against the error share: a failure or a 5xx.
-    pub fn is_error(self) -> bool {
-        match self {
-            OriginAnswer::Failed => true,
-            OriginAnswer::Answered { status, .. } => status >= 500,
-        }
-    }
-}
 
 /// What healthy means for one origin: its p95 within a bound and its errors
 /// within a share, over a window. Written `p95<800ms,errors<1%` (the window
@@ -234,7 +210,7 @@ impl OriginOptions {
         if !(self.ceiling.is_finite() && self.ceiling >= self.floor) {
             return bad("the origin ceiling must be a number at or above the floor");
         }
-        if !(60..=crate::WINDOW).contains(&self.session) {
+        if !(60..=WINDOW).contains(&self.session) {
             return bad("the session length must be 60 s to 3600 s");
         }
         Ok(())

@@ -3,7 +3,29 @@
 
 use std::collections::VecDeque;
 
-use super::OriginAnswer;
+/// What the origin answered one request, as the room's log line records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OriginAnswer {
+    /// Answered: milliseconds to the response's headers, and its status.
+    Answered {
+        /// Milliseconds from sending the request to the response's headers.
+        ms: u64,
+        /// The response's status.
+        status: u16,
+    },
+    /// No answer: a timeout or a failed connection.
+    Failed,
+}
+
+impl OriginAnswer {
+    /// Whether it counts against the error share: a failure or a 5xx.
+    pub fn is_error(self) -> bool {
+        match self {
+            OriginAnswer::Failed => true,
+            OriginAnswer::Answered { status, .. } => status >= 500,
+        }
+    }
+}
 
 /// Most answer times kept for one second of log: past it, answers are still
 /// counted, and the times kept are the second's first. At the cap (ten times

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::error::ErrorKind;
 use clap::{ArgAction, Args, CommandFactory, Parser};
-use control::DEFAULT_EXPECTED_PROPAGATION;
+use control::options::DEFAULT_EXPECTED_PROPAGATION;
 use waiting_room::admission::ceiling::DEFAULT_NODES;
 use waiting_room::admission::grid::DrawGrid;
 use waiting_room::admission::refresh::RefreshMode;
@@ -866,7 +866,7 @@ fn toll_bits(raw: &str) -> Result<u8, String> {
     })
 }
 
-/// `--session N:SECONDS`.
+/// `--origin-change FROM:FACTOR[:UNTIL]`.
 fn origin_change(spec: &str) -> Result<Change, String> {
     let parts: Vec<&str> = spec.split(':').collect();
     let minute = |raw: &str| number::<u64>(raw);
@@ -886,9 +886,11 @@ fn origin_change(spec: &str) -> Result<Change, String> {
 }
 
 fn healthy(spec: &str) -> Result<Healthy, String> {
-    spec.parse().map_err(|e: control::BadOptions| e.to_string())
+    spec.parse()
+        .map_err(|e: control::options::BadOptions| e.to_string())
 }
 
+/// `--session N:SECONDS`.
 fn session(spec: &str) -> Result<Session, String> {
     let [requests, interval] = parts(spec)?;
     let (requests, interval) = (number(requests)?, number(interval)?);

@@ -1,5 +1,5 @@
 //! The closed loop: a controller of the room's own (any [`Rule`]:
-//! [`control::Controller`] in random mode, [`control::fifo::FifoController`] in
+//! [`control::percentage::Controller`] in random mode, [`control::fifo::FifoController`] in
 //! FIFO mode) on the simulator's virtual clock. Every request's log line is
 //! written by the room's own [`waiting_room::log::decision_line`] and read back
 //! by the room's own [`control::record::Record`] parser, `log_delay` seconds
@@ -15,8 +15,9 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use control::record::{BadLine, Record};
+use control::rule::Rule;
 use control::rule::Write as _;
-use control::{Counters, Rule};
+use control::snapshot::Counters;
 use waiting_room::admission::decision::Verdict;
 use waiting_room::log;
 use waiting_room::settings::config::Settings;

@@ -19,7 +19,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
-use control::{Controller, Rule};
+use control::percentage::Controller;
+use control::rule::Rule;
 use waiting_room::admission::ceiling::{DocumentedCounts, ExactCounts, PopCounts};
 use waiting_room::admission::decision::{
     self, CookieAction, Decision, Session, TollDue, Transition, Verdict,

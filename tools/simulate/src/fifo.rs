@@ -40,7 +40,7 @@ use crate::progress::Progress;
 use crate::record::Record;
 use crate::rng::Rng;
 use crate::scenario::{Control, Scenario};
-use crate::stats::percentile;
+use crate::stats::{self, percentile};
 
 /// A checked minute within ±10 % of the target.
 const BAND: f64 = 0.10;
@@ -293,12 +293,7 @@ fn summarise(s: Summary<'_>) -> FifoReport {
     let target = s.control.target_per_minute;
     let people = s.population.people.len();
     let minutes = s.scenario.duration.div_ceil(60) as usize;
-    let new_sessions: Vec<u64> = s
-        .record
-        .new_tokens
-        .chunks(60)
-        .map(|m| m.iter().sum())
-        .collect();
+    let new_sessions = stats::per_minute(&s.record.new_tokens);
     let mut per_minute = vec![0u64; minutes];
     // People waiting at the end of each minute: arrived, not admitted, not gone.
     let mut change = vec![0i64; minutes + 1];
@@ -509,13 +504,11 @@ pub fn run_and_report(
     let population = Population::draw(scenario);
     let (report, points) = run(scenario, spec, &population, verbose)?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let json = serde_json::to_string_pretty(&serde_json::json!({
+    let json = serde_json::json!({
         "scenario": scenario,
         "fifo": report,
-    }))
-    .map_err(|e| e.to_string())?;
-    let path = out.join("report.json");
-    std::fs::write(&path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    });
+    crate::report::write_json(&out.join("report.json"), &json)?;
     if !plots {
         print!("{}", text(&report));
         println!("report in {}", out.display());

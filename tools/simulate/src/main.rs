@@ -69,7 +69,7 @@ fn main() -> ExitCode {
             let answers = planning::answer(&question, true);
             print!("{}", planning::table(&answers));
             match out {
-                Some(path) => write_json(&path, &answers),
+                Some(path) => report::write_json(&path, &answers),
                 None => Ok(()),
             }
         }
@@ -262,9 +262,4 @@ fn cost(scenario: &Scenario, sizes: &[u64]) {
             );
         }
     }
-}
-
-fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
-    std::fs::write(path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -44,9 +44,7 @@ impl Question {
                         wait_period,
                         allow_timeout,
                         draw_grid,
-                        pop_new_sessions_per_minute: None,
-                        pop_counts: Default::default(),
-                        bot_toll_bits: 0,
+                        ..Room::default()
                     });
                 }
             }

@@ -149,9 +149,7 @@ pub fn write(
         addresses: population.addresses,
         runs: runs.iter().map(|r| &r.report).collect(),
     };
-    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-    let json_path = dir.join("report.json");
-    fs::write(&json_path, json + "\n").map_err(|e| format!("{}: {e}", json_path.display()))?;
+    write_json(&dir.join("report.json"), &report)?;
     if !plots {
         return Ok(());
     }
@@ -232,6 +230,12 @@ pub fn write(
         plot::wait_heatmap(&path, &title, &subtitle, &points, scenario.room.wait_period)?;
     }
     Ok(())
+}
+
+/// Writes `value` to `path` as indented JSON, with a final newline.
+pub fn write_json(path: &Path, value: &impl Serialize) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    fs::write(path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// `<mode>` on the address grid (the room's default), `global-<mode>` on the

@@ -417,7 +417,7 @@ fn origin_rule<S: Serializer>(rule: &Option<OriginRule>, serializer: S) -> Resul
 impl Control {
     /// The controller's defaults, holding `target_per_minute`.
     pub fn new(target_per_minute: f64) -> Control {
-        let defaults = control::Options::default();
+        let defaults = control::options::Options::default();
         Control {
             target_per_minute,
             propagation_delay: 30,
@@ -433,8 +433,8 @@ impl Control {
     }
 
     /// The controller's options for `room`.
-    pub fn options(&self, room: &Room) -> control::Options {
-        control::Options {
+    pub fn options(&self, room: &Room) -> control::options::Options {
+        control::options::Options {
             target_per_minute: self.target_per_minute,
             max_active: self.max_active,
             min: self.min,
@@ -443,7 +443,7 @@ impl Control {
             wait_period: room.wait_period,
             start: self.start,
             expected_propagation: self.expected_propagation,
-            ..control::Options::default()
+            ..control::options::Options::default()
         }
     }
 }
@@ -455,9 +455,11 @@ impl Scenario {
     }
 
     /// The controller of the closed loop in random mode, when one runs.
-    pub fn controller(&self) -> Option<Result<control::Controller, control::BadOptions>> {
+    pub fn controller(
+        &self,
+    ) -> Option<Result<control::percentage::Controller, control::options::BadOptions>> {
         let spec = self.control?;
-        let controller = control::Controller::new(spec.options(&self.room));
+        let controller = control::percentage::Controller::new(spec.options(&self.room));
         Some(match spec.origin {
             Some(rule) => {
                 controller.and_then(|c| c.following_origin(rule.options(self.session_seconds())))

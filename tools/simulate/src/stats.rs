@@ -20,6 +20,11 @@ pub fn binomial_band(p: f64, n: u64) -> (f64, f64) {
     (p - half, p + half)
 }
 
+/// The sums of each minute of a per-second count series (the last minute may be short).
+pub fn per_minute(seconds: &[u64]) -> Vec<u64> {
+    seconds.chunks(60).map(|m| m.iter().sum()).collect()
+}
+
 /// Mean, peak and burstiness of a per-second count series.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
 pub struct SeriesStats {

@@ -356,11 +356,7 @@ pub fn summarise(
             allow_tokens,
             tokens_per_person: allow_tokens as f64 / people_admitted.max(1) as f64,
             per_second: stats::series_stats(&record.new_sessions, WARM_UP),
-            per_minute: record
-                .new_sessions
-                .chunks(60)
-                .map(|m| m.iter().sum())
-                .collect(),
+            per_minute: stats::per_minute(&record.new_sessions),
             dispersion: dispersion(
                 &record.new_sessions,
                 &record.draws,
@@ -396,7 +392,7 @@ fn turns_and_rises(writes: &[(u64, Option<u64>)], period: u64) -> (u64, Option<f
         }
         last_step = Some(up);
     }
-    let largest = control::largest_rise(&written, period);
+    let largest = control::percentage::largest_rise(&written, period);
     (turns, largest)
 }
 
@@ -419,11 +415,7 @@ fn closed_loop(
     let target = spec.target_per_minute;
     // Minutes are checked on new sessions as the origin and the controller see
     // them: distinct allow tokens.
-    let per_minute: Vec<u64> = record
-        .new_tokens
-        .chunks(60)
-        .map(|m| m.iter().sum())
-        .collect();
+    let per_minute = stats::per_minute(&record.new_tokens);
     let minutes = per_minute.len();
     // People waiting at the end of each minute: arrived and not yet admitted.
     let mut change = vec![0i64; minutes + 1];

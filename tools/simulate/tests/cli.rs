@@ -14,6 +14,14 @@ fn args(line: &str) -> Vec<String> {
     line.split_whitespace().map(str::to_string).collect()
 }
 
+/// The scenario of `line`, which must parse as a run of one room.
+fn run_scenario(line: &str) -> Scenario {
+    let Command::Run { scenario, .. } = parse(args(line)).unwrap() else {
+        panic!("{line}: not a run");
+    };
+    scenario
+}
+
 #[test]
 fn run_defaults_to_both_modes() {
     let Command::Run {
@@ -136,9 +144,7 @@ fn run_takes_both_grids_and_a_device_spread() {
 #[test]
 fn run_reads_the_closed_loop() {
     let line = "run --target-per-minute 2000 --propagation-delay 60 --start 0.5 --max 20 --allow-percentage 1.25";
-    let Command::Run { scenario, .. } = parse(args(line)).unwrap() else {
-        panic!("not a run");
-    };
+    let scenario = run_scenario(line);
     let control = scenario.control.unwrap();
     assert_eq!(
         (
@@ -152,18 +158,14 @@ fn run_reads_the_closed_loop() {
     assert_eq!(control.start, Some("0.5".parse().unwrap()));
     assert_eq!(control.expected_propagation, Some(30));
     let line = "run --target-per-minute 2000 --propagation-delay 60 --expected-propagation 45";
-    let Command::Run { scenario: s, .. } = parse(args(line)).unwrap() else {
-        panic!("not a run");
-    };
+    let s = run_scenario(line);
     assert_eq!(s.control.unwrap().expected_propagation, Some(45));
     assert_eq!(
         (control.min, control.max),
         (Percentage::STEP, Percentage::whole(20))
     );
     assert_eq!(scenario.room.allow_percentage, "1.25".parse().unwrap());
-    let Command::Run { scenario, .. } = parse(args("run")).unwrap() else {
-        panic!("not a run");
-    };
+    let scenario = run_scenario("run");
     assert_eq!(scenario.control, None);
 }
 
@@ -253,15 +255,10 @@ fn a_named_mix_is_taken_whole_and_changed_part_by_part() {
         ("default", Mix::default()),
         ("heavy", Mix::heavy()),
     ] {
-        let Command::Run { scenario, .. } = parse(args(&format!("run --mix {name}"))).unwrap()
-        else {
-            panic!("not a run");
-        };
+        let scenario = run_scenario(&format!("run --mix {name}"));
         assert_eq!(scenario.mix, mix);
     }
-    let Command::Run { scenario, .. } = parse(args("run --mix heavy --early 0")).unwrap() else {
-        panic!("not a run");
-    };
+    let scenario = run_scenario("run --mix heavy --early 0");
     assert_eq!(
         scenario.mix,
         Mix {
@@ -372,9 +369,7 @@ fn the_mix_is_taken_whole_before_its_parts_wherever_they_stand() {
         "run --early 0 --device-spread 120 --mix heavy --multi-device 0.2:4:5",
         "run --multi-device 0.2:4:5 --mix heavy --device-spread 120 --early 0",
     ] {
-        let Command::Run { scenario, .. } = parse(args(line)).unwrap() else {
-            panic!("not a run");
-        };
+        let scenario = run_scenario(line);
         let expected = Mix {
             early_share: 0.0,
             multi_device_share: 0.2,

@@ -3,7 +3,7 @@
 //! settings that reach the edge 30 s late, holds the target from the third
 //! minute until the crowd is drained, where the static percentage alone does not.
 
-use control::MAX_RISE_PER_DRAW_PERIOD;
+use control::percentage::MAX_RISE_PER_DRAW_PERIOD;
 use simulate::closed_loop::ClosedLoop;
 use simulate::engine::{Lane, Method, run_rooms};
 use simulate::fifo::{self, FifoReport, FifoSpec};
@@ -29,9 +29,7 @@ fn flash(control: Option<Control>, draw_grid: DrawGrid) -> Scenario {
             wait_period: 30,
             allow_timeout: 3600,
             draw_grid,
-            pop_new_sessions_per_minute: None,
-            pop_counts: Default::default(),
-            bot_toll_bits: 0,
+            ..Room::default()
         },
         session: Session {
             requests: 1,
@@ -40,7 +38,7 @@ fn flash(control: Option<Control>, draw_grid: DrawGrid) -> Scenario {
         duration: 1800,
         seed: 3,
         control,
-        origin: None,
+        ..Scenario::default()
     }
 }
 

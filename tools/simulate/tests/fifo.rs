@@ -35,7 +35,7 @@ fn flash() -> Scenario {
             tick: 5,
             ..Control::new(TARGET)
         }),
-        origin: None,
+        ..Scenario::default()
     }
 }
 

@@ -30,9 +30,7 @@ fn small(arrivals: Arrivals, mix: Mix) -> Scenario {
             wait_period: 10,
             allow_timeout: 600,
             draw_grid: DrawGrid::Address,
-            pop_new_sessions_per_minute: None,
-            pop_counts: Default::default(),
-            bot_toll_bits: 0,
+            ..Room::default()
         },
         session: Session {
             requests: 1,
@@ -40,8 +38,7 @@ fn small(arrivals: Arrivals, mix: Mix) -> Scenario {
         },
         duration: 900,
         seed: 7,
-        control: None,
-        origin: None,
+        ..Scenario::default()
     }
 }
 

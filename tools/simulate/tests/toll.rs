@@ -32,9 +32,7 @@ fn crowd() -> Scenario {
             wait_period: 10,
             allow_timeout: 600,
             draw_grid: DrawGrid::Address,
-            pop_new_sessions_per_minute: None,
-            pop_counts: Default::default(),
-            bot_toll_bits: 0,
+            ..Room::default()
         },
         session: Session {
             requests: 1,
@@ -42,8 +40,7 @@ fn crowd() -> Scenario {
         },
         duration: 600,
         seed: 11,
-        control: None,
-        origin: None,
+        ..Scenario::default()
     }
 }
 

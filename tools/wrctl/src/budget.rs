@@ -36,7 +36,7 @@ pub const FASTLY_HOURLY_LIMIT: u64 = 1000;
 pub const DEFAULT_BUDGET: u64 = FASTLY_HOURLY_LIMIT / 2;
 /// The longest a 429's or a 5xx's hint (or a spent window) holds the writer,
 /// seconds: the rules' own longest back-off.
-pub const MAX_HOLD: u64 = control::MAX_BACKOFF;
+pub const MAX_HOLD: u64 = control::schedule::MAX_BACKOFF;
 /// An hour, seconds.
 pub const HOUR: u64 = 3600;
 
@@ -122,7 +122,7 @@ pub struct Status {
 }
 
 /// When the writer may send its next update.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Pacer {
     budget: Option<u64>,
     min_interval: u64,
@@ -141,18 +141,7 @@ pub struct Pacer {
 impl Pacer {
     /// No budget: every update may go (a config-store file, a dry run).
     pub fn unlimited() -> Pacer {
-        Pacer {
-            budget: None,
-            min_interval: 0,
-            widest: 0,
-            last_sent: None,
-            hold: None,
-            sent: VecDeque::new(),
-            counters: Counters::default(),
-            remaining: None,
-            reset: None,
-            last_status: None,
-        }
+        Pacer::default()
     }
 
     /// `budget` updates an hour at most, and with a low remainder no further apart

@@ -3,17 +3,17 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
-use clap::error::ErrorKind;
-use clap::{ArgGroup, Args, CommandFactory, Parser, Subcommand};
-use control::Options;
+use clap::{ArgGroup, Args, Parser, Subcommand};
 use control::fifo::FifoOptions;
+use control::options::Options;
 use waiting_room::settings::config::{
     DEFAULT_CONTROLLER_TIMEOUT, DEFAULT_WAIT_PERIOD_DURATION, MAX_DURATION,
 };
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::room::RoomName;
 
-use crate::sink::{FASTLY_API, TOKEN_VAR};
+use crate::fastly_api::TOKEN_VAR;
+use crate::sink::FASTLY_API;
 
 /// The waiting room's operator tool.
 #[derive(Debug, Parser)]
@@ -282,7 +282,7 @@ Example: --heartbeat-every 30"
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = control::DEFAULT_LOG_SILENCE,
+        default_value_t = control::options::DEFAULT_LOG_SILENCE,
         long_help = "Seconds without a single room log line after which the controller \
 stops writing, heartbeat included, until lines come again: the edge then sees its \
 heartbeat go stale and uses allow_percentage_fallback (with ALERT=controller-stale on \
@@ -321,7 +321,7 @@ Example: --redeem-window 60"
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = control::DEFAULT_EXPECTED_PROPAGATION,
+        default_value_t = control::options::DEFAULT_EXPECTED_PROPAGATION,
         value_parser = clap::value_parser!(u64).range(0..=MAX_DURATION),
         long_help = "Seconds (0 to 31536000) a write to the config store takes to reach the edge, taken \
 until the controller has measured it (from a write of its own to the first log line \
@@ -961,13 +961,6 @@ is rewritten, not well under the room's default controller_timeout of {DEFAULT_C
     }
 }
 
-/// Exits with a usage error (status 2) that names what is wrong.
-pub fn usage_error(message: &str) -> ! {
-    Cli::command()
-        .error(ErrorKind::ValueValidation, message)
-        .exit()
-}
-
 fn percentage(text: &str) -> Result<Percentage, String> {
     let p: Percentage = text.parse().map_err(|e| format!("{e}"))?;
     // The library clamps; on the command line a value outside 0-100 is a mistake.
@@ -982,7 +975,8 @@ fn percentage(text: &str) -> Result<Percentage, String> {
 }
 
 fn origin_healthy(text: &str) -> Result<control::origin::Healthy, String> {
-    text.parse().map_err(|e: control::BadOptions| e.to_string())
+    text.parse()
+        .map_err(|e: control::options::BadOptions| e.to_string())
 }
 
 fn positive_number(text: &str) -> Result<f64, String> {

@@ -16,11 +16,14 @@ use waiting_room::bots::toll;
 use waiting_room::credentials::keys::{MIN_STRONG_KEY_LEN, SigningKey};
 use waiting_room::credentials::token::is_valid_kid;
 use waiting_room::settings::config::{self, Heartbeat, QueueingMethod, Settings};
+use waiting_room::settings::keys;
 
-use waiting_room::settings::events::{EVENTS, Schedule};
+use waiting_room::settings::events::Schedule;
+use waiting_room::settings::keys::EVENTS;
+use waiting_room::settings::keys::ROOMS;
 use waiting_room::settings::layout::{self, Members, SETTINGS};
 use waiting_room::settings::limits::CONFIG_LOOKUP_BUDGET;
-use waiting_room::settings::room::{Index, ROOMS, Scope};
+use waiting_room::settings::room::{Index, Scope};
 use waiting_room::settings::room_settings::{EVENT_FIXED_KEYS, NamedRoom, Remembered};
 use waiting_room::settings::table;
 
@@ -36,6 +39,16 @@ pub const LONG_WAIT_PERIOD: u64 = 300;
 
 /// A config store read from a file: key → value.
 pub type Store = BTreeMap<String, String>;
+
+/// The flat keys of `store` the room no longer reads: settings stored as keys of
+/// their own that belong in `settings`.
+pub fn moved_keys(store: &Store) -> Vec<&str> {
+    store
+        .keys()
+        .map(String::as_str)
+        .filter(|key| layout::is_member(key))
+        .collect()
+}
 
 /// Reads a config-store file: a flat JSON object of string values (a Viceroy store
 /// file such as `local/config.json`), or the array of `{"item_key", "item_value"}`
@@ -307,7 +320,7 @@ fn room_store(store: &Store, scope: &Scope) -> (Store, Option<String>) {
 /// object, the entries against a store's 500 (100 on a trial account), each key's
 /// 256 bytes and each value's 8,000 characters, and the lookups of the worst path.
 fn check_layout(report: &mut Report, store: &Store) {
-    let moved = crate::config_set::moved_keys(store);
+    let moved = moved_keys(store);
     if !moved.is_empty() {
         report.errors.push(format!(
             "{} {} stored as keys of their own, which the room no longer reads: they belong \
@@ -418,51 +431,51 @@ fn unique_keys() -> impl Iterator<Item = &'static str> {
 fn effective(s: &Settings, key: &str) -> String {
     let seconds = |n: u64| format!("{n} s");
     match key {
-        config::CONTROLLER_HEARTBEAT => match s.controller_heartbeat {
+        keys::CONTROLLER_HEARTBEAT => match s.controller_heartbeat {
             Heartbeat::Absent => "none (manual tuning)".into(),
             Heartbeat::At(t) => format!("{t} ({})", utc(t)),
             Heartbeat::Unreadable => "unreadable (counts as stale)".into(),
         },
-        config::CONTROLLER_TIMEOUT => seconds(s.controller_timeout),
-        config::ALLOW_PERCENTAGE_FALLBACK => s
+        keys::CONTROLLER_TIMEOUT => seconds(s.controller_timeout),
+        keys::ALLOW_PERCENTAGE_FALLBACK => s
             .allow_percentage_fallback
             .map_or("none (fail static)".into(), |p| p.to_string()),
-        config::WAIT_PERIOD_DURATION => seconds(s.wait_period_duration),
-        config::ALLOW_PERIOD_TIMEOUT => seconds(s.allow_period_timeout),
-        config::COOKIE_LIFETIME => seconds(s.cookie_lifetime),
-        config::ACTIVE_KEY => s.active_key.escape_debug().to_string(),
-        config::REDEEM_WINDOW => match s.redeem_window {
+        keys::WAIT_PERIOD_DURATION => seconds(s.wait_period_duration),
+        keys::ALLOW_PERIOD_TIMEOUT => seconds(s.allow_period_timeout),
+        keys::COOKIE_LIFETIME => seconds(s.cookie_lifetime),
+        keys::ACTIVE_KEY => s.active_key.escape_debug().to_string(),
+        keys::REDEEM_WINDOW => match s.redeem_window {
             Some(r) => seconds(r),
             None => format!("{} (one wait period)", seconds(s.redeem_window())),
         },
-        config::LOGGER_NAME => s
+        keys::LOGGER_NAME => s
             .logger_name
             .clone()
             .unwrap_or_else(|| "none (standard error)".into()),
-        config::UID_IPV6_PREFIX => format!("/{}", s.uid_ipv6_prefix),
-        config::FIFO_CUTOFF => s
+        keys::UID_IPV6_PREFIX => format!("/{}", s.uid_ipv6_prefix),
+        keys::FIFO_CUTOFF => s
             .fifo_cutoff
             .map_or("none (nobody admitted by FIFO)".into(), |c| {
                 format!("{c} ms ({})", utc_millis(c))
             }),
-        config::FIFO_RATE => s
+        keys::FIFO_RATE => s
             .fifo_rate
             .map_or("none (entry time unknown)".into(), |r| format!("{r} ms/s")),
-        config::FIFO_HOLD => seconds(s.fifo_hold),
-        config::QUEUE_OPENS_AT => s.queue_opens_at.map_or("none (no pre-queue)".into(), |t| {
+        keys::FIFO_HOLD => seconds(s.fifo_hold),
+        keys::QUEUE_OPENS_AT => s.queue_opens_at.map_or("none (no pre-queue)".into(), |t| {
             format!("{t} ({})", utc(t))
         }),
-        config::PASSES_NOT_BEFORE => s
+        keys::PASSES_NOT_BEFORE => s
             .passes_not_before
             .map_or("none".into(), |t| format!("{t} ({})", utc(t))),
-        config::BOT_TOLL_BITS => match s.bot_toll_bits {
+        keys::BOT_TOLL_BITS => match s.bot_toll_bits {
             0 => "0 (off)".into(),
             bits => format!(
                 "{bits} bits: 2^{bits} hashes a place, about {:.1} s on a phone",
                 toll::phone_seconds(bits)
             ),
         },
-        config::BOT_CHALLENGE => match &s.bot_challenge {
+        keys::BOT_CHALLENGE => match &s.bot_challenge {
             BotChallenge::Off => "none (off)".into(),
             BotChallenge::On(c) => format!(
                 "{} with site key {}, {} while the provider is down",
@@ -474,7 +487,7 @@ fn effective(s: &Settings, key: &str) -> String {
                 "unreadable: still on, every due draw is held (toll-unpaid)".into()
             }
         },
-        config::POP_NEW_SESSIONS_PER_MINUTE => s
+        keys::POP_NEW_SESSIONS_PER_MINUTE => s
             .pop_new_sessions_per_minute
             .map_or("none (no ceiling)".into(), |n| {
                 format!("{n} new sessions a minute a POP (needs edge rate limiting)")
@@ -532,7 +545,7 @@ pub fn longest_refresh(mode: RefreshMode, grid: DrawGrid, d: u64) -> (u64, u64) 
 
 fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
     let w = &mut report.warnings;
-    match store.get(config::ENABLED) {
+    match store.get(keys::ENABLED) {
         None => w.push(
             "enabled is missing: the room is off, every request goes to the origin (set \
              enabled = \"true\")"
@@ -569,7 +582,7 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
         ));
     }
     if let Some(Err(why)) = store
-        .get(config::BOT_CHALLENGE)
+        .get(keys::BOT_CHALLENGE)
         .map(|raw| ChallengeSettings::parse(raw))
     {
         w.push(format!("bot_challenge does not read: {why}"));
@@ -615,10 +628,10 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
         );
     }
     let fifo_only = [
-        config::FIFO_CUTOFF,
-        config::FIFO_RATE,
-        config::FIFO_HOLD,
-        config::QUEUE_OPENS_AT,
+        keys::FIFO_CUTOFF,
+        keys::FIFO_RATE,
+        keys::FIFO_HOLD,
+        keys::QUEUE_OPENS_AT,
     ];
     if !fifo && let Some(key) = fifo_only.iter().find(|key| store.contains_key(**key)) {
         w.push(format!(
@@ -644,7 +657,7 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
             if fifo { "hold's start" } else { "draw" },
         ));
     }
-    if fifo && store.contains_key(config::POP_NEW_SESSIONS_PER_MINUTE) {
+    if fifo && store.contains_key(keys::POP_NEW_SESSIONS_PER_MINUTE) {
         w.push(
             "pop_new_sessions_per_minute is set but queueing_method is fifo: the ceiling holds \
              lottery wins only, so it has no effect"

@@ -12,8 +12,8 @@ use waiting_room::settings::config::{KEYS, Settings};
 use waiting_room::settings::layout::{self, SETTINGS, is_member};
 use waiting_room::settings::room_settings::Remembered;
 
-use crate::config_check::{Store, parse_store};
-use crate::rotate::api_from_env;
+use crate::config_check::{Store, moved_keys, parse_store};
+use crate::fastly_api::api_from_env;
 use crate::sink::{FASTLY_API, replace};
 
 /// `wrctl config set`.
@@ -70,16 +70,6 @@ pub fn set(
     let item = if is_member(key) { SETTINGS } else { key };
     let changed = (item.to_string(), entries[item].clone());
     Ok((entries, changed))
-}
-
-/// The flat keys of `store` the room no longer reads: settings stored as keys of
-/// their own that belong in `settings`.
-pub fn moved_keys(store: &BTreeMap<String, String>) -> Vec<&str> {
-    store
-        .keys()
-        .map(String::as_str)
-        .filter(|key| is_member(key))
-        .collect()
 }
 
 /// The `settings` value for a store configured before the settings moved: its

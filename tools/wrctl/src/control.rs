@@ -1,6 +1,6 @@
 //! The control thread: one writer for the rooms of a service. It holds one
 //! controller per room ([`Room`], each with its own rule: the percentage
-//! [`control::Controller`], or in FIFO mode the [`control::fifo::FifoController`],
+//! [`control::percentage::Controller`], or in FIFO mode the [`control::fifo::FifoController`],
 //! and its own target and state), routes every record to its room by its `room=`
 //! field (none: the service room), ticks the rooms together on the wall clock,
 //! sends every room's write of a tick in one update through the one sink, paced
@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use control::Rule;
 use control::record::Record;
+use control::rule::Rule;
 use control::rule::Write as _;
 use waiting_room::settings::config::QueueingMethod;
 use waiting_room::settings::room::RoomName;
@@ -94,9 +94,9 @@ pub trait Beat: Rule {
     fn beat(now: u64) -> Self::Write;
 }
 
-impl Beat for control::Controller {
-    fn beat(now: u64) -> control::Write {
-        control::Write {
+impl Beat for control::percentage::Controller {
+    fn beat(now: u64) -> control::percentage::Write {
+        control::percentage::Write {
             allow_percentage: None,
             heartbeat: now,
         }

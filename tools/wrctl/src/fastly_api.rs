@@ -10,6 +10,10 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use crate::budget::Answer;
+use crate::usage::usage_error;
+
+/// The environment variable the Fastly API token is read from (never a flag or a file).
+pub const TOKEN_VAR: &str = "FASTLY_API_TOKEN";
 
 /// How long one write to the Fastly API may take, connection included.
 pub const API_TIMEOUT: Duration = Duration::from_secs(10);
@@ -172,5 +176,16 @@ impl Client {
         } else {
             message.replace(&self.token, "[token]")
         }
+    }
+}
+
+/// A client of the API at `base` with the token from `FASTLY_API_TOKEN`; without
+/// one, a usage error (exit 2).
+pub fn api_from_env(base: &str) -> Client {
+    match std::env::var(TOKEN_VAR) {
+        Ok(token) if !token.trim().is_empty() => Client::new(base, token),
+        _ => usage_error(&format!(
+            "the Fastly API token must be in the environment variable {TOKEN_VAR}"
+        )),
     }
 }

@@ -109,7 +109,7 @@ pub fn fastly_instructions(kid: &str, file: &str) -> String {
 /// `wrctl keygen`.
 pub fn keygen(args: KeygenArgs) -> ExitCode {
     if let Err(e) = check_size(args.bytes, args.allow_weak).and_then(|()| check_kid(&args.kid)) {
-        crate::cli::usage_error(&e);
+        crate::usage::usage_error(&e);
     }
     let key = match generate(args.bytes) {
         Ok(key) => key,

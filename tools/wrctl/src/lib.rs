@@ -39,3 +39,4 @@ pub mod sink;
 pub mod state;
 pub mod synthetic;
 pub mod token_cmd;
+pub mod usage;

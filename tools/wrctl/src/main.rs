@@ -7,14 +7,16 @@ use std::sync::mpsc::sync_channel;
 use std::thread;
 
 use clap::Parser;
-use control::Controller;
 use control::fifo::FifoController;
+use control::percentage::Controller;
 use waiting_room::settings::room::RoomName;
 use wrctl::budget::{self, Pacer};
-use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice, usage_error};
+use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice};
 use wrctl::control::{Control, Held, Room};
-use wrctl::sink::{ConfigFile, DryRun, FastlyApi, Sink, TOKEN_VAR};
+use wrctl::fastly_api::TOKEN_VAR;
+use wrctl::sink::{ConfigFile, DryRun, FastlyApi, Sink};
 use wrctl::state::Info;
+use wrctl::usage::usage_error;
 use wrctl::{ingest, server};
 
 /// Batches in flight between the readers and the control thread.
@@ -266,7 +268,7 @@ fn check_config_file(
             .and_then(waiting_room::settings::config::text_of)
     };
     let number = |key: &str| text(key).and_then(|v| v.trim().parse::<u64>().ok());
-    if let Some(timeout) = number(waiting_room::settings::config::CONTROLLER_TIMEOUT)
+    if let Some(timeout) = number(waiting_room::settings::keys::CONTROLLER_TIMEOUT)
         && args.heartbeat_every.saturating_add(args.tick) >= timeout
     {
         eprintln!(
@@ -275,7 +277,7 @@ fn check_config_file(
             args.heartbeat_every, args.tick
         );
     }
-    if let Some(d) = number(waiting_room::settings::config::WAIT_PERIOD_DURATION)
+    if let Some(d) = number(waiting_room::settings::keys::WAIT_PERIOD_DURATION)
         && d != args.wait_period
     {
         eprintln!(
@@ -283,7 +285,7 @@ fn check_config_file(
             args.wait_period
         );
     }
-    let method = text(waiting_room::settings::config::QUEUEING_METHOD)
+    let method = text(waiting_room::settings::keys::QUEUEING_METHOD)
         .map_or("random".to_string(), |v| v.trim().to_ascii_lowercase());
     if (method == "fifo") != args.fifo() {
         eprintln!(
@@ -291,7 +293,7 @@ fn check_config_file(
             args.queueing
         );
     }
-    if let Some(hold) = number(waiting_room::settings::config::FIFO_HOLD)
+    if let Some(hold) = number(waiting_room::settings::keys::FIFO_HOLD)
         && args.fifo()
         && hold != args.fifo_hold
     {

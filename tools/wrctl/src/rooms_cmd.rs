@@ -8,7 +8,8 @@ use clap::{Args, Subcommand};
 use waiting_room::credentials::keys::{KeyStore, RoomKeys};
 use waiting_room::credentials::pass::{self, PassClaims};
 use waiting_room::settings::config::Settings;
-use waiting_room::settings::room::{Index, ROOMS, Room, RoomName, host_of};
+use waiting_room::settings::keys::ROOMS;
+use waiting_room::settings::room::{Index, Room, RoomName, host_of};
 use waiting_room::settings::room_settings::{ROOM_FALLBACK, Remembered};
 
 use crate::clock::{seconds_arg, unix_now, utc};

@@ -17,15 +17,17 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::Value;
 use waiting_room::credentials::keys::MIN_STRONG_KEY_LEN;
-use waiting_room::settings::config::{ACTIVE_KEY, QueueingMethod, Settings};
+use waiting_room::settings::config::{QueueingMethod, Settings};
+use waiting_room::settings::keys::ACTIVE_KEY;
 use waiting_room::settings::room_settings::Remembered;
 
 use crate::clock::{unix_now, utc};
-use crate::fastly_api::Client as Api;
+use crate::fastly_api::{Client as Api, api_from_env};
 use crate::keys::{
     check_kid, check_size, generate, read_store, settings, store_strings, write_store,
 };
-use crate::sink::{FASTLY_API, TOKEN_VAR};
+use crate::sink::FASTLY_API;
+use crate::usage::usage_error;
 
 /// The options of `wrctl rotate`.
 #[derive(Debug, Clone, Args)]
@@ -187,17 +189,17 @@ fn report(old: &str, new: &str, now: u64, settings: &Settings, revoke_hint: &str
 /// `wrctl rotate`.
 pub fn rotate(args: RotateArgs) -> ExitCode {
     if let Err(e) = check_size(args.bytes, false) {
-        crate::cli::usage_error(&format!("--bytes: {e}"));
+        usage_error(&format!("--bytes: {e}"));
     }
     if let Some(kid) = &args.kid
         && let Err(e) = check_kid(kid)
     {
-        crate::cli::usage_error(&format!("--kid: {e}"));
+        usage_error(&format!("--kid: {e}"));
     }
     match (&args.fastly_config_store, &args.fastly_secret_store) {
         (Some(config_store), Some(secret_store)) => {
             let Some(kid) = args.kid.clone() else {
-                crate::cli::usage_error("--kid is required with --fastly-config-store");
+                usage_error("--kid is required with --fastly-config-store");
             };
             let api = api_from_env(&args.fastly_api_url);
             rotate_fastly(&api, config_store, secret_store, &kid, args.bytes)
@@ -208,7 +210,7 @@ pub fn rotate(args: RotateArgs) -> ExitCode {
 
 fn rotate_files(args: &RotateArgs) -> ExitCode {
     let (Some(keys_path), Some(config_path)) = (&args.keys, &args.config) else {
-        crate::cli::usage_error("--keys and --config are required");
+        usage_error("--keys and --config are required");
     };
     let mut keys = match read_store(keys_path) {
         Ok(k) => k,
@@ -336,17 +338,6 @@ fn revoke_fastly(api: &Api, config_store: &str, secret_store: &str, kid: &str) -
         settings.active_key
     );
     ExitCode::SUCCESS
-}
-
-/// A client of the API at `base` with the token from `FASTLY_API_TOKEN`; without
-/// one, a usage error (exit 2).
-pub fn api_from_env(base: &str) -> Api {
-    match std::env::var(TOKEN_VAR) {
-        Ok(token) if !token.trim().is_empty() => Api::new(base, token),
-        _ => crate::cli::usage_error(&format!(
-            "the Fastly API token must be in the environment variable {TOKEN_VAR}"
-        )),
-    }
 }
 
 /// `wrctl revoke`.

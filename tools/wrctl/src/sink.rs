@@ -11,8 +11,6 @@ use control::rule;
 use serde_json::{Map, Value, json};
 use waiting_room::settings::room::RoomName;
 
-/// The environment variable the Fastly API token is read from (never a flag or a file).
-pub const TOKEN_VAR: &str = "FASTLY_API_TOKEN";
 /// The Fastly API's address.
 pub const FASTLY_API: &str = "https://api.fastly.com";
 
@@ -246,7 +244,8 @@ impl Sink for FastlyApi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use control::{Write, fifo};
+    use control::fifo;
+    use control::percentage::Write;
     use std::sync::{Arc, Mutex};
 
     fn items(write: &dyn rule::Write) -> Vec<(String, String)> {

@@ -10,10 +10,10 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use control::FifoStatus;
-use control::Snapshot;
 use control::origin::{OriginStatus, State};
 use control::record::BadLine;
+use control::snapshot::FifoStatus;
+use control::snapshot::Snapshot;
 use serde_json::{Value, json};
 use waiting_room::settings::percentage::Percentage;
 

@@ -142,16 +142,9 @@ impl Crowd {
                         let left = self.below(6) as u8;
                         let next = t + 5 + self.below(40);
                         self.at(next, Event::Browse { uid, exp, left });
-                    } else if self.random() < 0.05 {
-                        // Gave up: the lost draw is the last line.
-                        let exp = t + d;
-                        self.line(
-                            &mut out,
-                            "re-wait",
-                            uid,
-                            &format!("p={p} transition=lottery-lost exp={exp} path=/events"),
-                        );
                     } else {
+                        // One in twenty gives up: the lost draw is the last line.
+                        let gave_up = self.random() < 0.05;
                         let exp = t + d;
                         self.line(
                             &mut out,
@@ -159,8 +152,10 @@ impl Crowd {
                             uid,
                             &format!("p={p} transition=lottery-lost exp={exp} path=/events"),
                         );
-                        let back = exp + 1 + self.below(d / 3 + 1);
-                        self.at(back, Event::Draw { uid });
+                        if !gave_up {
+                            let back = exp + 1 + self.below(d / 3 + 1);
+                            self.at(back, Event::Draw { uid });
+                        }
                     }
                 }
                 Event::Browse { uid, exp, left } => {

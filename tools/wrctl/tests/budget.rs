@@ -10,36 +10,23 @@ mod support;
 use std::collections::BTreeMap;
 
 use control::fifo::{FifoController, FifoOptions};
+use control::options::Options;
+use control::percentage::Controller;
 use control::record::Record;
-use control::{Controller, Options};
 use serde_json::Value;
-use support::{FASTLY_HOURLY_LIMIT, MockApi};
+use support::{FASTLY_HOURLY_LIMIT, MockApi, info};
 use waiting_room::settings::config::DEFAULT_CONTROLLER_TIMEOUT;
 use waiting_room::settings::room::RoomName;
 use wrctl::budget::{self, Pacer};
 use wrctl::control::{Control, Held, Room};
 use wrctl::ingest::{Batch, Msg};
 use wrctl::sink::FastlyApi;
-use wrctl::state::{Info, Which};
+use wrctl::state::Which;
 use wrctl::synthetic::Crowd;
 
 const HOUR: u64 = 3600;
 /// A Unix time on an hour's boundary, where one of the stand-in's windows starts.
 const T0: u64 = 1_800_000_000;
-
-fn info(room: Option<&str>, target: f64) -> Info {
-    let options = Options::default();
-    Info {
-        target_per_minute: target,
-        max_active: None,
-        min: options.min,
-        max: options.max,
-        dry_run: false,
-        sink: "fastly config store STORE".into(),
-        room: room.map(str::to_string),
-        room_dashboards: Vec::new(),
-    }
-}
 
 fn name(room: Option<&str>) -> Option<RoomName> {
     room.map(|r| RoomName::new(r).unwrap())
@@ -55,7 +42,11 @@ fn lottery(room: Option<&str>, target: f64, tick: u64, heartbeat_every: u64) -> 
         ..Options::default()
     };
     let rule = Controller::new(options).unwrap();
-    Box::new(Room::new(rule, info(room, target), name(room)))
+    Box::new(Room::new(
+        rule,
+        info(room, target, false, "fastly config store STORE"),
+        name(room),
+    ))
 }
 
 /// A FIFO room with `target` a minute.
@@ -68,7 +59,11 @@ fn fifo(room: Option<&str>, target: f64, tick: u64, heartbeat_every: u64) -> Box
         ..FifoOptions::default()
     };
     let rule = FifoController::new(options).unwrap();
-    Box::new(Room::new(rule, info(room, target), name(room)))
+    Box::new(Room::new(
+        rule,
+        info(room, target, false, "fastly config store STORE"),
+        name(room),
+    ))
 }
 
 /// The crowds of the service: a lottery crowd in each lottery room, arrivals

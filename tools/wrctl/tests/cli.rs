@@ -3,17 +3,24 @@
 
 mod support;
 
-use support::run_to_end;
+use support::{run_to_end, wrctl};
 
 /// Runs `wrctl control ARGS` and checks it is refused with 2 and every `words` in the message.
 fn refused(args: &[&str], env: &[(&str, &str)], words: &[&str]) {
-    let mut all = vec!["control"];
-    all.extend_from_slice(args);
+    let all = [&["control"], args].concat();
     let (code, err) = run_to_end(&all, env);
     assert_eq!(code, Some(2), "wrctl {all:?} exit code; stderr:\n{err}");
     for word in words {
         assert!(err.contains(word), "wrctl {all:?}: {word:?} not in:\n{err}");
     }
+}
+
+/// A dry run with a target: where each refusal below starts.
+const DRY_RUN: [&str; 3] = ["--target-per-minute", "60", "--dry-run"];
+
+/// [`refused`] for a dry run with a target and `extra` arguments.
+fn refused_dry_run(extra: &[&str], words: &[&str]) {
+    refused(&[&DRY_RUN[..], extra].concat(), &[], words);
 }
 
 #[test]
@@ -37,34 +44,13 @@ fn a_bad_target_is_refused() {
 
 #[test]
 fn min_above_max_is_refused() {
-    refused(
-        &[
-            "--target-per-minute",
-            "60",
-            "--dry-run",
-            "--min",
-            "50",
-            "--max",
-            "10",
-        ],
-        &[],
-        &["--min 50", "--max 10"],
-    );
+    refused_dry_run(&["--min", "50", "--max", "10"], &["--min 50", "--max 10"]);
 }
 
 #[test]
 fn a_start_outside_min_max_is_refused() {
-    refused(
-        &[
-            "--target-per-minute",
-            "60",
-            "--dry-run",
-            "--max",
-            "10",
-            "--start",
-            "20",
-        ],
-        &[],
+    refused_dry_run(
+        &["--max", "10", "--start", "20"],
         &["--start 20", "--max 10"],
     );
 }
@@ -72,22 +58,9 @@ fn a_start_outside_min_max_is_refused() {
 #[test]
 fn bad_percentage_text_is_refused() {
     for bad in ["abc", "12,5", ".5", "101", "-1", ""] {
-        refused(
-            &[
-                "--target-per-minute",
-                "60",
-                "--dry-run",
-                &format!("--min={bad}"),
-            ],
-            &[],
-            &["--min", &format!("'{bad}'")],
-        );
+        refused_dry_run(&[&format!("--min={bad}")], &["--min", &format!("'{bad}'")]);
     }
-    refused(
-        &["--target-per-minute", "60", "--dry-run", "--start", "x"],
-        &[],
-        &["--start", "'x'"],
-    );
+    refused_dry_run(&["--start", "x"], &["--start", "'x'"]);
 }
 
 #[test]
@@ -97,15 +70,8 @@ fn no_sink_or_two_sinks_are_refused() {
         &[],
         &["--config-file", "--fastly-store-id", "--dry-run"],
     );
-    refused(
-        &[
-            "--target-per-minute",
-            "60",
-            "--dry-run",
-            "--config-file",
-            "x.json",
-        ],
-        &[],
+    refused_dry_run(
+        &["--config-file", "x.json"],
         &["--dry-run", "--config-file"],
     );
     refused(
@@ -165,28 +131,18 @@ fn bad_values_of_other_flags_are_refused() {
         ("--service-id", "a b"),
         ("--max-body-bytes", "0"),
     ] {
-        refused(
-            &["--target-per-minute", "60", "--dry-run", flag, value],
-            &[],
-            &[flag, &format!("'{value}'")],
-        );
+        refused_dry_run(&[flag, value], &[flag, &format!("'{value}'")]);
     }
 }
 
 #[test]
 fn an_unreadable_config_file_fails_at_start_with_1() {
     let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("missing.json");
-    let (code, err) = run_to_end(
-        &[
-            "control",
-            "--target-per-minute",
-            "60",
-            "--config-file",
-            missing.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let start = |config: &std::path::Path| {
+        let args = ["control", "--target-per-minute", "60", "--config-file"];
+        run_to_end(&[&args[..], &[config.to_str().unwrap()]].concat(), &[])
+    };
+    let (code, err) = start(&dir.path().join("missing.json"));
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("--config-file") && err.contains("missing.json"),
@@ -195,16 +151,7 @@ fn an_unreadable_config_file_fails_at_start_with_1() {
 
     let not_json = dir.path().join("bad.json");
     std::fs::write(&not_json, "[1, 2]").unwrap();
-    let (code, err) = run_to_end(
-        &[
-            "control",
-            "--target-per-minute",
-            "60",
-            "--config-file",
-            not_json.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let (code, err) = start(&not_json);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("not a JSON object"), "{err}");
 }
@@ -230,12 +177,9 @@ fn an_address_in_use_fails_at_start_with_1() {
 
 #[test]
 fn the_help_documents_every_option_with_an_example() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wrctl"))
-        .args(["control", "--help"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let help = String::from_utf8(out.stdout).unwrap();
+    let run = wrctl(&["control", "--help"], &[]);
+    assert_eq!(run.code, Some(0));
+    let help = run.out;
     for flag in [
         "--target-per-minute",
         "--queueing",
@@ -285,47 +229,28 @@ fn stdin_ending_without_a_listener_exits_0() {
 
 #[test]
 fn bad_room_specs_are_refused_naming_the_room_and_the_setting() {
-    let base = ["--target-per-minute", "60", "--dry-run"];
-    let with = |extra: &[&'static str]| -> Vec<&'static str> {
-        let mut all = base.to_vec();
-        all.extend_from_slice(extra);
-        all
-    };
-    refused(
-        &with(&["--room", "drops", "--room", "drops"]),
-        &[],
+    refused_dry_run(
+        &["--room", "drops", "--room", "drops"],
         &["--room drops is given twice"],
     );
-    refused(
-        &with(&["--room", "drops:speed=3"]),
-        &[],
+    refused_dry_run(
+        &["--room", "drops:speed=3"],
         &["--room", "unknown setting \"speed\"", "target, queueing"],
     );
-    refused(
-        &with(&["--room", "drops:target=0"]),
-        &[],
-        &["--room", "target=0"],
-    );
-    refused(
-        &with(&["--room", "drops:queueing=lifo"]),
-        &[],
+    refused_dry_run(&["--room", "drops:target=0"], &["--room", "target=0"]);
+    refused_dry_run(
+        &["--room", "drops:queueing=lifo"],
         &["--room", "random or fifo"],
     );
-    refused(
-        &with(&["--room", "drops:wait-period=0"]),
-        &[],
-        &["wait-period=0"],
-    );
-    refused(&with(&["--room", "Drops"]), &[], &["not a room name"]);
-    refused(&with(&["--room", "drops:target"]), &[], &["not KEY=VALUE"]);
-    refused(
-        &with(&["--room", "drops:queueing=fifo,min=1", "--room", "vip"]),
-        &[],
+    refused_dry_run(&["--room", "drops:wait-period=0"], &["wait-period=0"]);
+    refused_dry_run(&["--room", "Drops"], &["not a room name"]);
+    refused_dry_run(&["--room", "drops:target"], &["not KEY=VALUE"]);
+    refused_dry_run(
+        &["--room", "drops:queueing=fifo,min=1", "--room", "vip"],
         &["--room drops", "--min and --max"],
     );
-    refused(
-        &with(&["--room", "a:min=50,max=10", "--room", "b"]),
-        &[],
+    refused_dry_run(
+        &["--room", "a:min=50,max=10", "--room", "b"],
         &["--room a", "--min 50 is above --max 10"],
     );
     refused(
@@ -358,8 +283,7 @@ fn rooms_of_either_mode_share_the_flags_that_apply_to_them() {
         ][..],
         &["--room", "a:target=5", "--room", "b:target=6,max-active=9"][..],
     ] {
-        let mut all = vec!["control", "--dry-run"];
-        all.extend_from_slice(args);
+        let all = [&["control", "--dry-run"], args].concat();
         let (code, err) = run_to_end(&all, &[]);
         assert_eq!(code, Some(0), "{all:?}: {err}");
         assert!(err.contains("in one writer"), "{err}");

@@ -1,25 +1,21 @@
 //! `wrctl config check`, run as the real binary.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+mod support;
 
-use waiting_room::settings::config::{self, Settings};
+use std::path::Path;
+
+use serde_json::json;
+use support::{unix_now, wrctl};
+
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::keys;
 use waiting_room::settings::layout;
 use wrctl::config_check::KEYS;
 
 /// `wrctl config check FILE [extra]`: (exit code, stdout, stderr).
 fn config_check(file: &str, extra: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wrctl"))
-        .args(["config", "check", file])
-        .args(extra)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = wrctl(&[&["config", "check", file], extra].concat(), &[]);
+    (run.code, run.out, run.err)
 }
 
 /// Writes `json`, the settings one key each, as the store holds them (the keys of
@@ -46,7 +42,7 @@ fn write(dir: &Path, name: &str, json: &serde_json::Value) -> String {
 
 /// A sound enabled room, with `changes` applied (a `null` removes the key).
 fn store(changes: serde_json::Value) -> serde_json::Value {
-    let mut base = serde_json::json!({
+    let mut base = json!({
         "enabled": "true",
         "allow_percentage": "50",
         "wait_period_duration": "30",
@@ -86,7 +82,7 @@ fn the_local_config_has_no_fallback_and_every_key_is_printed() {
 #[test]
 fn garbage_values_are_named_as_the_room_logs_them() {
     let dir = tempfile::tempdir().unwrap();
-    let garbage = store(serde_json::json!({
+    let garbage = store(json!({
         "allow_percentage": "50%",
         "wait_period_duration": "0",
         "cookie_samesite": "sometimes",
@@ -126,7 +122,7 @@ fn garbage_values_are_named_as_the_room_logs_them() {
 #[test]
 fn an_unreadable_challenge_is_an_error_that_says_the_room_holds() {
     let dir = tempfile::tempdir().unwrap();
-    let typo = store(serde_json::json!({
+    let typo = store(json!({
         "bot_challenge": "{\"provider\":\"turnstyle\",\"site_key\":\"k\"}",
     }));
     let file = write(dir.path(), "c.json", &typo);
@@ -152,7 +148,7 @@ fn times_are_read_as_rfc3339_or_unix_and_shown_in_utc() {
         ("2023-11-14T22:13:20Z", "2023-11-14T22:13:20.123Z"),
         ("2023-11-15T00:13:20+02:00", "2023-11-14T17:13:20.123-05:00"),
     ] {
-        let conf = store(serde_json::json!({
+        let conf = store(json!({
             "queueing_method": "fifo",
             "queue_opens_at": opens,
             "fifo_cutoff": cutoff,
@@ -169,7 +165,7 @@ fn times_are_read_as_rfc3339_or_unix_and_shown_in_utc() {
             assert!(out.contains(line), "{opens}: {line}\n{out}");
         }
     }
-    let conf = store(serde_json::json!({
+    let conf = store(json!({
         "queueing_method": "fifo",
         "queue_opens_at": "2023-11-14T22:13:20",
         "controller_heartbeat": "soon",
@@ -194,7 +190,7 @@ fn warnings(changes: serde_json::Value, extra: &[&str]) -> String {
 
 #[test]
 fn a_sound_store_has_no_warning() {
-    let err = warnings(serde_json::json!({}), &[]);
+    let err = warnings(json!({}), &[]);
     assert!(err.contains("0 error(s), 0 warning(s)"), "{err}");
 }
 
@@ -202,85 +198,85 @@ fn a_sound_store_has_no_warning() {
 fn each_surprising_combination_is_warned_about() {
     for (changes, expected) in [
         (
-            serde_json::json!({"draw_grid": "global", "redeem_window": "10"}),
+            json!({"draw_grid": "global", "redeem_window": "10"}),
             "redeem_window 10 s is shorter than the refresh",
         ),
         (
-            serde_json::json!({"refresh_mode": "fixed", "redeem_window": "29"}),
+            json!({"refresh_mode": "fixed", "redeem_window": "29"}),
             "redeem_window 29 s is shorter than the refresh",
         ),
         (
-            serde_json::json!({"cookie_lifetime": "300"}),
+            json!({"cookie_lifetime": "300"}),
             "cookie_lifetime 300 s is shorter than allow_period_timeout 600 s",
         ),
         (
-            serde_json::json!({"redeem_window": "302"}),
+            json!({"redeem_window": "302"}),
             "redeem_window 302 s is over half of allow_period_timeout 600 s: an admission \
              more than 300 s after its draw starts its session at the request",
         ),
         (
-            serde_json::json!({"queueing_method": "fifo", "fifo_cutoff": "0", "fifo_hold": "301"}),
+            json!({"queueing_method": "fifo", "fifo_cutoff": "0", "fifo_hold": "301"}),
             "fifo_hold 301 s is over half of allow_period_timeout 600 s: an admission more \
              than 300 s after its hold's start",
         ),
         (
-            serde_json::json!({"allow_percentage": "0"}),
+            json!({"allow_percentage": "0"}),
             "allow_percentage is 0 with the room enabled",
         ),
         (
-            serde_json::json!({"enabled": null}),
+            json!({"enabled": null}),
             "enabled is missing: the room is off",
         ),
         (
-            serde_json::json!({"enabled": "True"}),
+            json!({"enabled": "True"}),
             "enabled = \"True\" is not exactly `true`",
         ),
         (
-            serde_json::json!({"controller_heartbeat": support_now()}),
+            json!({"controller_heartbeat": unix_now().to_string()}),
             "controller_heartbeat without allow_percentage_fallback",
         ),
         (
-            serde_json::json!({"wait_period_duration": "900"}),
+            json!({"wait_period_duration": "900"}),
             "wait_period_duration 900 s is long",
         ),
         (
-            serde_json::json!({"bot_toll_bits": "24"}),
+            json!({"bot_toll_bits": "24"}),
             "bot_toll_bits 24 costs a phone about",
         ),
         (
-            serde_json::json!({"bot_toll_bits": "8", "allow_percentage": "100"}),
+            json!({"bot_toll_bits": "8", "allow_percentage": "100"}),
             "bot_toll_bits 8 with allow_percentage 100: an open room admits without draws",
         ),
         (
-            serde_json::json!({"bot_toll_bits": "8", "bot_challenge": "{\"provider\":\"turnstile\",\"site_key\":\"k\"}"}),
+            json!({"bot_toll_bits": "8", "bot_challenge": "{\"provider\":\"turnstile\",\"site_key\":\"k\"}"}),
             "bot_challenge and bot_toll_bits 8 are both set: the challenge replaces the proof of work",
         ),
         (
-            serde_json::json!({"bot_challenge": "{\"provider\":\"hcaptcha\",\"site_key\":\"k\"}", "allow_percentage": "100"}),
+            json!({"bot_challenge": "{\"provider\":\"hcaptcha\",\"site_key\":\"k\"}", "allow_percentage": "100"}),
             "bot_challenge with allow_percentage 100: an open room admits without draws",
         ),
         (
-            serde_json::json!({"queueing_method": "fifo"}),
+            json!({"queueing_method": "fifo"}),
             "queueing_method is fifo without a usable fifo_cutoff",
         ),
         (
-            serde_json::json!({"fifo_cutoff": "1700000000000"}),
+            json!({"fifo_cutoff": "1700000000000"}),
             "fifo_cutoff is set but queueing_method is random: it has no effect",
         ),
         (
-            serde_json::json!({"queueing_method": "fifo", "fifo_cutoff": "1", "pop_new_sessions_per_minute": "100"}),
+            json!({"queueing_method": "fifo", "fifo_cutoff": "1", "pop_new_sessions_per_minute": "100"}),
             "pop_new_sessions_per_minute is set but queueing_method is fifo",
         ),
         (
-            serde_json::json!({"uid_ipv6_prefix": "48"}),
+            json!({"uid_ipv6_prefix": "48"}),
             "uid_ipv6_prefix /48 is shorter than a /64",
         ),
         (
-            serde_json::json!({"alow_percentage": "5"}),
+            json!({"alow_percentage": "5"}),
             "unknown key \"alow_percentage\" (did you mean allow_percentage?)",
         ),
         (
-            serde_json::json!({"startwaiting": "PGh0bWw+"}),
+            json!({"startwaiting": "PGh0bWw+"}),
             "unknown key \"startwaiting\" (a page: it belongs in the waitingroom_pages store)",
         ),
     ] {
@@ -291,30 +287,22 @@ fn each_surprising_combination_is_warned_about() {
         );
     }
     // The unknown-key warning lists the keys the room reads.
-    let err = warnings(serde_json::json!({"cookie_life": "5"}), &[]);
+    let err = warnings(json!({"cookie_life": "5"}), &[]);
     assert!(
-        err.contains(config::COOKIE_LIFETIME) && err.contains(&KEYS.join(", ")),
+        err.contains(keys::COOKIE_LIFETIME) && err.contains(&KEYS.join(", ")),
         "{err}"
     );
     // The default redeem window (one wait period) covers the refresh in both modes.
     for mode in ["eligible", "fixed"] {
-        let err = warnings(serde_json::json!({"refresh_mode": mode}), &[]);
+        let err = warnings(json!({"refresh_mode": mode}), &[]);
         assert!(!err.contains("redeem_window"), "{mode}: {err}");
     }
     // A fresh heartbeat with a fallback percentage: nothing to say.
     let err = warnings(
-        serde_json::json!({"controller_heartbeat": support_now(), "allow_percentage_fallback": "5"}),
+        json!({"controller_heartbeat": unix_now().to_string(), "allow_percentage_fallback": "5"}),
         &[],
     );
     assert!(err.contains("0 warning(s)"), "{err}");
-}
-
-fn support_now() -> String {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        .to_string()
 }
 
 #[test]
@@ -324,20 +312,16 @@ fn signing_keys_are_checked_and_never_printed() {
     let keys = write(
         dir.path(),
         "k.json",
-        &serde_json::json!({"key1": strong, "old": "short-secret"}),
+        &json!({"key1": strong, "old": "short-secret"}),
     );
-    let config = write(dir.path(), "c.json", &store(serde_json::json!({})));
+    let config = write(dir.path(), "c.json", &store(json!({})));
     let (code, out, err) = config_check(&config, &["--keys", &keys]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         err.contains("warning: signing key \"old\" is 12 bytes"),
         "{err}"
     );
-    let missing = write(
-        dir.path(),
-        "c2.json",
-        &store(serde_json::json!({"active_key": "key9"})),
-    );
+    let missing = write(dir.path(), "c2.json", &store(json!({"active_key": "key9"})));
     let (code, out, err) = config_check(&missing, &["--keys", &keys]);
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(
@@ -355,7 +339,7 @@ fn signing_keys_are_checked_and_never_printed() {
 #[test]
 fn a_fastly_export_is_read_like_a_store_file() {
     let dir = tempfile::tempdir().unwrap();
-    let export = serde_json::json!([
+    let export = json!([
         {"store_id": "7Jx2abcDEF", "item_key": "enabled", "item_value": "true",
          "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"},
         {"store_id": "7Jx2abcDEF", "item_key": "allow_percentage", "item_value": "abc"},
@@ -401,7 +385,7 @@ fn each_room_is_checked_with_its_scope_rules_and_schedule() {
     let file = write(
         dir.path(),
         "rooms.json",
-        &store(serde_json::json!({
+        &store(json!({
             "rooms": r#"{"drops": {"paths": ["/drops/"]}, "shop": {"hosts": ["shop.example"], "paths": ["/checkout"]}}"#,
             "room.drops": good_room,
             "room.drops.allow_percentage": "7.5",
@@ -448,7 +432,7 @@ fn each_room_is_checked_with_its_scope_rules_and_schedule() {
     let bad = write(
         dir.path(),
         "bad.json",
-        &store(serde_json::json!({
+        &store(json!({
             "rooms": r#"{"drops": {"paths": ["/drops/"]}, "vip": {"paths": ["/vip/"]}, "none": {"paths": []}}"#,
             "room.drops": r#"{"enabled": true, "bypass_addresses": ["10.0.0.0/33", "0.0.0.0/0"], "bypass_paths": ["/"],
                 "events": [{"name": "late", "start": 2000, "end": 1000}]}"#,
@@ -474,24 +458,16 @@ fn wrctl_rooms_lists_the_rooms_and_places_urls() {
     let file = write(
         dir.path(),
         "rooms.json",
-        &store(serde_json::json!({
+        &store(json!({
             "protected_paths": "/checkout",
             "rooms": r#"{"drops": {"paths": ["/drops/"]}}"#,
             "room.drops": r#"{"enabled": true}"#,
         })),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_wrctl"))
-        .args([
-            "rooms",
-            &file,
-            "https://shop.example/drops/1",
-            "/checkout",
-            "/about",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let urls = ["https://shop.example/drops/1", "/checkout", "/about"];
+    let run = wrctl(&[&["rooms", &file][..], &urls].concat(), &[]);
+    let text = run.out;
+    assert_eq!(run.code, Some(0), "{text}");
     assert!(
         text.contains("room drops: every host, paths /drops/"),
         "{text}"
@@ -515,10 +491,7 @@ fn a_bot_toll_a_phone_pays_quickly_is_not_warned_about() {
         .rev()
         .find(|bits| waiting_room::bots::toll::phone_seconds(*bits) <= 1.0)
         .unwrap();
-    let err = warnings(
-        serde_json::json!({"bot_toll_bits": phone_second.to_string()}),
-        &[],
-    );
+    let err = warnings(json!({"bot_toll_bits": phone_second.to_string()}), &[]);
     assert!(err.contains("0 error(s), 0 warning(s)"), "{err}");
     let slow = (0..=32u8)
         .find(|bits| waiting_room::bots::toll::phone_seconds(*bits) > 5.0)
@@ -527,7 +500,7 @@ fn a_bot_toll_a_phone_pays_quickly_is_not_warned_about() {
         slow <= phone_second + 4,
         "five times a second is under four bits more"
     );
-    let err = warnings(serde_json::json!({"bot_toll_bits": slow.to_string()}), &[]);
+    let err = warnings(json!({"bot_toll_bits": slow.to_string()}), &[]);
     assert!(
         err.contains(&format!("bot_toll_bits {slow} costs a phone")),
         "{err}"

@@ -3,13 +3,10 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
-use support::{MockApi, unix_now};
+use support::{MockApi, Run, unix_now, wrctl};
 use waiting_room::admission::lottery;
 use waiting_room::credentials::keys::SigningKey;
 use waiting_room::credentials::token::{self, Claims, TokenKind};
@@ -20,48 +17,25 @@ const KEY1: &str = "test-key-one-0123456789abcdefghijklmnopqrstuv";
 const KEY2: &str = "test-key-two-0123456789abcdefghijklmnopqrstuv";
 const WEAK: &str = "short-key";
 
-/// What a run of `wrctl` left: exit code, stdout, stderr.
-struct Run {
-    code: Option<i32>,
-    out: String,
-    err: String,
-}
-
-impl Run {
-    fn all(&self) -> String {
-        format!("{}{}", self.out, self.err)
-    }
-}
-
-fn wrctl(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_wrctl"));
-    command
-        .args(args)
-        .env_remove("FASTLY_API_TOKEN")
-        .stdin(Stdio::null());
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let output = command.output().unwrap();
-    Run {
-        code: output.status.code(),
-        out: String::from_utf8(output.stdout).unwrap(),
-        err: String::from_utf8(output.stderr).unwrap(),
-    }
-}
-
 /// A directory with `keys.json` (KEY1, KEY2, WEAK, an empty one) and `config.json`.
-fn stores(config: Value) -> (tempfile::TempDir, PathBuf, PathBuf) {
+fn stores(config: Value) -> (tempfile::TempDir, String, String) {
+    let keys = json!({"key1": KEY1, "key2": KEY2, "weak": WEAK, "empty": ""});
+    key_and_config_files(keys, config)
+}
+
+/// A directory with `keys.json` and `config.json`, and their paths.
+fn key_and_config_files(keys: Value, config: Value) -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("keys.json");
-    let conf = dir.path().join("config.json");
-    let k = json!({"key1": KEY1, "key2": KEY2, "weak": WEAK, "empty": ""});
-    std::fs::write(&keys, k.to_string()).unwrap();
-    std::fs::write(&conf, config.to_string()).unwrap();
+    let write = |name: &str, value: Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, value.to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (keys, conf) = (write("keys.json", keys), write("config.json", config));
     (dir, keys, conf)
 }
 
-fn read(path: &Path) -> Value {
+fn read(path: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -144,16 +118,9 @@ fn inspect_a_valid_token() {
     let (_dir, keys, _) = stores(json!({}));
     let now = 1_800_000_000;
     let value = mint(KEY1, "key1", TokenKind::Allow, now + 300, "203.0.113.7");
+    let at = now.to_string();
     let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &value,
-            "--keys",
-            keys.to_str().unwrap(),
-            "--at",
-            &now.to_string(),
-        ],
+        &["token", "inspect", &value, "--keys", &keys, "--at", &at],
         &[],
     );
     assert_eq!(run.code, Some(0), "{}", run.all());
@@ -169,16 +136,8 @@ fn inspect_a_valid_token() {
     no_secret_in(&run);
 
     // Without keys: decoded, not checked.
-    let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &value,
-            "--at",
-            &(now + 1020).to_string(),
-        ],
-        &[],
-    );
+    let at = (now + 1020).to_string();
+    let run = wrctl(&["token", "inspect", &value, "--at", &at], &[]);
     assert_eq!(run.code, Some(0));
     assert!(run.out.contains("12 min ago"), "{}", run.out);
     assert!(run.out.contains("not checked"));
@@ -192,16 +151,7 @@ fn inspect_a_whole_cookie_header() {
         format!("Cookie: theme=dark; waiting_room={value}; b=2"),
         format!("theme=dark; waiting_room=\"{value}\""),
     ] {
-        let run = wrctl(
-            &[
-                "token",
-                "inspect",
-                &header,
-                "--keys",
-                keys.to_str().unwrap(),
-            ],
-            &[],
-        );
+        let run = wrctl(&["token", "inspect", &header, "--keys", &keys], &[]);
         assert_eq!(run.code, Some(0), "{}", run.all());
         assert!(run.out.contains("signature  valid"), "{}", run.out);
         assert!(run.out.contains("kid        key2"));
@@ -213,10 +163,15 @@ fn inspect_a_whole_cookie_header() {
 #[test]
 fn inspect_says_why_a_token_is_refused() {
     let (_dir, keys, conf) = stores(json!({"allow_percentage": "50"}));
-    let keys = keys.to_str().unwrap();
-    let conf = conf.to_str().unwrap();
+    let (keys, conf) = (keys.as_str(), conf.as_str());
     let now = unix_now();
     let value = mint(KEY1, "key1", TokenKind::Allow, now + 600, "203.0.113.7");
+    let inspect = |value: &str, uid: &str| {
+        let args = [
+            "token", "inspect", value, "--keys", keys, "--uid", uid, "--config", conf,
+        ];
+        wrctl(&args, &[])
+    };
 
     // Tampered: a later expiry under the old signature.
     let text = String::from_utf8(STANDARD.decode(&value).unwrap()).unwrap();
@@ -224,40 +179,14 @@ fn inspect_says_why_a_token_is_refused() {
         &format!("exp={}", now + 600),
         &format!("exp={}", now + 9000),
     ));
-    let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &forged,
-            "--keys",
-            keys,
-            "--uid",
-            "203.0.113.7",
-            "--config",
-            conf,
-        ],
-        &[],
-    );
+    let run = inspect(&forged, "203.0.113.7");
     assert_eq!(run.code, Some(0), "{}", run.all());
     assert!(run.out.contains("signature  bad-signature"), "{}", run.out);
     assert!(run.out.contains("rejected=bad-signature"), "{}", run.out);
     no_secret_in(&run);
 
     // Another visitor.
-    let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &value,
-            "--keys",
-            keys,
-            "--uid",
-            "198.51.100.1",
-            "--config",
-            conf,
-        ],
-        &[],
-    );
+    let run = inspect(&value, "198.51.100.1");
     assert_eq!(run.code, Some(0));
     assert!(run.out.contains("signature  valid"));
     assert!(
@@ -267,39 +196,13 @@ fn inspect_says_why_a_token_is_refused() {
     );
 
     // The holder: admitted.
-    let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &value,
-            "--keys",
-            keys,
-            "--uid",
-            "203.0.113.7",
-            "--config",
-            conf,
-        ],
-        &[],
-    );
+    let run = inspect(&value, "203.0.113.7");
     assert!(run.out.contains("decision   allow"), "{}", run.out);
 
     // A key the store does not hold, and an empty one.
     for kid in ["key9", "empty"] {
         let other = mint(KEY1, kid, TokenKind::Allow, now + 600, "203.0.113.7");
-        let run = wrctl(
-            &[
-                "token",
-                "inspect",
-                &other,
-                "--keys",
-                keys,
-                "--uid",
-                "203.0.113.7",
-                "--config",
-                conf,
-            ],
-            &[],
-        );
+        let run = inspect(&other, "203.0.113.7");
         assert_eq!(run.code, Some(0));
         assert!(
             run.out
@@ -317,20 +220,7 @@ fn inspect_says_why_a_token_is_refused() {
 
     // An expired allow token.
     let old = mint(KEY1, "key1", TokenKind::Allow, now - 5, "203.0.113.7");
-    let run = wrctl(
-        &[
-            "token",
-            "inspect",
-            &old,
-            "--keys",
-            keys,
-            "--uid",
-            "203.0.113.7",
-            "--config",
-            conf,
-        ],
-        &[],
-    );
+    let run = inspect(&old, "203.0.113.7");
     assert!(run.out.contains("session-expired"), "{}", run.out);
 }
 
@@ -377,22 +267,12 @@ fn an_expired_wait_token_draws_as_the_room_does() {
         } else {
             lost += 1
         }
-        let run = wrctl(
-            &[
-                "token",
-                "inspect",
-                &value,
-                "--keys",
-                keys.to_str().unwrap(),
-                "--uid",
-                &uid,
-                "--config",
-                conf.to_str().unwrap(),
-                "--at",
-                &now.to_string(),
-            ],
-            &[],
-        );
+        let at = now.to_string();
+        let args = [
+            "token", "inspect", &value, "--keys", &keys, "--uid", &uid, "--config", &conf, "--at",
+            &at,
+        ];
+        let run = wrctl(&args, &[]);
         assert_eq!(run.code, Some(0), "{}", run.all());
         assert!(
             run.out.contains(&format!("draw       {word} at p=50")),
@@ -414,29 +294,20 @@ fn an_expired_wait_token_draws_as_the_room_does() {
     assert!(won > 0 && lost > 0, "won {won}, lost {lost}");
 }
 
+/// `wrctl token mint` with the keys `keys`, a token's fields, and `extra` arguments.
+fn mint_with(keys: &str, [kid, dec, exp, uid]: [&str; 4], extra: &[&str]) -> Run {
+    let args = [
+        "token", "mint", "--keys", keys, "--kid", kid, "--dec", dec, "--exp", exp, "--uid", uid,
+    ];
+    wrctl(&[&args[..], extra].concat(), &[])
+}
+
 #[test]
 fn mint_then_inspect_is_valid() {
     let (_dir, keys, _) = stores(json!({}));
-    let keys = keys.to_str().unwrap();
-    let run = wrctl(
-        &[
-            "token",
-            "mint",
-            "--keys",
-            keys,
-            "--kid",
-            "key2",
-            "--dec",
-            "allow",
-            "--exp",
-            "+600",
-            "--uid",
-            "2001:db8::1",
-            "--adm",
-            "1800000000",
-        ],
-        &[],
-    );
+    let keys = keys.as_str();
+    let fields = ["key2", "allow", "+600", "2001:db8::1"];
+    let run = mint_with(keys, fields, &["--adm", "1800000000"]);
     assert_eq!(run.code, Some(0), "{}", run.all());
     no_secret_in(&run);
     let value = run.out.trim();
@@ -449,23 +320,7 @@ fn mint_then_inspect_is_valid() {
     let run = wrctl(&["token", "inspect", value, "--keys", keys], &[]);
     assert!(run.out.contains("signature  valid"), "{}", run.out);
 
-    let run = wrctl(
-        &[
-            "token",
-            "mint",
-            "--keys",
-            keys,
-            "--kid",
-            "key1",
-            "--dec",
-            "wait",
-            "--exp",
-            "1800000000",
-            "--uid",
-            "10.1.2.3",
-        ],
-        &[],
-    );
+    let run = mint_with(keys, ["key1", "wait", "1800000000", "10.1.2.3"], &[]);
     assert_eq!(run.code, Some(0));
     assert_eq!(
         run.out.trim(),
@@ -476,35 +331,27 @@ fn mint_then_inspect_is_valid() {
 #[test]
 fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
     let (_dir, keys, _) = stores(json!({}));
-    let keys = keys.to_str().unwrap();
-    let base = [
-        "token", "mint", "--keys", keys, "--dec", "wait", "--exp", "+30", "--uid", "10.0.0.1",
-        "--kid",
-    ];
-    let with = |extra: &[&str]| {
-        let mut args = base.to_vec();
-        args.extend_from_slice(extra);
-        wrctl(&args, &[])
-    };
-    let run = with(&["weak"]);
+    let keys = keys.as_str();
+    let with = |kid: &str, extra: &[&str]| mint_with(keys, [kid, "wait", "+30", "10.0.0.1"], extra);
+    let run = with("weak", &[]);
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("weak"), "{}", run.err);
     no_secret_in(&run);
-    let run = with(&["weak", "--allow-weak"]);
+    let run = with("weak", &["--allow-weak"]);
     assert_eq!(run.code, Some(0), "{}", run.err);
     assert!(
         token::decode(run.out.trim())
             .unwrap()
             .verify(&SigningKey::new(WEAK).unwrap())
     );
-    assert_eq!(with(&["empty", "--allow-weak"]).code, Some(1));
-    assert_eq!(with(&["nope"]).code, Some(1));
+    assert_eq!(with("empty", &["--allow-weak"]).code, Some(1));
+    assert_eq!(with("nope", &[]).code, Some(1));
     // An admission time on a wait token never reads back.
-    let run = with(&["key1", "--adm", "5"]);
+    let run = with("key1", &["--adm", "5"]);
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("malformed:adm"), "{}", run.err);
     // A FIFO place on a wait token does; on an allow token it would not.
-    let run = with(&["key1", "--arr", "1800000000123"]);
+    let run = with("key1", &["--arr", "1800000000123"]);
     assert_eq!(run.code, Some(0), "{}", run.err);
     let token = token::decode(run.out.trim()).unwrap();
     assert_eq!(token.claims.arr, Some(1_800_000_000_123));
@@ -515,13 +362,10 @@ fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
         "{}",
         inspect.out
     );
-    let mut allow = base.to_vec();
-    allow[5] = "allow";
-    allow.extend_from_slice(&["key1", "--arr", "5"]);
-    let run = wrctl(&allow, &[]);
+    let run = mint_with(keys, ["key1", "allow", "+30", "10.0.0.1"], &["--arr", "5"]);
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("malformed:arr"), "{}", run.err);
-    assert_eq!(with(&["key1", "--exp", "soon"]).code, Some(2));
+    assert_eq!(with("key1", &["--exp", "soon"]).code, Some(2));
 }
 
 /// `--exp`, `--adm`, `--arr` and `--at` take RFC 3339 (with `Z` or an offset) as
@@ -529,16 +373,9 @@ fn mint_refuses_weak_empty_and_missing_keys_and_unreadable_tokens() {
 #[test]
 fn time_options_take_rfc3339_or_unix() {
     let (_dir, keys, _) = stores(json!({}));
-    let keys = keys.to_str().unwrap();
-    let mint_allow = |exp: &str, adm: &str| {
-        wrctl(
-            &[
-                "token", "mint", "--keys", keys, "--kid", "key1", "--dec", "allow", "--exp", exp,
-                "--uid", "10.1.2.3", "--adm", adm,
-            ],
-            &[],
-        )
-    };
+    let keys = keys.as_str();
+    let mint_allow =
+        |exp: &str, adm: &str| mint_with(keys, ["key1", "allow", exp, "10.1.2.3"], &["--adm", adm]);
     let unix = mint_allow("1800000000", "1799999700");
     assert_eq!(unix.code, Some(0), "{}", unix.all());
     for (exp, adm) in [
@@ -550,15 +387,8 @@ fn time_options_take_rfc3339_or_unix() {
         assert_eq!(run.out, unix.out, "{exp} {adm}");
     }
 
-    let mint_wait = |arr: &str| {
-        wrctl(
-            &[
-                "token", "mint", "--keys", keys, "--kid", "key1", "--dec", "wait", "--exp", "+30",
-                "--uid", "10.1.2.3", "--arr", arr,
-            ],
-            &[],
-        )
-    };
+    let mint_wait =
+        |arr: &str| mint_with(keys, ["key1", "wait", "+30", "10.1.2.3"], &["--arr", arr]);
     for arr in [
         "1800000000123",
         "2027-01-15T08:00:00.123Z",
@@ -598,33 +428,20 @@ fn time_options_take_rfc3339_or_unix() {
         let run = match option {
             "--at" => inspect_at(bad),
             "--exp" => mint_allow(bad, "1799999700"),
-            _ => wrctl(
-                &[
-                    "token", "mint", "--keys", keys, "--kid", "key1", "--dec", "allow", "--exp",
-                    "+30", "--uid", "10.1.2.3", option, bad,
-                ],
-                &[],
-            ),
+            _ => mint_with(keys, ["key1", "allow", "+30", "10.1.2.3"], &[option, bad]),
         };
         assert_eq!(run.code, Some(2), "{option} {bad}: {}", run.all());
         assert!(run.err.contains("RFC 3339"), "{option} {bad}: {}", run.err);
     }
 }
 
-/// The `unix N` of the deletion line.
 /// `wrctl rotate` on the local key and config files, with `extra` arguments.
-fn rotate_files(keys: &Path, conf: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "rotate",
-        "--keys",
-        keys.to_str().unwrap(),
-        "--config",
-        conf.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    wrctl(&args, &[])
+fn rotate_files(keys: &str, conf: &str, extra: &[&str]) -> Run {
+    let args = ["rotate", "--keys", keys, "--config", conf];
+    wrctl(&[&args[..], extra].concat(), &[])
 }
 
+/// The `unix N` of the deletion line.
 fn deletion_unix(out: &str) -> u64 {
     let at = out.find("(unix ").expect(out) + "(unix ".len();
     out[at..].split(')').next().unwrap().parse().unwrap()
@@ -691,11 +508,8 @@ fn rotate_uses_the_defaults_of_an_empty_config() {
 
 #[test]
 fn rotate_never_picks_the_active_keys_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("keys.json");
-    let conf = dir.path().join("config.json");
-    std::fs::write(&keys, json!({"main": KEY1}).to_string()).unwrap();
-    std::fs::write(&conf, json!({"active_key": "key4"}).to_string()).unwrap();
+    let (_dir, keys, conf) =
+        key_and_config_files(json!({"main": KEY1}), json!({"active_key": "key4"}));
     let run = rotate_files(&keys, &conf, &[]);
     assert_eq!(run.code, Some(0), "{}", run.all());
     assert_eq!(read(&conf)["active_key"], "key5");
@@ -705,7 +519,7 @@ fn rotate_never_picks_the_active_keys_id() {
 #[test]
 fn revoke_refuses_the_active_key_and_removes_another() {
     let (_dir, keys, conf) = stores(json!({"active_key": "key2"}));
-    let (k, c) = (keys.to_str().unwrap(), conf.to_str().unwrap());
+    let (k, c) = (keys.as_str(), conf.as_str());
     let run = wrctl(&["revoke", "key2", "--keys", k, "--config", c], &[]);
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("rotate first"), "{}", run.err);
@@ -721,6 +535,17 @@ fn revoke_refuses_the_active_key_and_removes_another() {
     assert_eq!(left["weak"], WEAK);
 }
 
+/// `wrctl rotate` to `key2` in the stores `CS` and `SS`, without the API's URL.
+const ROTATE_BY_API: [&str; 7] = [
+    "rotate",
+    "--kid",
+    "key2",
+    "--fastly-config-store",
+    "CS",
+    "--fastly-secret-store",
+    "SS",
+];
+
 #[test]
 fn rotate_through_the_fastly_api() {
     let items = json!([
@@ -732,17 +557,7 @@ fn rotate_through_the_fastly_api() {
     let token = "test-api-token-1234";
     let before = unix_now();
     let run = wrctl(
-        &[
-            "rotate",
-            "--kid",
-            "key2",
-            "--fastly-config-store",
-            "CS",
-            "--fastly-secret-store",
-            "SS",
-            "--fastly-api-url",
-            &api.url(),
-        ],
+        &[&ROTATE_BY_API[..], &["--fastly-api-url", &api.url()]].concat(),
         &[("FASTLY_API_TOKEN", token)],
     );
     assert_eq!(run.code, Some(0), "{}", run.all());
@@ -752,13 +567,10 @@ fn rotate_through_the_fastly_api() {
     for r in &requests {
         assert_eq!(r.header("Fastly-Key"), Some(token));
     }
+    assert_eq!(requests[0].line(), "GET /resources/stores/config/CS/items");
     assert_eq!(
-        (requests[0].method.as_str(), requests[0].path.as_str()),
-        ("GET", "/resources/stores/config/CS/items")
-    );
-    assert_eq!(
-        (requests[1].method.as_str(), requests[1].path.as_str()),
-        ("POST", "/resources/stores/secret/SS/secrets")
+        requests[1].line(),
+        "POST /resources/stores/secret/SS/secrets"
     );
     assert_eq!(requests[1].header("Content-Type"), Some("application/json"));
     let body: Value = serde_json::from_str(&requests[1].body).unwrap();
@@ -768,8 +580,8 @@ fn rotate_through_the_fastly_api() {
     assert_eq!(STANDARD.decode(&key).unwrap().len(), 32);
     assert!(!run.all().contains(&key));
     assert_eq!(
-        (requests[2].method.as_str(), requests[2].path.as_str()),
-        ("PATCH", "/resources/stores/config/CS/items")
+        requests[2].line(),
+        "PATCH /resources/stores/config/CS/items"
     );
     let body: Value = serde_json::from_str(&requests[2].body).unwrap();
     assert_eq!(
@@ -785,34 +597,13 @@ fn rotate_through_the_fastly_api() {
 fn a_refused_secret_leaves_active_key_alone() {
     let api = MockApi::start(&[200, 409], "[]");
     let run = wrctl(
-        &[
-            "rotate",
-            "--kid",
-            "key2",
-            "--fastly-config-store",
-            "CS",
-            "--fastly-secret-store",
-            "SS",
-            "--fastly-api-url",
-            &api.url(),
-        ],
+        &[&ROTATE_BY_API[..], &["--fastly-api-url", &api.url()]].concat(),
         &[("FASTLY_API_TOKEN", "t0ken-abc")],
     );
     assert_eq!(run.code, Some(1));
     assert!(run.err.contains("409"), "{}", run.err);
     assert_eq!(api.requests().len(), 2);
-    let run = wrctl(
-        &[
-            "rotate",
-            "--kid",
-            "key2",
-            "--fastly-config-store",
-            "CS",
-            "--fastly-secret-store",
-            "SS",
-        ],
-        &[],
-    );
+    let run = wrctl(&ROTATE_BY_API, &[]);
     assert_eq!(run.code, Some(2), "{}", run.err);
 }
 
@@ -820,29 +611,29 @@ fn a_refused_secret_leaves_active_key_alone() {
 fn revoke_through_the_fastly_api_deletes_the_secret_but_never_the_active_key() {
     let items = json!([{"item_key": "active_key", "item_value": "key2", "store_id": "CS"}]);
     let token = "test-api-token-5678";
-    let args = |kid: &str, url: &str| {
-        vec![
-            "revoke".to_string(),
-            kid.to_string(),
-            "--fastly-config-store".into(),
-            "CS".into(),
-            "--fastly-secret-store".into(),
-            "SS".into(),
-            "--fastly-api-url".into(),
-            url.to_string(),
-        ]
+    let revoke = |kid: &str, api: &MockApi| {
+        let url = api.url();
+        let args = [
+            "revoke",
+            kid,
+            "--fastly-config-store",
+            "CS",
+            "--fastly-secret-store",
+            "SS",
+            "--fastly-api-url",
+            &url,
+        ];
+        wrctl(&args, &[("FASTLY_API_TOKEN", token)])
     };
     let api = MockApi::start(&[200, 200], &items.to_string());
-    let argv = args("key1", &api.url());
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let run = wrctl(&argv, &[("FASTLY_API_TOKEN", token)]);
+    let run = revoke("key1", &api);
     assert_eq!(run.code, Some(0), "{}", run.all());
     assert!(!run.all().contains(token));
     let requests = api.requests();
     assert_eq!(requests.len(), 2, "{requests:?}");
     assert_eq!(
-        (requests[1].method.as_str(), requests[1].path.as_str()),
-        ("DELETE", "/resources/stores/secret/SS/secrets/key1")
+        requests[1].line(),
+        "DELETE /resources/stores/secret/SS/secrets/key1"
     );
     assert!(
         requests
@@ -852,18 +643,14 @@ fn revoke_through_the_fastly_api_deletes_the_secret_but_never_the_active_key() {
 
     // The active key: refused after reading the config, nothing deleted.
     let api = MockApi::start(&[200], &items.to_string());
-    let argv = args("key2", &api.url());
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let run = wrctl(&argv, &[("FASTLY_API_TOKEN", token)]);
+    let run = revoke("key2", &api);
     assert_eq!(run.code, Some(1), "{}", run.all());
     assert!(run.all().contains("rotate first"), "{}", run.all());
     assert_eq!(api.requests().len(), 1);
 
     // An id that is no plain path segment is refused before any request.
     let api = MockApi::start(&[200], &items.to_string());
-    let argv = args("../x", &api.url());
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let run = wrctl(&argv, &[("FASTLY_API_TOKEN", token)]);
+    let run = revoke("../x", &api);
     assert_eq!(run.code, Some(1), "{}", run.all());
     assert!(api.requests().is_empty());
 }
@@ -896,13 +683,10 @@ fn config_set_writes_a_member_into_settings_through_the_fastly_api() {
     assert!(!run.all().contains(token));
     let requests = api.requests();
     assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(requests[0].line(), "GET /resources/stores/config/CS/items");
     assert_eq!(
-        (requests[0].method.as_str(), requests[0].path.as_str()),
-        ("GET", "/resources/stores/config/CS/items")
-    );
-    assert_eq!(
-        (requests[1].method.as_str(), requests[1].path.as_str()),
-        ("PATCH", "/resources/stores/config/CS/items")
+        requests[1].line(),
+        "PATCH /resources/stores/config/CS/items"
     );
     // One upsert of the settings item, its other members kept.
     let body: Value = serde_json::from_str(&requests[1].body).unwrap();

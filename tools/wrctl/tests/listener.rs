@@ -9,7 +9,12 @@ use std::io::Write as _;
 use support::{Wrctl, exchange, unix_now};
 
 fn start(extra: &[&str]) -> Wrctl {
-    let mut args = vec![
+    start_with_env(extra, &[])
+}
+
+/// `wrctl control` listening, in a dry run, with `extra` arguments and the environment `env`.
+fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> Wrctl {
+    let args = [
         "control",
         "--target-per-minute",
         "60",
@@ -18,8 +23,7 @@ fn start(extra: &[&str]) -> Wrctl {
         "127.0.0.1:0",
         "--quiet",
     ];
-    args.extend_from_slice(extra);
-    Wrctl::start(&args, &[])
+    Wrctl::start(&[&args[..], extra].concat(), env)
 }
 
 fn room_lines(n: usize) -> String {
@@ -292,9 +296,7 @@ fn silent_clients_cannot_take_the_listener() {
 
 #[test]
 fn with_a_log_secret_only_posts_that_carry_it_are_counted() {
-    let mut args = vec!["control", "--target-per-minute", "60", "--dry-run"];
-    args.extend(["--listen", "127.0.0.1:0", "--quiet"]);
-    let wrctl = Wrctl::start(&args, &[("WRCTL_LOG_SECRET", "s3cret-for-tests")]);
+    let wrctl = start_with_env(&[], &[("WRCTL_LOG_SECRET", "s3cret-for-tests")]);
     let body = room_lines(3);
     for authorization in [
         None,

@@ -17,7 +17,7 @@ const FLAGS: [&str; 7] = [
 
 /// `wrctl control` following the origin, listening, with `extra` arguments.
 fn start(extra: &[&str]) -> Wrctl {
-    let mut args = vec![
+    let args = [
         "control",
         "--target-per-minute",
         "300",
@@ -27,9 +27,7 @@ fn start(extra: &[&str]) -> Wrctl {
         "--listen",
         "127.0.0.1:0",
     ];
-    args.extend_from_slice(&FLAGS);
-    args.extend_from_slice(extra);
-    Wrctl::start(&args, &[])
+    Wrctl::start(&[&args[..], &FLAGS, extra].concat(), &[])
 }
 
 /// `per_second` admitted requests in each second of `[from, to)`, each answered
@@ -133,9 +131,8 @@ fn without_origin_lines_the_target_is_held_and_the_state_says_so() {
 #[test]
 fn origin_options_that_cannot_hold_are_usage_errors() {
     let run = |extra: &[&str]| {
-        let mut args = vec!["control", "--target-per-minute", "300", "--dry-run"];
-        args.extend_from_slice(extra);
-        run_to_end(&args, &[])
+        let args = ["control", "--target-per-minute", "300", "--dry-run"];
+        run_to_end(&[&args[..], extra].concat(), &[])
     };
     for (extra, said) in [
         (

@@ -3,24 +3,15 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use support::run_to_end;
+use support::{run_to_end, wrctl};
 use waiting_room::pages::page::{Language, Page, PageBody};
 use waiting_room::pages::view::VARIABLES;
 
 /// `wrctl args`: (exit code, stdout, stderr).
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wrctl"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = wrctl(args, &[]);
+    (run.code, run.out, run.err)
 }
 
 /// A page that passes every check, with `body` inside.

@@ -78,11 +78,7 @@ fn the_config_file_gets_a_percentage_and_a_heartbeat_and_keeps_its_other_keys() 
             assert_eq!(&settings[key], value, "{key}");
         }
     }
-    let names: Vec<_> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(names, ["config.json"]);
+    assert_eq!(support::file_names(dir.path()), ["config.json"]);
 
     wrctl.close_stdin();
     assert_eq!(wrctl.wait(), Some(0));

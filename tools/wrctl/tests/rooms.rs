@@ -85,10 +85,9 @@ fn three_rooms_one_file_replaced_once_a_tick_with_every_rooms_keys() {
         "room.vip": r#"{"enabled": true, "wait_period_duration": 45}"#,
     });
     fs::write(&path, original.to_string()).unwrap();
-    let mut args = vec!["control", "--config-file", path.to_str().unwrap()];
-    args.extend_from_slice(&ROOMS);
-    args.extend_from_slice(&["--listen", "127.0.0.1:0"]);
-    let mut wrctl = Wrctl::start(&args, &[]);
+    let args = ["control", "--config-file", path.to_str().unwrap()];
+    let listen = ["--listen", "127.0.0.1:0"];
+    let mut wrctl = Wrctl::start(&[&args[..], &ROOMS, &listen].concat(), &[]);
     wrctl.feed(&lines());
     // Every update holds every room's heartbeat of one tick.
     let settings = eventually("the three rooms' keys", || {
@@ -105,11 +104,7 @@ fn three_rooms_one_file_replaced_once_a_tick_with_every_rooms_keys() {
     });
     assert_eq!(settings["rooms"], original["rooms"]);
     assert_eq!(settings["room.vip"], original["room.vip"]);
-    let names: Vec<_> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(names, ["config.json"]);
+    assert_eq!(support::file_names(dir.path()), ["config.json"]);
 
     // The first room's status, each room's by ?room=, and 404 for one not held.
     let status = wrctl.status();
@@ -188,7 +183,7 @@ fn three_rooms_one_patch_a_tick_within_the_apis_budget() {
     let token = "the-token-0123456789";
     let api = MockApi::with_budget(&[200], "{}", FASTLY_HOURLY_LIMIT, unix_now());
     let url = api.url();
-    let mut args = vec![
+    let args = [
         "control",
         "--fastly-store-id",
         "STORE7",
@@ -200,7 +195,7 @@ fn three_rooms_one_patch_a_tick_within_the_apis_budget() {
         "--listen",
         "127.0.0.1:0",
     ];
-    args.extend_from_slice(&ROOMS);
+    let args = [&args[..], &ROOMS].concat();
     let mut wrctl = Wrctl::start(&args, &[("FASTLY_API_TOKEN", token)]);
     wrctl.feed(&lines());
     let requests = eventually("two updates", || {

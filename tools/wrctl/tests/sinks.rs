@@ -5,33 +5,17 @@ mod support;
 
 use std::fs;
 
-use control::{Controller, Options, Write};
+use control::options::Options;
+use control::percentage::{Controller, Write};
 use serde_json::{Value, json};
-use support::MockApi;
+use support::{MockApi, info};
 use wrctl::control::Control;
 use wrctl::sink::{ConfigFile, FastlyApi, Sink};
-use wrctl::state::Info;
 
 fn write(p: Option<&str>, heartbeat: u64) -> Write {
     Write {
         allow_percentage: p.map(|p| p.parse().unwrap()),
         heartbeat,
-    }
-}
-
-/// What the control thread reports of its options: a target of 60 a minute and the
-/// default bounds, as every test here runs.
-fn info(dry_run: bool, sink: &str, room: Option<&str>) -> Info {
-    let options = Options::default();
-    Info {
-        target_per_minute: options.target_per_minute,
-        max_active: None,
-        min: options.min,
-        max: options.max,
-        dry_run,
-        sink: sink.into(),
-        room: room.map(str::to_string),
-        room_dashboards: Vec::new(),
     }
 }
 
@@ -65,11 +49,7 @@ fn the_config_file_keeps_other_keys_and_is_replaced_atomically() {
     assert_eq!(settings["controller_heartbeat"], "1700000030");
     assert_eq!(settings["cookie_lifetime"], "7200");
     // Nothing but the file is left in the directory.
-    let names: Vec<_> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(names, ["config.json"]);
+    assert_eq!(support::file_names(dir.path()), ["config.json"]);
     assert_eq!(file.describe(), format!("config-file {}", path.display()));
 }
 
@@ -177,14 +157,10 @@ fn a_failed_write_is_retried_after_the_backoff() {
         start: Some("25".parse().unwrap()),
         ..Options::default()
     };
-    let info = info(false, "fastly config store STORE", None);
+    let info = info(None, 60.0, false, "fastly config store STORE");
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
-    let mut control = Control::new(
-        Controller::new(options).unwrap(),
-        Box::new(sink),
-        info,
-        true,
-    );
+    let rule = Controller::new(options).unwrap();
+    let mut control = Control::new(rule, Box::new(sink), info, true);
     control.tick(1000); // 500
     control.tick(1005); // backing off: no request
     assert_eq!(api.requests().len(), 1);
@@ -223,14 +199,10 @@ fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
         expected_propagation: None,
         ..FifoOptions::default()
     };
-    let info = info(false, "fastly config store STORE", None);
+    let info = info(None, 60.0, false, "fastly config store STORE");
     let sink = FastlyApi::new(&api.url(), "STORE", "tok".into());
-    let mut control = Control::new(
-        FifoController::new(options).unwrap(),
-        Box::new(sink),
-        info,
-        true,
-    );
+    let rule = FifoController::new(options).unwrap();
+    let mut control = Control::new(rule, Box::new(sink), info, true);
     // Fifty arrivals, 2 ms apart, at the controller's clock.
     let now = wrctl::clock::unix_now();
     let records: Vec<Record> = (0..50u64)
@@ -312,19 +284,14 @@ fn a_rooms_controller_counts_only_its_rooms_lines_and_writes_its_keys() {
         start: Some("25".parse().unwrap()),
         ..Options::default()
     };
-    let info = info(false, "fastly config store STORE", Some("drops"));
+    let info = info(Some("drops"), 60.0, false, "fastly config store STORE");
     let drops = RoomName::new("drops").unwrap();
     let sink = wrctl::sink::InRoom::new(
         Box::new(FastlyApi::new(&api.url(), "STORE", "tok".into())),
         drops.clone(),
     );
-    let mut control = Control::new(
-        Controller::new(options).unwrap(),
-        Box::new(sink),
-        info,
-        true,
-    )
-    .in_room(Some(&drops));
+    let rule = Controller::new(options).unwrap();
+    let mut control = Control::new(rule, Box::new(sink), info, true).in_room(Some(&drops));
     let now = wrctl::clock::unix_now();
     // Ten newcomers in each of three rooms: the service room, drops and vip.
     let records: Vec<Record> = ["", " room=drops", " room=vip"]
@@ -374,14 +341,10 @@ fn the_target_follows_the_event_the_newest_lines_name() {
         target_per_minute: 60.0,
         ..Options::default()
     };
-    let info = info(true, "dry run", None);
-    let mut control = Control::new(
-        Controller::new(options).unwrap(),
-        Box::new(wrctl::sink::DryRun),
-        info,
-        true,
-    )
-    .with_event_targets(&[("drop-1".into(), 1200.0)]);
+    let info = info(None, 60.0, true, "dry run");
+    let rule = Controller::new(options).unwrap();
+    let mut control = Control::new(rule, Box::new(wrctl::sink::DryRun), info, true)
+        .with_event_targets(&[("drop-1".into(), 1200.0)]);
     let mut feed = |t: u64, event: &str| {
         let line = format!(
             "waitingroom t={t} decision=anon uid=10.0.0.1{event} p=5 exp={} path=/x",

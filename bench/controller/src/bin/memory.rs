@@ -11,7 +11,9 @@
 
 use clap::Parser;
 use control::record::Record;
-use control::{Controller, Options, Rule};
+use control::options::Options;
+use control::percentage::Controller;
+use control::rule::Rule;
 
 /// The controller's memory with a crowd of waiting addresses.
 #[derive(Parser)]

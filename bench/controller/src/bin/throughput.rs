@@ -20,7 +20,9 @@ use std::time::Instant;
 
 use clap::Parser;
 use control::record::Record;
-use control::{Controller, Options, Rule};
+use control::options::Options;
+use control::percentage::Controller;
+use control::rule::Rule;
 use waiting_room::settings::percentage::Percentage;
 use wrctl::ingest::Batch;
 use wrctl::synthetic::Crowd;

@@ -9,7 +9,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
@@ -21,17 +21,35 @@ use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use test_support::http::{self, Response};
+use wrctl::state::Info;
 
 /// The longest any test waits for the program to do something.
 pub const BOUND: Duration = Duration::from_secs(30);
 
-/// Unix seconds now.
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
+/// What the control thread reports of a room's options: `target` a minute and
+/// the default bounds.
+pub fn info(room: Option<&str>, target: f64, dry_run: bool, sink: &str) -> Info {
+    let options = control::options::Options::default();
+    Info {
+        target_per_minute: target,
+        max_active: None,
+        min: options.min,
+        max: options.max,
+        dry_run,
+        sink: sink.into(),
+        room: room.map(str::to_string),
+        room_dashboards: Vec::new(),
+    }
 }
+
+/// The names of the files in `dir`.
+pub fn file_names(dir: &std::path::Path) -> Vec<std::ffi::OsString> {
+    let entries = std::fs::read_dir(dir).unwrap();
+    entries.map(|e| e.unwrap().file_name()).collect()
+}
+
+/// Unix seconds now.
+pub use wrctl::clock::unix_now;
 
 /// Polls `check` every 50 ms until it returns something, or panics after [`BOUND`].
 pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
@@ -45,19 +63,48 @@ pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     }
 }
 
-/// `wrctl` with `args`, run to its end with empty stdin: (exit code, stderr).
-pub fn run_to_end(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+/// What a run of `wrctl` left: exit code, stdout, stderr.
+pub struct Run {
+    pub code: Option<i32>,
+    pub out: String,
+    pub err: String,
+}
+
+impl Run {
+    pub fn all(&self) -> String {
+        format!("{}{}", self.out, self.err)
+    }
+}
+
+/// `wrctl` with `args` and the environment `env` (FASTLY_API_TOKEN is removed
+/// unless `env` sets it), run to its end with empty stdin.
+pub fn wrctl(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let output = command(args, env).stdin(Stdio::null()).output().unwrap();
+    Run {
+        code: output.status.code(),
+        out: String::from_utf8(output.stdout).unwrap(),
+        err: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// The `wrctl` command with `args`, without FASTLY_API_TOKEN unless `env` sets it.
+fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_wrctl"));
     command
         .args(args)
         .env_remove("FASTLY_API_TOKEN")
+        .envs(env.iter().copied());
+    command
+}
+
+/// `wrctl` with `args`, run to its end with empty stdin: (exit code, stderr).
+pub fn run_to_end(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let mut child = command(args, env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let mut child = command.spawn().unwrap();
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let deadline = Instant::now() + BOUND;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -93,17 +140,12 @@ impl Wrctl {
     /// Starts `wrctl` with `args` and the environment `env` (FASTLY_API_TOKEN is
     /// removed unless `env` sets it); with `--listen`, waits for its address.
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> Wrctl {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_wrctl"));
-        command
-            .args(args)
-            .env_remove("FASTLY_API_TOKEN")
+        let mut child = command(args, env)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            command.env(k, v);
-        }
-        let mut child = command.spawn().unwrap();
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         let stderr = Arc::new(Mutex::new(String::new()));
         let sink = Arc::clone(&stderr);
         let pipe = child.stderr.take().unwrap();
@@ -260,6 +302,11 @@ pub struct Received {
 }
 
 impl Received {
+    /// `METHOD PATH`, as its request line has them.
+    pub fn line(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()

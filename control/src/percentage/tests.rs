@@ -1,7 +1,9 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::rule::Write as _;
+use crate::options::{DEFAULT_EXPECTED_PROPAGATION, WINDOW};
+use crate::rule::{Rule, Write as _};
+use crate::series::Second;
 
 const T0: u64 = 1_700_000_000;
 

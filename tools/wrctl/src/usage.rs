@@ -1,0 +1,11 @@
+//! The one way a command says its command line cannot be used.
+
+use clap::error::ErrorKind;
+
+/// Exits with a usage error (status 2) that names what is wrong, as clap words
+/// its own (`error: ...`, then where to find help).
+pub fn usage_error(message: &str) -> ! {
+    clap::Error::raw(ErrorKind::ValueValidation, message)
+        .format(&mut clap::Command::new("wrctl"))
+        .exit()
+}
