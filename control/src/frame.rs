@@ -10,7 +10,7 @@ use std::fmt::Debug;
 
 use crate::intake::{Intake, Sizes};
 use crate::options::BadOptions;
-use crate::origin::{Governor, OriginAnswer, OriginOptions};
+use crate::origin::{Governor, LEAVING_SPAN, OriginAnswer, OriginOptions, Sessions};
 use crate::record::Record;
 use crate::rule::{Rule, Write};
 use crate::schedule::{Schedule, Timing};
@@ -131,23 +131,70 @@ impl<P: Policy> Frame<P> {
     /// The origin rule's reading, when one is due at the log's newest second
     /// `newest`: the target it sets.
     fn follow_origin(&mut self, newest: u64) {
-        let Some(session) = self.origin.as_ref().map(|g| g.options().session) else {
+        let Some(options) = self.origin.as_ref().map(|g| *g.options()) else {
             return;
         };
-        let from = (newest + 1).saturating_sub(session);
-        let live = self
-            .intake
-            .series()
-            .range(from, newest)
-            .map(|(_, s)| s.admissions)
-            .sum();
+        // A write made now lands a propagation delay and up to a tick later.
+        let ahead = self.schedule.propagation_delay() + self.schedule.timing.tick;
+        let sessions = live_sessions(
+            self.intake.series(),
+            newest,
+            (options.session, options.healthy.window),
+            ahead,
+        );
         let waiting = P::waiting(self).0;
         let target = *P::target(&mut self.options);
         if let Some(governor) = &mut self.origin
-            && let Some(next) = governor.tick(newest, live, waiting, target)
+            && let Some(next) = governor.tick(newest, sessions, waiting, target)
         {
             *P::target(&mut self.options) = next;
         }
+    }
+}
+
+/// The sessions let in over the last `session` seconds up to `newest`, their
+/// mean over the `window` seconds up to it, and the rate a minute at which
+/// sessions end around the half window that starts `ahead` seconds after
+/// `newest` (over [`LEAVING_SPAN`] centred on it).
+fn live_sessions(
+    series: &crate::series::Series,
+    newest: u64,
+    (session, window): (u64, u64),
+    ahead: u64,
+) -> Sessions {
+    // Admissions of each second from `session + window` before `newest`.
+    let start = (newest + 1).saturating_sub(session + window.max(LEAVING_SPAN));
+    let admissions: Vec<u64> = (start..=newest)
+        .map(|t| series.get(t).map_or(0, |s| s.admissions))
+        .collect();
+    let at = |t: u64| admissions[(t - start) as usize];
+    let from = (newest + 1).saturating_sub(session);
+    let mut live: u64 = (from..=newest).map(at).sum();
+    // Those ending over LEAVING_SPAN centred on the half window from `ahead`
+    // on (until the next reading's write lands), ended ones included.
+    let middle = newest + ahead + (window / 2).max(1) / 2;
+    let leaving_from = (middle + 1)
+        .saturating_sub(session + LEAVING_SPAN / 2)
+        .max(start);
+    let leaving_to = (middle + LEAVING_SPAN / 2)
+        .saturating_sub(session)
+        .min(newest);
+    let leaving: u64 = (leaving_from..=leaving_to).map(at).sum();
+    // Back one second at a time: what came in that second leaves the count,
+    // what came a session length before it joins.
+    let (now, mut total, mut seconds) = (live, 0, 0u64);
+    for t in ((newest + 1).saturating_sub(window)..=newest).rev() {
+        total += live;
+        seconds += 1;
+        live -= at(t);
+        if let Some(back) = t.checked_sub(session).filter(|&b| b >= start) {
+            live += at(back);
+        }
+    }
+    Sessions {
+        live: now,
+        over_window: total as f64 / seconds.max(1) as f64,
+        leaving: leaving as f64 * 60.0 / LEAVING_SPAN as f64,
     }
 }
 
@@ -263,5 +310,39 @@ impl<P: Policy> Rule for Frame<P> {
         if let Some(governor) = &mut self.origin {
             governor.set_share(share);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::series::Series;
+
+    #[test]
+    fn counts_the_live_sessions_their_mean_over_the_window_and_those_leaving() {
+        // One new session a second for 1,000 s, then none for 200 s; sessions
+        // of 600 s, a window of 60 s.
+        let mut series = Series::new(3600);
+        for t in 0..1000 {
+            series.at_mut(t).unwrap().admissions = 1;
+        }
+        series.at_mut(1199);
+        let steady = live_sessions(&series, 999, (600, 60), 0);
+        assert_eq!(steady.live, 600);
+        assert_eq!(steady.over_window, 600.0);
+        assert!((steady.leaving - 60.0).abs() < 1e-9, "{steady:?}");
+        // 200 s on: the sessions of 600..1000 live; over the window, 200 to
+        // 259 of them (the newest 59 seconds' sessions still live then).
+        let after = live_sessions(&series, 1199, (600, 60), 0);
+        assert_eq!(after.live, 400);
+        assert!((after.over_window - 429.5).abs() < 1e-9, "{after:?}");
+        // Ending within two minutes around 15 s on: all of them, one a second.
+        assert!((after.leaving - 60.0).abs() < 1e-9, "{after:?}");
+        // 400 s on, a write landing 30 s later: the two minutes centred on
+        // 1,644 reach back to the sessions that ended from 1,585 on (let in
+        // over 985..1,000): 15 in two minutes, 7.5 a minute.
+        let late = live_sessions(&series, 1599, (600, 60), 30);
+        assert_eq!(late.live, 0);
+        assert!((late.leaving - 7.5).abs() < 1e-9, "{late:?}");
     }
 }

@@ -6,30 +6,41 @@
 //! response's headers and its status (`origin_ms=`, `origin_status=`), or the
 //! failure (`origin_error=`). Every half window, over the last window of those
 //! answers (60 s by default), the [`Governor`] reads the origin's load (answers
-//! a second), its p95 and its error share, and sets the target:
+//! a second), its p95 and its error share.
 //!
-//! - **Unhealthy** (p95 over the bound, or errors over their share): the target
-//!   falls to the floor at once. Admitted sessions go on making requests for
-//!   their whole length, so nothing but time sheds the load they bring: the room
-//!   lets in no more than the floor until the origin is healthy again. At the
-//!   floor and still unhealthy after two session lengths (every session let in
-//!   above the floor has ended, even one the slowness stretched), the origin is
-//!   slow for reasons admissions do not cause: the floor holds, and the state
-//!   says `origin-slow`, an alert.
+//! The origin's load is carried by live sessions: each makes requests for its
+//! whole length, so the load is the live sessions times what one asks, with
+//! no lag. The rule therefore steers the number of live sessions (the sessions
+//! let in over the last session length), as the adaptive concurrency limiters
+//! steer requests in flight, and the target of new sessions a minute follows:
+//! the places free under the live-session limit, filled over
+//! [`FILL_SECONDS`], plus the places the sessions that end free (their rate
+//! over [`LEAVING_SPAN`] around the time the write governs).
+//!
 //! - **Healthy, no queueing** (p95 within 10 % of the lowest p95 of a healthy
 //!   reading, the origin's own time unloaded; the p95 is of the answers that
-//!   were not errors): nothing says where the origin's limit is; the
-//!   target rises by √2 a half window, twice a minute, as fast as the room's
-//!   percentage may rise.
+//!   were not errors): nothing says where the origin's limit is; no live limit,
+//!   and the target rises by √2 a half window, twice a minute, as fast as the
+//!   room's percentage may rise.
 //! - **Healthy, queueing** (p95 10 % or more above the lowest): the share of
 //!   the time spent queueing tells how busy the origin is, as TCP Vegas and the
 //!   adaptive concurrency limiters read round-trip times: with latency growing
 //!   as `base / (1 − utilisation)`, the utilisation is `1 − base / p95`, the
 //!   capacity `load / utilisation`, and the load that keeps the p95 at the aim
 //!   (80 % of the bound) `capacity × (1 − base / aim)`. That load, averaged with
-//!   the last estimate, divided by what one session asks of the origin (answers
-//!   a second × the session length ÷ the sessions let in over the last session
-//!   length), is the target. It never rises faster than in the case above.
+//!   the last estimate, over what one live session asks (the room's answers a
+//!   second over the live sessions averaged over the window), is the live
+//!   limit. The live sessions grow no faster than the target's √2 a reading;
+//!   the places of the sessions that end are filled as they free.
+//! - **Unhealthy** (p95 over the bound, or errors over their share): live
+//!   limit 0 and the target the floor, at once, however many sessions end:
+//!   nothing but time sheds the load the admitted sessions bring, and a place
+//!   refilled as a session ends keeps that load on the origin. The places are
+//!   filled again only once a reading is healthy. At the floor and still
+//!   unhealthy after two session lengths (every session let in above the
+//!   floor has ended, even one the slowness stretched), the origin is slow for
+//!   reasons admissions do not cause: the floor holds, and the state says
+//!   `origin-slow`, an alert.
 //!
 //! The target stays between the floor and the ceiling the operator sets; it
 //! rises only while people wait, and moves by 5 % or more or not at all. Why
@@ -64,6 +75,23 @@ pub const SMOOTHING: f64 = 0.5;
 /// The least relative change of the target made, but a cut: below it, the
 /// estimate's noise from one reading to the next would dither the target.
 pub const LEAST_CHANGE: f64 = 0.05;
+/// Seconds over which the free places under the live-session limit are
+/// filled (the gap shrinks by e in that time): the admissions a write asks
+/// for show in the log up to a reading (30 s) and the propagation delay later,
+/// and a loop that filled within that lag would overshoot by a quarter of the
+/// gap; over twice the lag it would not, and over four times, what the
+/// simulations chose, one noisy estimate moves the live sessions by a quarter
+/// of its error (at two minutes, and at three with 30 s of propagation, the
+/// p95 passed the bound again after the halved origin's cut; at three, the
+/// admissions were 2 to 4 points of the bound's higher).
+pub const FILL_SECONDS: f64 = 240.0;
+/// Seconds over which the sessions that end are counted, centred on the
+/// span a write governs: their places are filled at that mean rate. Sessions
+/// let in together end together a session length later; filled as they end,
+/// the next lump would come as lumpy, and its first requests with it.
+/// Averaged over two minutes, each session length smooths the lumps, and a
+/// steady trend cancels out.
+pub const LEAVING_SPAN: u64 = 120;
 /// Session lengths at the floor, still unhealthy, before the origin is called
 /// slow: two, as a slow origin stretches the sessions it serves (a visitor
 /// waits for each page).
@@ -250,11 +278,41 @@ pub struct OriginStatus {
     pub target: f64,
     /// Sessions let in over the last session length.
     pub live: u64,
+    /// The live sessions the origin holds at the aim, when a reading has said
+    /// (queueing; 0 while unhealthy: none let in but the floor's).
+    pub live_limit: Option<u64>,
     /// Times the target turned from rising to falling or back.
     pub direction_changes: u64,
     /// The readings of the last seconds asked for, oldest first: the log
     /// second each was taken at, and the reading.
     pub readings: Vec<(u64, Reading)>,
+}
+
+/// The sessions that load the origin, as the frame counts them at a reading:
+/// the sessions let in over the last session length.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sessions {
+    /// Let in over the last session length, up to the newest second.
+    pub live: u64,
+    /// The same, averaged over the seconds of the window: the sessions whose
+    /// requests the reading's answers are.
+    pub over_window: f64,
+    /// The rate, a minute, at which sessions end around the time a write made
+    /// now governs (from when it lands until the next reading's lands; over
+    /// [`LEAVING_SPAN`] centred on it): the places they free.
+    pub leaving: f64,
+}
+
+impl Sessions {
+    /// `live` sessions, as many over the window, leaving evenly over a session
+    /// length of `session` seconds (a steady state).
+    pub fn steady(live: u64, session: u64) -> Sessions {
+        Sessions {
+            live,
+            over_window: live as f64,
+            leaving: live as f64 * 60.0 / session.max(1) as f64,
+        }
+    }
 }
 
 /// Readings kept: an hour of them at the shortest window (10 s, a reading every 5 s).
@@ -276,6 +334,8 @@ pub struct Governor {
     base_ms: Option<u64>,
     /// The load (answers a second) that holds the p95 at the aim, smoothed.
     aim_load: Option<f64>,
+    /// The live sessions that bring the room's share of that load.
+    live_limit: Option<f64>,
     /// Log time of the next reading (`None`: at the first tick).
     next_reading: Option<u64>,
     /// Since when the origin has been unhealthy with the target at the floor.
@@ -301,6 +361,7 @@ impl Governor {
             window: Window::new(options.healthy.window),
             base_ms: None,
             aim_load: None,
+            live_limit: None,
             next_reading: None,
             slow_since: None,
             state: State::NoOriginData,
@@ -350,22 +411,28 @@ impl Governor {
         }
     }
 
-    /// At the log's newest second `newest`, with `live` sessions let in over
-    /// the last session length, `waiting` people waiting and `target` held: the
-    /// new target, when a reading is due and says one.
-    pub fn tick(&mut self, newest: u64, live: u64, waiting: u64, target: f64) -> Option<f64> {
+    /// At the log's newest second `newest`, with the `sessions` let in over the
+    /// last session length, `waiting` people waiting and `target` held: the new
+    /// target, when a reading is due and says one.
+    pub fn tick(
+        &mut self,
+        newest: u64,
+        sessions: Sessions,
+        waiting: u64,
+        target: f64,
+    ) -> Option<f64> {
         let half = (self.options.healthy.window / 2).max(1);
         if self.next_reading.is_some_and(|due| newest < due) {
             return None;
         }
         self.next_reading = Some(newest + half);
-        self.live = live;
+        self.live = sessions.live;
         let reading = self.window.read(newest);
         if self.readings.len() == READINGS_KEPT {
             self.readings.pop_front();
         }
         self.readings.push_back((newest, reading));
-        let next = self.decide(reading, newest, live, waiting, target)?;
+        let next = self.decide(reading, newest, sessions, waiting, target)?;
         let next = self.hold(next);
         let direction = match next.partial_cmp(&target) {
             Some(std::cmp::Ordering::Greater) => Some(Direction::Up),
@@ -386,7 +453,7 @@ impl Governor {
         &mut self,
         reading: Reading,
         newest: u64,
-        live: u64,
+        sessions: Sessions,
         waiting: u64,
         target: f64,
     ) -> Option<f64> {
@@ -402,7 +469,11 @@ impl Governor {
             self.base_ms = Some(self.base_ms.map_or(p95, |b| b.min(p95)));
         }
         if !healthy {
+            // Only time sheds the load of the sessions let in: nobody more than
+            // the floor until a reading is healthy, not even in the places of
+            // the sessions that end (each refilled keeps its load on the origin).
             self.aim_load = None;
+            self.live_limit = Some(0.0);
             let at_floor = target <= self.options.floor;
             let since = if at_floor {
                 *self.slow_since.get_or_insert(newest)
@@ -422,32 +493,28 @@ impl Governor {
             return None;
         };
         let step_up = target * STEP_UP;
-        let wanted = if (p95 as f64) < QUEUEING * base as f64 || live == 0 {
-            self.state = State::Rising;
-            step_up
+        let queueing = p95 as f64 >= QUEUEING * base as f64;
+        let limit = if queueing {
+            self.aim_limit(reading, sessions)
         } else {
-            let (p95, base) = (p95 as f64, base as f64);
-            let aim = AIM * bound;
-            let estimate = if base < aim {
-                let capacity = reading.per_second / (1.0 - base / p95);
-                capacity * (1.0 - base / aim)
-            } else {
-                // Unloaded, the origin is already at the aim: hold its load.
-                reading.per_second
-            };
-            let aim_load = self
-                .aim_load
-                .map_or(estimate, |last| last + SMOOTHING * (estimate - last));
-            self.aim_load = Some(aim_load);
-            self.state = State::OriginLimited;
-            let per_session = reading.own_per_second * self.options.session as f64 / live as f64;
-            if per_session > 0.0 {
-                60.0 * aim_load * self.share / per_session
-            } else {
+            None
+        };
+        let wanted = match limit {
+            Some(limit) => {
+                self.state = State::OriginLimited;
+                self.live_limit = Some(limit);
+                self.filling(limit, sessions)
+            }
+            None => {
+                // Nothing says where the limit is.
+                self.state = State::Rising;
+                self.live_limit = None;
                 step_up
             }
         };
-        let mut next = wanted.min(step_up);
+        // The live sessions grow no faster than the room's pace; the places
+        // of the sessions that end are filled as they free.
+        let mut next = wanted.min(step_up.max(sessions.leaving));
         if waiting == 0 {
             // Nobody waits: a rise would test nothing.
             next = next.min(target);
@@ -462,6 +529,42 @@ impl Governor {
         Some(next)
     }
 
+    /// The live sessions that bring the room's share of the load that holds
+    /// the p95 at the aim, read from `reading` (its estimate averaged with the
+    /// last since the origin was last unhealthy); `None` before a healthy
+    /// reading has shown the base, or without a session or an answer of the
+    /// room's own.
+    fn aim_limit(&mut self, reading: Reading, sessions: Sessions) -> Option<f64> {
+        let p95 = reading.p95_ms? as f64;
+        let base = self.base_ms? as f64;
+        let aim = AIM * self.options.healthy.p95_ms as f64;
+        // What one live session asks of the origin, answers a second.
+        let per_live = reading.own_per_second / sessions.over_window;
+        if !(per_live > 0.0 && per_live.is_finite()) {
+            return None;
+        }
+        let estimate = if base < aim && base < p95 {
+            let capacity = reading.per_second / (1.0 - base / p95);
+            capacity * (1.0 - base / aim)
+        } else {
+            // Unloaded, the origin is already at the aim: hold its load.
+            reading.per_second
+        };
+        let aim_load = match self.aim_load {
+            Some(last) => last + SMOOTHING * (estimate - last),
+            None => estimate,
+        };
+        self.aim_load = Some(aim_load);
+        Some(aim_load * self.share / per_live)
+    }
+
+    /// New sessions a minute that fill the places free under `limit` over
+    /// [`FILL_SECONDS`] (negative while more are live), and those of the
+    /// sessions that end.
+    fn filling(&self, limit: f64, sessions: Sessions) -> f64 {
+        (limit - sessions.live as f64) * 60.0 / FILL_SECONDS + sessions.leaving
+    }
+
     /// What it shows, with the readings of the last `seconds` of log time.
     pub fn status(&self, seconds: u64) -> OriginStatus {
         let newest = self.readings.back().map_or(0, |r| r.0);
@@ -472,6 +575,7 @@ impl Governor {
             base_ms: self.base_ms,
             target: self.target,
             live: self.live,
+            live_limit: self.live_limit.map(|n| n.round() as u64),
             direction_changes: self.direction_changes,
             readings: self
                 .readings

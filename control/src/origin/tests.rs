@@ -11,6 +11,11 @@ fn options() -> OriginOptions {
     }
 }
 
+/// `n` live sessions in a steady state (sessions of 600 s).
+fn live(n: u64) -> Sessions {
+    Sessions::steady(n, 600)
+}
+
 /// `per_second` answers in each second of `[from, to)`, one in ten at `slow`
 /// milliseconds and the rest at `fast`: the p95 is `slow`.
 fn answers(g: &mut Governor, from: u64, to: u64, per_second: u64, fast: u64, slow: u64) {
@@ -27,7 +32,7 @@ fn answers(g: &mut Governor, from: u64, to: u64, per_second: u64, fast: u64, slo
 fn read_once(base: u64) -> (Governor, f64) {
     let mut g = Governor::new(options()).unwrap();
     answers(&mut g, T0, T0 + 60, 10, base / 2, base);
-    let target = g.tick(T0 + 59, 600, 1000, 100.0).unwrap();
+    let target = g.tick(T0 + 59, live(600), 1000, 100.0).unwrap();
     (g, target)
 }
 
@@ -99,11 +104,11 @@ fn too_few_answers_hold_the_target() {
         };
         g.observe(t, slow, true);
     }
-    assert_eq!(g.tick(T0 + 59, 600, 1000, 100.0), None);
+    assert_eq!(g.tick(T0 + 59, live(600), 1000, 100.0), None);
     assert_eq!(g.status(0).state, State::NoOriginData);
     // The next reading comes half a window later.
     g.observe(T0 + 60, OriginAnswer::Answered { ms: 5, status: 200 }, true);
-    assert_eq!(g.tick(T0 + 88, 600, 1000, 100.0), None);
+    assert_eq!(g.tick(T0 + 88, live(600), 1000, 100.0), None);
     assert_eq!(g.status(0).reading.answers, 29);
     assert_eq!(g.status(0).reading.answers, 29);
 }
@@ -112,9 +117,9 @@ fn too_few_answers_hold_the_target() {
 fn readings_come_every_half_window_of_log_time() {
     let (mut g, _) = read_once(100);
     answers(&mut g, T0 + 60, T0 + 120, 10, 50, 100);
-    assert_eq!(g.tick(T0 + 88, 600, 1000, 100.0), None);
-    assert!(g.tick(T0 + 89, 600, 1000, 100.0).is_some());
-    assert_eq!(g.tick(T0 + 90, 600, 1000, 100.0), None);
+    assert_eq!(g.tick(T0 + 88, live(600), 1000, 100.0), None);
+    assert!(g.tick(T0 + 89, live(600), 1000, 100.0).is_some());
+    assert_eq!(g.tick(T0 + 90, live(600), 1000, 100.0), None);
 }
 
 #[test]
@@ -124,14 +129,14 @@ fn without_queueing_the_target_rises_twice_a_minute_while_people_wait() {
     assert!((target - 100.0 * STEP_UP).abs() < 1e-9);
     answers(&mut g, T0 + 60, T0 + 90, 10, 50, 104);
     // Nobody waits: nothing to test a rise on.
-    assert_eq!(g.tick(T0 + 89, 600, 0, target), Some(target));
+    assert_eq!(g.tick(T0 + 89, live(600), 0, target), Some(target));
 }
 
 #[test]
 fn the_ceiling_and_the_floor_bound_the_target() {
     let (mut g, _) = read_once(100);
     answers(&mut g, T0 + 60, T0 + 90, 10, 50, 100);
-    assert_eq!(g.tick(T0 + 89, 600, 1000, 9_000.0), Some(10_000.0));
+    assert_eq!(g.tick(T0 + 89, live(600), 1000, 9_000.0), Some(10_000.0));
     assert_eq!(g.status(0).state, State::CeilingLimited);
     assert_eq!(g.status(0).target, 10_000.0);
     assert_eq!(g.hold(1.0), 10.0);
@@ -148,48 +153,193 @@ fn the_ceiling_and_the_floor_bound_the_target() {
 fn with_queueing_the_target_is_the_load_that_holds_the_p95_at_the_aim() {
     let (mut g, _) = read_once(100);
     // Twice the base: the origin is half busy. 100 answers a second from the 600
-    // sessions let in over the session length: 100 requests a session.
+    // sessions let in over the session length.
     answers(&mut g, T0 + 60, T0 + 90, 100, 50, 200);
-    let target = g.tick(T0 + 89, 600, 1000, 1000.0).unwrap();
+    let target = g.tick(T0 + 89, live(600), 1000, 1000.0).unwrap();
     assert_eq!(g.status(0).state, State::OriginLimited);
     // The window holds 60 s: 30 s at 10 a second, 30 s at 100: 55 a second.
     let per_second = 55.0;
     let capacity = per_second / (1.0 - 100.0 / 200.0);
     let aim_load = capacity * (1.0 - 100.0 / (AIM * 800.0));
-    let per_session = per_second * 600.0 / 600.0;
+    // The live sessions that bring that load, each asking 55 / 600 a second.
+    let limit = aim_load / (per_second / 600.0);
+    assert_eq!(g.status(0).live_limit, Some(limit.round() as u64));
     assert!(
-        (target - 60.0 * aim_load / per_session).abs() < 1e-6,
+        (target - filling(limit, live(600))).abs() < 1e-6,
         "{target}"
     );
     // The next estimate is averaged with this one.
     // (Two thirds of the window's answers at 400 ms or more: the p95 is 400.)
     answers(&mut g, T0 + 90, T0 + 120, 200, 50, 400);
-    let next = g.tick(T0 + 119, 600, 1000, target).unwrap();
+    let next = g.tick(T0 + 119, live(600), 1000, target).unwrap();
     let estimate = 150.0 / (1.0 - 100.0 / 400.0) * (1.0 - 100.0 / 640.0);
     let smoothed = aim_load + SMOOTHING * (estimate - aim_load);
-    assert!((next - 60.0 * smoothed / 150.0).abs() < 1e-6, "{next}");
+    let limit = smoothed / (150.0 / 600.0);
+    assert!((next - filling(limit, live(600))).abs() < 1e-6, "{next}");
+}
+
+/// New sessions a minute that fill the places free under `limit` over
+/// [`FILL_SECONDS`] and replace those leaving.
+fn filling(limit: f64, sessions: Sessions) -> f64 {
+    (limit - sessions.live as f64) * 60.0 / FILL_SECONDS + sessions.leaving
+}
+
+#[test]
+fn live_sessions_over_the_limit_hold_the_floor_until_enough_have_ended() {
+    let (mut g, _) = read_once(100);
+    // The origin at the aim's load with 1,000 live sessions (p95 at 640 ms,
+    // 0.1 answers a second each); then 2,000 live, all let in over the last
+    // minutes (a ramp that went past the limit): none leaves soon.
+    answers(&mut g, T0 + 60, T0 + 120, 100, 50, 640);
+    let ramp = Sessions {
+        live: 2_000,
+        over_window: 1_000.0,
+        leaving: 0.0,
+    };
+    assert_eq!(g.tick(T0 + 119, ramp, 1000, 400.0), Some(10.0));
+    assert_eq!(g.status(0).state, State::OriginLimited);
+    let limit = g.status(0).live_limit.unwrap() as f64;
+    assert!((limit - 1_000.0).abs() < 5.0, "{limit}");
+    // Under the limit again, and sessions ending: the places they free, and
+    // the free ones over two minutes.
+    answers(&mut g, T0 + 120, T0 + 150, 100, 50, 640);
+    let drained = Sessions {
+        live: 900,
+        over_window: 1_000.0,
+        leaving: 100.0,
+    };
+    let next = g.tick(T0 + 149, drained, 1000, 10.0).unwrap();
+    assert!(
+        (next - 100.0).abs() < 1e-6,
+        "{next}: the places freed, the live sessions growing no faster than the room's pace"
+    );
+    answers(&mut g, T0 + 150, T0 + 180, 100, 50, 640);
+    let next = g.tick(T0 + 179, drained, 1000, 1000.0).unwrap();
+    assert!((next - filling(limit, drained)).abs() < 2.0, "{next}");
+}
+
+/// Of the sessions let in by second `t` (sessions of 600 s), those ending
+/// within the 30 s from `ahead` seconds after `t`, a minute.
+fn leaving(admitted: &[u64], t: u64, ahead: u64) -> f64 {
+    let from = (t + ahead + 1).saturating_sub(600);
+    let to = (t + ahead + 30).saturating_sub(600).min(t);
+    2.0 * (from..=to).map(|s| admitted[s as usize]).sum::<u64>() as f64
+}
+
+/// A toy origin behind an ideal room, read every half window: the room lets
+/// in what the target says, `delay` seconds late; each live session asks
+/// 0.03 answers a second; the origin's p95 is `base / (1 − load / capacity)`.
+/// The live sessions and the p95 at each minute's end.
+fn toy_run(capacity: f64, minutes: u64, delay: u64) -> Vec<(u64, u64)> {
+    let mut g = Governor::new(options()).unwrap();
+    let (base, per_live) = (100.0, 0.03);
+    let mut target = 10.0;
+    // New sessions of each second from the start, and the targets in force.
+    let mut admitted: Vec<u64> = Vec::new();
+    let mut targets: Vec<(u64, f64)> = vec![(0, target)];
+    let mut carry = 0.0;
+    let mut out = Vec::new();
+    let live_at =
+        |admitted: &[u64], t: usize| -> u64 { admitted[t.saturating_sub(599)..=t].iter().sum() };
+    for t in 0..minutes * 60 {
+        let in_force = targets
+            .iter()
+            .rev()
+            .find(|(at, _)| at + delay <= t)
+            .map_or(10.0, |x| x.1);
+        carry += in_force / 60.0;
+        let now = carry.floor();
+        carry -= now;
+        admitted.push(now as u64);
+        let live = live_at(&admitted, t as usize);
+        let load = live as f64 * per_live;
+        let u = (load / capacity).min(0.99);
+        let p95 = (base / (1.0 - u)).round() as u64;
+        let n = load.round().max(1.0) as u64;
+        answers(&mut g, T0 + t, T0 + t + 1, n, base as u64 / 2, p95);
+        if t % 30 == 29 {
+            let window: Vec<u64> = (t.saturating_sub(59)..=t)
+                .map(|s| live_at(&admitted, s as usize))
+                .collect();
+            let sessions = Sessions {
+                live,
+                over_window: window.iter().sum::<u64>() as f64 / window.len() as f64,
+                leaving: leaving(&admitted, t, delay),
+            };
+            if let Some(next) = g.tick(T0 + t, sessions, 1_000_000, target) {
+                target = next;
+                targets.push((t, target));
+            }
+        }
+        if t % 60 == 59 {
+            out.push((live, p95));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_live_sessions_reach_the_limit_of_a_large_origin_soon_after_it_shows_and_stay_under_it() {
+    // 1,000 answers a second: the p95 at the aim (640 ms) with 28,000 live
+    // sessions, nearly 300 times the floor's 100.
+    let capacity = 1_000.0;
+    let at_aim = capacity * (1.0 - 100.0 / 640.0) / 0.03;
+    for delay in [5, 35] {
+        let run = toy_run(capacity, 40, delay);
+        // Doubling a minute from the floor, the origin shows queueing (p95 10 %
+        // over its base) at about a tenth of its capacity; within 7 minutes
+        // of that, the live sessions are at 85 % of the aim's (filling the
+        // free places over FILL_SECONDS: the gap shrinks by e in 4 minutes).
+        let queueing = run.iter().position(|&(_, p95)| p95 >= 115).unwrap();
+        let reached = run
+            .iter()
+            .position(|&(live, _)| live as f64 >= 0.85 * at_aim)
+            .unwrap();
+        assert!(
+            reached <= queueing + 7,
+            "delay {delay}: queueing in minute {queueing}, 85 % in {reached}: {run:?}"
+        );
+        // And never past the bound, nor far past the aim.
+        let most = run.iter().map(|&(live, _)| live).max().unwrap() as f64;
+        assert!(
+            most <= 1.1 * at_aim,
+            "delay {delay}: {most} live, the aim's {at_aim}: {run:?}"
+        );
+        assert!(
+            run.iter().all(|&(_, p95)| p95 <= 800),
+            "delay {delay}: {run:?}"
+        );
+    }
 }
 
 #[test]
 fn an_estimate_never_raises_the_target_faster_than_a_rise() {
     let (mut g, _) = read_once(100);
     answers(&mut g, T0 + 60, T0 + 90, 1000, 50, 150);
-    assert_eq!(g.tick(T0 + 89, 600, 1000, 20.0), Some(20.0 * STEP_UP));
+    let ramp = Sessions {
+        leaving: 0.0,
+        ..live(600)
+    };
+    assert_eq!(g.tick(T0 + 89, ramp, 1000, 20.0), Some(20.0 * STEP_UP));
+    // But the places of the sessions that end are filled as they free.
+    answers(&mut g, T0 + 90, T0 + 120, 1000, 50, 150);
+    assert_eq!(g.tick(T0 + 119, live(600), 1000, 20.0), Some(60.0));
 }
 
 #[test]
 fn an_unhealthy_origin_cuts_to_the_floor_and_a_lasting_one_raises_the_alert() {
     let (mut g, _) = read_once(100);
-    // Slow: p95 over the bound.
-    answers(&mut g, T0 + 60, T0 + 120, 100, 50, 900);
-    assert_eq!(g.tick(T0 + 89, 600, 1000, 500.0), Some(10.0));
+    // Slow: p95 well over the bound.
+    answers(&mut g, T0 + 60, T0 + 120, 100, 50, 1500);
+    assert_eq!(g.tick(T0 + 89, live(600), 1000, 500.0), Some(10.0));
     assert_eq!(g.status(0).state, State::OriginLimited);
+    assert_eq!(g.status(0).live_limit, Some(0));
     // At the floor and still slow: the alert after two session lengths (1,200 s).
     let mut t = T0 + 119;
     let mut at = None;
     while t < T0 + 1600 {
-        answers(&mut g, t - 29, t + 1, 100, 50, 900);
-        assert_eq!(g.tick(t, 600, 1000, 10.0), Some(10.0));
+        answers(&mut g, t - 29, t + 1, 100, 50, 1500);
+        assert_eq!(g.tick(t, live(600), 1000, 10.0), Some(10.0));
         if g.status(0).state == State::OriginSlow {
             at.get_or_insert(t);
         }
@@ -198,9 +348,42 @@ fn an_unhealthy_origin_cuts_to_the_floor_and_a_lasting_one_raises_the_alert() {
     assert_eq!(at, Some(T0 + 119 + 2 * 600));
     // Healthy again: the alert ends, and the target rises from the floor.
     answers(&mut g, t - 89, t + 1, 100, 50, 100);
-    let next = g.tick(t, 600, 1000, 10.0).unwrap();
+    let next = g.tick(t, live(600), 1000, 10.0).unwrap();
     assert!(next > 10.0);
     assert_ne!(g.status(0).state, State::OriginSlow);
+}
+
+#[test]
+fn while_unhealthy_the_places_of_the_sessions_that_end_are_not_refilled() {
+    // The live test's room: sessions of a minute, 30 s windows, p95 bound
+    // 600 ms, floor 20, at its ceiling of 240 with 240 live sessions: 240 end
+    // a minute.
+    let options = OriginOptions {
+        healthy: "p95<600ms,errors<1%,window=30s".parse().unwrap(),
+        floor: 20.0,
+        ceiling: 240.0,
+        session: 60,
+    };
+    let busy = Sessions::steady(240, 60);
+    let mut g = Governor::new(options).unwrap();
+    answers(&mut g, T0, T0 + 30, 40, 50, 105);
+    assert_eq!(g.tick(T0 + 29, busy, 1000, 240.0), Some(240.0));
+    // Half the origin lost: p95 1.9 s. The floor, not the places of the
+    // 240 sessions ending a minute (a fourth of the live ones fewer: 180).
+    answers(&mut g, T0 + 30, T0 + 60, 40, 50, 1900);
+    assert_eq!(g.tick(T0 + 59, busy, 1000, 240.0), Some(20.0));
+    assert_eq!(g.status(0).state, State::OriginLimited);
+    assert_eq!(g.status(0).live_limit, Some(0));
+    // Over the bound by little (700 ms, errors within their share): the floor
+    // too, from wherever the target was.
+    answers(&mut g, T0 + 60, T0 + 90, 40, 50, 700);
+    assert_eq!(g.tick(T0 + 89, busy, 1000, 240.0), Some(20.0));
+    assert_eq!(g.status(0).live_limit, Some(0));
+    // Healthy again, queueing: the places are filled again.
+    answers(&mut g, T0 + 90, T0 + 120, 40, 50, 300);
+    let next = g.tick(T0 + 119, busy, 1000, 20.0).unwrap();
+    assert!(next > 20.0, "{next}");
+    assert_eq!(g.status(0).state, State::OriginLimited);
 }
 
 #[test]
@@ -216,13 +399,13 @@ fn errors_over_their_share_are_unhealthy_whatever_the_time() {
             g.observe(t, answer, true);
         }
     }
-    assert_eq!(g.tick(T0 + 89, 600, 1000, 500.0), Some(10.0));
+    assert_eq!(g.tick(T0 + 89, live(600), 1000, 500.0), Some(10.0));
     // Every request failing: no time at all, and unhealthy.
     let mut g = Governor::new(options()).unwrap();
     for t in T0..T0 + 60 {
         g.observe(t, OriginAnswer::Failed, true);
     }
-    assert_eq!(g.tick(T0 + 59, 600, 1000, 500.0), Some(10.0));
+    assert_eq!(g.tick(T0 + 59, live(600), 1000, 500.0), Some(10.0));
 }
 
 #[test]
@@ -236,11 +419,12 @@ fn rooms_behind_one_origin_share_its_load_and_scale_by_their_own() {
             g.observe(t, OriginAnswer::Answered { ms, status: 200 }, i % 5 == 0);
         }
     }
-    let target = g.tick(T0 + 119, 600, 1000, 1000.0).unwrap();
+    let target = g.tick(T0 + 119, live(600), 1000, 1000.0).unwrap();
     let aim_load = 100.0 / (1.0 - 100.0 / 200.0) * (1.0 - 100.0 / 640.0);
-    let per_session = 20.0 * 600.0 / 600.0;
+    // A quarter of it, from sessions asking 20 / 600 answers a second each.
+    let limit = aim_load * 0.25 / (20.0 / 600.0);
     assert!(
-        (target - 60.0 * aim_load * 0.25 / per_session).abs() < 1e-6,
+        (target - filling(limit, live(600))).abs() < 1e-6,
         "{target}"
     );
     // A share out of bounds is refused; above 1 is 1.
@@ -255,10 +439,10 @@ fn counts_each_turn_of_the_target() {
     let (mut g, target) = read_once(100);
     assert_eq!(g.status(0).direction_changes, 0);
     answers(&mut g, T0 + 60, T0 + 120, 100, 50, 900);
-    let cut = g.tick(T0 + 89, 600, 1000, target).unwrap();
+    let cut = g.tick(T0 + 89, live(600), 1000, target).unwrap();
     assert!(cut < target);
     answers(&mut g, T0 + 120, T0 + 180, 100, 50, 100);
-    let up = g.tick(T0 + 179, 600, 1000, cut).unwrap();
+    let up = g.tick(T0 + 179, live(600), 1000, cut).unwrap();
     assert!(up > cut);
     assert_eq!(g.status(0).direction_changes, 2);
 }
@@ -267,11 +451,11 @@ fn counts_each_turn_of_the_target() {
 fn a_change_under_five_percent_holds_the_target() {
     let (mut g, _) = read_once(100);
     answers(&mut g, T0 + 60, T0 + 120, 100, 50, 200);
-    let target = g.tick(T0 + 119, 600, 1000, 1000.0).unwrap();
+    let target = g.tick(T0 + 119, live(600), 1000, 1000.0).unwrap();
     // A p95 of 198 ms: an estimate about 2 % higher, averaged with the last: 1 %.
     answers(&mut g, T0 + 120, T0 + 180, 100, 50, 198);
-    assert_eq!(g.tick(T0 + 179, 600, 1000, target), Some(target));
+    assert_eq!(g.tick(T0 + 179, live(600), 1000, target), Some(target));
     // 150 ms, the origin less busy: moved.
     answers(&mut g, T0 + 180, T0 + 240, 100, 50, 150);
-    assert!(g.tick(T0 + 239, 600, 1000, target).unwrap() > target * 1.05);
+    assert!(g.tick(T0 + 239, live(600), 1000, target).unwrap() > target * 1.05);
 }

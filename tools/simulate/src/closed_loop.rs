@@ -146,6 +146,7 @@ impl<R: Rule> ClosedLoop<R> {
                 t,
                 status.as_ref().map_or(0.0, |s| s.target),
                 status.as_ref().map_or("", |s| s.state.as_str()),
+                status.as_ref().and_then(|s| s.live_limit),
             );
         }
         let started = Instant::now();

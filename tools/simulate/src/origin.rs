@@ -135,6 +135,8 @@ pub struct OriginMinute {
     pub target: f64,
     /// The origin rule's state at the minute's end.
     pub state: String,
+    /// The origin rule's live-session limit at the minute's end, when it has one.
+    pub live_limit: Option<u64>,
 }
 
 /// The origin, answering the requests of one run.
@@ -250,8 +252,15 @@ impl Origin {
     }
 
     /// Closes minute `minute` (from 1) at second `t`, with the controller's
-    /// `target` and origin `state`.
-    pub fn close_minute(&mut self, minute: u64, t: u64, target: f64, state: &str) {
+    /// `target`, origin `state` and live-session limit.
+    pub fn close_minute(
+        &mut self,
+        minute: u64,
+        t: u64,
+        target: f64,
+        state: &str,
+        live_limit: Option<u64>,
+    ) {
         self.advance(t);
         while self.starts.front().is_some_and(|s| s + self.session <= t) {
             self.starts.pop_front();
@@ -269,6 +278,7 @@ impl Origin {
         done.load_at_bound = self.spec.load_at_bound(t, self.bound_ms);
         done.target = target;
         done.state = state.to_string();
+        done.live_limit = live_limit;
         self.times.clear();
         self.errors = 0;
         self.minutes.push(done);
@@ -362,7 +372,7 @@ impl OriginReport {
     /// The minutes as a table, one line each.
     pub fn table(&self) -> String {
         let mut out = String::from(
-            "minute  new  live   p95ms  errors  capacity/s  at-bound/min  share  target  state\n",
+            "minute  new  live  limit   p95ms  errors  capacity/s  at-bound/min  share  target  state\n",
         );
         for m in &self.minutes {
             let share = if m.at_bound > 0.0 {
@@ -371,10 +381,11 @@ impl OriginReport {
                 "-".into()
             };
             out.push_str(&format!(
-                "{:6} {:4} {:5} {:7} {:6.2}% {:11.0} {:13.0} {:>6} {:7.0}  {}{}\n",
+                "{:6} {:4} {:5} {:>6} {:7} {:6.2}% {:11.0} {:13.0} {:>6} {:7.0}  {}{}\n",
                 m.minute,
                 m.new_sessions,
                 m.live_sessions,
+                m.live_limit.map_or("-".into(), |n| n.to_string()),
                 m.p95_ms,
                 m.error_share * 100.0,
                 m.capacity,

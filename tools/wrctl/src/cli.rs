@@ -337,7 +337,7 @@ showing it in effect): it aims its first computed writes at the draws they will 
         value_parser = origin_healthy,
         requires_all = ["origin_floor", "origin_ceiling"],
         help_heading = "Origin",
-        long_help = "The target follows the origin's health instead of staying where --target-per-minute puts it (it is then where the target starts): every half window the controller reads, from the room's log lines (origin_ms=, origin_status=, origin_error=), the origin's p95 and error share over the window, cuts the target to --origin-floor while they are over their bounds, raises it while the origin shows no queueing and people wait, and holds it where the origin's p95 would sit at 80 % of the bound. Terms: p95<TIME (ms or s, required), errors<SHARE% (default 1%), window=SECONDS (10 s to 600 s, default 60s). A term that does not parse: usage error.
+        long_help = "The target follows the origin's health instead of staying where --target-per-minute puts it (it is then where the target starts): every half window the controller reads, from the room's log lines (origin_ms=, origin_status=, origin_error=), the origin's p95 and error share over the window, cuts the target to --origin-floor while either is over its bound (the places of the sessions that end are refilled only once the origin is healthy again), raises it while the origin shows no queueing and people wait, and otherwise holds the live sessions (let in over the last --session-length) at those that would put the origin's p95 at 80 % of the bound: the target fills the places free under that limit and replaces the sessions that end. Terms: p95<TIME (ms or s, required), errors<SHARE% (default 1%), window=SECONDS (10 s to 600 s, default 60s). A term that does not parse: usage error.
 Example: --origin-healthy 'p95<800ms,errors<1%'"
     )]
     pub origin_healthy: Option<control::origin::Healthy>,
@@ -374,7 +374,7 @@ Example: --origin-ceiling 3000"
         value_parser = clap::value_parser!(u64).range(60..=3600),
         requires = "origin_healthy",
         help_heading = "Origin",
-        long_help = "Seconds a visitor keeps browsing once let in, about, 60 to 3600: the new sessions of this span are the ones loading the origin, and an origin still unhealthy at the floor after twice it is slow for reasons admissions do not cause.
+        long_help = "Seconds a visitor keeps browsing once let in, about, 60 to 3600: the new sessions of this span are the live sessions loading the origin, the ones the origin rule limits, and an origin still unhealthy at the floor after twice it is slow for reasons admissions do not cause.
 Example: --session-length 600"
     )]
     pub session_length: u64,

@@ -442,7 +442,7 @@ impl View {
 }
 
 /// The origin rule's part of `status.json`: its state, what healthy means, the
-/// last reading, the lowest p95 seen and the sessions counted live.
+/// last reading, the lowest p95 seen, the sessions counted live and their limit.
 fn origin_json(o: &OriginStatus) -> Value {
     json!({
         "state": o.state.as_str(),
@@ -456,6 +456,7 @@ fn origin_json(o: &OriginStatus) -> Value {
         "error_share": rounded(o.reading.error_share),
         "base_ms": o.base_ms,
         "live_sessions": o.live,
+        "live_limit": o.live_limit,
         "target_turns": o.direction_changes,
     })
 }
@@ -514,6 +515,11 @@ fn write_origin_metrics(m: &mut Metrics, labels: &Labels, o: &OriginStatus) {
         "wrctl_origin_base_milliseconds",
         "The lowest p95 of a window seen: the origin's own time, unloaded; absent before a reading.",
         o.base_ms,
+    );
+    m.gauge(
+        "wrctl_origin_live_limit",
+        "The live sessions (let in over the last --session-length) the origin holds at the aim; absent while rising.",
+        o.live_limit,
     );
     m.counter(
         "wrctl_origin_target_turns_total",

@@ -66,6 +66,8 @@ fn a_slow_origin_cuts_the_target_to_the_floor_and_shows_why() {
     assert_eq!(origin["p95_bound_ms"], 800);
     assert_eq!(origin["healthy"], "p95<800ms,errors<1%,window=60s");
     assert_eq!(origin["alert"], false);
+    // No healthy reading has shown the origin's base: no session beyond the floor's.
+    assert_eq!(origin["live_limit"], 0, "{status}");
     assert_eq!(
         status["target_per_minute"], 20,
         "cut to the floor: {status}"
@@ -88,6 +90,7 @@ fn a_slow_origin_cuts_the_target_to_the_floor_and_shows_why() {
         "{metrics}"
     );
     assert_eq!(wrctl.metric("wrctl_origin_p95_milliseconds"), Some(900.0));
+    assert_eq!(wrctl.metric("wrctl_origin_live_limit"), Some(0.0));
     assert_eq!(
         wrctl.metric("wrctl_target_new_sessions_per_minute"),
         Some(20.0)
@@ -103,6 +106,12 @@ fn a_slow_origin_cuts_the_target_to_the_floor_and_shows_why() {
         .metric("wrctl_target_new_sessions_per_minute")
         .unwrap();
     assert!(target > 20.0 && target <= 40.0, "{target}");
+    // Rising: nothing says where the limit is.
+    assert_eq!(
+        wrctl.status()["origin"]["live_limit"],
+        serde_json::Value::Null
+    );
+    assert_eq!(wrctl.metric("wrctl_origin_live_limit"), None);
 }
 
 #[test]
