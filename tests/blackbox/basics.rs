@@ -1,15 +1,16 @@
 //! Black-box tests: the built wasm in Viceroy, a real demo origin, real HTTP from
 //! several 127.0.0.x visitors. Tokens in a given state come from the tests' own minter.
 
-use crate::{DENY_PAGE, KEEP_PAGE, START_PAGE, UNAVAILABLE_PAGE, origin_saw_cookie};
+use crate::{
+    DENY_PAGE, KEEP_PAGE, START_PAGE, UNAVAILABLE_PAGE, origin_saw_cookie, wait_token_wins,
+    winning_exp,
+};
 use control::origin::OriginAnswer;
 use control::record::Record;
 use demo_origin::{Capacity, ORIGIN_MARKER, Origin};
 use support::http::Response;
 use support::mint;
 use support::room::{Backend, KEY1, KEY2, Room, now};
-use waiting_room::admission::lottery;
-use waiting_room::settings::percentage::Percentage;
 
 /// Checks `value` is a wait token for `uid`, signed by key1, on the address's draw
 /// grid (the first point of `FNV-1a(uid) mod 2d` at least `d` ahead); returns its exp.
@@ -170,11 +171,7 @@ fn expired_wait_tokens_are_a_deterministic_mix_of_admit_and_rewait() {
         let uid = format!("127.0.0.{visitor}");
         // Expired, but within the redeem window (one wait period).
         let exp = now() - 2 - u64::from(visitor % 10);
-        let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
-        let wins = lottery::wins(
-            mint::seed(&mint::vcl_sig(KEY1, &text)),
-            Percentage::whole(50),
-        );
+        let wins = wait_token_wins(exp, &uid, 50);
         let token = mint::mint(KEY1, "wait", exp, &uid, "key1");
         for _ in 0..2 {
             let r = room.get_with_cookie(visitor, "/events", &format!("waiting_room={token}"));
@@ -209,13 +206,7 @@ fn the_pops_ceiling_uses_the_edges_counters_and_locally_holds_nobody() {
     let mut admitted = 0;
     for visitor in 30..34u8 {
         let uid = format!("127.0.0.{visitor}");
-        let Some(exp) = (now() - 20..now() - 2).rev().find(|&exp| {
-            let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
-            lottery::wins(
-                mint::seed(&mint::vcl_sig(KEY1, &text)),
-                Percentage::whole(99),
-            )
-        }) else {
+        let Some(exp) = winning_exp(now() - 20..now() - 2, &uid, 99) else {
             continue;
         };
         let token = mint::mint(KEY1, "wait", exp, &uid, "key1");
@@ -232,16 +223,7 @@ fn the_pops_ceiling_uses_the_edges_counters_and_locally_holds_nobody() {
 fn a_winning_wait_token_replayed_after_its_window_does_not_admit() {
     // At 99 % almost every token wins its draw (at 100 % there is no draw at all).
     let room = Room::start(&[("allow_percentage", "99")]);
-    let exp = (now() - 400..now() - 100)
-        .rev()
-        .find(|&exp| {
-            let text = format!("dec=wait&exp={exp}&uid=127.0.0.2&kid=key1");
-            lottery::wins(
-                mint::seed(&mint::vcl_sig(KEY1, &text)),
-                Percentage::whole(99),
-            )
-        })
-        .unwrap();
+    let exp = winning_exp(now() - 400..now() - 100, "127.0.0.2", 99).unwrap();
     let token = mint::mint(KEY1, "wait", exp, "127.0.0.2", "key1");
     let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
     assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
@@ -262,16 +244,7 @@ fn a_winning_wait_token_presented_twice_seconds_apart_gets_one_allow_cookie() {
     let room = Room::start(&[("allow_percentage", "99")]);
     // Expired 10–20 s ago: both presentations fall inside the 30 s redeem window.
     let t0 = now();
-    let exp = (t0 - 20..t0 - 10)
-        .rev()
-        .find(|&exp| {
-            let text = format!("dec=wait&exp={exp}&uid=127.0.0.2&kid=key1");
-            lottery::wins(
-                mint::seed(&mint::vcl_sig(KEY1, &text)),
-                Percentage::whole(99),
-            )
-        })
-        .unwrap();
+    let exp = winning_exp(t0 - 20..t0 - 10, "127.0.0.2", 99).unwrap();
     let token = mint::mint(KEY1, "wait", exp, "127.0.0.2", "key1");
     let first = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
     let first_at = now();

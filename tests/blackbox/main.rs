@@ -45,6 +45,18 @@ fn origin_saw_cookie(body: &str) -> Option<String> {
         .map(|(_, v)| v.trim().to_string())
 }
 
+/// Whether key1's wait token for `uid` expiring at `exp` wins its draw at `percent` %.
+fn wait_token_wins(exp: u64, uid: &str, percent: u8) -> bool {
+    let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
+    let seed = mint::seed(&mint::vcl_sig(KEY1, &text));
+    lottery::wins(seed, Percentage::whole(percent))
+}
+
+/// The latest `exp` in `exps` whose wait token for `uid` wins its draw at `percent` %.
+fn winning_exp(exps: std::ops::Range<u64>, uid: &str, percent: u8) -> Option<u64> {
+    exps.rev().find(|&exp| wait_token_wins(exp, uid, percent))
+}
+
 /// A wait token for 127.0.0.`visitor` owing `toll`, due for its draw, that wins
 /// (or loses) at 50 %; with its challenge.
 fn due_token(visitor: u8, toll: u8, win: bool) -> (String, String) {
