@@ -1,15 +1,16 @@
 //! Black-box tests: the built wasm in Viceroy, a real demo origin, real HTTP from
 //! several 127.0.0.x visitors. Tokens in a given state come from the tests' own minter.
 
-use crate::{DENY_PAGE, KEEP_PAGE, START_PAGE, UNAVAILABLE_PAGE, origin_saw_cookie};
+use crate::{
+    DENY_PAGE, KEEP_PAGE, START_PAGE, UNAVAILABLE_PAGE, assert_logged, assert_logged_but_not,
+    origin_saw_cookie, wait_token_wins, winning_exp,
+};
 use control::origin::OriginAnswer;
 use control::record::Record;
 use demo_origin::{Capacity, ORIGIN_MARKER, Origin};
 use support::http::Response;
 use support::mint;
 use support::room::{Backend, KEY1, KEY2, Room, now};
-use waiting_room::admission::lottery;
-use waiting_room::settings::percentage::Percentage;
 
 /// Checks `value` is a wait token for `uid`, signed by key1, on the address's draw
 /// grid (the first point of `FNV-1a(uid) mod 2d` at least `d` ahead); returns its exp.
@@ -73,7 +74,7 @@ fn new_visitor_gets_the_start_page_and_a_wait_cookie() {
     );
     let exp = assert_wait_token(&r.room_cookie().unwrap(), "127.0.0.2", 30);
     assert_refresh_at_eligibility(&r, "/events/launch?id=7", exp, before);
-    assert!(room.last_log_line().contains("decision=anon uid=127.0.0.2"));
+    assert_logged(&room, &["decision=anon uid=127.0.0.2"]);
 }
 
 #[test]
@@ -159,7 +160,7 @@ fn unexpired_wait_token_keeps_waiting_without_set_cookie() {
     assert!(r.all("set-cookie").is_empty());
     assert_refresh_at_eligibility(&r, "/events", exp, before);
     assert_eq!(r.header("cache-control"), Some("no-store, private"));
-    assert!(room.last_log_line().contains("decision=wait"));
+    assert_logged(&room, &["decision=wait"]);
 }
 
 #[test]
@@ -170,11 +171,7 @@ fn expired_wait_tokens_are_a_deterministic_mix_of_admit_and_rewait() {
         let uid = format!("127.0.0.{visitor}");
         // Expired, but within the redeem window (one wait period).
         let exp = now() - 2 - u64::from(visitor % 10);
-        let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
-        let wins = lottery::wins(
-            mint::seed(&mint::vcl_sig(KEY1, &text)),
-            Percentage::whole(50),
-        );
+        let wins = wait_token_wins(exp, &uid, 50);
         let token = mint::mint(KEY1, "wait", exp, &uid, "key1");
         for _ in 0..2 {
             let r = room.get_with_cookie(visitor, "/events", &format!("waiting_room={token}"));
@@ -182,11 +179,11 @@ fn expired_wait_tokens_are_a_deterministic_mix_of_admit_and_rewait() {
             if wins {
                 assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
                 assert!(renewed.starts_with("dec=allow&"), "{renewed}");
-                assert!(room.last_log_line().contains("transition=lottery-won"));
+                assert_logged(&room, &["transition=lottery-won"]);
             } else {
                 assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
                 assert!(renewed.starts_with("dec=wait&"), "{renewed}");
-                assert!(room.last_log_line().contains("transition=lottery-lost"));
+                assert_logged(&room, &["transition=lottery-lost"]);
             }
         }
         if wins { admitted += 1 } else { rewaited += 1 }
@@ -209,20 +206,14 @@ fn the_pops_ceiling_uses_the_edges_counters_and_locally_holds_nobody() {
     let mut admitted = 0;
     for visitor in 30..34u8 {
         let uid = format!("127.0.0.{visitor}");
-        let Some(exp) = (now() - 20..now() - 2).rev().find(|&exp| {
-            let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
-            lottery::wins(
-                mint::seed(&mint::vcl_sig(KEY1, &text)),
-                Percentage::whole(99),
-            )
-        }) else {
+        let Some(exp) = winning_exp(now() - 20..now() - 2, &uid, 99) else {
             continue;
         };
         let token = mint::mint(KEY1, "wait", exp, &uid, "key1");
         let r = room.get_with_cookie(visitor, "/events", &format!("waiting_room={token}"));
         assert_eq!(r.status, 200, "{}", r.body);
         assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
-        assert!(room.last_log_line().contains("transition=lottery-won"));
+        assert_logged(&room, &["transition=lottery-won"]);
         admitted += 1;
     }
     assert!(admitted >= 2, "{admitted} admitted");
@@ -232,25 +223,13 @@ fn the_pops_ceiling_uses_the_edges_counters_and_locally_holds_nobody() {
 fn a_winning_wait_token_replayed_after_its_window_does_not_admit() {
     // At 99 % almost every token wins its draw (at 100 % there is no draw at all).
     let room = Room::start(&[("allow_percentage", "99")]);
-    let exp = (now() - 400..now() - 100)
-        .rev()
-        .find(|&exp| {
-            let text = format!("dec=wait&exp={exp}&uid=127.0.0.2&kid=key1");
-            lottery::wins(
-                mint::seed(&mint::vcl_sig(KEY1, &text)),
-                Percentage::whole(99),
-            )
-        })
-        .unwrap();
+    let exp = winning_exp(now() - 400..now() - 100, "127.0.0.2", 99).unwrap();
     let token = mint::mint(KEY1, "wait", exp, "127.0.0.2", "key1");
     let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
     assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
     assert!(mint::open(&r.room_cookie().unwrap()).starts_with("dec=wait&"));
-    assert!(room.last_log_line().contains("decision=re-wait"));
-    assert!(
-        room.last_log_line()
-            .contains("transition=redeem-window-passed")
-    );
+    assert_logged(&room, &["decision=re-wait"]);
+    assert_logged(&room, &["transition=redeem-window-passed"]);
 }
 
 /// One win, one session: a winning wait token presented twice, seconds apart,
@@ -262,16 +241,7 @@ fn a_winning_wait_token_presented_twice_seconds_apart_gets_one_allow_cookie() {
     let room = Room::start(&[("allow_percentage", "99")]);
     // Expired 10–20 s ago: both presentations fall inside the 30 s redeem window.
     let t0 = now();
-    let exp = (t0 - 20..t0 - 10)
-        .rev()
-        .find(|&exp| {
-            let text = format!("dec=wait&exp={exp}&uid=127.0.0.2&kid=key1");
-            lottery::wins(
-                mint::seed(&mint::vcl_sig(KEY1, &text)),
-                Percentage::whole(99),
-            )
-        })
-        .unwrap();
+    let exp = winning_exp(t0 - 20..t0 - 10, "127.0.0.2", 99).unwrap();
     let token = mint::mint(KEY1, "wait", exp, "127.0.0.2", "key1");
     let first = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
     let first_at = now();
@@ -415,8 +385,8 @@ fn expired_allow_token_starts_waiting_again() {
     let r = room.get_with_cookie(2, "/events", &format!("waiting_room={token}"));
     assert!(r.body.contains(START_PAGE), "{}", r.body);
     assert_wait_token(&r.room_cookie().unwrap(), "127.0.0.2", 30);
-    assert!(room.last_log_line().contains("decision=anon"));
-    assert!(room.last_log_line().contains("transition=session-expired"));
+    assert_logged(&room, &["decision=anon"]);
+    assert_logged(&room, &["transition=session-expired"]);
 }
 
 #[test]
@@ -461,7 +431,7 @@ fn disabled_room_and_unprotected_paths_pass_through_without_the_room_cookie() {
         assert_eq!(r.room_cookie(), None);
         // Untouched: the origin's caching headers stand.
         assert_eq!(r.header("cache-control"), Some("public, max-age=60"));
-        assert!(room.last_log_line().contains("decision=bypass"));
+        assert_logged(room, &["decision=bypass"]);
     }
 }
 
@@ -477,17 +447,16 @@ fn a_request_names_only_the_unusable_keys_it_read() {
     ]);
     // The room applies: every key is read, the FIFO ones in random mode too.
     assert!(room.get(2, "/events", &[]).body.contains(ORIGIN_MARKER));
-    let line = room.last_log_line();
-    assert!(line.contains("decision=allow"), "{line}");
-    assert!(
-        line.contains(" config_fallback=controller_timeout,fifo_cutoff origin_ms="),
-        "{line}"
+    assert_logged(
+        &room,
+        &[
+            "decision=allow",
+            " config_fallback=controller_timeout,fifo_cutoff origin_ms=",
+        ],
     );
     // A bypass reads only the keys it needs.
     assert!(room.get(2, "/about", &[]).body.contains(ORIGIN_MARKER));
-    let line = room.last_log_line();
-    assert!(line.contains("decision=bypass"), "{line}");
-    assert!(!line.contains("config_fallback"), "{line}");
+    assert_logged_but_not(&room, &["decision=bypass"], &["config_fallback"]);
 }
 
 #[test]
@@ -509,11 +478,12 @@ fn spoofed_client_ip_headers_change_nothing() {
     headers.push(("Cookie", &cookie));
     let r = room.get(3, "/events", &headers);
     assert!(r.body.contains(START_PAGE), "{}", r.body);
-    let line = room.last_log_line();
-    assert!(line.contains(" uid=127.0.0.3 p=50 "), "{line}");
-    assert!(
-        line.contains(" path=/events rejected=uid-mismatch token_uid=127.0.0.2"),
-        "{line}"
+    assert_logged(
+        &room,
+        &[
+            " uid=127.0.0.3 p=50 ",
+            " path=/events rejected=uid-mismatch token_uid=127.0.0.2",
+        ],
     );
 }
 
@@ -564,10 +534,7 @@ fn allow_percentage_is_tuned_live() {
     room.set_config("allow_percentage", "not a number");
     let r = room.get(2, "/events", &[]);
     assert!(r.body.contains(ORIGIN_MARKER), "fails open");
-    assert!(
-        room.last_log_line()
-            .contains("config_fallback=allow_percentage")
-    );
+    assert_logged(&room, &["config_fallback=allow_percentage"]);
     room.set_config("enabled", "false");
     room.set_config("allow_percentage", "0");
     assert!(room.get(2, "/events", &[]).body.contains(ORIGIN_MARKER));
@@ -588,10 +555,7 @@ fn rotation_keeps_old_tokens_until_their_key_is_removed() {
     room.remove_key("key1");
     let r = room.get_with_cookie(2, "/events", &format!("waiting_room={old}"));
     assert!(r.body.contains(START_PAGE), "{}", r.body);
-    assert!(
-        room.last_log_line()
-            .contains("rejected=unknown-key kid=key1")
-    );
+    assert_logged(&room, &["rejected=unknown-key kid=key1"]);
 }
 
 #[test]
@@ -600,7 +564,7 @@ fn unusable_active_key_serves_the_page_without_a_cookie_and_alerts() {
     let r = room.get(2, "/events", &[]);
     assert!(r.body.contains(START_PAGE), "{}", r.body);
     assert!(r.all("set-cookie").is_empty());
-    assert!(room.last_log_line().contains("ALERT=active-key-unusable"));
+    assert_logged(&room, &["ALERT=active-key-unusable"]);
 }
 
 #[test]
@@ -635,7 +599,7 @@ fn pages_come_from_the_store_as_base64_or_from_an_origin_path() {
         r.body.contains(DENY_PAGE),
         "garbage falls back to the built-in page"
     );
-    assert!(room.last_log_line().contains("page_fallback=NotBase64"));
+    assert_logged(&room, &["page_fallback=NotBase64"]);
 }
 
 #[test]
@@ -650,11 +614,10 @@ fn origin_down_gives_a_clean_503_and_admitted_visitors_keep_their_cookie() {
     for internal in ["panic", "backtrace", "wasm", "Error", "127.0.0.1"] {
         assert!(!r.body.contains(internal), "leaks {internal}: {}", r.body);
     }
-    let line = room.last_log_line();
-    assert!(line.contains(" origin_error="), "{line}");
-    assert!(
-        !line.contains("origin_ms=") && !line.contains("origin_status="),
-        "{line}"
+    assert_logged_but_not(
+        &room,
+        &[" origin_error="],
+        &["origin_ms=", "origin_status="],
     );
     assert_eq!(last_origin_answer(&room), Some(OriginAnswer::Failed));
     // Outside the room too, showing the stored settings (the edge read only the
@@ -801,10 +764,7 @@ fn waiting_pages_use_the_configured_status_code() {
     }
     let room = Room::start(&[("waiting_status", "404")]);
     assert_eq!(room.get(2, "/events", &[]).status, 200);
-    assert!(
-        room.last_log_line()
-            .contains("config_fallback=waiting_status")
-    );
+    assert_logged(&room, &["config_fallback=waiting_status"]);
 }
 
 #[test]
@@ -866,7 +826,7 @@ fn fixed_sessions_do_not_slide() {
     let over = mint::mint_fixed(KEY1, now() + 100, "127.0.0.2", "key1", now() - 3700);
     let r = room.get_with_cookie(2, "/events", &format!("waiting_room={over}"));
     assert!(r.body.contains(START_PAGE), "{}", r.body);
-    assert!(room.last_log_line().contains("transition=session-expired"));
+    assert_logged(&room, &["transition=session-expired"]);
 }
 
 #[test]

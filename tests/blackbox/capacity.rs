@@ -2,7 +2,7 @@
 //! origin, real HTTP from 127.0.0.x visitors. Fractional percentages, the
 //! controller heartbeat and its fallback, and the origin's release of a session.
 
-use crate::DENY_PAGE;
+use crate::{DENY_PAGE, assert_logged};
 use control::record::Record;
 use demo_origin::{ORIGIN_MARKER, RELEASE_PREFIX};
 use support::mint;
@@ -29,10 +29,7 @@ fn a_fractional_percentage_is_read_logged_and_shown() {
     // Text that is not a number still fails open, logged.
     room.set_config("allow_percentage", ".5");
     assert!(room.get(3, "/events", &[]).body.contains(ORIGIN_MARKER));
-    assert!(
-        room.last_log_line()
-            .contains("config_fallback=allow_percentage")
-    );
+    assert_logged(&room, &["config_fallback=allow_percentage"]);
 }
 
 #[test]

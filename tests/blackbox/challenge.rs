@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::{KEEP_PAGE, due_token};
+use crate::{KEEP_PAGE, assert_logged, assert_logged_but_not, due_token};
 use demo_origin::ORIGIN_MARKER;
 use support::challenge_server::{ChallengeServer, Mode, StandIn};
 use support::http::Response;
@@ -78,11 +78,7 @@ fn a_newcomer_gets_the_widget_and_apps_get_the_challenge() {
     assert!(r.body.contains("window.wrChallengeDone"));
     // The proof of work is not asked as well.
     assert!(!r.body.contains("id=\"toll\""), "{}", r.body);
-    let line = room.last_log_line();
-    assert!(
-        line.contains(" toll=32 ") && !line.contains("challenge="),
-        "{line}"
-    );
+    assert_logged_but_not(&room, &[" toll=32 "], &["challenge="]);
 
     let r = room.get(3, "/events", &[("Accept", "application/json")]);
     let json: serde_json::Value = serde_json::from_str(&r.body).unwrap();
@@ -110,22 +106,19 @@ fn a_good_token_is_drawn_and_a_bad_one_held() {
     let r = draw(&room, 4, "forged.token");
     assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
     assert!(mint::open(&r.room_cookie().unwrap()).contains("&toll=32&"));
-    let line = room.last_log_line();
-    assert!(
-        line.contains("transition=toll-unpaid")
-            && line.contains(" challenge=failed challenge_reason=invalid-input-response"),
-        "{line}"
+    assert_logged_but_not(
+        &room,
+        &[
+            "transition=toll-unpaid",
+            " challenge=failed challenge_reason=invalid-input-response",
+        ],
+        &["ALERT"],
     );
-    assert!(!line.contains("ALERT"), "{line}");
 
     let r = draw(&room, 5, TURNSTILE_TOKEN);
     assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
     assert!(!r.body.contains("waiting_toll"), "the origin never sees it");
-    let line = room.last_log_line();
-    assert!(
-        line.contains("transition=lottery-won") && line.contains(" challenge=passed"),
-        "{line}"
-    );
+    assert_logged(&room, &["transition=lottery-won", " challenge=passed"]);
     // The documented request: the secret, the token, the visitor's address and
     // a key that lets this wait token's retry verify again.
     let requests = server.requests();
@@ -175,16 +168,17 @@ fn a_provider_down_holds_a_closed_room_and_draws_an_open_one() {
     let r = draw(&closed, 7, TURNSTILE_TOKEN);
     assert_eq!(r.status, 200);
     assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
-    let line = closed.last_log_line();
-    assert!(
-        line.contains("transition=toll-unpaid")
-            && line.contains(" challenge=down challenge_reason=status-500"),
-        "{line}"
+    assert_logged(
+        &closed,
+        &[
+            "transition=toll-unpaid",
+            " challenge=down challenge_reason=status-500",
+        ],
     );
     let open = launch(TURNSTILE_OPEN, &server, Some(&secrets), None);
     let r = draw(&open, 8, TURNSTILE_TOKEN);
     assert!(r.body.contains(ORIGIN_MARKER), "{}", open.last_log_line());
-    assert!(open.last_log_line().contains(" challenge=down"));
+    assert_logged(&open, &[" challenge=down"]);
     assert_no_violations(&server);
 }
 
@@ -200,11 +194,12 @@ fn a_provider_that_hangs_times_out_into_a_held_visitor_not_an_error() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
     assert!(took < Duration::from_secs(3), "waited {took:?}");
-    let line = room.last_log_line();
-    assert!(
-        line.contains("transition=toll-unpaid")
-            && line.contains(" challenge=down challenge_reason=send-"),
-        "{line}"
+    assert_logged(
+        &room,
+        &[
+            "transition=toll-unpaid",
+            " challenge=down challenge_reason=send-",
+        ],
     );
     assert!(!room.viceroy_output().contains("panicked"));
 }
@@ -218,12 +213,13 @@ fn a_missing_secret_holds_everyone_and_alerts() {
         let room = launch(TURNSTILE_OPEN, &server, secrets, None);
         let r = draw(&room, 10, TURNSTILE_TOKEN);
         assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
-        let line = room.last_log_line();
-        assert!(
-            line.contains("transition=toll-unpaid")
-                && line.contains(" challenge=failed challenge_reason=missing-input-secret")
-                && line.contains(" ALERT=challenge-operator:missing-input-secret"),
-            "{line}"
+        assert_logged(
+            &room,
+            &[
+                "transition=toll-unpaid",
+                " challenge=failed challenge_reason=missing-input-secret",
+                " ALERT=challenge-operator:missing-input-secret",
+            ],
         );
     }
     assert!(server.requests().is_empty());
@@ -241,10 +237,9 @@ fn an_unreadable_setting_holds_and_says_so() {
     );
     let r = draw(&room, 11, TURNSTILE_TOKEN);
     assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
-    let line = room.last_log_line();
-    assert!(
-        line.contains("transition=toll-unpaid") && line.contains("config_fallback=bot_challenge"),
-        "{line}"
+    assert_logged(
+        &room,
+        &["transition=toll-unpaid", "config_fallback=bot_challenge"],
     );
     // No widget it cannot name, and no proof of work either.
     assert!(!r.body.contains("wrChallengeDone") && !r.body.contains("id=\"toll\""));

@@ -2,7 +2,7 @@
 //! built wasm in Viceroy, the demo origin, real HTTP from several 127.0.0.x
 //! visitors (and `::1`). The cutoff is moved by hand, as an operator would.
 
-use crate::{KEEP_PAGE, START_PAGE};
+use crate::{KEEP_PAGE, START_PAGE, assert_logged, assert_logged_but_not};
 use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;
@@ -57,10 +57,7 @@ fn fifo_admits_in_order_of_arrival_as_the_cutoff_moves_by_hand() {
         line.windows(2).all(|w| w[0].2 < w[1].2),
         "places in order: {line:?}"
     );
-    assert!(
-        room.last_log_line()
-            .contains(" cutoff=none path=/events ALERT=fifo-no-cutoff")
-    );
+    assert_logged(&room, &[" cutoff=none path=/events ALERT=fifo-no-cutoff"]);
 
     // No cutoff yet: everyone keeps waiting, their place held without a new cookie.
     for (visitor, cookie, _) in &line {
@@ -124,7 +121,7 @@ fn a_lottery_ticket_joins_the_fifo_line_where_it_was_handed_out() {
     assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
     let (_, arr, _) = fifo_token(&r, "127.0.0.2");
     assert_eq!(arr, (exp - 60) * 1000);
-    assert!(room.last_log_line().contains("transition=joined-line"));
+    assert_logged(&room, &["transition=joined-line"]);
 }
 
 #[test]
@@ -162,27 +159,14 @@ fn an_ipv6_visitor_is_bound_to_their_network_when_told() {
             text.contains(&format!("&uid={uid}&kid=key1&")),
             "{prefix}: {text}"
         );
-        assert!(
-            room.last_log_line().contains(&format!(" uid={uid} ")),
-            "{}",
-            room.last_log_line()
-        );
+        assert_logged(&room, &[&format!(" uid={uid} ")]);
         // The token reads back from the same network.
         let cookie = format!("waiting_room={}", r.room_cookie().unwrap());
         room.get_v6("/events", &[("Cookie", &cookie)]);
-        let log = room.last_log_line();
-        assert!(
-            log.contains("decision=wait") && !log.contains("rejected="),
-            "{log}"
-        );
+        assert_logged_but_not(&room, &["decision=wait"], &["rejected="]);
         // Outside the room as well: the bypass line names the same uid.
         room.get_v6("/about", &[]);
-        let log = room.last_log_line();
-        assert!(
-            log.contains(&format!(
-                "decision=bypass scope=unprotected-path uid={uid} "
-            )),
-            "{log}"
-        );
+        let bypass = format!("decision=bypass scope=unprotected-path uid={uid} ");
+        assert_logged(&room, &[&bypass]);
     }
 }

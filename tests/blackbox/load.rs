@@ -23,15 +23,14 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::wait_token_wins;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use demo_origin::ORIGIN_MARKER;
 use support::http::{self, Failure, Response};
 use support::mint;
 use support::room::{KEY1, Room, now};
-use waiting_room::admission::lottery;
 use waiting_room::pages::page::{NO_STORE, Page};
-use waiting_room::settings::percentage::Percentage;
 
 /// Source addresses 127.0.0.2 to 127.0.0.33.
 const VISITORS: std::ops::RangeInclusive<u8> = 2..=33;
@@ -101,7 +100,6 @@ impl Visitor {
         // Expired just before the run, one expiry per visitor: a fixed lottery
         // outcome, inside the room's redeem window for the whole run.
         let old_exp = start - 1 - u64::from(from);
-        let old_text = format!("dec=wait&exp={old_exp}&uid={uid}&kid=key1");
         Visitor {
             waiting: mint::mint(KEY1, "wait", start + 3600, &uid, "key1"),
             allowed: mint::mint(KEY1, "allow", start + 3600, &uid, "key1"),
@@ -110,10 +108,7 @@ impl Visitor {
             expired_wait: mint::mint(KEY1, "wait", old_exp, &uid, "key1"),
             expired_wait_draw: old_exp + 1,
             renewing_from: start,
-            expired_wait_wins: lottery::wins(
-                mint::seed(&mint::vcl_sig(KEY1, &old_text)),
-                Percentage::whole(PERCENTAGE),
-            ),
+            expired_wait_wins: wait_token_wins(old_exp, &uid, PERCENTAGE),
             expired_allow: mint::mint(KEY1, "allow", start - 10, &uid, "key1"),
             forged: [
                 mint::mint("a forger's key", "allow", start + 3600, &uid, "key1"),

@@ -24,7 +24,7 @@ mod toll;
 mod wasm_size;
 
 use demo_origin::ORIGIN_MARKER;
-use support::{mint, room::KEY1, room::now};
+use support::{mint, room::KEY1, room::Room, room::now};
 use waiting_room::admission::lottery;
 use waiting_room::settings::percentage::Percentage;
 
@@ -43,6 +43,34 @@ fn origin_saw_cookie(body: &str) -> Option<String> {
                 .filter(|(n, _)| n.eq_ignore_ascii_case("cookie"))
         })
         .map(|(_, v)| v.trim().to_string())
+}
+
+/// Checks the room's last log line holds every one of `has`.
+fn assert_logged(room: &Room, has: &[&str]) {
+    assert_logged_but_not(room, has, &[]);
+}
+
+/// Checks the room's last log line holds every one of `has` and none of `lacks`.
+fn assert_logged_but_not(room: &Room, has: &[&str], lacks: &[&str]) {
+    let line = room.last_log_line();
+    for part in has {
+        assert!(line.contains(part), "no {part:?} in {line}");
+    }
+    for part in lacks {
+        assert!(!line.contains(part), "{part:?} in {line}");
+    }
+}
+
+/// Whether key1's wait token for `uid` expiring at `exp` wins its draw at `percent` %.
+fn wait_token_wins(exp: u64, uid: &str, percent: u8) -> bool {
+    let text = format!("dec=wait&exp={exp}&uid={uid}&kid=key1");
+    let seed = mint::seed(&mint::vcl_sig(KEY1, &text));
+    lottery::wins(seed, Percentage::whole(percent))
+}
+
+/// The latest `exp` in `exps` whose wait token for `uid` wins its draw at `percent` %.
+fn winning_exp(exps: std::ops::Range<u64>, uid: &str, percent: u8) -> Option<u64> {
+    exps.rev().find(|&exp| wait_token_wins(exp, uid, percent))
 }
 
 /// A wait token for 127.0.0.`visitor` owing `toll`, due for its draw, that wins

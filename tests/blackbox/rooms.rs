@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use support::http::Response;
 use support::mint;
 
-use crate::{START_PAGE, origin_saw_cookie};
+use crate::{START_PAGE, assert_logged, assert_logged_but_not, origin_saw_cookie};
 use support::controller::Controller;
 use support::room::{KEY1, Room, RoomSpec, now};
 
@@ -49,32 +49,25 @@ fn two_rooms_on_one_service_have_their_own_settings_pages_and_cookies() {
     assert!(drops.body.contains("Drops start here"), "{}", drops.body);
     assert!(cookie_set(&drops, "waiting_room_drops").is_some());
     assert!(cookie_set(&drops, "waiting_room").is_none());
-    let line = room.last_log_line();
-    assert!(line.contains(" uid=127.0.0.11 room=drops p=50 "), "{line}");
+    assert_logged(&room, &[" uid=127.0.0.11 room=drops p=50 "]);
 
     // The most specific prefix wins: `/drops/vip/` is vip's.
     let vip = room.get(12, "/drops/vip/1", &[]);
     assert!(vip.body.contains(START_PAGE), "vip has no page of its own");
     assert!(cookie_set(&vip, "waiting_room_vip").is_some());
-    let line = room.last_log_line();
-    assert!(line.contains(" room=vip p=12.5 "), "{line}");
+    assert_logged(&room, &[" room=vip p=12.5 "]);
 
     // The service room keeps its own keys, cookie and log line.
     let events = room.get(13, "/events/1", &[]);
     assert!(cookie_set(&events, "waiting_room").is_some());
-    let line = room.last_log_line();
-    assert!(
-        line.contains(" uid=127.0.0.13 p=40 ") && !line.contains("room="),
-        "{line}"
-    );
+    assert_logged_but_not(&room, &[" uid=127.0.0.13 p=40 "], &["room="]);
 
     // Outside every room: a bypass, as before.
     let about = room.get(14, "/about", &[]);
     assert!(about.body.contains(ORIGIN_MARKER));
-    let line = room.last_log_line();
-    assert!(
-        line.contains("decision=bypass scope=unprotected-path uid=127.0.0.14 path=/about"),
-        "{line}"
+    assert_logged(
+        &room,
+        &["decision=bypass scope=unprotected-path uid=127.0.0.14 path=/about"],
     );
 }
 
@@ -89,10 +82,7 @@ fn a_cookie_of_one_room_is_no_cookie_in_another() {
     let admitted =
         room.get_with_cookie(21, "/drops/1", &format!("waiting_room_drops={drops_allow}"));
     assert_eq!(origin_saw_cookie(&admitted.body), None);
-    assert!(
-        room.last_log_line()
-            .contains("decision=allow uid=127.0.0.21 room=drops")
-    );
+    assert_logged(&room, &["decision=allow uid=127.0.0.21 room=drops"]);
 
     // Presented to another room, or to the service room, it is no token of theirs.
     for (path, cookie) in [
@@ -101,11 +91,7 @@ fn a_cookie_of_one_room_is_no_cookie_in_another() {
     ] {
         let r = room.get_with_cookie(21, path, &cookie);
         assert!(r.body.contains(START_PAGE), "{path}: {}", r.body);
-        let line = room.last_log_line();
-        assert!(
-            line.contains("decision=anon") && line.contains("rejected=bad-signature"),
-            "{line}"
-        );
+        assert_logged(&room, &["decision=anon", "rejected=bad-signature"]);
     }
     // And a service room token is none of drops'.
     let service_allow = mint::mint(KEY1, "allow", exp, uid, "key1");
@@ -115,7 +101,7 @@ fn a_cookie_of_one_room_is_no_cookie_in_another() {
         &format!("waiting_room_drops={service_allow}"),
     );
     assert!(r.body.contains("Drops start here"));
-    assert!(room.last_log_line().contains("rejected=bad-signature"));
+    assert_logged(&room, &["rejected=bad-signature"]);
 
     // The origin sees none of the service's room cookies, and every other cookie.
     let r = room.get_with_cookie(
@@ -136,22 +122,19 @@ fn a_bad_index_or_room_value_fails_safe_and_says_so() {
     room.set_config("rooms", "{oops");
     let r = room.get(31, "/drops/1", &[]);
     assert!(cookie_set(&r, "waiting_room").is_some());
-    let line = room.last_log_line();
-    assert!(
-        !line.contains("room=") && line.contains("config_fallback=rooms"),
-        "{line}"
-    );
+    assert_logged_but_not(&room, &["config_fallback=rooms"], &["room="]);
 
     // A room whose value does not parse holds everyone: nobody new gets in.
     room.set_config("rooms", ROOMS);
     room.set_config("room.drops", "{\"enabled\": tru");
     let r = room.get(32, "/drops/1", &[]);
     assert!(!r.body.contains(ORIGIN_MARKER));
-    let line = room.last_log_line();
-    assert!(
-        line.contains("decision=anon uid=127.0.0.32 room=drops")
-            && line.contains("config_fallback=room"),
-        "{line}"
+    assert_logged(
+        &room,
+        &[
+            "decision=anon uid=127.0.0.32 room=drops",
+            "config_fallback=room",
+        ],
     );
 }
 
@@ -159,13 +142,13 @@ fn a_bad_index_or_room_value_fails_safe_and_says_so() {
 fn the_controllers_keys_for_a_room_win_over_its_value_live() {
     let room = service_with_rooms(&mint::encode("<p>Drops start here</p>"));
     room.get(41, "/drops/1", &[]);
-    assert!(room.last_log_line().contains(" room=drops p=50 "));
+    assert_logged(&room, &[" room=drops p=50 "]);
     room.set_config("room.drops.allow_percentage", "7.5");
     room.get(42, "/drops/1", &[]);
-    assert!(room.last_log_line().contains(" room=drops p=7.5 "));
+    assert_logged(&room, &[" room=drops p=7.5 "]);
     // The service room's percentage is its own.
     room.get(43, "/events/1", &[]);
-    assert!(room.last_log_line().contains(" p=40 "));
+    assert_logged(&room, &[" p=40 "]);
 }
 
 #[test]
@@ -198,34 +181,25 @@ fn bypass_rules_send_staff_and_assets_to_the_origin_and_bad_rules_are_ignored() 
     // By path inside the room.
     let r = room.get(52, "/drops/static/app.css", &[]);
     assert!(r.body.contains(ORIGIN_MARKER));
-    assert!(
-        room.last_log_line()
-            .contains("scope=bypass-path uid=127.0.0.52 room=drops")
-    );
+    assert_logged(&room, &["scope=bypass-path uid=127.0.0.52 room=drops"]);
     // Nobody else: the bad rules (an address that is none, a block of everyone, a
     // path over the whole room) are ignored and named.
     let r = room.get(53, "/drops/1", &[]);
     assert!(r.body.contains(START_PAGE));
-    let line = room.last_log_line();
-    assert!(
-        line.contains("decision=anon uid=127.0.0.53 room=drops"),
-        "{line}"
-    );
-    assert!(
-        line.contains("config_fallback=bypass_addresses,bypass_paths"),
-        "{line}"
+    assert_logged(
+        &room,
+        &[
+            "decision=anon uid=127.0.0.53 room=drops",
+            "config_fallback=bypass_addresses,bypass_paths",
+        ],
     );
     // Rules are per room: vip has none, the service room its own.
     room.get(51, "/drops/vip/1", &[]);
-    assert!(
-        room.last_log_line()
-            .contains("decision=anon uid=127.0.0.51 room=vip")
-    );
+    assert_logged(&room, &["decision=anon uid=127.0.0.51 room=vip"]);
     room.get(54, "/events/1", &[]);
-    let line = room.last_log_line();
-    assert!(
-        line.contains("decision=bypass scope=bypass-address uid=127.0.0.54 path=/events/1"),
-        "{line}"
+    assert_logged(
+        &room,
+        &["decision=bypass scope=bypass-address uid=127.0.0.54 path=/events/1"],
     );
 }
 
@@ -246,10 +220,7 @@ fn queue_all_holds_newcomers_and_draws_but_not_sessions() {
     let r = room.get(61, "/drops/1", &[]);
     assert!(r.body.contains(START_PAGE));
     assert!(cookie_set(&r, "waiting_room_drops").is_some());
-    assert!(
-        room.last_log_line()
-            .contains("decision=anon uid=127.0.0.61 room=drops p=100")
-    );
+    assert_logged(&room, &["decision=anon uid=127.0.0.61 room=drops p=100"]);
     // A live session goes on.
     let session = mint::mint_in_room(KEY1, "drops", "allow", t + 600, "127.0.0.62", "key1");
     let r = room.get_with_cookie(62, "/drops/1", &format!("waiting_room_drops={session}"));
@@ -261,10 +232,9 @@ fn queue_all_holds_newcomers_and_draws_but_not_sessions() {
     assert!(!r.body.contains(ORIGIN_MARKER));
     let renewed = cookie_set(&r, "waiting_room_drops").expect("a new wait token");
     assert!(mint::open(&renewed).starts_with("dec=wait&"));
-    let line = room.last_log_line();
-    assert!(
-        line.contains("decision=re-wait uid=127.0.0.63 room=drops p=100 transition=queue-all"),
-        "{line}"
+    assert_logged(
+        &room,
+        &["decision=re-wait uid=127.0.0.63 room=drops p=100 transition=queue-all"],
     );
     // Lifted live: the same token is admitted.
     room.set_config(
@@ -287,20 +257,16 @@ fn signed_passes_let_staff_and_probes_through_their_room_only() {
     assert_eq!(r.header("location"), Some("/drops/1?a=1"));
     let set = cookie_set(&r, "waiting_pass_drops").expect("the pass cookie");
     assert_eq!(set, pass);
-    let line = room.last_log_line();
-    assert!(
-        line.contains("decision=bypass scope=pass uid=127.0.0.71 room=drops path=/drops/1 pass="),
-        "{line}"
+    assert_logged(
+        &room,
+        &["decision=bypass scope=pass uid=127.0.0.71 room=drops path=/drops/1 pass="],
     );
     // The cookie, then the header, let the holder through; the origin sees neither.
     let r = room.get_with_cookie(71, "/drops/1", &format!("waiting_pass_drops={pass}; a=1"));
     assert_eq!(origin_saw_cookie(&r.body).as_deref(), Some("a=1"));
     let r = room.get(72, "/drops/2", &[("waiting-room-pass", &pass)]);
     assert!(r.body.contains(ORIGIN_MARKER));
-    assert!(
-        room.last_log_line()
-            .contains("scope=pass uid=127.0.0.72 room=drops")
-    );
+    assert_logged(&room, &["scope=pass uid=127.0.0.72 room=drops"]);
 
     // Refused: another room's, expired, forged, and (below) revoked; each waits as
     // without a pass and the log says why.
@@ -378,15 +344,15 @@ fn an_event_holds_its_pre_queue_then_opens_then_ends_while_visitors_wait() {
     // is not drawn.
     let r = room.get(82, "/drops/1", &[]);
     assert!(r.body.contains("Drop one is coming"), "{}", r.body);
-    assert!(
-        room.last_log_line()
-            .contains("decision=anon uid=127.0.0.82 room=drops event=drop-1 p=100")
+    assert_logged(
+        &room,
+        &["decision=anon uid=127.0.0.82 room=drops event=drop-1 p=100"],
     );
     let r = room.get_with_cookie(81, "/drops/1", &waiting);
     assert!(!r.body.contains(ORIGIN_MARKER));
-    assert!(
-        room.last_log_line()
-            .contains("room=drops event=drop-1 p=100 transition=queue-all")
+    assert_logged(
+        &room,
+        &["room=drops event=drop-1 p=100 transition=queue-all"],
     );
 
     // The start moves into the past: the event's settings apply, the same visitor is let in.
@@ -398,9 +364,9 @@ fn an_event_holds_its_pre_queue_then_opens_then_ends_while_visitors_wait() {
     assert!(r.body.contains(ORIGIN_MARKER));
     let session = cookie_set(&r, "waiting_room_drops").expect("an allow token");
     assert!(mint::open(&session).starts_with("dec=allow&"));
-    assert!(
-        room.last_log_line()
-            .contains("decision=allow uid=127.0.0.81 room=drops event=drop-1")
+    assert_logged(
+        &room,
+        &["decision=allow uid=127.0.0.81 room=drops event=drop-1"],
     );
 
     // The end moves into the past: the ended page, the session over.
@@ -424,10 +390,10 @@ fn an_event_holds_its_pre_queue_then_opens_then_ends_while_visitors_wait() {
         &drops_with_event((t - 60, t - 5, t - 1), "resume"),
     );
     room.get(83, "/drops/1", &[]);
-    let line = room.last_log_line();
-    assert!(
-        line.contains("decision=anon uid=127.0.0.83 room=drops p=50 ") && !line.contains("event"),
-        "{line}"
+    assert_logged_but_not(
+        &room,
+        &["decision=anon uid=127.0.0.83 room=drops p=50 "],
+        &["event"],
     );
 
     // A schedule that does not hold together is ignored, and the line says so.
@@ -436,11 +402,7 @@ fn an_event_holds_its_pre_queue_then_opens_then_ends_while_visitors_wait() {
         &drops_with_event((t - 60, t + 10, t - 1), "resume"),
     );
     room.get(84, "/drops/1", &[]);
-    let line = room.last_log_line();
-    assert!(
-        line.contains(" p=50 ") && line.contains("config_fallback=events"),
-        "{line}"
-    );
+    assert_logged(&room, &[" p=50 ", "config_fallback=events"]);
 }
 
 /// The config store's string values.
@@ -599,14 +561,9 @@ fn a_room_scoped_to_a_host_takes_that_hosts_requests_only() {
         ..RoomSpec::default()
     });
     room.get(101, "/checkout/pay", &[("host", "Shop.Example:443")]);
-    let line = room.last_log_line();
-    assert!(line.contains("uid=127.0.0.101 room=shop p=30 "), "{line}");
+    assert_logged(&room, &["uid=127.0.0.101 room=shop p=30 "]);
     room.get(102, "/checkout/pay", &[("host", "www.example")]);
-    let line = room.last_log_line();
-    assert!(
-        line.contains("uid=127.0.0.102 p=50 ") && !line.contains("room="),
-        "{line}"
-    );
+    assert_logged_but_not(&room, &["uid=127.0.0.102 p=50 "], &["room="]);
 }
 
 #[test]
@@ -641,8 +598,5 @@ fn the_origin_never_sees_a_pass_and_a_stale_link_does_not_hide_a_good_cookie() {
         "{}",
         r.body
     );
-    assert!(
-        room.last_log_line()
-            .contains("scope=pass uid=127.0.0.113 room=drops")
-    );
+    assert_logged(&room, &["scope=pass uid=127.0.0.113 room=drops"]);
 }

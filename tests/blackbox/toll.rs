@@ -2,7 +2,7 @@
 //! from several 127.0.0.x visitors. Tokens come from the tests' own minter, and
 //! solutions from the tests' own solver (docs/reference/bot-toll.md).
 
-use crate::{KEEP_PAGE, due_token};
+use crate::{KEEP_PAGE, assert_logged, due_token};
 use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;
@@ -34,11 +34,7 @@ fn a_newcomer_gets_a_page_that_pays_and_apps_get_the_challenge() {
     );
     assert!(r.body.contains("data-bits=\"8\"") && r.body.contains("data-cookie=\"waiting_toll\""));
     assert!(r.body.contains("<noscript>"));
-    assert!(
-        room.last_log_line().contains(" toll=8 "),
-        "{}",
-        room.last_log_line()
-    );
+    assert_logged(&room, &[" toll=8 "]);
 
     let r = room.get(3, "/events", &[("Accept", "application/json")]);
     let json: serde_json::Value = serde_json::from_str(&r.body).unwrap();
@@ -77,11 +73,7 @@ fn an_unpaid_draw_is_held_and_a_paid_one_is_drawn() {
     let r = room.get_with_cookie(4, "/events", &format!("waiting_room={winner}"));
     assert!(r.body.contains(KEEP_PAGE), "{}", r.body);
     assert!(mint::open(&r.room_cookie().unwrap()).contains("&toll=8&"));
-    let line = room.last_log_line();
-    assert!(
-        line.contains("decision=re-wait") && line.contains("transition=toll-unpaid"),
-        "{line}"
-    );
+    assert_logged(&room, &["decision=re-wait", "transition=toll-unpaid"]);
     // Paid: drawn and admitted; the origin sees none of the room's cookies.
     let nonce = mint::toll_nonce(&challenge, BITS);
     let cookies = format!("waiting_room={winner}; site=1; waiting_toll={nonce}");
@@ -93,11 +85,7 @@ fn an_unpaid_draw_is_held_and_a_paid_one_is_drawn() {
         "{}",
         r.body
     );
-    let line = room.last_log_line();
-    assert!(
-        line.contains("transition=lottery-won") && line.contains(" toll=paid "),
-        "{line}"
-    );
+    assert_logged(&room, &["transition=lottery-won", " toll=paid "]);
     // A paid loser's next token owes nothing.
     let (loser, challenge) = due_token(5, 8, false);
     let nonce = mint::toll_nonce(&challenge, BITS);
