@@ -118,7 +118,7 @@ check_origin-simulations() {
   # Three capacities, two crowds and two delays, and four courses at two delays;
   # each run's minute table with its sixty minutes.
   expect_rows "| run | minutes judged | over the bound |" 20
-  expect "^minute  new  live   p95ms" "a run's minute table"
+  expect "^minute  new  live  limit   p95ms" "a run's minute table"
   expect "origin: from minute 5, [0-9]+ minutes judged" "a run's figures"
 }
 
