@@ -89,12 +89,13 @@ fn following_the_origin_the_dashboard_plots_its_health_and_passes_axe() {
         "p95_ms": 560,
         "error_share": 0.0,
         "base_ms": 210,
+        "aim_ms": 560,
         "live_sessions": 28_000,
         "target_turns": 3,
     });
     let texts = [
         "origin-limited".to_string(),
-        "p95 560 ms of 800".into(),
+        "p95 560 ms of 800 (aim 560)".into(),
         "base 210 ms".into(),
     ];
     let charts = [

@@ -110,7 +110,38 @@ fn too_few_answers_hold_the_target() {
     g.observe(T0 + 60, OriginAnswer::Answered { ms: 5, status: 200 }, true);
     assert_eq!(g.tick(T0 + 88, live(600), 1000, 100.0), None);
     assert_eq!(g.status(0).reading.answers, 29);
-    assert_eq!(g.status(0).reading.answers, 29);
+}
+
+#[test]
+fn at_the_start_a_handful_of_answers_all_in_time_lets_the_target_rise() {
+    // The room starts at the floor: a few sessions, a few answers, all fast.
+    let mut g = Governor::new(options()).unwrap();
+    answers(&mut g, T0, T0 + 20, 1, 50, 100);
+    assert_eq!(g.tick(T0 + 29, live(20), 1000, 10.0), Some(10.0 * STEP_UP));
+    assert_eq!(g.status(0).state, State::Rising);
+    // Nobody waiting: held.
+    answers(&mut g, T0 + 30, T0 + 35, 1, 50, 100);
+    assert_eq!(g.tick(T0 + 59, live(20), 0, 14.0), None);
+    assert_eq!(g.status(0).state, State::NoOriginData);
+    // One answer over the bound among them, or one error: held.
+    for bad in [
+        OriginAnswer::Answered {
+            ms: 900,
+            status: 200,
+        },
+        OriginAnswer::Answered { ms: 5, status: 502 },
+    ] {
+        let mut g = Governor::new(options()).unwrap();
+        answers(&mut g, T0, T0 + 10, 1, 50, 100);
+        g.observe(T0 + 10, bad, true);
+        assert_eq!(g.tick(T0 + 29, live(20), 1000, 10.0), None, "{bad:?}");
+    }
+    // Once a reading has shown the base, too few answers hold the target:
+    // the log, not the origin, may have gone quiet.
+    let (mut g, target) = read_once(100);
+    answers(&mut g, T0 + 60, T0 + 89, 0, 0, 0);
+    g.observe(T0 + 89, OriginAnswer::Answered { ms: 5, status: 200 }, true);
+    assert_eq!(g.tick(T0 + 119, live(600), 1000, target), None);
 }
 
 #[test]
@@ -130,6 +161,74 @@ fn without_queueing_the_target_rises_twice_a_minute_while_people_wait() {
     answers(&mut g, T0 + 60, T0 + 90, 10, 50, 104);
     // Nobody waits: nothing to test a rise on.
     assert_eq!(g.tick(T0 + 89, live(600), 0, target), Some(target));
+}
+
+#[test]
+fn a_p95_over_the_base_by_less_than_its_uncertainty_is_no_queueing() {
+    // One answer in ten at 130 ms, the rest at 50: a p95 30 % over the base.
+    let spread = |g: &mut Governor, from: u64, per_second: u64| {
+        for t in from..from + 60 {
+            for i in 0..per_second {
+                let ms = if (t * per_second + i) % 10 == 0 {
+                    130
+                } else {
+                    50
+                };
+                g.observe(t, OriginAnswer::Answered { ms, status: 200 }, true);
+            }
+        }
+    };
+    // Of 60 answers, the low end of its interval is the 54th: 50 ms. Rising.
+    let (mut g, target) = read_once(100);
+    spread(&mut g, T0 + 60, 1);
+    assert_eq!(g.status(0).state, State::Rising);
+    assert_eq!(
+        g.tick(T0 + 119, live(600), 1000, target),
+        Some(target * STEP_UP)
+    );
+    assert_eq!(g.status(0).reading.p95_ms, Some(130));
+    assert_eq!(g.status(0).state, State::Rising);
+    // Of 600, the 560th: 130 ms. Queueing.
+    let (mut g, target) = read_once(100);
+    spread(&mut g, T0 + 60, 10);
+    g.tick(T0 + 119, live(600), 1000, target);
+    assert_eq!(g.status(0).state, State::OriginLimited);
+}
+
+#[test]
+fn a_noisy_p95_lowers_the_aim_by_its_spread() {
+    let mut g = Governor::new(options()).unwrap();
+    assert_eq!(g.aim_ms(), AIM * 800.0);
+    // A steady p95 at the origin's limit: the aim stays at 80 % of the bound.
+    for i in 0..10 {
+        g.weigh_spread(T0 + 30 * i, 600);
+    }
+    assert_eq!(g.spread, Some(0.0));
+    assert_eq!(g.aim_ms(), AIM * 800.0);
+    // One that moves by 40 % from one window to the next: the mean deviation
+    // tends to ln 1.4, and the aim to the bound over 1.4².
+    for i in 10..40 {
+        g.weigh_spread(T0 + 30 * i, if i % 4 < 2 { 500 } else { 700 });
+    }
+    let spread = g.spread.unwrap();
+    assert!((spread - 1.4f64.ln()).abs() < 0.01, "{spread}");
+    assert!((g.aim_ms() - 800.0 / 1.96).abs() < 5.0, "{}", g.aim_ms());
+    // A reading more than a window and a half after the last one showing the
+    // limit is compared with none.
+    g.weigh_spread(T0 + 30 * 40 + 100, 5000);
+    assert_eq!(g.spread, Some(spread));
+}
+
+#[test]
+fn a_rising_p95_far_from_the_limit_is_no_spread() {
+    // The origin unloaded at 100 ms, then half busy: the rise is no noise.
+    let (mut g, _) = read_once(100);
+    answers(&mut g, T0 + 60, T0 + 120, 100, 50, 200);
+    g.tick(T0 + 89, live(600), 1000, 1000.0);
+    g.tick(T0 + 119, live(600), 1000, 1000.0);
+    assert_eq!(g.status(0).state, State::OriginLimited);
+    assert_eq!(g.spread, None);
+    assert_eq!(g.aim_ms(), AIM * 800.0);
 }
 
 #[test]

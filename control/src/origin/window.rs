@@ -59,6 +59,11 @@ pub struct Reading {
     /// The 95th percentile of the times of the answers that were not errors,
     /// milliseconds (`None`: every request failed).
     pub p95_ms: Option<u64>,
+    /// The low end of the p95's 95 % confidence interval, milliseconds: the
+    /// time at the rank `0.95 n − 1.96 √(0.95 × 0.05 × n)` of the `n` times,
+    /// whatever their distribution (of 60 answers, the 54th; of 1,000, the
+    /// 937th). A p95 of a few answers is that far from certain.
+    pub p95_low_ms: Option<u64>,
     /// Share of the answers that were errors: a 5xx, a timeout, a failed
     /// connection.
     pub error_share: f64,
@@ -143,11 +148,13 @@ impl Window {
         let own: u64 = seconds().map(|s| s.own).sum();
         let mut times: Vec<u32> = seconds().flat_map(|s| s.times.iter().copied()).collect();
         let p95_ms = p95(&mut times);
+        let p95_low_ms = p95_low(&mut times);
         Reading {
             answers,
             per_second: answers as f64 / self.len as f64,
             own_per_second: own as f64 / self.len as f64,
             p95_ms,
+            p95_low_ms,
             error_share: if answers == 0 {
                 0.0
             } else {
@@ -164,6 +171,18 @@ pub fn p95(times: &mut [u32]) -> Option<u64> {
         return None;
     }
     let rank = (times.len() * 95).div_ceil(100) - 1;
+    Some(u64::from(*times.select_nth_unstable(rank).1))
+}
+
+/// The low end of the 95 % confidence interval of the p95 of `times`, by the
+/// order statistics: the time at the rank `0.95 n − 1.96 √(0.0475 n)`, at
+/// least the first (`None` when there is none). Reorders `times`.
+pub fn p95_low(times: &mut [u32]) -> Option<u64> {
+    if times.is_empty() {
+        return None;
+    }
+    let n = times.len() as f64;
+    let rank = (0.95 * n - 1.96 * (0.0475 * n).sqrt()).ceil().max(1.0) as usize - 1;
     Some(u64::from(*times.select_nth_unstable(rank).1))
 }
 
@@ -188,6 +207,8 @@ mod tests {
         assert!((r.own_per_second - 50.0 / 60.0).abs() < 1e-12);
         // 100 times (not the 503's): rank ceil(0.95 * 100) = 95, the 95th smallest.
         assert_eq!(r.p95_ms, Some(95));
+        // 95 - 1.96 * sqrt(4.75) = 90.7: the 91st smallest.
+        assert_eq!(r.p95_low_ms, Some(91));
         assert!((r.error_share - 2.0 / 102.0).abs() < 1e-12);
         assert!((r.per_second - 102.0 / 60.0).abs() < 1e-12);
     }

@@ -455,6 +455,7 @@ fn origin_json(o: &OriginStatus) -> Value {
         "p95_ms": o.reading.p95_ms,
         "error_share": rounded(o.reading.error_share),
         "base_ms": o.base_ms,
+        "aim_ms": o.aim_ms,
         "live_sessions": o.live,
         "live_limit": o.live_limit,
         "target_turns": o.direction_changes,
@@ -515,6 +516,11 @@ fn write_origin_metrics(m: &mut Metrics, labels: &Labels, o: &OriginStatus) {
         "wrctl_origin_base_milliseconds",
         "The lowest p95 of a window seen: the origin's own time, unloaded; absent before a reading.",
         o.base_ms,
+    );
+    m.gauge(
+        "wrctl_origin_aim_milliseconds",
+        "The p95 the origin rule aims at: 80 % of the bound, lower by the p95's spread where it is noisy.",
+        Some(o.aim_ms),
     );
     m.gauge(
         "wrctl_origin_live_limit",

@@ -66,6 +66,8 @@ fn a_slow_origin_cuts_the_target_to_the_floor_and_shows_why() {
     assert_eq!(origin["p95_bound_ms"], 800);
     assert_eq!(origin["healthy"], "p95<800ms,errors<1%,window=60s");
     assert_eq!(origin["alert"], false);
+    // One reading: no spread yet, the aim 80 % of the bound.
+    assert_eq!(origin["aim_ms"], 640);
     // No healthy reading has shown the origin's base: no session beyond the floor's.
     assert_eq!(origin["live_limit"], 0, "{status}");
     assert_eq!(
@@ -91,6 +93,7 @@ fn a_slow_origin_cuts_the_target_to_the_floor_and_shows_why() {
     );
     assert_eq!(wrctl.metric("wrctl_origin_p95_milliseconds"), Some(900.0));
     assert_eq!(wrctl.metric("wrctl_origin_live_limit"), Some(0.0));
+    assert_eq!(wrctl.metric("wrctl_origin_aim_milliseconds"), Some(640.0));
     assert_eq!(
         wrctl.metric("wrctl_target_new_sessions_per_minute"),
         Some(20.0)
