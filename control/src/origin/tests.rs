@@ -169,7 +169,7 @@ fn a_p95_over_the_base_by_less_than_its_uncertainty_is_no_queueing() {
     let spread = |g: &mut Governor, from: u64, per_second: u64| {
         for t in from..from + 60 {
             for i in 0..per_second {
-                let ms = if (t * per_second + i) % 10 == 0 {
+                let ms = if (t * per_second + i).is_multiple_of(10) {
                     130
                 } else {
                     50
