@@ -62,6 +62,17 @@
 //! whatever else makes passed places bring more or fewer sessions than their
 //! shares say is corrected within [`SHOW_UP_WINDOW`].
 //!
+//! A place whose address holds a live allow token is worth nothing, and is
+//! not watched: someone behind the address is in. It is most often another
+//! device of that person, which loaded a waiting page once more and closed;
+//! its line put a place back in the line, and it will not come back. Weighed
+//! as a live place, the tail of such places past a wave's last arrival (tens
+//! of thousands when many people bring several devices) held the cutoff back
+//! for a minute, as if each were a person about to come in. Where it is
+//! another person behind the address, still waiting, their session is counted
+//! as any other by the sessions per expected show. Such places are passed
+//! freely: there is at most one per address already in.
+//!
 //! A place is worth its kind's share of an admission. Live places show almost
 //! always (their share stays near 1, below it only by those who left within the
 //! last period and a half), stale ones almost never, so a crowd that abandons is
@@ -99,10 +110,11 @@
 //!
 //! The cutoff never moves backwards (it starts from the highest cutoff the lines
 //! show in effect, so a restart does not undo admissions). One tick never passes
-//! more than `target × tick / 60 / MIN_SHOW_UP` places (ties aside), nor a place later than the
-//! newest second of log (a pre-queue place, `queue_opens_at` plus an offset, is
-//! passed only once the log's clock has reached the opening), nor any place while
-//! the cutoff in effect lags the written one as above. A bound in milliseconds
+//! more than `target × tick / 60 / MIN_SHOW_UP` places (ties and places behind
+//! a session aside), nor a place later than the newest second of log (a
+//! pre-queue place, `queue_opens_at` plus an offset, is passed only once the
+//! log's clock has reached the opening), nor any place while the cutoff in
+//! effect lags the written one as above. A bound in milliseconds
 //! was not taken: a line with a long gap in it (a quiet night, then a crowd)
 //! must be crossed at once, and a time bound would hold the whole line behind
 //! the gap.
@@ -521,6 +533,9 @@ impl FifoController {
             .collect();
         let stale_after = self.options.stale_after();
         for uid in passed {
+            if self.behind_session(&uid, t) {
+                continue;
+            }
             if let Some(place) = self.policy.places.get_mut(&uid)
                 && place.passed.is_none()
             {
@@ -533,7 +548,10 @@ impl FifoController {
     /// `uid` holds the place `arr` until `exp`, as a line at log time `t` says.
     fn hold(&mut self, uid: &str, arr: u64, exp: u64, t: u64) {
         let deadline = t.saturating_add(self.options.show_up_deadline());
-        let behind = self.policy.effective.is_some_and(|e| arr <= e);
+        // Passed by the cutoff in effect, and watched unless someone behind
+        // the address is in.
+        let behind =
+            self.policy.effective.is_some_and(|e| arr <= e) && !self.behind_session(uid, t);
         if let Some((key, place)) = self.policy.places.get_key_value(uid) {
             let (key, old) = (Arc::clone(key), *place);
             if t < old.seen {
@@ -659,6 +677,9 @@ impl FifoController {
     /// Admissions a place is expected to bring (the show-up share of its kind),
     /// counted `sample` times when it arrived before `start_ms` (see [`Self::coverage`]).
     fn worth(&self, uid: &str, arr: u64, at: &Worth) -> f64 {
+        if self.behind_session(uid, at.newest) {
+            return 0.0;
+        }
         let kind = self
             .policy
             .places
@@ -666,6 +687,12 @@ impl FifoController {
             .map_or(Kind::Live, |p| kind(p.seen, at.newest, at.stale_after));
         let sample = if arr < at.start_ms { at.sample } else { 1.0 };
         at.shares[kind as usize] * sample
+    }
+
+    /// Whether `uid`'s address holds a live allow token at log time `t`:
+    /// someone behind it is in.
+    fn behind_session(&self, uid: &str, t: u64) -> bool {
+        self.tokens.active.until(uid).is_some_and(|end| end >= t)
     }
 
     /// What [`Self::worth`] weighs places with at the newest second of log.
@@ -766,7 +793,9 @@ impl FifoController {
                 break;
             }
             expected += self.worth(uid, *arr, &at);
-            places += 1;
+            if !self.behind_session(uid, newest) {
+                places += 1;
+            }
             last = Some(*arr);
         }
         // A line that ran out leaves no credit: a later crowd gets the target, not more.

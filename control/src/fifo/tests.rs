@@ -751,3 +751,70 @@ fn a_fifo_write_lands_what_it_carries_and_describes_a_heartbeat_by_what_it_keeps
     assert_eq!(<FifoController as Rule>::QUEUEING, QueueingMethod::Fifo);
     assert!(Rule::fifo_status(&f, 60).is_some());
 }
+
+#[test]
+fn places_put_back_by_the_other_devices_of_people_let_in_are_passed_freely() {
+    // Forty people are let in; then each one's other device loads a waiting
+    // page once more and closes, putting a place back in the line behind
+    // the address's live session, ahead of ten people waiting. Ten a tick
+    // wanted: the tick crosses the forty places (worth nothing) and passes
+    // ten people. Weighed as live places, it stopped inside them.
+    let mut c = FifoController::new(options(60.0)).unwrap();
+    let ms = |offset: u64| T0 * 1000 + offset;
+    for n in 0..40u32 {
+        c.observe(
+            &waiting(T0, n, "anon", ms(u64::from(n)), T0 + HOLD, None),
+            T0,
+        );
+    }
+    let first = ms(39);
+    c.observe(
+        &waiting(T0 + 1, 999, "anon", ms(900), T0 + HOLD, Some(first)),
+        T0 + 1,
+    );
+    for n in 0..40u32 {
+        c.observe(&admitted(T0 + 2, n, ms(u64::from(n)), first), T0 + 2);
+    }
+    let device = |n: u32| ms(100 + u64::from(n));
+    let people = |i: u32| ms(200 + u64::from(i));
+    for n in 0..40u32 {
+        c.observe(
+            &waiting(T0 + 5, n, "anon", device(n), T0 + 5 + HOLD, Some(first)),
+            T0 + 5,
+        );
+    }
+    for i in 0..20u32 {
+        c.observe(
+            &waiting(
+                T0 + 5,
+                2000 + i,
+                "anon",
+                people(i),
+                T0 + 5 + HOLD,
+                Some(first),
+            ),
+            T0 + 5,
+        );
+    }
+    assert_eq!(c.snapshot(0).waiting, 61, "the devices, the people and 999");
+    let write = c.tick(T0 + 6).unwrap();
+    assert_eq!(write.fifo_cutoff, Some(people(9)));
+    // Passed, the devices' places are not watched: never coming back is no
+    // no-show.
+    c.written(&write, T0 + 6);
+    let passed = people(9);
+    c.observe(
+        &waiting(T0 + 7, 999, "wait", ms(900), T0 + 7 + HOLD, Some(passed)),
+        T0 + 7,
+    );
+    for i in 0..10u32 {
+        c.observe(&admitted(T0 + 8, 2000 + i, people(i), passed), T0 + 8);
+    }
+    let after = T0 + 7 + POLL + 10 + 2;
+    c.observe(
+        &waiting(after, 999, "wait", ms(900), after + HOLD, Some(passed)),
+        after,
+    );
+    c.tick(after);
+    assert_eq!(c.show_up(), [1.0, 1.0]);
+}
