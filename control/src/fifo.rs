@@ -792,8 +792,10 @@ impl FifoController {
             if *arr > bound || (more && (expected >= need || places >= most)) {
                 break;
             }
-            expected += self.worth(uid, *arr, &at);
-            if !self.behind_session(uid, newest) {
+            // A place worth nothing (behind a session) is passed freely.
+            let worth = self.worth(uid, *arr, &at);
+            expected += worth;
+            if worth > 0.0 {
                 places += 1;
             }
             last = Some(*arr);

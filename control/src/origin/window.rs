@@ -167,23 +167,26 @@ impl Window {
 /// The 95th percentile of `times` by the nearest rank: the smallest time at or
 /// above 95 % of them (`None` when there is none). Reorders `times`.
 pub fn p95(times: &mut [u32]) -> Option<u64> {
-    if times.is_empty() {
-        return None;
-    }
-    let rank = (times.len() * 95).div_ceil(100) - 1;
-    Some(u64::from(*times.select_nth_unstable(rank).1))
+    nth_smallest(times, (times.len() * 95).div_ceil(100))
 }
 
 /// The low end of the 95 % confidence interval of the p95 of `times`, by the
 /// order statistics: the time at the rank `0.95 n − 1.96 √(0.0475 n)`, at
 /// least the first (`None` when there is none). Reorders `times`.
 pub fn p95_low(times: &mut [u32]) -> Option<u64> {
-    if times.is_empty() {
-        return None;
-    }
     let n = times.len() as f64;
-    let rank = (0.95 * n - 1.96 * (0.0475 * n).sqrt()).ceil().max(1.0) as usize - 1;
-    Some(u64::from(*times.select_nth_unstable(rank).1))
+    nth_smallest(
+        times,
+        (0.95 * n - 1.96 * (0.0475 * n).sqrt()).ceil() as usize,
+    )
+}
+
+/// The `rank`-th smallest of `times`, counted from 1 (at least the first;
+/// `None` when there is none). Reorders `times`.
+fn nth_smallest(times: &mut [u32], rank: usize) -> Option<u64> {
+    let last = times.len().checked_sub(1)?;
+    let index = rank.saturating_sub(1).min(last);
+    Some(u64::from(*times.select_nth_unstable(index).1))
 }
 
 #[cfg(test)]
