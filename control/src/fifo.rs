@@ -356,7 +356,7 @@ impl Policy for FifoPolicy {
 
     fn start(options: &FifoOptions) -> Result<(Self, Timing, Tokens), BadOptions> {
         options.check()?;
-        let tokens = Tokens::new(options.capacity, 0);
+        let tokens = Tokens::new(options.capacity, 0, 0);
         Ok((FifoPolicy::default(), options.timing(), tokens))
     }
 

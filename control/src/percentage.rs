@@ -42,13 +42,16 @@
 //!   is not taken to go on.
 //! - *Late draws*: pages on the VCL's fixed beat (`refresh_mode = fixed`)
 //!   draw a token at their first visit after its end, half a wait period late
-//!   on average, in lumps set by when each visitor arrived, which the
-//!   calendar does not know. When the last draw period's draws came more than
-//!   a quarter wait period after their tokens' ends on average, the forecast
-//!   is the busier of the draw period centred on the tick (a crowd draining
-//!   counts as it stands at the tick; before the newest line, the draws the
-//!   log showed) and the draw period after it (a lump to come is prepared
-//!   for), each token drawn the draws' mean lag after its end.
+//!   on average, in lumps set by when each visitor arrived. Every line shows
+//!   when one of its address's pages comes back (a wait period later), so the
+//!   controller also keeps each waiting address by the second it will draw on
+//!   that beat ([`Tokens::on_beat`]). When the last draw period's draws came
+//!   more than a quarter wait period after their tokens' ends on average, the
+//!   calendar counts those seconds instead of the ends, over one wait period
+//!   centred on the tick (the lumps come a wait period apart, so any whole
+//!   wait period holds one of each), arrivals' first draws the draws' mean lag
+//!   after their tokens' ends. Past the calendar's horizon the forecast is the
+//!   busier of the draw period centred on the tick and the one after it.
 //! - *Trim* is the feedback on the crowd: each tick's prediction of the draws
 //!   in its window is kept, and once the log has shown that window, the draws that came are set against the draws
 //!   predicted (with the arrivals that did come in place of those foreseen:
@@ -197,6 +200,18 @@ struct Prediction {
     /// Draws predicted, of which the first draws of arrivals still to come.
     draws: f64,
     arrivals: f64,
+    /// Seconds from an arrival's first token's end to its draw.
+    lag: u64,
+}
+
+/// When a waiting token is drawn, for the calendar.
+#[derive(Debug, Clone, Copy)]
+enum Drawn {
+    /// A second after its end: pages come back when their token ends.
+    AtEnd,
+    /// At its pages' first load after its end on their fixed beat
+    /// ([`Tokens::on_beat`]); on average `lag` seconds after its end.
+    OnBeat { lag: u64 },
 }
 
 /// The feedback on a forecast: draws seen over draws predicted.
@@ -258,7 +273,11 @@ impl Policy for PercentagePolicy {
     fn start(options: &Options) -> Result<(Self, Timing, Tokens), BadOptions> {
         options.check()?;
         let policy = PercentagePolicy::default();
-        let tokens = Tokens::new(options.capacity, options.redeem_window());
+        let tokens = Tokens::new(
+            options.capacity,
+            options.redeem_window(),
+            options.wait_period,
+        );
         Ok((policy, options.timing(), tokens))
     }
 
@@ -409,15 +428,17 @@ impl Controller {
     }
 
     /// The draws expected once a write made now lands: on the address grid,
-    /// in the tick it governs, from the calendar, which knows them; when the
-    /// draws there come late (pages on the fixed beat), over the busier of the
-    /// draw period centred on the tick (a crowd draining counts as it stands
-    /// at the tick) and the one after it (a lump of draws to come, a flash
-    /// crowd's first, is prepared for: a percentage too low for a tick costs
-    /// less than one too high), each token drawn the draws' mean lag after its
-    /// end; on the global grid (and past the calendar's horizon), over the draw
-    /// period after the tick, as a crowd that arrived together there draws in
-    /// every other wait period. `None` before any record.
+    /// in the tick it governs, from the calendar, which knows them: each token
+    /// drawn at its end, or, when the draws there come late (pages on the
+    /// fixed beat), at the first of its pages' loads after its end. Past the
+    /// calendar's horizon, the draw period's average: for late draws the
+    /// busier of the draw period centred on the tick (a crowd draining counts
+    /// as it stands at the tick) and the one after it (a lump of draws to come
+    /// is prepared for: a percentage too low for a tick costs less than one
+    /// too high), each token drawn the draws' mean lag after its end; on the
+    /// global grid, the draw period after the tick, as a crowd that arrived
+    /// together there draws in every other wait period. `None` before any
+    /// record.
     fn forecast(&self) -> Option<Prediction> {
         let newest = self.intake.newest()?;
         let lands = newest + self.landing_after();
@@ -426,11 +447,14 @@ impl Controller {
         }
         if self.drawn_on_time(newest) {
             return Some(
-                self.calendar_draws()
+                self.calendar_draws(Drawn::AtEnd)
                     .unwrap_or_else(|| self.period_draws(newest, lands, 0)),
             );
         }
         let lag = self.draw_lag(newest);
+        if let Some(on_beat) = self.calendar_draws(Drawn::OnBeat { lag }) {
+            return Some(on_beat);
+        }
         let centred =
             self.period_draws(newest, lands.saturating_sub(self.options.wait_period), lag);
         let ahead = self.period_draws(newest, lands, lag);
@@ -442,13 +466,13 @@ impl Controller {
     }
 
     /// Draws expected in the tick a write made now governs, from the calendar
-    /// of the wait tokens' ends: the tokens ending in it, and arrivals' first
-    /// tokens. Within a draw period of now the calendar holds every other token
-    /// that will be drawn then (a loser's next token ends `2d` after its draw,
-    /// and those draws are in the log already); further ahead it would have to
-    /// guess which of the draws to come lose, and the guesses, fed back through
-    /// the crowd a period later, swing: `None` there.
-    fn calendar_draws(&self) -> Option<Prediction> {
+    /// of the waiting tokens' draws (`drawn`): the tokens drawn in it, and
+    /// arrivals' first tokens. Within a draw period of now the calendar holds
+    /// every other token that will be drawn then (a loser's next token ends
+    /// `2d` after its draw, and those draws are in the log already); further
+    /// ahead it would have to guess which of the draws to come lose, and the
+    /// guesses, fed back through the crowd a period later, swing: `None` there.
+    fn calendar_draws(&self, drawn: Drawn) -> Option<Prediction> {
         let newest = self.intake.newest()?;
         let d = self.options.wait_period.max(1);
         let tick = self.options.tick.clamp(1, d);
@@ -459,27 +483,52 @@ impl Controller {
         }
         // Widened to at least a wait period, by as much on either side as the
         // calendar allows: the lumps of tokens even out, and a crowd growing or
-        // draining counts as it stands at the tick. Before the newest line, the
+        // draining counts as it stands at the tick. Pages on one beat draw in
+        // lumps a wait period apart: their window is one wait period, centred
+        // on the tick within the calendar's reach. Before the newest line, the
         // draws are the log's.
-        let half = h.max(d / 2).min(2 * d - h - tick);
-        let lands = (newest + h).saturating_sub(half);
-        let width = tick + 2 * half;
-        let redeem = self.options.redeem_window();
+        let (lands, width) = match drawn {
+            Drawn::AtEnd => {
+                let half = h.max(d / 2).min(2 * d - h - tick);
+                ((newest + h).saturating_sub(half), tick + 2 * half)
+            }
+            Drawn::OnBeat { .. } => {
+                let middle = newest + h + tick / 2;
+                (middle.saturating_sub(d / 2).min(newest + d), d)
+            }
+        };
         let future = lands.max(newest);
-        // The crowd keeps each token until its end plus the redeem window.
-        let known = self.tokens.waiting.ending_within(
-            future.saturating_add(redeem),
-            (lands + width).saturating_add(redeem),
-        ) as f64;
         // A token ending at `e` is drawn from `e + 1`.
+        let (known, lag) = match drawn {
+            // The crowd keeps each token until its end plus the redeem window.
+            Drawn::AtEnd => {
+                let redeem = self.options.redeem_window();
+                let known = self.tokens.waiting.ending_within(
+                    future.saturating_add(redeem),
+                    (lands + width).saturating_add(redeem),
+                );
+                (known, 0)
+            }
+            Drawn::OnBeat { lag } => {
+                let known = self
+                    .tokens
+                    .on_beat
+                    .ending_within(future + 1, lands + width + 1);
+                (known, lag)
+            }
+        };
         let past = self.intake.series().sum(lands + 1, future + 1, |s| s.draws) as f64;
-        let arrivals = self.arrivals_drawing(future - newest, lands + width - future);
+        let arrivals = self.arrivals_drawing(
+            (future - newest).saturating_sub(lag),
+            lands + width - future,
+        );
         Some(Prediction {
             made: newest,
             from: lands,
             to: lands + width,
-            draws: past + known + arrivals,
+            draws: past + known as f64 + arrivals,
             arrivals,
+            lag,
         })
     }
 
@@ -602,6 +651,7 @@ impl Controller {
             to,
             draws: past + future.max(0.0),
             arrivals,
+            lag: 0,
         }
     }
 
@@ -656,7 +706,8 @@ impl Controller {
             let came: f64 = series
                 .range(prediction.made + 1, prediction.to)
                 .map(|(a, s)| {
-                    s.arrivals as f64 * first_draw_share(d, a, prediction.from, prediction.to)
+                    s.arrivals as f64
+                        * first_draw_share(d, a + prediction.lag, prediction.from, prediction.to)
                 })
                 .sum();
             let predicted = prediction.draws - prediction.arrivals + came;

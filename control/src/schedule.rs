@@ -51,6 +51,8 @@ pub(super) struct Schedule<V> {
     pending: VecDeque<(V, u64)>,
     /// Seconds from a write to the first line showing it in effect, as last measured.
     propagation: Option<u64>,
+    /// Log time of the newest line seen showing a value in effect.
+    last_line: Option<u64>,
 }
 
 impl<V: Copy + PartialEq> Schedule<V> {
@@ -64,6 +66,7 @@ impl<V: Copy + PartialEq> Schedule<V> {
             last_heard: None,
             pending: VecDeque::new(),
             propagation: None,
+            last_line: None,
         }
     }
 
@@ -140,14 +143,23 @@ impl<V: Copy + PartialEq> Schedule<V> {
     /// A line at log time `t` showed a value in effect, and `shows(v)` tells
     /// whether a write of `v` is among what it shows: the newest such write made
     /// at or before `t` measures the propagation delay (older writes are dropped
-    /// with it).
+    /// with it). The write landed after the line before this one, which did not
+    /// show it, and by `t`: where the log was quiet in between, the delay as
+    /// last measured is kept if it lies within those bounds, or else the nearer
+    /// bound (a sparse log would otherwise read its silence as delay).
     pub(super) fn measure_propagation(&mut self, t: u64, shows: impl Fn(V) -> bool) {
+        let before = self
+            .last_line
+            .replace(self.last_line.map_or(t, |l| l.max(t)));
         if let Some(i) = self
             .pending
             .iter()
             .rposition(|&(v, at)| shows(v) && at <= t)
         {
-            self.propagation = Some(t - self.pending[i].1);
+            let at = self.pending[i].1;
+            let most = t - at;
+            let least = before.map_or(0, |b| (b + 1).saturating_sub(at)).min(most);
+            self.propagation = Some(self.propagation.map_or(most, |p| p.clamp(least, most)));
             self.pending.drain(..=i);
         }
     }

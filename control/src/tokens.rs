@@ -30,7 +30,13 @@
 //! within seconds, so a held draw is a bot's that skips it, which will never
 //! draw, and forecasting its draws would hand out fewer places than the target.
 //!
-//! Memory is the four crowds' ([`Crowd`]): 8 bytes an address in each.
+//! Pages on a fixed beat (`refresh_mode = fixed`: every waiting page comes
+//! back a wait period after it loaded) draw a token at the first visit after
+//! its end, and every line shows when one of the address's pages comes back:
+//! a wait period later. So each waiting address is also kept by the second
+//! it will draw on that beat: the first second after its token's end on the
+//! beat of any of its lines (its earliest tab, its fastest poller). Memory is
+//! the five crowds' ([`Crowd`]): 8 bytes an address in each.
 
 use super::crowd::Crowd;
 use crate::record::Record;
@@ -66,19 +72,28 @@ pub struct Tokens {
     /// Addresses whose draw the bot toll held, by the end of the token it gave
     /// them (redeem window included), until they draw.
     unpaid: Crowd,
+    /// Addresses holding a live wait token, by the second they will draw it
+    /// if their pages come back every `beat` seconds.
+    pub on_beat: Crowd,
     /// The room's redeem window: a wait token counts as held this long after its `exp`.
     redeem: u64,
+    /// Seconds between two loads of a waiting page on the fixed beat (the
+    /// room's wait period); 0: `on_beat` is not kept.
+    beat: u64,
 }
 
 impl Tokens {
-    /// No tokens yet; at most `capacity` addresses of each kind.
-    pub fn new(capacity: usize, redeem: u64) -> Tokens {
+    /// No tokens yet; at most `capacity` addresses of each kind; waiting
+    /// pages on the fixed beat come back every `beat` seconds (0: not asked).
+    pub fn new(capacity: usize, redeem: u64, beat: u64) -> Tokens {
         Tokens {
             waiting: Crowd::new(capacity),
             active: Crowd::new(capacity),
             admitted: Crowd::new(capacity),
             unpaid: Crowd::new(capacity),
+            on_beat: Crowd::new(capacity),
             redeem,
+            beat,
         }
     }
 
@@ -92,20 +107,25 @@ impl Tokens {
                     self.active.leave(uid);
                 }
                 let Some(exp) = record.exp else {
-                    self.waiting.leave(uid);
+                    self.stop_waiting(uid);
                     return seen;
                 };
                 let end = exp.saturating_add(self.redeem);
                 if record.transition == Some(Transition::TollUnpaid) {
-                    self.waiting.leave(uid);
+                    self.stop_waiting(uid);
                     self.unpaid.hold(uid, end);
                     return seen;
                 }
-                if self.waiting.until(uid) == Some(end) || self.unpaid.until(uid) == Some(end) {
+                if self.unpaid.until(uid) == Some(end) {
+                    return seen;
+                }
+                if self.waiting.until(uid) == Some(end) {
+                    self.see_beat(uid, record.t, exp, false);
                     return seen;
                 }
                 self.unpaid.leave(uid);
                 let held = self.waiting.hold(uid, end);
+                self.see_beat(uid, record.t, exp, true);
                 seen.arrival = held.is_none() && record.is_arrival();
                 match record.transition {
                     Some(Transition::LotteryLost) => seen.draw = Some(false),
@@ -125,7 +145,7 @@ impl Tokens {
                 // it); a live session's request leaves it as it is: another
                 // device or person behind the address may still wait.
                 let drawn = if record.session == Some(Session::New) {
-                    self.waiting.leave(uid)
+                    self.stop_waiting(uid)
                 } else {
                     None
                 };
@@ -147,12 +167,41 @@ impl Tokens {
                 }
             }
             Some(Decision::Deny) => {
-                self.waiting.leave(uid);
+                self.stop_waiting(uid);
                 self.active.leave(uid);
             }
             None => {}
         }
         seen
+    }
+
+    /// `uid`'s page loaded at `t` with a wait token ending at `exp` (`fresh`:
+    /// the first line of that token): on the fixed beat it comes back at
+    /// `t + k × beat`, and draws at the first of those after `exp`. The
+    /// address draws at the earliest of its lines' draws; a page that would
+    /// come back past the redeem window does not draw that token.
+    fn see_beat(&mut self, uid: &str, t: u64, exp: u64, fresh: bool) {
+        if self.beat == 0 {
+            return;
+        }
+        let loads = (exp + 1).saturating_sub(t).div_ceil(self.beat).max(1);
+        let draw = t.saturating_add(loads * self.beat);
+        let earlier = self.on_beat.until(uid).filter(|&d| !fresh && d <= draw);
+        if earlier.is_some() {
+            return;
+        }
+        if draw <= exp.saturating_add(self.redeem) {
+            self.on_beat.hold(uid, draw);
+        } else if fresh {
+            self.on_beat.leave(uid);
+        }
+    }
+
+    /// `uid` no longer waits; returns when its live wait token ended (redeem
+    /// window included).
+    fn stop_waiting(&mut self, uid: &str) -> Option<u64> {
+        self.on_beat.leave(uid);
+        self.waiting.leave(uid)
     }
 
     /// Seconds from the end of a drawn wait token, held until `held` (its end
@@ -169,6 +218,7 @@ impl Tokens {
         self.active.expire(now);
         self.admitted.expire(now);
         self.unpaid.expire(now);
+        self.on_beat.expire(now);
     }
 }
 
@@ -182,7 +232,7 @@ mod tests {
 
     #[test]
     fn tabs_presenting_one_token_count_once() {
-        let mut tokens = Tokens::new(100, 30);
+        let mut tokens = Tokens::new(100, 30, 30);
         let anon = line("waitingroom t=100 decision=anon uid=10.0.0.1 p=5 exp=160 path=/events");
         assert_eq!(
             tokens.see(&anon),
@@ -225,7 +275,7 @@ mod tests {
 
     #[test]
     fn a_win_counts_once_whatever_lines_of_the_address_come_between_its_tabs() {
-        let mut tokens = Tokens::new(100, 30);
+        let mut tokens = Tokens::new(100, 30, 30);
         let won = |t: u64| {
             line(&format!(
                 "waitingroom t={t} decision=allow uid=10.0.0.1 p=5 session=new transition=lottery-won exp=3821 path=/events"
@@ -257,7 +307,7 @@ mod tests {
 
     #[test]
     fn a_win_the_pops_ceiling_held_is_one_held_draw_per_token() {
-        let mut tokens = Tokens::new(100, 30);
+        let mut tokens = Tokens::new(100, 30, 30);
         tokens.see(&line(
             "waitingroom t=100 decision=anon uid=10.0.0.1 p=5 exp=160 path=/events",
         ));
@@ -276,7 +326,7 @@ mod tests {
 
     #[test]
     fn an_address_back_after_its_token_ended_arrives_anew() {
-        let mut tokens = Tokens::new(100, 30);
+        let mut tokens = Tokens::new(100, 30, 30);
         let anon = |t: u64, exp: u64| {
             line(&format!(
                 "waitingroom t={t} decision=anon uid=10.0.0.1 p=5 exp={exp} path=/events"
@@ -291,7 +341,7 @@ mod tests {
 
     #[test]
     fn a_live_session_behind_an_address_leaves_its_waiting_token_counted() {
-        let mut tokens = Tokens::new(100, 30);
+        let mut tokens = Tokens::new(100, 30, 30);
         let wait = line("waitingroom t=100 decision=anon uid=10.0.0.9 p=5 exp=160 path=/events");
         let kept = line(
             "waitingroom t=101 decision=allow uid=10.0.0.9 p=5 session=kept exp=3700 path=/events",
@@ -313,7 +363,7 @@ mod tests {
 
     #[test]
     fn a_draw_held_for_the_toll_takes_the_address_off_the_crowd_until_it_draws() {
-        let mut tokens = Tokens::new(100, 30);
+        let mut tokens = Tokens::new(100, 30, 30);
         let uid = "uid=10.0.0.4 p=5";
         assert!(
             tokens
@@ -342,8 +392,46 @@ mod tests {
     }
 
     #[test]
+    fn an_address_on_the_fixed_beat_draws_at_its_earliest_pages_first_load_after_its_token_ends() {
+        let mut tokens = Tokens::new(100, 30, 30);
+        let wait = |t: u64, exp: u64| {
+            line(&format!(
+                "waitingroom t={t} decision=wait uid=10.0.0.5 p=5 exp={exp} path=/events"
+            ))
+        };
+        // A page loaded at 100 comes back at 130, 160, 190: the first after 170.
+        tokens.see(&wait(100, 170));
+        assert_eq!(tokens.on_beat.until("10.0.0.5"), Some(190));
+        // A second tab, loaded at 112, comes back at 172: the address draws then.
+        tokens.see(&wait(112, 170));
+        assert_eq!(tokens.on_beat.until("10.0.0.5"), Some(172));
+        // A later tab on a later beat changes nothing.
+        tokens.see(&wait(125, 170));
+        assert_eq!(tokens.on_beat.until("10.0.0.5"), Some(172));
+        // The draw lost: the next token's draw, from the drawing page's beat.
+        tokens.see(&line(
+            "waitingroom t=172 decision=re-wait uid=10.0.0.5 p=5 transition=lottery-lost exp=230 path=/events",
+        ));
+        assert_eq!(tokens.on_beat.until("10.0.0.5"), Some(232));
+        assert_eq!(tokens.on_beat.ending_within(232, 233), 1);
+        // A win takes the address off the calendar.
+        tokens.see(&line(
+            "waitingroom t=232 decision=allow uid=10.0.0.5 p=5 session=new transition=lottery-won exp=3832 path=/events",
+        ));
+        assert!(tokens.on_beat.is_empty());
+        // A page that would come back past the redeem window draws nothing.
+        let mut short = Tokens::new(100, 5, 30);
+        short.see(&wait(100, 170));
+        assert!(short.on_beat.is_empty());
+        // Not asked for: not kept.
+        let mut fifo = Tokens::new(100, 0, 0);
+        fifo.see(&wait(100, 170));
+        assert!(fifo.on_beat.is_empty());
+    }
+
+    #[test]
     fn renewals_releases_and_denials_move_addresses_without_counting() {
-        let mut tokens = Tokens::new(100, 30);
+        let mut tokens = Tokens::new(100, 30, 30);
         let kept = line(
             "waitingroom t=100 decision=allow uid=10.0.0.2 p=5 session=renewed exp=3700 path=/events",
         );

@@ -105,7 +105,25 @@ fn the_propagation_delay_is_measured_from_the_newest_write_a_line_shows() {
     // A line older than a write does not show it.
     s.measure_propagation(T0 + 15, |v| v == 3);
     assert_eq!(s.propagation(), Some(15));
+    // The log quiet from T0 + 25 to T0 + 60: the write of 3 (at T0 + 20)
+    // landed by T0 + 60, 0 to 40 s on, and 15 s stays the estimate.
     s.measure_propagation(T0 + 60, |v| v <= 3);
+    assert_eq!(s.propagation(), Some(15));
+    // A line a second after one that did not show the write of 4 (at T0 + 70):
+    // it landed in that second, 30 s on.
+    s.succeeded(Some(4), T0 + 70);
+    s.measure_propagation(T0 + 99, |v| v == 3);
+    s.measure_propagation(T0 + 100, |v| v == 4);
+    assert_eq!(s.propagation(), Some(30));
+    // Quiet from T0 + 100 to T0 + 150, the write of 5 at T0 + 110: 15 s is
+    // out of the bounds (1 to 40), 30 within.
+    s.succeeded(Some(5), T0 + 110);
+    s.measure_propagation(T0 + 150, |v| v == 5);
+    assert_eq!(s.propagation(), Some(30));
+    // Lines showing the write of 6 (at T0 + 160) not before T0 + 200: at least 40.
+    s.succeeded(Some(6), T0 + 160);
+    s.measure_propagation(T0 + 199, |v| v == 5);
+    s.measure_propagation(T0 + 205, |v| v == 6);
     assert_eq!(s.propagation(), Some(40));
 }
 
