@@ -401,11 +401,17 @@ impl Controller {
             return None;
         }
         let p = Percentage::from_fraction(self.allowed() * share / expected);
-        // A room at 100 % draws nobody, so it tolls nobody: while the bot toll
-        // holds draws (bots that skip it), the percentage stays under 100, or
-        // the bots it holds would walk in.
+        // A room at 100 % draws nobody: it lets every waiting visitor in at
+        // their next page, within a wait period, drawn or not, and tolls
+        // nobody. So the percentage stays under 100 while the bot toll holds
+        // draws (bots that skip it would walk in), and while more wait than
+        // the target lets in over a wait period (under 100 % they come in as
+        // their tokens are drawn, over a draw period).
         let tolling = series.sum(since, newest + 1, |s| s.toll_held) > 0;
-        let max = if tolling {
+        let wait_share = self.options.wait_period as f64 / period as f64;
+        let flood = self.tokens.waiting.len() as f64 * self.yield_per_chance()
+            > self.allowed() * wait_share;
+        let max = if tolling || flood {
             let under = Percentage::from_micros(Percentage::HUNDRED.micros() - 1);
             self.options.max.min(under)
         } else {

@@ -464,6 +464,30 @@ fn a_crowd_still_arriving_on_the_fixed_beat_is_forecast_from_when_each_page_come
 }
 
 #[test]
+fn the_room_opens_only_once_those_waiting_fit_in_the_target_of_a_wait_period() {
+    // At 100 % the room lets every waiting visitor in at their next page,
+    // drawn or not: within a wait period, twice as fast as their draws would.
+    // 1,000 waiting against 600 a wait period (1,200 a minute): the percentage
+    // stays under 100, though their draws in a tick fit the target; 400: open.
+    let percentage = |crowd: u32| {
+        let mut c = Controller::new(options(1_200.0)).unwrap();
+        for t in T0..=T0 + 60 {
+            for uid in (0..crowd).filter(|&uid| u64::from(uid % 60) == t - T0) {
+                c.observe(&waiting(t, uid, grid_exp(t, uid), "60"), t);
+            }
+            c.tick(t);
+        }
+        c.percentage()
+    };
+    let crowded = percentage(1_000).unwrap();
+    assert!(
+        crowded < Percentage::HUNDRED && crowded.fraction() > 0.99,
+        "{crowded}"
+    );
+    assert_eq!(percentage(400), Some(Percentage::HUNDRED));
+}
+
+#[test]
 fn a_crowd_draining_on_the_fixed_beat_is_forecast_as_it_stands_at_the_tick() {
     // Nobody new comes and the percentage climbs as the crowd drains: the
     // draw period the forecast counts is centred on the tick a write governs,
