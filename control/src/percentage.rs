@@ -78,7 +78,11 @@
 //! doubles the admissions of the period before. A change of less than
 //! [`LEAST_CHANGE`] is not written. With no draws expected
 //! (nobody waiting) the percentage is held, not raised: `--max` is a ceiling,
-//! never a default.
+//! never a default. It stays under 100 % while more addresses wait than the
+//! target lets in over a wait period: at 100 % the room lets every waiting
+//! visitor in at their next page, drawn or not (within a wait period on the
+//! fixed beat, at once for apps polling fast), where under it each comes in at
+//! their draw, over a draw period.
 //!
 //! When the room is open (100 % in effect for most of the last period),
 //! nobody waits, and the new sessions of the last period stand for the draws.
