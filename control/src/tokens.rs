@@ -186,8 +186,8 @@ impl Tokens {
         }
         let loads = (exp + 1).saturating_sub(t).div_ceil(self.beat).max(1);
         let draw = t.saturating_add(loads * self.beat);
-        let earlier = self.on_beat.until(uid).filter(|&d| !fresh && d <= draw);
-        if earlier.is_some() {
+        // Another line of this token already foresaw an earlier draw.
+        if !fresh && self.on_beat.until(uid).is_some_and(|d| d <= draw) {
             return;
         }
         if draw <= exp.saturating_add(self.redeem) {
