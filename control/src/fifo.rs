@@ -11,13 +11,13 @@
 //! In FIFO mode every waiting line carries the visitor's place (`arr`, Unix ms of
 //! first arrival) and the end of its hold (`exp`): anonymous arrivals, visitors
 //! polling, lottery tokens that joined the line (`transition=joined-line`). The
-//! rule keeps one place per address (the earliest its lines show: devices
-//! behind one address each hold a place, and the cutoff reaches that one
-//! first), ordered by `arr`, and drops it when its hold ends (`exp` passes in
-//! the log: the visitor stopped polling), when the address is admitted (a
-//! `decision=allow session=new` line) or denied. A live session's lines leave
-//! the place as it is: another device or person behind the address is in,
-//! this one still waits. Those are the people a move of the cutoff can let in.
+//! rule keeps each device's place (devices and people behind one address each
+//! hold their own: the lines tell them apart by `arr`), ordered by `arr`, and
+//! drops it when its hold ends (`exp` passes in the log: the visitor stopped
+//! polling), when it is admitted (a `decision=allow session=new` line carrying
+//! it) or when its address is denied. A live session's lines leave the places
+//! as they are: another device or person behind the address is in, these
+//! still wait. Those are the people a move of the cutoff can let in.
 
 //! # How it moves the cutoff
 //!
@@ -62,17 +62,20 @@
 //! whatever else makes passed places bring more or fewer sessions than their
 //! shares say is corrected within [`SHOW_UP_WINDOW`].
 //!
-//! A place whose address holds a live allow token is worth nothing, and is
-//! not watched: someone behind the address is in. It is most often another
-//! device of that person, which loaded a waiting page once more and closed;
-//! its line put a place back in the line, and it will not come back. Weighed
-//! as a live place, the tail of such places past a wave's last arrival (tens
-//! of thousands when many people bring several devices) held the cutoff back
-//! for a minute, as if each were a person about to come in. Where it is
-//! another person behind the address, still waiting, their session is counted
-//! as any other by the sessions per expected show. Such places are passed
-//! freely: there is at most one per address already in.
-//!
+//! A later place of an address is most often another device of a person let
+//! in, or about to be (`comes_in`): once someone behind the
+//! address is in, such a device is shown a waiting page at its next request
+//! and most often closed. So it comes in only if the cutoff passing it is in
+//! effect before that request, and is worth nothing otherwise. The rule knows
+//! each device's last request and the polling period: it counts those whose
+//! next request after their person's admission falls after the cutoff lands.
+//! Counted as nothing, the devices not yet back when the cutoff crossed the
+//! tail of such places past a wave's last arrival came in uncounted (a
+//! minute at 1.2× the target); weighed as live places, the tail (tens of
+//! thousands of places, most of them closed) held the cutoff back for a
+//! minute. Another person behind the address, still polling, comes in
+//! uncounted, and is made up for by the sessions per expected show.
+
 //! A place is worth its kind's share of an admission. Live places show almost
 //! always (their share stays near 1, below it only by those who left within the
 //! last period and a half), stale ones almost never, so a crowd that abandons is
@@ -110,8 +113,8 @@
 //!
 //! The cutoff never moves backwards (it starts from the highest cutoff the lines
 //! show in effect, so a restart does not undo admissions). One tick never passes
-//! more than `target × tick / 60 / MIN_SHOW_UP` places (ties and places behind
-//! a session aside), nor a place later than the newest second of log (a
+//! more than `target × tick / 60 / MIN_SHOW_UP` places (ties and places worth
+//! nothing aside), nor a place later than the newest second of log (a
 //! pre-queue place, `queue_opens_at` plus an offset, is passed only once the
 //! log's clock has reached the opening), nor any place while the cutoff in
 //! effect lags the written one as above. A bound in milliseconds
@@ -291,16 +294,18 @@ impl rule::Write for Write {
     }
 }
 
-/// A held place, as the newest line of its address shows it.
+/// A held place (one device's: its `arr` is the key), as its newest line shows it.
 #[derive(Debug, Clone, Copy)]
 struct Place {
-    arr: u64,
     exp: u64,
     /// Log time of the line it was last updated from.
     seen: u64,
     /// The cutoff in effect has passed it (its holder is watched for), and
     /// whether its holder had stopped polling then.
     passed: Option<Kind>,
+    /// When someone behind its address was let in, if after its last line
+    /// (its device has not been back since).
+    session_began: Option<u64>,
 }
 
 /// Whether a place's holder is still polling, as its last line tells.
@@ -318,11 +323,14 @@ pub type FifoController = Frame<FifoPolicy>;
 /// What the FIFO rule keeps of its own (the frame keeps the rest).
 #[derive(Debug, Clone, Default)]
 pub struct FifoPolicy {
-    places: HashMap<Arc<str>, Place>,
+    /// The places held, by address and `arr`.
+    places: HashMap<Arc<str>, BTreeMap<u64, Place>>,
+    /// How many places are held.
+    held: usize,
     /// The places by `arr` (the line).
     line: BTreeSet<(u64, Arc<str>)>,
     /// The places by the end of their hold.
-    ends: BTreeSet<(u64, Arc<str>)>,
+    ends: BTreeSet<(u64, Arc<str>, u64)>,
     /// Places passed by the cutoff in effect: when their holder is due by.
     due: VecDeque<(u64, Arc<str>, u64)>,
     /// Places not tracked for want of capacity.
@@ -366,7 +374,7 @@ impl Policy for FifoPolicy {
 
     /// The places held.
     fn waiting(c: &FifoController) -> (u64, u64) {
-        (c.policy.places.len() as u64, c.policy.overflow)
+        (c.policy.held as u64, c.policy.overflow)
     }
 
     fn observe(c: &mut FifoController, record: &Record, _: u64) {
@@ -381,17 +389,17 @@ impl Policy for FifoPolicy {
             Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
                 match (record.arr, record.exp) {
                     (Some(arr), Some(exp)) => c.hold(uid, arr, exp, record.t),
-                    _ => c.leave(uid, None),
+                    _ => c.leave_address(uid),
                 }
             }
             // A live session's request (another device or person behind the
-            // address is in) leaves the address's place as it is.
+            // address is in) leaves the address's places as they are.
             Some(Decision::Allow) if record.session != Some(Session::New) => {}
             Some(Decision::Allow) => {
                 let admitted = record.transition == Some(Transition::CutoffReached);
-                c.leave(uid, admitted.then_some(record.t));
+                c.admit(uid, record.arr, record.t, admitted);
             }
-            Some(Decision::Deny) => c.leave(uid, None),
+            Some(Decision::Deny) => c.leave_address(uid),
             None => {}
         }
     }
@@ -399,15 +407,14 @@ impl Policy for FifoPolicy {
     /// Ends places whose hold ended, and settles passed places whose holder did
     /// not come back in time (no-shows).
     fn close_second(c: &mut FifoController, newest: u64, _: u64) {
-        while let Some((exp, _)) = c.policy.ends.first()
+        while let Some((exp, _, _)) = c.policy.ends.first()
             && *exp < newest
         {
-            let Some((exp, uid)) = c.policy.ends.pop_first() else {
+            let Some((exp, uid, arr)) = c.policy.ends.pop_first() else {
                 break;
             };
-            if let Some(place) = c.policy.places.remove(&uid) {
-                c.policy.line.remove(&(place.arr, uid));
-                debug_assert_eq!(place.exp, exp);
+            if c.place(&uid, arr).is_some_and(|p| p.exp == exp) {
+                c.leave(&uid, arr, None);
             }
         }
         while c
@@ -419,14 +426,8 @@ impl Policy for FifoPolicy {
             let Some((_, uid, arr)) = c.policy.due.pop_front() else {
                 break;
             };
-            let kind = c
-                .policy
-                .places
-                .get(&uid)
-                .filter(|p| p.arr == arr)
-                .and_then(|p| p.passed);
-            if let Some(kind) = kind {
-                c.leave(&uid, None);
+            if let Some(kind) = c.place(&uid, arr).and_then(|p| p.passed) {
+                c.leave(&uid, arr, None);
                 c.policy.outcomes.entry(newest).or_default()[kind as usize][1] += 1;
             }
         }
@@ -524,23 +525,23 @@ impl FifoController {
         let from = self.policy.effective.map_or(0, |e| e.saturating_add(1));
         self.policy.effective = Some(cutoff);
         let deadline = t.saturating_add(self.options.show_up_deadline());
-        let passed: Vec<Arc<str>> = self
+        let passed: Vec<(u64, Arc<str>)> = self
             .policy
             .line
             .range((from, Arc::clone(&self.policy.empty))..)
             .take_while(|(arr, _)| *arr <= cutoff)
-            .map(|(_, uid)| Arc::clone(uid))
+            .cloned()
             .collect();
         let stale_after = self.options.stale_after();
-        for uid in passed {
-            if self.behind_session(&uid, t) {
+        for (arr, uid) in passed {
+            if !self.comes_in(&uid, arr, t, t) {
                 continue;
             }
-            if let Some(place) = self.policy.places.get_mut(&uid)
+            if let Some(place) = self.place_mut(&uid, arr)
                 && place.passed.is_none()
             {
                 place.passed = Some(kind(place.seen, t, stale_after));
-                self.policy.due.push_back((deadline, uid, place.arr));
+                self.policy.due.push_back((deadline, uid, arr));
             }
         }
     }
@@ -549,79 +550,133 @@ impl FifoController {
     fn hold(&mut self, uid: &str, arr: u64, exp: u64, t: u64) {
         let deadline = t.saturating_add(self.options.show_up_deadline());
         // Passed by the cutoff in effect, and watched unless someone behind
-        // the address is in.
-        let behind =
+        // the address is in (this line shows the device back since).
+        let watched =
             self.policy.effective.is_some_and(|e| arr <= e) && !self.behind_session(uid, t);
-        if let Some((key, place)) = self.policy.places.get_key_value(uid) {
-            let (key, old) = (Arc::clone(key), *place);
+        if let Some(old) = self.place(uid, arr).copied() {
             if t < old.seen {
                 return; // an older line than the one the place was taken from
             }
-            // Devices behind one address each hold a place: the address is
-            // kept at its earliest, the one the cutoff reaches first (and
-            // until the last of their holds ends).
-            let (arr, exp) = if old.arr < arr {
-                (old.arr, exp.max(old.exp))
-            } else {
-                (arr, exp)
-            };
-            if old.arr != arr {
-                self.policy.line.remove(&(old.arr, Arc::clone(&key)));
-                self.policy.line.insert((arr, Arc::clone(&key)));
-            }
-            if old.exp != exp {
-                self.policy.ends.remove(&(old.exp, Arc::clone(&key)));
-                self.policy.ends.insert((exp, Arc::clone(&key)));
-            }
-            let mut passed = if old.arr == arr { old.passed } else { None };
-            if behind && passed.is_none() {
+            let exp = exp.max(old.exp);
+            let mut passed = old.passed;
+            if watched && passed.is_none() {
                 passed = Some(Kind::Live);
-                self.policy.due.push_back((deadline, Arc::clone(&key), arr));
+                self.policy.due.push_back((deadline, Arc::from(uid), arr));
             }
-            self.policy.places.insert(
-                key,
-                Place {
-                    arr,
+            let key = self
+                .policy
+                .places
+                .get_key_value(uid)
+                .map(|(k, _)| Arc::clone(k));
+            if let Some(key) = key
+                && old.exp != exp
+            {
+                self.policy.ends.remove(&(old.exp, Arc::clone(&key), arr));
+                self.policy.ends.insert((exp, key, arr));
+            }
+            if let Some(place) = self.place_mut(uid, arr) {
+                *place = Place {
                     exp,
                     seen: t,
                     passed,
-                },
-            );
+                    session_began: None,
+                };
+            }
             return;
         }
-        if self.policy.places.len() >= self.options.capacity {
+        if self.policy.held >= self.options.capacity {
             self.policy.overflow += 1;
             return;
         }
-        let key: Arc<str> = Arc::from(uid);
+        let key = self
+            .policy
+            .places
+            .get_key_value(uid)
+            .map_or_else(|| Arc::from(uid), |(k, _)| Arc::clone(k));
         self.policy.line.insert((arr, Arc::clone(&key)));
-        self.policy.ends.insert((exp, Arc::clone(&key)));
-        if behind {
+        self.policy.ends.insert((exp, Arc::clone(&key), arr));
+        if watched {
             self.policy.due.push_back((deadline, Arc::clone(&key), arr));
         }
-        self.policy.places.insert(
-            key,
+        self.policy.places.entry(key).or_default().insert(
+            arr,
             Place {
-                arr,
                 exp,
                 seen: t,
-                passed: behind.then_some(Kind::Live),
+                passed: watched.then_some(Kind::Live),
+                session_began: None,
             },
         );
+        self.policy.held += 1;
     }
 
-    /// `uid` no longer holds a place; `admitted_at`: it was admitted by the
-    /// cutoff at that log time (a show, when its place was watched).
-    fn leave(&mut self, uid: &str, admitted_at: Option<u64>) {
-        let Some((key, place)) = self.policy.places.remove_entry(uid) else {
-            return;
+    /// `uid`'s place `arr`, if held.
+    fn place(&self, uid: &str, arr: u64) -> Option<&Place> {
+        self.policy.places.get(uid)?.get(&arr)
+    }
+
+    fn place_mut(&mut self, uid: &str, arr: u64) -> Option<&mut Place> {
+        self.policy.places.get_mut(uid)?.get_mut(&arr)
+    }
+
+    /// `uid` no longer holds the place `arr`; `admitted_at`: it was admitted
+    /// by the cutoff at that log time (a show, when its place was watched).
+    /// Whether it held it.
+    fn leave(&mut self, uid: &str, arr: u64, admitted_at: Option<u64>) -> bool {
+        let Some((key, places)) = self.policy.places.get_key_value(uid) else {
+            return false;
         };
-        self.policy.line.remove(&(place.arr, Arc::clone(&key)));
-        self.policy.ends.remove(&(place.exp, key));
+        let key = Arc::clone(key);
+        let Some(place) = places.get(&arr).copied() else {
+            return false;
+        };
+        if let Some(places) = self.policy.places.get_mut(uid) {
+            places.remove(&arr);
+            if places.is_empty() {
+                self.policy.places.remove(uid);
+            }
+        }
+        self.policy.held -= 1;
+        self.policy.line.remove(&(arr, Arc::clone(&key)));
+        self.policy.ends.remove(&(place.exp, key, arr));
         if let Some(t) = admitted_at
             && let Some(kind) = place.passed
         {
             self.policy.outcomes.entry(t).or_default()[kind as usize][0] += 1;
+        }
+        true
+    }
+
+    /// `uid` holds no place (denied, or its lines carry none).
+    fn leave_address(&mut self, uid: &str) {
+        let arrs: Vec<u64> = self
+            .policy
+            .places
+            .get(uid)
+            .map_or_else(Vec::new, |places| places.keys().copied().collect());
+        for arr in arrs {
+            self.leave(uid, arr, None);
+        }
+    }
+
+    /// A new session behind `uid` at log time `t`, for the place `arr` (its
+    /// earliest when the line carries none), let in by the cutoff or not.
+    /// The address's other places are marked: their devices have not been
+    /// back since, and each is let in with a session of its own if the
+    /// cutoff passes it before it is.
+    fn admit(&mut self, uid: &str, arr: Option<u64>, t: u64, by_cutoff: bool) {
+        let earliest = || self.policy.places.get(uid)?.keys().next().copied();
+        let Some(arr) = arr.or_else(earliest) else {
+            return;
+        };
+        // A repeat of one admission (another tab) finds the place gone.
+        if !self.leave(uid, arr, by_cutoff.then_some(t)) {
+            return;
+        }
+        if let Some(places) = self.policy.places.get_mut(uid) {
+            for place in places.values_mut() {
+                place.session_began = Some(t);
+            }
         }
     }
 
@@ -677,13 +732,11 @@ impl FifoController {
     /// Admissions a place is expected to bring (the show-up share of its kind),
     /// counted `sample` times when it arrived before `start_ms` (see [`Self::coverage`]).
     fn worth(&self, uid: &str, arr: u64, at: &Worth) -> f64 {
-        if self.behind_session(uid, at.newest) {
+        if !self.comes_in(uid, arr, at.lands, at.newest) {
             return 0.0;
         }
         let kind = self
-            .policy
-            .places
-            .get(uid)
+            .place(uid, arr)
             .map_or(Kind::Live, |p| kind(p.seen, at.newest, at.stale_after));
         let sample = if arr < at.start_ms { at.sample } else { 1.0 };
         at.shares[kind as usize] * sample
@@ -695,10 +748,63 @@ impl FifoController {
         self.tokens.active.until(uid).is_some_and(|end| end >= t)
     }
 
+    /// Whether the place `arr` of `uid`, passed by a cutoff in effect from
+    /// `lands`, is expected to bring its device in (the log reaching
+    /// `newest`). A later place of an address is its person's other device
+    /// (or another person behind it): once someone behind the address is
+    /// in, its device leaves at its next waiting page. So it comes in only
+    /// if its first request after that admission comes once the cutoff
+    /// passing it is in effect. The admission is the session's start, or,
+    /// while the address's earliest place is passed but not yet in, that
+    /// place's first request after its own passing lands.
+    fn comes_in(&self, uid: &str, arr: u64, lands: u64, newest: u64) -> bool {
+        let Some(place) = self.place(uid, arr) else {
+            return true;
+        };
+        let poll = self.options.poll_period();
+        let admitted = if self.behind_session(uid, newest) {
+            match place.session_began {
+                Some(began) => began,
+                None => return false, // back since, shown a waiting page
+            }
+        } else {
+            let lead = self
+                .policy
+                .places
+                .get(uid)
+                .and_then(|p| p.first_key_value());
+            let Some((&lead_arr, lead)) = lead else {
+                return true;
+            };
+            if lead_arr >= arr || self.base().is_none_or(|base| lead_arr > base) {
+                return true; // the earliest, or passed together with it
+            }
+            next_request(lead.seen, poll, self.landing(lead_arr, lands))
+        };
+        next_request(place.seen, poll, admitted) >= lands
+    }
+
+    /// When the cutoff passing `arr` (already written) is in effect: at once
+    /// if it is, else the first decision passing it and the propagation
+    /// delay; `lands` for one not found.
+    fn landing(&self, arr: u64, lands: u64) -> u64 {
+        if self.policy.effective.is_some_and(|e| arr <= e) {
+            return 0;
+        }
+        self.policy
+            .history
+            .iter()
+            .find(|(_, cutoff)| arr <= *cutoff)
+            .map_or(lands, |(t, _)| {
+                t.saturating_add(self.schedule.propagation_delay())
+            })
+    }
+
     /// What [`Self::worth`] weighs places with at the newest second of log.
-    fn worth_now(&self, newest: u64) -> Worth {
+    fn worth_now(&self, newest: u64, now: u64) -> Worth {
         Worth {
             newest,
+            lands: now.saturating_add(self.schedule.propagation_delay()),
             stale_after: self.options.stale_after(),
             shares: self.show_up(),
             start_ms: self
@@ -759,7 +865,7 @@ impl FifoController {
         let Some(newest) = self.intake.newest() else {
             return (base, None);
         };
-        let at = self.worth_now(newest);
+        let at = self.worth_now(newest, now);
         let per_tick = self.options.target_per_minute * self.options.tick as f64 / 60.0;
         let need =
             self.allowance(base, &at) / self.sessions_per_expected_show(newest) + self.policy.carry;
@@ -792,7 +898,7 @@ impl FifoController {
             if *arr > bound || (more && (expected >= need || places >= most)) {
                 break;
             }
-            // A place worth nothing (behind a session) is passed freely.
+            // A place worth nothing (a device that will not come in) is passed freely.
             let worth = self.worth(uid, *arr, &at);
             expected += worth;
             if worth > 0.0 {
@@ -849,12 +955,9 @@ impl FifoController {
                 .map(|t| self.policy.cutoffs.get(&t).copied())
                 .collect()
         });
-        let ahead = self
-            .policy
-            .effective
-            .map_or(self.policy.places.len() as u64, |e| {
-                self.policy.places.len() as u64 - self.places_up_to(e)
-            });
+        let ahead = self.policy.effective.map_or(self.policy.held as u64, |e| {
+            self.policy.held as u64 - self.places_up_to(e)
+        });
         FifoStatus {
             cutoff: self.schedule.written(),
             wanted_cutoff: self.wanted,
@@ -874,10 +977,19 @@ impl FifoController {
 /// What a place's worth is judged by at one moment.
 struct Worth {
     newest: u64,
+    /// When a cutoff written now is expected to be in effect (clock time).
+    lands: u64,
     stale_after: u64,
     shares: [f64; 2],
     start_ms: u64,
     sample: f64,
+}
+
+/// The first request at or after `t` of a page last loaded at `seen` and
+/// coming back every `poll` seconds (the next one, at the earliest).
+fn next_request(seen: u64, poll: u64, t: u64) -> u64 {
+    let periods = t.saturating_sub(seen).div_ceil(poll.max(1)).max(1);
+    seen.saturating_add(periods.saturating_mul(poll))
 }
 
 /// Whether a place last seen at `seen` is live at log time `t`.

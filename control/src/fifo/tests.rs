@@ -258,11 +258,11 @@ fn the_first_tick_passes_the_targets_places_in_order() {
 }
 
 #[test]
-fn devices_behind_one_address_are_kept_at_its_earliest_place() {
+fn each_device_behind_an_address_holds_a_place_of_its_own() {
     // Address 0 holds two places (a phone at +0, a laptop that joined later
-    // at +500), address 1 one between them; the laptop polls last. Six a
-    // minute, a tick of 10 s: one place a tick, and the first is address 0's
-    // earliest, not the laptop's, and its hold lasts as long as the laptop's.
+    // at +500), address 1 one between them. Six a minute, a tick of 10 s: one
+    // place a tick, and the first is the phone's. Each place's hold ends on
+    // its own: the phone's and address 1's end first, the laptop's stays.
     let mut c = FifoController::new(options(6.0)).unwrap();
     c.observe(&waiting(T0, 0, "anon", T0 * 1000, T0 + HOLD, None), T0);
     c.observe(
@@ -273,7 +273,7 @@ fn devices_behind_one_address_are_kept_at_its_earliest_place() {
         &waiting(T0 + 5, 0, "anon", T0 * 1000 + 500, T0 + 5 + HOLD, None),
         T0 + 5,
     );
-    assert_eq!(c.snapshot(0).waiting, 2);
+    assert_eq!(c.snapshot(0).waiting, 3);
     let write = c.tick(T0 + 6).unwrap();
     assert_eq!(write.fifo_cutoff, Some(T0 * 1000));
     c.observe(
@@ -281,10 +281,124 @@ fn devices_behind_one_address_are_kept_at_its_earliest_place() {
         T0 + HOLD + 2,
     );
     c.tick(T0 + HOLD + 2);
+    assert_eq!(c.snapshot(0).waiting, 1, "the laptop's hold goes on");
+    // A deny ends every place of its address.
+    c.observe(
+        &line("waitingroom t=1700000303 decision=deny uid=10.0.0.0 p=0 cutoff=none path=/events"),
+        T0 + HOLD + 3,
+    );
+    assert_eq!(c.snapshot(0).waiting, 0);
+}
+
+#[test]
+fn another_device_of_a_person_let_in_counts_only_if_passed_before_it_is_back() {
+    // Ten people are let in at T0 + 2. Each has another device, its place
+    // 100 ms after theirs, last loaded at T0 and due back every 30 s; twenty
+    // people wait behind. Ten places a tick: the tick at T0 + 6 passes the
+    // devices as ten admissions only when they will come in, that is when
+    // the cutoff is in effect before they are back (a device back once its
+    // person is in sees a waiting page and is closed).
+    let ms = |offset: u64| T0 * 1000 + offset;
+    let tick = |propagation: Option<u64>, back: bool| {
+        let mut c = FifoController::new(FifoOptions {
+            expected_propagation: propagation,
+            ..options(60.0)
+        })
+        .unwrap();
+        for n in 0..10u32 {
+            let n64 = u64::from(n);
+            c.observe(&waiting(T0, n, "anon", ms(n64), T0 + HOLD, None), T0);
+            c.observe(&waiting(T0, n, "anon", ms(100 + n64), T0 + HOLD, None), T0);
+        }
+        for i in 0..20u32 {
+            let place = ms(200 + u64::from(i));
+            c.observe(&waiting(T0, 100 + i, "anon", place, T0 + HOLD, None), T0);
+        }
+        let first = ms(9);
+        c.observe(
+            &waiting(T0 + 1, 999, "anon", ms(900), T0 + HOLD, Some(first)),
+            T0 + 1,
+        );
+        for n in 0..10u32 {
+            c.observe(&admitted(T0 + 2, n, ms(u64::from(n)), first), T0 + 2);
+        }
+        if back {
+            for n in 0..10u32 {
+                let place = ms(100 + u64::from(n));
+                let record = waiting(T0 + 4, n, "wait", place, T0 + 4 + HOLD, Some(first));
+                c.observe(&record, T0 + 4);
+            }
+        }
+        c.tick(T0 + 6).unwrap().fifo_cutoff
+    };
     assert_eq!(
-        c.snapshot(0).waiting,
-        1,
-        "address 1's hold ended, not address 0's"
+        tick(None, false),
+        Some(ms(109)),
+        "in effect at once, before they are back at T0 + 30: they come in"
+    );
+    assert_eq!(
+        tick(None, true),
+        Some(ms(209)),
+        "back since their person got in: gone, passed freely"
+    );
+    assert_eq!(
+        tick(Some(30), false),
+        Some(ms(209)),
+        "in effect at T0 + 36, after they are back: passed freely"
+    );
+}
+
+#[test]
+fn another_device_of_a_person_passed_but_not_yet_in_counts_by_when_each_is_back() {
+    // A write at T0 + 6 passes ten people; it is in effect at T0 + 36 (the
+    // propagation delay), and each gets in at their first request from
+    // then. Each has another device 100 ms behind: five last loaded at T0,
+    // five at T0 + 8, all due back every 30 s. The next tick's cutoff,
+    // passing the devices, is in effect at T0 + 46: a device counts if its
+    // first request after its person got in comes from then (before, it is
+    // shown a waiting page and closed).
+    let ms = |offset: u64| T0 * 1000 + offset;
+    let second_cutoff = |person_seen: u64| {
+        let mut c = FifoController::new(FifoOptions {
+            expected_propagation: Some(30),
+            ..options(60.0)
+        })
+        .unwrap();
+        for n in 0..10u32 {
+            let n64 = u64::from(n);
+            c.observe(&waiting(T0, n, "anon", ms(n64), T0 + HOLD, None), T0);
+            c.observe(&waiting(T0, n, "anon", ms(100 + n64), T0 + HOLD, None), T0);
+        }
+        for i in 0..20u32 {
+            let place = ms(200 + u64::from(i));
+            c.observe(&waiting(T0, 100 + i, "anon", place, T0 + HOLD, None), T0);
+        }
+        for n in 0..10u32 {
+            let exp = person_seen + HOLD;
+            let record = waiting(person_seen, n, "wait", ms(u64::from(n)), exp, None);
+            c.observe(&record, person_seen);
+        }
+        let write = c.tick(T0 + 6).unwrap();
+        assert_eq!(write.fifo_cutoff, Some(ms(9)));
+        c.written(&write, T0 + 6);
+        for n in 5..10u32 {
+            let place = ms(100 + u64::from(n));
+            c.observe(
+                &waiting(T0 + 8, n, "wait", place, T0 + 8 + HOLD, None),
+                T0 + 8,
+            );
+        }
+        c.tick(T0 + 16).unwrap().fifo_cutoff
+    };
+    assert_eq!(
+        second_cutoff(T0 + 6),
+        Some(ms(204)),
+        "people in at T0 + 36: the devices back at T0 + 38 are closed, those back at T0 + 60 count"
+    );
+    assert_eq!(
+        second_cutoff(T0 + 2),
+        Some(ms(109)),
+        "people in at T0 + 62: every device is back after T0 + 46 and counts"
     );
 }
 
