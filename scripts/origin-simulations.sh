@@ -9,7 +9,8 @@
 #   per request a second of capacity, in 60 s) and a steady one (120 per request a
 #   second, over 30 minutes);
 #   capacity 100 that halves at minute 20; that halves at 20 and recovers at 40; that
-#   warms up over 10 minutes; and one slow whatever the load (base 500 ms).
+#   warms up over 10 minutes; and one slow whatever the load (base 500 ms);
+#   and, for reference, the target held fixed near the bound (below).
 # Writes report.json per run under docs/research/figures/origin/ and prints each
 # run's minute table and figures, then the summary (scripts/origin-table.py). Two
 # runs at a time: about 10 minutes on 2 cores.
@@ -56,6 +57,26 @@ for delay in 0 30; do
   run slow "$delay" "${course[@]}" --origin-base-ms 500
   wait "$first"
 done
+# What the minute's noise allows at best: the target held fixed (floor = ceiling, as
+# if the capacity were known) at 85 % and 77 % of the admissions that hold a capacity-10
+# origin's p95 at the bound (22 and 20 of 26 a minute), the steady crowd, seeds 1 to 6;
+# and at 85 % for capacity 100 (218 of 257), seeds 1 to 3.
+fixed() { # capacity per-minute seed
+  local c p
+  c=$(n "$1") p=$(n "$2")
+  "$simulate" run --session 10:60 --duration 3600 --refresh eligible --no-plots --quiet \
+    --origin-healthy "p95<800ms,errors<1%" --target-per-minute "$p" --origin-floor "$p" \
+    --origin-ceiling "$p" --origin-capacity "$c" --visitors "$((c * 120))" \
+    --arrivals steady:1800 --seed "$3" --propagation-delay 0 \
+    --out "$out/fixed-$2-capacity-$1-seed-$3" > "$out/fixed-$2-capacity-$1-seed-$3.txt"
+}
+for seed in 1 2 3 4 5 6; do
+  fixed 10 22 "$seed" &
+  first=$!
+  fixed 10 20 "$seed"
+  wait "$first"
+done
+for seed in 1 2 3; do fixed 100 218 "$seed"; done
 for f in "$out"/*.txt; do
   echo "== $(basename "$f" .txt)"
   cat "$f"
