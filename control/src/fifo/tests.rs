@@ -290,6 +290,45 @@ fn each_device_behind_an_address_holds_a_place_of_its_own() {
     assert_eq!(c.snapshot(0).waiting, 0);
 }
 
+/// A line at T0 + 1 (address 999, waiting at +900 ms) shows the cutoff in
+/// effect at the place of the `people`th (places at +0 ms on), and they are
+/// let in at T0 + 2; the cutoff.
+fn let_in(c: &mut FifoController, people: u32) -> u64 {
+    let ms = |offset: u64| T0 * 1000 + offset;
+    let cutoff = ms(u64::from(people) - 1);
+    c.observe(
+        &waiting(T0 + 1, 999, "anon", ms(900), T0 + HOLD, Some(cutoff)),
+        T0 + 1,
+    );
+    for n in 0..people {
+        c.observe(&admitted(T0 + 2, n, ms(u64::from(n)), cutoff), T0 + 2);
+    }
+    cutoff
+}
+
+/// Ten people (addresses 0 to 9, places at +0 to +9 ms), each with another
+/// device behind their address (its place 100 ms after theirs), and twenty
+/// people behind them (+200 to +219 ms), all first seen at T0; ten places a
+/// tick, and `propagation` taken until measured.
+fn people_with_another_device(propagation: Option<u64>) -> FifoController {
+    let ms = |offset: u64| T0 * 1000 + offset;
+    let mut c = FifoController::new(FifoOptions {
+        expected_propagation: propagation,
+        ..options(60.0)
+    })
+    .unwrap();
+    for n in 0..10u32 {
+        let n64 = u64::from(n);
+        c.observe(&waiting(T0, n, "anon", ms(n64), T0 + HOLD, None), T0);
+        c.observe(&waiting(T0, n, "anon", ms(100 + n64), T0 + HOLD, None), T0);
+    }
+    for i in 0..20u32 {
+        let place = ms(200 + u64::from(i));
+        c.observe(&waiting(T0, 100 + i, "anon", place, T0 + HOLD, None), T0);
+    }
+    c
+}
+
 #[test]
 fn another_device_of_a_person_let_in_counts_only_if_passed_before_it_is_back() {
     // Ten people are let in at T0 + 2. Each has another device, its place
@@ -300,28 +339,8 @@ fn another_device_of_a_person_let_in_counts_only_if_passed_before_it_is_back() {
     // person is in sees a waiting page and is closed).
     let ms = |offset: u64| T0 * 1000 + offset;
     let tick = |propagation: Option<u64>, back: bool| {
-        let mut c = FifoController::new(FifoOptions {
-            expected_propagation: propagation,
-            ..options(60.0)
-        })
-        .unwrap();
-        for n in 0..10u32 {
-            let n64 = u64::from(n);
-            c.observe(&waiting(T0, n, "anon", ms(n64), T0 + HOLD, None), T0);
-            c.observe(&waiting(T0, n, "anon", ms(100 + n64), T0 + HOLD, None), T0);
-        }
-        for i in 0..20u32 {
-            let place = ms(200 + u64::from(i));
-            c.observe(&waiting(T0, 100 + i, "anon", place, T0 + HOLD, None), T0);
-        }
-        let first = ms(9);
-        c.observe(
-            &waiting(T0 + 1, 999, "anon", ms(900), T0 + HOLD, Some(first)),
-            T0 + 1,
-        );
-        for n in 0..10u32 {
-            c.observe(&admitted(T0 + 2, n, ms(u64::from(n)), first), T0 + 2);
-        }
+        let mut c = people_with_another_device(propagation);
+        let first = let_in(&mut c, 10);
         if back {
             for n in 0..10u32 {
                 let place = ms(100 + u64::from(n));
@@ -359,20 +378,7 @@ fn another_device_of_a_person_passed_but_not_yet_in_counts_by_when_each_is_back(
     // shown a waiting page and closed).
     let ms = |offset: u64| T0 * 1000 + offset;
     let second_cutoff = |person_seen: u64| {
-        let mut c = FifoController::new(FifoOptions {
-            expected_propagation: Some(30),
-            ..options(60.0)
-        })
-        .unwrap();
-        for n in 0..10u32 {
-            let n64 = u64::from(n);
-            c.observe(&waiting(T0, n, "anon", ms(n64), T0 + HOLD, None), T0);
-            c.observe(&waiting(T0, n, "anon", ms(100 + n64), T0 + HOLD, None), T0);
-        }
-        for i in 0..20u32 {
-            let place = ms(200 + u64::from(i));
-            c.observe(&waiting(T0, 100 + i, "anon", place, T0 + HOLD, None), T0);
-        }
+        let mut c = people_with_another_device(Some(30));
         for n in 0..10u32 {
             let exp = person_seen + HOLD;
             let record = waiting(person_seen, n, "wait", ms(u64::from(n)), exp, None);
@@ -881,14 +887,7 @@ fn places_put_back_by_the_other_devices_of_people_let_in_are_passed_freely() {
             T0,
         );
     }
-    let first = ms(39);
-    c.observe(
-        &waiting(T0 + 1, 999, "anon", ms(900), T0 + HOLD, Some(first)),
-        T0 + 1,
-    );
-    for n in 0..40u32 {
-        c.observe(&admitted(T0 + 2, n, ms(u64::from(n)), first), T0 + 2);
-    }
+    let first = let_in(&mut c, 40);
     let device = |n: u32| ms(100 + u64::from(n));
     let people = |i: u32| ms(200 + u64::from(i));
     for n in 0..40u32 {
