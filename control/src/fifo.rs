@@ -702,7 +702,7 @@ impl FifoController {
     /// New sessions (allow tokens, counted per token) per show the rule
     /// expected, over [`SHOW_UP_WINDOW`]: the sessions the log showed, set
     /// against the passed places settled in that time, each weighed at its
-    /// kind's show-up share, with a prior of [`SHOW_UP_PRIOR`] expected shows
+    /// kind's show-up share, with a prior of `SHOW_UP_PRIOR` (five) expected shows
     /// that each made one session. Above 1 when several people or devices
     /// behind one address each get an allow token when its place is passed;
     /// below 1 when passed places bring fewer admissions than their shares
