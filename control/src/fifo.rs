@@ -325,9 +325,7 @@ pub type FifoController = Frame<FifoPolicy>;
 pub struct FifoPolicy {
     /// The places held, by address and `arr`.
     places: HashMap<Arc<str>, BTreeMap<u64, Place>>,
-    /// How many places are held.
-    held: usize,
-    /// The places by `arr` (the line).
+    /// The places by `arr` (the line: one entry a place).
     line: BTreeSet<(u64, Arc<str>)>,
     /// The places by the end of their hold.
     ends: BTreeSet<(u64, Arc<str>, u64)>,
@@ -374,7 +372,7 @@ impl Policy for FifoPolicy {
 
     /// The places held.
     fn waiting(c: &FifoController) -> (u64, u64) {
-        (c.policy.held as u64, c.policy.overflow)
+        (c.policy.line.len() as u64, c.policy.overflow)
     }
 
     fn observe(c: &mut FifoController, record: &Record, _: u64) {
@@ -553,6 +551,11 @@ impl FifoController {
         // the address is in (this line shows the device back since).
         let watched =
             self.policy.effective.is_some_and(|e| arr <= e) && !self.behind_session(uid, t);
+        let key = self
+            .policy
+            .places
+            .get_key_value(uid)
+            .map_or_else(|| Arc::from(uid), |(k, _)| Arc::clone(k));
         if let Some(old) = self.place(uid, arr).copied() {
             if t < old.seen {
                 return; // an older line than the one the place was taken from
@@ -561,16 +564,9 @@ impl FifoController {
             let mut passed = old.passed;
             if watched && passed.is_none() {
                 passed = Some(Kind::Live);
-                self.policy.due.push_back((deadline, Arc::from(uid), arr));
+                self.policy.due.push_back((deadline, Arc::clone(&key), arr));
             }
-            let key = self
-                .policy
-                .places
-                .get_key_value(uid)
-                .map(|(k, _)| Arc::clone(k));
-            if let Some(key) = key
-                && old.exp != exp
-            {
+            if old.exp != exp {
                 self.policy.ends.remove(&(old.exp, Arc::clone(&key), arr));
                 self.policy.ends.insert((exp, key, arr));
             }
@@ -584,15 +580,10 @@ impl FifoController {
             }
             return;
         }
-        if self.policy.held >= self.options.capacity {
+        if self.policy.line.len() >= self.options.capacity {
             self.policy.overflow += 1;
             return;
         }
-        let key = self
-            .policy
-            .places
-            .get_key_value(uid)
-            .map_or_else(|| Arc::from(uid), |(k, _)| Arc::clone(k));
         self.policy.line.insert((arr, Arc::clone(&key)));
         self.policy.ends.insert((exp, Arc::clone(&key), arr));
         if watched {
@@ -607,7 +598,6 @@ impl FifoController {
                 session_began: None,
             },
         );
-        self.policy.held += 1;
     }
 
     /// `uid`'s place `arr`, if held.
@@ -636,7 +626,6 @@ impl FifoController {
                 self.policy.places.remove(uid);
             }
         }
-        self.policy.held -= 1;
         self.policy.line.remove(&(arr, Arc::clone(&key)));
         self.policy.ends.remove(&(place.exp, key, arr));
         if let Some(t) = admitted_at
@@ -955,9 +944,11 @@ impl FifoController {
                 .map(|t| self.policy.cutoffs.get(&t).copied())
                 .collect()
         });
-        let ahead = self.policy.effective.map_or(self.policy.held as u64, |e| {
-            self.policy.held as u64 - self.places_up_to(e)
-        });
+        let held = self.policy.line.len() as u64;
+        let ahead = self
+            .policy
+            .effective
+            .map_or(held, |e| held - self.places_up_to(e));
         FifoStatus {
             cutoff: self.schedule.written(),
             wanted_cutoff: self.wanted,
