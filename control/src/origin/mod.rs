@@ -17,12 +17,20 @@
 //! [`FILL_SECONDS`], plus the places the sessions that end free (their rate
 //! over [`LEAVING_SPAN`] around the time the write governs).
 //!
-//! - **Healthy, no queueing** (p95 within 10 % of the lowest p95 of a healthy
-//!   reading, the origin's own time unloaded; the p95 is of the answers that
-//!   were not errors): nothing says where the origin's limit is; no live limit,
-//!   and the target rises by √2 a half window, twice a minute, as fast as the
-//!   room's percentage may rise.
-//! - **Healthy, queueing** (p95 10 % or more above the lowest, and the low
+//! - **The base**, the origin's own time unloaded, is read off the trend of
+//!   the p95 against the load (`trend_base`): under
+//!   `base / (1 − utilisation)`, 1 / p95 falls in a straight line with the
+//!   load, and where it meets no load is the base. A small origin is read
+//!   only loaded, so the lowest p95 is not its own time; a large one is read
+//!   first from a few dozen answers, whose p95 is often a fifth under its
+//!   own. Until three healthy readings of enough answers to bound their p95
+//!   ([`TREND_ANSWERS`]) have shown it, the base is the lowest p95 of such a
+//!   reading; before one, no base.
+//! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
+//!   the answers that were not errors): nothing says where the origin's
+//!   limit is; no live limit, and the target rises by √2 a half window,
+//!   twice a minute, as fast as the room's percentage may rise.
+//! - **Healthy, queueing** (p95 10 % or more above the base, and the low
 //!   end of its confidence interval too: a p95 of a few dozen answers is
 //!   tens of per cent from certain): the share of
 //!   the time spent queueing tells how busy the origin is, as TCP Vegas and the
@@ -50,9 +58,9 @@
 //!   spread being the mean deviation of the log of the p95 between readings a
 //!   window apart while the origin's limit shows (queueing or unhealthy).
 //! - **Too few answers** (under [`MIN_ANSWERS`]): the target is held. But
-//!   until a reading has shown the base, a handful of answers with no error
-//!   and their p95 in time rises the target as without queueing: a room that
-//!   starts at the floor would otherwise wait minutes for answers enough.
+//!   until a reading has shown the base, answers with no error and their p95
+//!   in time rise the target as without queueing: a room that starts at the
+//!   floor would otherwise wait minutes for answers enough.
 //!
 //! The target stays between the floor and the ceiling the operator sets; it
 //! rises only while people wait, and moves by 5 % or more or not at all. Why
@@ -89,7 +97,7 @@ pub const SPREAD_WEIGHT: f64 = 0.25;
 /// with two spreads and 2.0 with three, the admissions 0.85, 0.82 and 0.79 of
 /// those at the bound; two is the balance chosen.
 pub const SPREAD_MARGIN: f64 = 2.0;
-/// A p95 this many times the lowest seen is queueing, when the low end of its
+/// A p95 this many times the base is queueing, when the low end of its
 /// confidence interval is too: below, the difference is the window's noise (a
 /// few per cent from one window of thousands of answers to the next; tens of
 /// per cent for a few dozen).
@@ -100,6 +108,14 @@ pub const STEP_UP: f64 = std::f64::consts::SQRT_2;
 /// Weight of a new estimate of the load at the aim against the last: two
 /// windows' worth, so that one noisy p95 moves the target half as much.
 pub const SMOOTHING: f64 = 0.5;
+/// Healthy readings of the last session length the trend of the p95 against
+/// the load is read from, at least: three, so that one noisy reading does not
+/// set the line.
+pub const TREND_READINGS: usize = 3;
+/// Answers a reading needs to count in the trend: 73, the fewest whose p95's
+/// 95 % confidence interval is bounded above (of fewer, the origin's p95 may
+/// lie above them all, and the p95 of a few dozen is often a fifth under it).
+pub const TREND_ANSWERS: u64 = 73;
 /// The least relative change of the target made, but a cut: below it, the
 /// estimate's noise from one reading to the next would dither the target.
 pub const LEAST_CHANGE: f64 = 0.05;
@@ -299,8 +315,8 @@ pub struct OriginStatus {
     pub healthy: Healthy,
     /// The last reading of the window.
     pub reading: Reading,
-    /// The lowest p95 of a healthy reading, milliseconds: the origin's own
-    /// time, unloaded.
+    /// The origin's own time, unloaded, milliseconds: read off the trend of
+    /// the p95 against the load, or the lowest p95 (`trend_base`).
     pub base_ms: Option<u64>,
     /// The p95 it aims at, milliseconds: [`AIM`] of the bound, lower where
     /// the p95 is noisy ([`Governor::aim_ms`]).
@@ -361,7 +377,10 @@ enum Direction {
 pub struct Governor {
     options: OriginOptions,
     window: Window,
-    /// The lowest p95 of a healthy reading, milliseconds.
+    /// The lowest p95 of a healthy reading of [`TREND_ANSWERS`] or more.
+    lowest_ms: Option<u64>,
+    /// The origin's own time, unloaded, milliseconds: read off the trend of
+    /// the p95 against the load (`trend_base`), or the lowest.
     base_ms: Option<u64>,
     /// The load (answers a second) that holds the p95 at the aim, smoothed.
     aim_load: Option<f64>,
@@ -396,6 +415,7 @@ impl Governor {
         Ok(Governor {
             options,
             window: Window::new(options.healthy.window),
+            lowest_ms: None,
             base_ms: None,
             aim_load: None,
             live_limit: None,
@@ -496,25 +516,26 @@ impl Governor {
         waiting: u64,
         target: f64,
     ) -> Option<f64> {
-        let bound = self.options.healthy.p95_ms as f64;
-        let healthy = reading.p95_ms.is_some_and(|p| p as f64 <= bound)
-            && reading.error_share <= self.options.healthy.error_share;
+        let healthy = self.is_healthy(&reading);
+        // The origin's own time, unloaded: read off the trend, or the lowest.
+        if let Some(p95) = reading.p95_ms
+            && healthy
+            && reading.answers >= TREND_ANSWERS
+        {
+            self.lowest_ms = Some(self.lowest_ms.map_or(p95, |b| b.min(p95)));
+        }
+        self.base_ms = self.trend_base(newest).or(self.lowest_ms);
+        // Until a reading has shown the base, answers none an error and their
+        // p95 in time are a light load, not a sign of one: the room starts at
+        // the floor and would otherwise wait minutes for readings enough.
+        let light = reading.answers > 0 && healthy && reading.error_share == 0.0;
+        if light && waiting > 0 && self.base_ms.is_none() {
+            self.state = State::Rising;
+            return Some(target * STEP_UP);
+        }
         if reading.answers < MIN_ANSWERS {
-            // Too few to read the origin by; but a handful of answers, none an
-            // error and their p95 (of so few, the worst or the second-worst)
-            // in time, is a light load, not a sign of one: the room starts at
-            // the floor and would otherwise wait minutes for answers enough.
-            let light = reading.answers > 0 && healthy && reading.error_share == 0.0;
-            if light && waiting > 0 && self.base_ms.is_none() {
-                self.state = State::Rising;
-                return Some(target * STEP_UP);
-            }
             self.state = State::NoOriginData;
             return None;
-        }
-        // The origin's own time, unloaded: the lowest p95 of a healthy reading.
-        if let Some(p95) = reading.p95_ms.filter(|_| healthy) {
-            self.base_ms = Some(self.base_ms.map_or(p95, |b| b.min(p95)));
         }
         if !healthy {
             if let Some(p95) = reading.p95_ms {
@@ -582,6 +603,48 @@ impl Governor {
             return Some(target);
         }
         Some(next)
+    }
+
+    /// The origin's own time read off the trend of its p95 against its load
+    /// over the healthy readings of the last session length: under
+    /// `base / (1 − load / capacity)`, 1 / p95 falls in a straight line with
+    /// the load, and where it meets no load is the base. Each reading weighs
+    /// by its answers; a line that rises is the noise of a flat one. `None`
+    /// with fewer than [`TREND_READINGS`].
+    fn trend_base(&self, newest: u64) -> Option<u64> {
+        let since = newest.saturating_sub(self.options.session);
+        let points: Vec<(f64, f64, f64)> = self
+            .readings
+            .iter()
+            .filter(|(t, r)| *t >= since && r.answers >= TREND_ANSWERS && self.is_healthy(r))
+            .filter_map(|(_, r)| {
+                let p95 = r.p95_ms.filter(|p| *p > 0)? as f64;
+                Some((r.per_second, 1.0 / p95, r.answers as f64))
+            })
+            .collect();
+        if points.len() < TREND_READINGS {
+            return None;
+        }
+        let weight: f64 = points.iter().map(|p| p.2).sum();
+        let mean_x = points.iter().map(|p| p.2 * p.0).sum::<f64>() / weight;
+        let mean_y = points.iter().map(|p| p.2 * p.1).sum::<f64>() / weight;
+        let sxx: f64 = points.iter().map(|p| p.2 * (p.0 - mean_x).powi(2)).sum();
+        let sxy: f64 = points
+            .iter()
+            .map(|p| p.2 * (p.0 - mean_x) * (p.1 - mean_y))
+            .sum();
+        let slope = if sxx > 0.0 { (sxy / sxx).min(0.0) } else { 0.0 };
+        let intercept = mean_y - slope * mean_x;
+        (intercept.is_finite() && intercept > 0.0).then(|| (1.0 / intercept).round() as u64)
+    }
+
+    /// Whether `reading` is healthy: its p95 within the bound and its errors
+    /// within their share.
+    fn is_healthy(&self, reading: &Reading) -> bool {
+        reading
+            .p95_ms
+            .is_some_and(|p| p <= self.options.healthy.p95_ms)
+            && reading.error_share <= self.options.healthy.error_share
     }
 
     /// The live sessions that bring the room's share of the load that holds

@@ -196,6 +196,50 @@ fn a_p95_over_the_base_by_less_than_its_uncertainty_is_no_queueing() {
 }
 
 #[test]
+fn a_first_reading_of_a_few_dozen_answers_a_fifth_fast_is_no_base_to_queue_against() {
+    // The first reading: 40 answers, all at 80 ms, where the origin's own
+    // p95 is 100 (a room at its floor reads a few dozen first). Too few to
+    // bound their p95: no base, and the target rises.
+    let mut g = Governor::new(options()).unwrap();
+    answers(&mut g, T0 + 20, T0 + 60, 1, 80, 80);
+    assert_eq!(g.tick(T0 + 59, live(40), 1000, 10.0), Some(10.0 * STEP_UP));
+    assert_eq!(g.status(0).base_ms, None);
+    // Then 300 answers at the origin's own time: 25 % over the first p95,
+    // the low end of its interval too, yet no queueing.
+    answers(&mut g, T0 + 60, T0 + 90, 10, 50, 100);
+    assert_eq!(g.tick(T0 + 89, live(60), 1000, 20.0), Some(20.0 * STEP_UP));
+    assert_eq!(g.status(0).state, State::Rising);
+    assert_eq!(g.status(0).base_ms, Some(100));
+}
+
+#[test]
+fn the_base_is_read_off_the_trend_of_the_p95_against_the_load() {
+    // An origin of 100 answers a second at a p95 of 100 ms unloaded, read
+    // only loaded: at 10, 20 and 40 a second its p95 is 111, 125 and 167
+    // (`100 / (1 − load / 100)`). The lowest p95, 111, is not its own time;
+    // where the line of 1 / p95 meets no load is.
+    let mut g = Governor::new(options()).unwrap();
+    let mut target = 10.0;
+    for (i, (per_second, p95)) in [(10, 111), (20, 125), (40, 167)].into_iter().enumerate() {
+        let from = T0 + 60 * i as u64;
+        answers(&mut g, from, from + 60, per_second, 50, p95);
+        target = g.tick(from + 59, live(600), 1000, target).unwrap_or(target);
+    }
+    let base = g.status(0).base_ms.unwrap();
+    assert!((99..=101).contains(&base), "{base}");
+    // A p95 that falls as the load grows is noise about a flat line: the
+    // base is the p95 the answers weigh for, never above the readings'.
+    let mut g = Governor::new(options()).unwrap();
+    for (i, (per_second, p95)) in [(10, 130), (20, 120), (40, 110)].into_iter().enumerate() {
+        let from = T0 + 60 * i as u64;
+        answers(&mut g, from, from + 60, per_second, 50, p95);
+        g.tick(from + 59, live(600), 1000, 10.0);
+    }
+    let base = g.status(0).base_ms.unwrap();
+    assert!((110..=120).contains(&base), "{base}");
+}
+
+#[test]
 fn a_noisy_p95_lowers_the_aim_by_its_spread() {
     let mut g = Governor::new(options()).unwrap();
     assert_eq!(g.aim_ms(), AIM * 800.0);
@@ -269,9 +313,11 @@ fn with_queueing_the_target_is_the_load_that_holds_the_p95_at_the_aim() {
     );
     // The next estimate is averaged with this one.
     // (Two thirds of the window's answers at 400 ms or more: the p95 is 400.)
+    // A third reading: the base is now read off the trend of the three.
     answers(&mut g, T0 + 90, T0 + 120, 200, 50, 400);
     let next = g.tick(T0 + 119, live(600), 1000, target).unwrap();
-    let estimate = 150.0 / (1.0 - 100.0 / 400.0) * (1.0 - 100.0 / 640.0);
+    let base = g.status(0).base_ms.unwrap() as f64;
+    let estimate = 150.0 / (1.0 - base / 400.0) * (1.0 - base / 640.0);
     let smoothed = aim_load + SMOOTHING * (estimate - aim_load);
     let limit = smoothed / (150.0 / 600.0);
     assert!((next - filling(limit, live(600))).abs() < 1e-6, "{next}");
@@ -421,7 +467,8 @@ fn an_estimate_never_raises_the_target_faster_than_a_rise() {
     };
     assert_eq!(g.tick(T0 + 89, ramp, 1000, 20.0), Some(20.0 * STEP_UP));
     // But the places of the sessions that end are filled as they free.
-    answers(&mut g, T0 + 90, T0 + 120, 1000, 50, 150);
+    let (mut g, _) = read_once(100);
+    answers(&mut g, T0 + 60, T0 + 120, 1000, 50, 150);
     assert_eq!(g.tick(T0 + 119, live(600), 1000, 20.0), Some(60.0));
 }
 

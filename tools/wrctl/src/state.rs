@@ -442,7 +442,7 @@ impl View {
 }
 
 /// The origin rule's part of `status.json`: its state, what healthy means, the
-/// last reading, the lowest p95 seen, the sessions counted live and their limit.
+/// last reading, the base (the origin's own time), the sessions counted live and their limit.
 fn origin_json(o: &OriginStatus) -> Value {
     json!({
         "state": o.state.as_str(),
@@ -514,7 +514,7 @@ fn write_origin_metrics(m: &mut Metrics, labels: &Labels, o: &OriginStatus) {
     );
     m.gauge(
         "wrctl_origin_base_milliseconds",
-        "The lowest p95 of a window seen: the origin's own time, unloaded; absent before a reading.",
+        "The origin's own time, unloaded, read off the trend of the p95 against the load; absent before a reading.",
         o.base_ms,
     );
     m.gauge(
