@@ -613,6 +613,7 @@ impl Governor {
     /// with fewer than [`TREND_READINGS`].
     fn trend_base(&self, newest: u64) -> Option<u64> {
         let since = newest.saturating_sub(self.options.session);
+        // (load, 1 / p95, weight) of each reading.
         let points: Vec<(f64, f64, f64)> = self
             .readings
             .iter()
@@ -625,16 +626,19 @@ impl Governor {
         if points.len() < TREND_READINGS {
             return None;
         }
-        let weight: f64 = points.iter().map(|p| p.2).sum();
-        let mean_x = points.iter().map(|p| p.2 * p.0).sum::<f64>() / weight;
-        let mean_y = points.iter().map(|p| p.2 * p.1).sum::<f64>() / weight;
-        let sxx: f64 = points.iter().map(|p| p.2 * (p.0 - mean_x).powi(2)).sum();
+        let weight: f64 = points.iter().map(|&(_, _, w)| w).sum();
+        let mean_load = points.iter().map(|&(x, _, w)| w * x).sum::<f64>() / weight;
+        let mean_inverse = points.iter().map(|&(_, y, w)| w * y).sum::<f64>() / weight;
+        let sxx: f64 = points
+            .iter()
+            .map(|&(x, _, w)| w * (x - mean_load).powi(2))
+            .sum();
         let sxy: f64 = points
             .iter()
-            .map(|p| p.2 * (p.0 - mean_x) * (p.1 - mean_y))
+            .map(|&(x, y, w)| w * (x - mean_load) * (y - mean_inverse))
             .sum();
         let slope = if sxx > 0.0 { (sxy / sxx).min(0.0) } else { 0.0 };
-        let intercept = mean_y - slope * mean_x;
+        let intercept = mean_inverse - slope * mean_load;
         (intercept.is_finite() && intercept > 0.0).then(|| (1.0 / intercept).round() as u64)
     }
 
