@@ -519,8 +519,7 @@ impl Governor {
         let healthy = self.is_healthy(&reading);
         // The origin's own time, unloaded: read off the trend, or the lowest.
         if let Some(p95) = reading.p95_ms
-            && healthy
-            && reading.answers >= TREND_ANSWERS
+            && self.shows_the_base(&reading)
         {
             self.lowest_ms = Some(self.lowest_ms.map_or(p95, |b| b.min(p95)));
         }
@@ -617,7 +616,7 @@ impl Governor {
         let points: Vec<(f64, f64, f64)> = self
             .readings
             .iter()
-            .filter(|(t, r)| *t >= since && r.answers >= TREND_ANSWERS && self.is_healthy(r))
+            .filter(|(t, r)| *t >= since && self.shows_the_base(r))
             .filter_map(|(_, r)| {
                 let p95 = r.p95_ms.filter(|p| *p > 0)? as f64;
                 Some((r.per_second, 1.0 / p95, r.answers as f64))
@@ -640,6 +639,12 @@ impl Governor {
         let slope = if sxx > 0.0 { (sxy / sxx).min(0.0) } else { 0.0 };
         let intercept = mean_inverse - slope * mean_load;
         (intercept.is_finite() && intercept > 0.0).then(|| (1.0 / intercept).round() as u64)
+    }
+
+    /// Whether `reading` counts towards the base: healthy, and of enough
+    /// answers to bound its p95 ([`TREND_ANSWERS`]).
+    fn shows_the_base(&self, reading: &Reading) -> bool {
+        reading.answers >= TREND_ANSWERS && self.is_healthy(reading)
     }
 
     /// Whether `reading` is healthy: its p95 within the bound and its errors

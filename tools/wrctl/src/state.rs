@@ -442,7 +442,8 @@ impl View {
 }
 
 /// The origin rule's part of `status.json`: its state, what healthy means, the
-/// last reading, the base (the origin's own time), the sessions counted live and their limit.
+/// last reading, the base (the origin's own time), the sessions counted live
+/// and their limit.
 fn origin_json(o: &OriginStatus) -> Value {
     json!({
         "state": o.state.as_str(),
