@@ -23,7 +23,9 @@
 //!   load, and where it meets no load is the base. A small origin is read
 //!   only loaded, so the lowest p95 is not its own time; a large one is read
 //!   first from a few dozen answers, whose p95 is often a fifth under its
-//!   own. Until three healthy readings of enough answers to bound their p95
+//!   own. A slope within its own uncertainty is taken flat: a room at its
+//!   floor reads a large origin at loads close together, and a line through
+//!   their noise would meet no load far under its base. Until three healthy readings of enough answers to bound their p95
 //!   ([`TREND_ANSWERS`]) have shown it, the base is the lowest p95 of such a
 //!   reading; before one, no base.
 //! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
@@ -38,7 +40,7 @@
 //!   as `base / (1 − utilisation)`, the utilisation is `1 − base / p95`, the
 //!   capacity `load / utilisation`, and the load that keeps the p95 at the aim
 //!   (80 % of the bound) `capacity × (1 − base / aim)`. That load, averaged with
-//!   the last estimate, over what one live session asks (the room's answers a
+//!   the last reading's estimate when that one queued too, over what one live session asks (the room's answers a
 //!   second over the live sessions averaged over the window), is the live
 //!   limit. The live sessions grow no faster than the target's √2 a reading;
 //!   the places of the sessions that end are filled as they free.
@@ -581,9 +583,11 @@ impl Governor {
                 self.filling(limit, sessions)
             }
             None => {
-                // Nothing says where the limit is.
+                // Nothing says where the limit is, and an estimate of an
+                // earlier queueing is of another load: not averaged in again.
                 self.state = State::Rising;
                 self.live_limit = None;
+                self.aim_load = None;
                 step_up
             }
         };
@@ -608,18 +612,27 @@ impl Governor {
     /// over the healthy readings of the last session length: under
     /// `base / (1 − load / capacity)`, 1 / p95 falls in a straight line with
     /// the load, and where it meets no load is the base. Each reading weighs
-    /// by its answers; a line that rises is the noise of a flat one. `None`
-    /// with fewer than [`TREND_READINGS`].
+    /// by its certainty (one over the variance of its 1 / p95, read off its
+    /// confidence interval). A line that rises, or falls by less than twice
+    /// its own uncertainty, is the noise of a flat one: loads close together,
+    /// read from a few hundred answers each, would otherwise draw a line
+    /// through their noise to a base far under the origin's. `None` with
+    /// fewer than [`TREND_READINGS`].
     fn trend_base(&self, newest: u64) -> Option<u64> {
         let since = newest.saturating_sub(self.options.session);
-        // (load, 1 / p95, weight) of each reading.
+        // (load, 1 / p95, weight) of each reading: the weight is one over the
+        // variance of its 1 / p95, read off its confidence interval.
         let points: Vec<(f64, f64, f64)> = self
             .readings
             .iter()
             .filter(|(t, r)| *t >= since && self.shows_the_base(r))
             .filter_map(|(_, r)| {
                 let p95 = r.p95_ms.filter(|p| *p > 0)? as f64;
-                Some((r.per_second, 1.0 / p95, r.answers as f64))
+                let low = r.p95_low_ms.filter(|p| *p > 0)? as f64;
+                let high = r.p95_high_ms? as f64;
+                // Times are whole milliseconds: at least half of one.
+                let deviation = ((1.0 / low - 1.0 / high) / (2.0 * 1.96)).max(0.5 / p95 / p95);
+                Some((r.per_second, 1.0 / p95, deviation.powi(-2)))
             })
             .collect();
         if points.len() < TREND_READINGS {
@@ -636,7 +649,14 @@ impl Governor {
             .iter()
             .map(|&(x, y, w)| w * (x - mean_load) * (y - mean_inverse))
             .sum();
-        let slope = if sxx > 0.0 { (sxy / sxx).min(0.0) } else { 0.0 };
+        // The slope's standard error is 1 / √sxx; within 1.96 of them of
+        // flat (or rising), the line is flat.
+        let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+        let slope = if slope < -1.96 / sxx.sqrt() {
+            slope
+        } else {
+            0.0
+        };
         let intercept = mean_inverse - slope * mean_load;
         (intercept.is_finite() && intercept > 0.0).then(|| (1.0 / intercept).round() as u64)
     }
@@ -658,7 +678,7 @@ impl Governor {
 
     /// The live sessions that bring the room's share of the load that holds
     /// the p95 at the aim, read from `reading` (its estimate averaged with the
-    /// last since the origin was last unhealthy); `None` before a healthy
+    /// last reading's, when that one queued too); `None` before a healthy
     /// reading has shown the base, or without a session or an answer of the
     /// room's own.
     fn aim_limit(&mut self, reading: Reading, sessions: Sessions) -> Option<f64> {

@@ -212,31 +212,63 @@ fn a_first_reading_of_a_few_dozen_answers_a_fifth_fast_is_no_base_to_queue_again
     assert_eq!(g.status(0).base_ms, Some(100));
 }
 
+/// `count` answers over the minute from `from`, their times spread as an
+/// exponential's quantiles scaled to a p95 of `p95` ms (a tail like an
+/// origin's: a p95 of a hundred answers is tens of per cent from certain).
+fn tailed(g: &mut Governor, from: u64, count: u64, p95: f64) {
+    for k in 0..count {
+        // Every seventh quantile in turn, so that each second gets a spread.
+        let u = ((k * 7) % count) as f64 / count as f64 + 0.5 / count as f64;
+        let ms = p95 / 20f64.ln() * -(1.0 - u).ln();
+        let t = from + k * 60 / count;
+        g.observe(
+            t,
+            OriginAnswer::Answered {
+                ms: ms.round() as u64,
+                status: 200,
+            },
+            true,
+        );
+    }
+}
+
+/// Readings a minute apart of `count` answers at a p95 of `p95` ms each:
+/// the base the rule then reads.
+fn base_of(readings: &[(u64, f64)]) -> u64 {
+    let mut g = Governor::new(options()).unwrap();
+    for (i, &(count, p95)) in readings.iter().enumerate() {
+        let from = T0 + 60 * i as u64;
+        tailed(&mut g, from, count, p95);
+        g.tick(from + 59, live(600), 1000, 10.0);
+    }
+    g.status(0).base_ms.unwrap()
+}
+
 #[test]
 fn the_base_is_read_off_the_trend_of_the_p95_against_the_load() {
     // An origin of 100 answers a second at a p95 of 100 ms unloaded, read
     // only loaded: at 10, 20 and 40 a second its p95 is 111, 125 and 167
     // (`100 / (1 − load / 100)`). The lowest p95, 111, is not its own time;
     // where the line of 1 / p95 meets no load is.
-    let mut g = Governor::new(options()).unwrap();
-    let mut target = 10.0;
-    for (i, (per_second, p95)) in [(10, 111), (20, 125), (40, 167)].into_iter().enumerate() {
-        let from = T0 + 60 * i as u64;
-        answers(&mut g, from, from + 60, per_second, 50, p95);
-        target = g.tick(from + 59, live(600), 1000, target).unwrap_or(target);
-    }
-    let base = g.status(0).base_ms.unwrap();
-    assert!((99..=101).contains(&base), "{base}");
+    let base = base_of(&[(600, 111.0), (1200, 125.0), (2400, 167.0)]);
+    assert!((97..=103).contains(&base), "{base}");
     // A p95 that falls as the load grows is noise about a flat line: the
-    // base is the p95 the answers weigh for, never above the readings'.
-    let mut g = Governor::new(options()).unwrap();
-    for (i, (per_second, p95)) in [(10, 130), (20, 120), (40, 110)].into_iter().enumerate() {
-        let from = T0 + 60 * i as u64;
-        answers(&mut g, from, from + 60, per_second, 50, p95);
-        g.tick(from + 59, live(600), 1000, 10.0);
-    }
-    let base = g.status(0).base_ms.unwrap();
+    // base is the p95 the readings weigh for, within theirs.
+    let base = base_of(&[(600, 130.0), (1200, 120.0), (2400, 110.0)]);
     assert!((110..=120).contains(&base), "{base}");
+}
+
+#[test]
+fn a_slope_within_its_own_uncertainty_is_read_as_flat() {
+    // A large origin read at its floor: a hundred or two answers a minute,
+    // p95 of 174, 204 and 211 ms. The line through them meets no load at
+    // 148 ms, but the loads lie close together, and the rise is within what
+    // the readings' own uncertainty allows: the base is the flat line's.
+    let base = base_of(&[(115, 174.0), (167, 204.0), (211, 211.0)]);
+    assert!((185..=205).contains(&base), "{base}");
+    // The same rise over many answers is a slope.
+    let base = base_of(&[(1150, 174.0), (1670, 204.0), (2110, 211.0)]);
+    assert!(base < 170, "{base}");
 }
 
 #[test]
@@ -320,6 +352,33 @@ fn with_queueing_the_target_is_the_load_that_holds_the_p95_at_the_aim() {
     let estimate = 150.0 / (1.0 - base / 400.0) * (1.0 - base / 640.0);
     let smoothed = aim_load + SMOOTHING * (estimate - aim_load);
     let limit = smoothed / (150.0 / 600.0);
+    assert!((next - filling(limit, live(600))).abs() < 1e-6, "{next}");
+}
+
+#[test]
+fn an_estimate_is_averaged_only_with_the_one_just_before_it() {
+    let mut g = Governor::new(options()).unwrap();
+    let minute = |g: &mut Governor, i: u64, count: u64, p95: f64| {
+        tailed(g, T0 + 60 * i, count, p95);
+        g.tick(T0 + 60 * i + 59, live(600), 1000, 1000.0)
+    };
+    // The base, then queueing at twice it: an estimate.
+    minute(&mut g, 0, 600, 100.0);
+    minute(&mut g, 1, 6000, 200.0);
+    assert_eq!(g.status(0).state, State::OriginLimited);
+    // Three minutes back at the base: nothing says where the limit is.
+    for i in 2..5 {
+        minute(&mut g, i, 6000, 100.0);
+    }
+    assert_eq!(g.status(0).state, State::Rising);
+    // Queueing again, at 300 ms: the estimate is this reading's alone, not
+    // averaged with one of another load minutes back.
+    let next = minute(&mut g, 5, 6000, 300.0).unwrap();
+    assert_eq!(g.status(0).state, State::OriginLimited);
+    assert_eq!(g.aim_ms(), AIM * 800.0);
+    let base = g.status(0).base_ms.unwrap() as f64;
+    let estimate = 100.0 / (1.0 - base / 300.0) * (1.0 - base / 640.0);
+    let limit = estimate / (100.0 / 600.0);
     assert!((next - filling(limit, live(600))).abs() < 1e-6, "{next}");
 }
 

@@ -64,6 +64,10 @@ pub struct Reading {
     /// whatever their distribution (of 60 answers, the 54th; of 1,000, the
     /// 937th). A p95 of a few answers is that far from certain.
     pub p95_low_ms: Option<u64>,
+    /// The high end of that interval: the time at the rank
+    /// `0.95 n + 1.96 √(0.95 × 0.05 × n)` (`None` under 73 times, where the
+    /// rank passes the slowest: the interval is not bounded above).
+    pub p95_high_ms: Option<u64>,
     /// Share of the answers that were errors: a 5xx, a timeout, a failed
     /// connection.
     pub error_share: f64,
@@ -149,12 +153,14 @@ impl Window {
         let mut times: Vec<u32> = seconds().flat_map(|s| s.times.iter().copied()).collect();
         let p95_ms = p95(&mut times);
         let p95_low_ms = p95_low(&mut times);
+        let p95_high_ms = p95_high(&mut times);
         Reading {
             answers,
             per_second: answers as f64 / self.len as f64,
             own_per_second: own as f64 / self.len as f64,
             p95_ms,
             p95_low_ms,
+            p95_high_ms,
             error_share: if answers == 0 {
                 0.0
             } else {
@@ -179,6 +185,18 @@ pub fn p95_low(times: &mut [u32]) -> Option<u64> {
         times,
         (0.95 * n - 1.96 * (0.0475 * n).sqrt()).ceil() as usize,
     )
+}
+
+/// The high end of the 95 % confidence interval of the p95 of `times`, by
+/// the order statistics: the time at the rank `0.95 n + 1.96 √(0.0475 n)`
+/// (`None` when that rank passes the slowest). Reorders `times`.
+pub fn p95_high(times: &mut [u32]) -> Option<u64> {
+    let n = times.len() as f64;
+    let rank = (0.95 * n + 1.96 * (0.0475 * n).sqrt()).ceil() as usize;
+    if rank > times.len() {
+        return None;
+    }
+    nth_smallest(times, rank)
 }
 
 /// The `rank`-th smallest of `times`, counted from 1 (at least the first;
@@ -212,8 +230,18 @@ mod tests {
         assert_eq!(r.p95_ms, Some(95));
         // 95 - 1.96 * sqrt(4.75) = 90.7: the 91st smallest.
         assert_eq!(r.p95_low_ms, Some(91));
+        // 95 + 4.27 = 99.3: the 100th, the slowest.
+        assert_eq!(r.p95_high_ms, Some(100));
         assert!((r.error_share - 2.0 / 102.0).abs() < 1e-12);
         assert!((r.per_second - 102.0 / 60.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_p95_of_fewer_than_73_times_is_not_bounded_above() {
+        // Of 73 times, the rank 69.35 + 3.65 is the slowest; of 72, past it.
+        let mut times: Vec<u32> = (1..=73).collect();
+        assert_eq!(p95_high(&mut times), Some(73));
+        assert_eq!(p95_high(&mut times[..72]), None);
     }
 
     #[test]
