@@ -25,9 +25,10 @@
 //!   first from a few dozen answers, whose p95 is often a fifth under its
 //!   own. A slope within its own uncertainty is taken flat: a room at its
 //!   floor reads a large origin at loads close together, and a line through
-//!   their noise would meet no load far under its base. Until three healthy readings of enough answers to bound their p95
-//!   ([`TREND_ANSWERS`]) have shown it, the base is the lowest p95 of such a
-//!   reading; before one, no base.
+//!   their noise would meet no load far under its base. Until three healthy
+//!   readings of enough answers to bound their p95 ([`TREND_ANSWERS`]) have
+//!   shown it, the base is the lowest p95 of such a reading; before one, no
+//!   base.
 //! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
 //!   the answers that were not errors): nothing says where the origin's
 //!   limit is; no live limit, and the target rises by √2 a half window,
@@ -40,10 +41,11 @@
 //!   as `base / (1 − utilisation)`, the utilisation is `1 − base / p95`, the
 //!   capacity `load / utilisation`, and the load that keeps the p95 at the aim
 //!   (80 % of the bound) `capacity × (1 − base / aim)`. That load, averaged with
-//!   the last reading's estimate when that one queued too, over what one live session asks (the room's answers a
-//!   second over the live sessions averaged over the window), is the live
-//!   limit. The live sessions grow no faster than the target's √2 a reading;
-//!   the places of the sessions that end are filled as they free.
+//!   the last reading's estimate when that one queued too, over what one live
+//!   session asks (the room's answers a second over the live sessions averaged
+//!   over the window), is the live limit. The live sessions grow no faster
+//!   than the target's √2 a reading; the places of the sessions that end are
+//!   filled as they free.
 //! - **Unhealthy** (p95 over the bound, or errors over their share): live
 //!   limit 0 and the target the floor, at once, however many sessions end:
 //!   nothing but time sheds the load the admitted sessions bring, and a place
@@ -613,8 +615,8 @@ impl Governor {
     /// `base / (1 − load / capacity)`, 1 / p95 falls in a straight line with
     /// the load, and where it meets no load is the base. Each reading weighs
     /// by its certainty (one over the variance of its 1 / p95, read off its
-    /// confidence interval). A line that rises, or falls by less than twice
-    /// its own uncertainty, is the noise of a flat one: loads close together,
+    /// confidence interval). A line that rises, or falls by less than 1.96
+    /// of its standard errors, is the noise of a flat one: loads close together,
     /// read from a few hundred answers each, would otherwise draw a line
     /// through their noise to a base far under the origin's. `None` with
     /// fewer than [`TREND_READINGS`].
