@@ -75,6 +75,7 @@ mod window;
 use std::fmt;
 use std::str::FromStr;
 
+use window::Z95;
 pub use window::{OriginAnswer, Reading, Window, p95};
 
 use crate::options::{BadOptions, WINDOW};
@@ -629,11 +630,12 @@ impl Governor {
             .iter()
             .filter(|(t, r)| *t >= since && self.shows_the_base(r))
             .filter_map(|(_, r)| {
-                let p95 = r.p95_ms.filter(|p| *p > 0)? as f64;
+                // The low end is at most the p95: both are then over 0.
                 let low = r.p95_low_ms.filter(|p| *p > 0)? as f64;
+                let p95 = r.p95_ms? as f64;
                 let high = r.p95_high_ms? as f64;
                 // Times are whole milliseconds: at least half of one.
-                let deviation = ((1.0 / low - 1.0 / high) / (2.0 * 1.96)).max(0.5 / p95 / p95);
+                let deviation = ((1.0 / low - 1.0 / high) / (2.0 * Z95)).max(0.5 / p95 / p95);
                 Some((r.per_second, 1.0 / p95, deviation.powi(-2)))
             })
             .collect();
@@ -653,8 +655,8 @@ impl Governor {
             .sum();
         // The slope's standard error is 1 / √sxx; within 1.96 of them of
         // flat (or rising), the line is flat.
-        let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-        let slope = if slope < -1.96 / sxx.sqrt() {
+        let slope = sxy / sxx;
+        let slope = if sxx > 0.0 && slope < -Z95 / sxx.sqrt() {
             slope
         } else {
             0.0

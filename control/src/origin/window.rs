@@ -176,23 +176,29 @@ pub fn p95(times: &mut [u32]) -> Option<u64> {
     nth_smallest(times, (times.len() * 95).div_ceil(100))
 }
 
+/// The standard normal's quantile that bounds a two-sided 95 % interval.
+pub const Z95: f64 = 1.96;
+
+/// The rank, counted from 1, that bounds the 95 % confidence interval of the
+/// p95 of `n` times by the order statistics: `0.95 n + z √(0.95 × 0.05 × n)`,
+/// rounded up (`z` = −[`Z95`] for the low end, +[`Z95`] for the high).
+fn interval_rank(n: usize, z: f64) -> usize {
+    let n = n as f64;
+    (0.95 * n + z * (0.0475 * n).sqrt()).ceil() as usize
+}
+
 /// The low end of the 95 % confidence interval of the p95 of `times`, by the
 /// order statistics: the time at the rank `0.95 n − 1.96 √(0.0475 n)`, at
 /// least the first (`None` when there is none). Reorders `times`.
 pub fn p95_low(times: &mut [u32]) -> Option<u64> {
-    let n = times.len() as f64;
-    nth_smallest(
-        times,
-        (0.95 * n - 1.96 * (0.0475 * n).sqrt()).ceil() as usize,
-    )
+    nth_smallest(times, interval_rank(times.len(), -Z95))
 }
 
 /// The high end of the 95 % confidence interval of the p95 of `times`, by
 /// the order statistics: the time at the rank `0.95 n + 1.96 √(0.0475 n)`
 /// (`None` when that rank passes the slowest). Reorders `times`.
 pub fn p95_high(times: &mut [u32]) -> Option<u64> {
-    let n = times.len() as f64;
-    let rank = (0.95 * n + 1.96 * (0.0475 * n).sqrt()).ceil() as usize;
+    let rank = interval_rank(times.len(), Z95);
     if rank > times.len() {
         return None;
     }
