@@ -28,7 +28,10 @@
 //!   their noise would meet no load far under its base. Until three healthy
 //!   readings of enough answers to bound their p95 ([`TREND_ANSWERS`]) have
 //!   shown it, the base is the lowest p95 of such a reading; before one, no
-//!   base.
+//!   base. After the origin was unhealthy at the floor for a window or more,
+//!   the trend reads only the readings after: the origin changed (it lost
+//!   capacity), and a line through both origins' readings is neither's;
+//!   until three, the base is the last one.
 //! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
 //!   the answers that were not errors): nothing says where the origin's
 //!   limit is; no live limit, and the target rises by √2 a half window,
@@ -395,6 +398,9 @@ pub struct Governor {
     next_reading: Option<u64>,
     /// Since when the origin has been unhealthy with the target at the floor.
     slow_since: Option<u64>,
+    /// The log second from which readings count towards the trend: after the
+    /// last of a spell unhealthy at the floor for a window or more.
+    trend_since: u64,
     state: State,
     /// The target held, new sessions a minute.
     target: f64,
@@ -426,6 +432,7 @@ impl Governor {
             live_limit: None,
             next_reading: None,
             slow_since: None,
+            trend_since: 0,
             state: State::NoOriginData,
             target: options.floor,
             live: 0,
@@ -528,7 +535,17 @@ impl Governor {
         {
             self.lowest_ms = Some(self.lowest_ms.map_or(p95, |b| b.min(p95)));
         }
-        self.base_ms = self.trend_base(newest).or(self.lowest_ms);
+        // Unhealthy at the floor for a window or more is a changed origin (a
+        // loss of capacity), not one noisy window: the readings before are of
+        // another origin, whose line would meet no load far from this one's.
+        let lasting = self
+            .slow_since
+            .is_some_and(|since| newest >= since + self.options.healthy.window);
+        if !healthy && reading.answers >= MIN_ANSWERS && lasting {
+            self.trend_since = newest + 1;
+        }
+        // Until the trend has readings enough again, the base is the last one.
+        self.base_ms = self.trend_base(newest).or(self.base_ms).or(self.lowest_ms);
         // Until a reading has shown the base, answers none an error and their
         // p95 in time are a light load, not a sign of one: the room starts at
         // the floor and would otherwise wait minutes for readings enough.
@@ -612,7 +629,8 @@ impl Governor {
     }
 
     /// The origin's own time read off the trend of its p95 against its load
-    /// over the healthy readings of the last session length: under
+    /// over the healthy readings of the last session length (since the last
+    /// lasting unhealthy spell, `trend_since`): under
     /// `base / (1 − load / capacity)`, 1 / p95 falls in a straight line with
     /// the load, and where it meets no load is the base. Each reading weighs
     /// by its certainty (one over the variance of its 1 / p95, read off its
@@ -622,7 +640,9 @@ impl Governor {
     /// through their noise to a base far under the origin's. `None` with
     /// fewer than [`TREND_READINGS`].
     fn trend_base(&self, newest: u64) -> Option<u64> {
-        let since = newest.saturating_sub(self.options.session);
+        let since = newest
+            .saturating_sub(self.options.session)
+            .max(self.trend_since);
         // (load, 1 / p95, weight) of each reading: the weight is one over the
         // variance of its 1 / p95, read off its confidence interval.
         let points: Vec<(f64, f64, f64)> = self
