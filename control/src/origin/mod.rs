@@ -25,13 +25,13 @@
 //!   first from a few dozen answers, whose p95 is often a fifth under its
 //!   own. A slope within its own uncertainty is taken flat: a room at its
 //!   floor reads a large origin at loads close together, and a line through
-//!   their noise would meet no load far under its base. Until three healthy
-//!   readings of enough answers to bound their p95 ([`TREND_ANSWERS`]) have
-//!   shown it, the base is the lowest p95 of such a reading; before one, no
-//!   base. After the origin was unhealthy at the floor for a window or more,
-//!   the trend reads only the readings after: the origin changed (it lost
-//!   capacity), and a line through both origins' readings is neither's;
-//!   until three, the base is the last one.
+//!   their noise would meet no load far under its base. With fewer than
+//!   three healthy readings of enough answers to bound their p95
+//!   ([`TREND_ANSWERS`]), the base is the last the trend gave, or before the
+//!   first, the lowest p95 of such a reading; before one, no base. After the
+//!   origin was unhealthy at the floor for a window or more, the trend reads
+//!   only the readings after: the origin changed (it lost capacity), and a
+//!   line through both origins' readings is neither's.
 //! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
 //!   the answers that were not errors): nothing says where the origin's
 //!   limit is; no live limit, and the target rises by √2 a half window,
@@ -324,7 +324,7 @@ pub struct OriginStatus {
     /// The last reading of the window.
     pub reading: Reading,
     /// The origin's own time, unloaded, milliseconds: read off the trend of
-    /// the p95 against the load, or the lowest p95 (`trend_base`).
+    /// the p95 against the load (`trend_base`), the last so read, or the lowest p95.
     pub base_ms: Option<u64>,
     /// The p95 it aims at, milliseconds: [`AIM`] of the bound, lower where
     /// the p95 is noisy ([`Governor::aim_ms`]).
@@ -388,7 +388,7 @@ pub struct Governor {
     /// The lowest p95 of a healthy reading of [`TREND_ANSWERS`] or more.
     lowest_ms: Option<u64>,
     /// The origin's own time, unloaded, milliseconds: read off the trend of
-    /// the p95 against the load (`trend_base`), or the lowest.
+    /// the p95 against the load (`trend_base`), the last so read, or the lowest.
     base_ms: Option<u64>,
     /// The load (answers a second) that holds the p95 at the aim, smoothed.
     aim_load: Option<f64>,
@@ -529,7 +529,7 @@ impl Governor {
         target: f64,
     ) -> Option<f64> {
         let healthy = self.is_healthy(&reading);
-        // The origin's own time, unloaded: read off the trend, or the lowest.
+        // The origin's own time, unloaded: read off the trend, the last so read, or the lowest.
         if let Some(p95) = reading.p95_ms
             && self.shows_the_base(&reading)
         {
@@ -544,7 +544,7 @@ impl Governor {
         if !healthy && reading.answers >= MIN_ANSWERS && lasting {
             self.trend_since = newest + 1;
         }
-        // Until the trend has readings enough again, the base is the last one.
+        // While the trend has too few readings, the base is the last one.
         self.base_ms = self.trend_base(newest).or(self.base_ms).or(self.lowest_ms);
         // Until a reading has shown the base, answers none an error and their
         // p95 in time are a light load, not a sign of one: the room starts at

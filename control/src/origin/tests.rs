@@ -271,11 +271,11 @@ fn a_slope_within_its_own_uncertainty_is_read_as_flat() {
     assert!(base < 170, "{base}");
 }
 
-/// The base read after an origin of a base of 100 ms (read at 10, 20 and 40
+/// The bases read after an origin of a base of 100 ms (read at 10, 20 and 40
 /// answers a second) is unhealthy at the floor for `unhealthy` readings a
 /// minute apart, and then answers at half its capacity with a base of 200 ms
-/// (at 5, 10 and 20 a second: 222, 250 and 333 ms).
-fn base_after_a_loss(unhealthy: u64) -> u64 {
+/// (at 5, 10 and 20 a second: 222, 250 and 333 ms): one after each reading.
+fn bases_after_a_loss(unhealthy: u64) -> Vec<u64> {
     let mut g = Governor::new(options()).unwrap();
     let mut from = T0;
     for (count, p95) in [(600, 111.0), (1200, 125.0), (2400, 167.0)] {
@@ -289,24 +289,29 @@ fn base_after_a_loss(unhealthy: u64) -> u64 {
         assert_eq!(g.tick(from + 59, live(600), 1000, 10.0), Some(10.0));
         from += 60;
     }
+    let mut bases = Vec::new();
     for (count, p95) in [(300, 222.0), (600, 250.0), (1200, 333.0)] {
         tailed(&mut g, from, count, p95);
         g.tick(from + 59, live(600), 1000, 10.0);
+        bases.push(g.status(0).base_ms.unwrap());
         from += 60;
     }
-    g.status(0).base_ms.unwrap()
+    bases
 }
 
 #[test]
 fn after_a_lasting_unhealthy_spell_the_base_is_read_afresh() {
     // Unhealthy at the floor for a window and more (two readings a minute
     // apart): the origin changed, and the readings before do not count.
-    let base = base_after_a_loss(2);
-    assert!((190..=210).contains(&base), "{base}");
+    // Until three after it, the base is the last the trend gave (not the
+    // lowest p95 read, 111 ms).
+    let bases = bases_after_a_loss(2);
+    assert!((97..=103).contains(&bases[0]), "{bases:?}");
+    assert!((190..=210).contains(&bases[2]), "{bases:?}");
     // One unhealthy reading may be the window's noise: the readings before
     // it still count, and the line through both origins' is neither's.
-    let base = base_after_a_loss(1);
-    assert!(base > 210, "{base}");
+    let bases = bases_after_a_loss(1);
+    assert!(bases[2] > 210, "{bases:?}");
 }
 
 #[test]
