@@ -31,7 +31,9 @@
 //!   first, the lowest p95 of such a reading; before one, no base. After the
 //!   origin was unhealthy at the floor for a window or more, the trend reads
 //!   only the readings after: the origin changed (it lost capacity), and a
-//!   line through both origins' readings is neither's.
+//!   line through both origins' readings is neither's. The last base is then
+//!   held until the new line falls beyond its noise: read at one load only,
+//!   a loaded origin's p95 is no base.
 //! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
 //!   the answers that were not errors): nothing says where the origin's
 //!   limit is; no live limit, and the target rises by √2 a half window,
@@ -401,6 +403,9 @@ pub struct Governor {
     /// The log second from which readings count towards the trend: after the
     /// last of a spell unhealthy at the floor for a window or more.
     trend_since: u64,
+    /// The trend is read afresh since `trend_since`: its base is taken only
+    /// once its line falls beyond its noise.
+    afresh: bool,
     state: State,
     /// The target held, new sessions a minute.
     target: f64,
@@ -433,6 +438,7 @@ impl Governor {
             next_reading: None,
             slow_since: None,
             trend_since: 0,
+            afresh: false,
             state: State::NoOriginData,
             target: options.floor,
             live: 0,
@@ -543,9 +549,18 @@ impl Governor {
             .is_some_and(|since| newest >= since + self.options.healthy.window);
         if !healthy && reading.answers >= MIN_ANSWERS && lasting {
             self.trend_since = newest + 1;
+            self.afresh = true;
         }
+        // Read afresh, a flat line is of readings at one load, loaded: held.
+        let trend = match self.trend_base(newest) {
+            Some((base, falling)) if falling || !self.afresh => {
+                self.afresh = false;
+                Some(base)
+            }
+            _ => None,
+        };
         // While the trend has too few readings, the base is the last one.
-        self.base_ms = self.trend_base(newest).or(self.base_ms).or(self.lowest_ms);
+        self.base_ms = trend.or(self.base_ms).or(self.lowest_ms);
         // Until a reading has shown the base, answers none an error and their
         // p95 in time are a light load, not a sign of one: the room starts at
         // the floor and would otherwise wait minutes for readings enough.
@@ -637,9 +652,10 @@ impl Governor {
     /// confidence interval). A line that rises, or falls by less than 1.96
     /// of its standard errors, is the noise of a flat one: loads close together,
     /// read from a few hundred answers each, would otherwise draw a line
-    /// through their noise to a base far under the origin's. `None` with
-    /// fewer than [`TREND_READINGS`].
-    fn trend_base(&self, newest: u64) -> Option<u64> {
+    /// through their noise to a base far under the origin's. The base, and
+    /// whether the line falls beyond its noise; `None` with fewer than
+    /// [`TREND_READINGS`].
+    fn trend_base(&self, newest: u64) -> Option<(u64, bool)> {
         let since = newest
             .saturating_sub(self.options.session)
             .max(self.trend_since);
@@ -676,13 +692,11 @@ impl Governor {
         // The slope's standard error is 1 / √sxx; within 1.96 of them of
         // flat (or rising), the line is flat.
         let slope = sxy / sxx;
-        let slope = if sxx > 0.0 && slope < -Z95 / sxx.sqrt() {
-            slope
-        } else {
-            0.0
-        };
+        let falling = sxx > 0.0 && slope < -Z95 / sxx.sqrt();
+        let slope = if falling { slope } else { 0.0 };
         let intercept = mean_inverse - slope * mean_load;
-        (intercept.is_finite() && intercept > 0.0).then(|| (1.0 / intercept).round() as u64)
+        (intercept.is_finite() && intercept > 0.0)
+            .then(|| ((1.0 / intercept).round() as u64, falling))
     }
 
     /// Whether `reading` counts towards the base: healthy, and of enough

@@ -271,11 +271,14 @@ fn a_slope_within_its_own_uncertainty_is_read_as_flat() {
     assert!(base < 170, "{base}");
 }
 
-/// The bases read after an origin of a base of 100 ms (read at 10, 20 and 40
-/// answers a second) is unhealthy at the floor for `unhealthy` readings a
-/// minute apart, and then answers at half its capacity with a base of 200 ms
-/// (at 5, 10 and 20 a second: 222, 250 and 333 ms): one after each reading.
-fn bases_after_a_loss(unhealthy: u64) -> Vec<u64> {
+/// Half the origin of a base of 100 ms below: a base of 200 ms, read at 5, 10
+/// and 20 answers a second (222, 250 and 333 ms).
+const HALVED: [(u64, f64); 3] = [(300, 222.0), (600, 250.0), (1200, 333.0)];
+
+/// The bases read, one after each of the readings `after` a minute apart,
+/// after an origin of a base of 100 ms (read at 10, 20 and 40 answers a
+/// second) is unhealthy at the floor for `unhealthy` readings a minute apart.
+fn bases_after_a_loss(unhealthy: u64, after: &[(u64, f64)]) -> Vec<u64> {
     let mut g = Governor::new(options()).unwrap();
     let mut from = T0;
     for (count, p95) in [(600, 111.0), (1200, 125.0), (2400, 167.0)] {
@@ -290,7 +293,7 @@ fn bases_after_a_loss(unhealthy: u64) -> Vec<u64> {
         from += 60;
     }
     let mut bases = Vec::new();
-    for (count, p95) in [(300, 222.0), (600, 250.0), (1200, 333.0)] {
+    for &(count, p95) in after {
         tailed(&mut g, from, count, p95);
         g.tick(from + 59, live(600), 1000, 10.0);
         bases.push(g.status(0).base_ms.unwrap());
@@ -305,12 +308,16 @@ fn after_a_lasting_unhealthy_spell_the_base_is_read_afresh() {
     // apart): the origin changed, and the readings before do not count.
     // Until three after it, the base is the last the trend gave (not the
     // lowest p95 read, 111 ms).
-    let bases = bases_after_a_loss(2);
+    let bases = bases_after_a_loss(2, &HALVED);
     assert!((97..=103).contains(&bases[0]), "{bases:?}");
     assert!((190..=210).contains(&bases[2]), "{bases:?}");
+    // Read at one load only, the new origin shows no line: its p95 there is
+    // no base, and the last is held until a line falls beyond its noise.
+    let bases = bases_after_a_loss(2, &[(1200, 333.0); 4]);
+    assert!(bases.iter().all(|b| (97..=103).contains(b)), "{bases:?}");
     // One unhealthy reading may be the window's noise: the readings before
     // it still count, and the line through both origins' is neither's.
-    let bases = bases_after_a_loss(1);
+    let bases = bases_after_a_loss(1, &HALVED);
     assert!(bases[2] > 210, "{bases:?}");
 }
 
