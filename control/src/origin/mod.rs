@@ -18,7 +18,7 @@
 //! over [`LEAVING_SPAN`] around the time the write governs).
 //!
 //! - **The base**, the origin's own time unloaded, is read off the trend of
-//!   the p95 against the load (`trend_base`): under
+//!   the p95 against the load (`trend_line`): under
 //!   `base / (1 − utilisation)`, 1 / p95 falls in a straight line with the
 //!   load, and where it meets no load is the base. A small origin is read
 //!   only loaded, so the lowest p95 is not its own time; a large one is read
@@ -28,12 +28,14 @@
 //!   their noise would meet no load far under its base. With fewer than
 //!   three healthy readings of enough answers to bound their p95
 //!   ([`TREND_ANSWERS`]), the base is the last the trend gave, or before the
-//!   first, the lowest p95 of such a reading; before one, no base. After the
-//!   origin was unhealthy at the floor for a window or more, the trend reads
-//!   only the readings after: the origin changed (it lost capacity), and a
-//!   line through both origins' readings is neither's. The last base is then
-//!   held until the new line falls beyond its noise: read at one load only,
-//!   a loaded origin's p95 is no base.
+//!   first, the lowest p95 of such a reading; before one, no base.
+//! - **A changed origin is read afresh**: after it was unhealthy at the
+//!   floor for a window or more (it lost capacity), or a reading was faster
+//!   than the line at its load by more than [`QUEUEING`], even at the high
+//!   end of its p95's interval (it recovered, or warmed up), the trend reads
+//!   only the readings from then on: a line through both origins' readings
+//!   is neither's. The last base is held until the new line falls beyond its
+//!   noise: read at one load only, a loaded origin's p95 is no base.
 //! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
 //!   the answers that were not errors): nothing says where the origin's
 //!   limit is; no live limit, and the target rises by √2 a half window,
@@ -110,7 +112,10 @@ pub const SPREAD_MARGIN: f64 = 2.0;
 /// A p95 this many times the base is queueing, when the low end of its
 /// confidence interval is too: below, the difference is the window's noise (a
 /// few per cent from one window of thousands of answers to the next; tens of
-/// per cent for a few dozen).
+/// per cent for a few dozen). The same margin the other way: a reading this
+/// much faster than the trend's line at its load, at the high end of its
+/// interval, is a changed origin, where a steady one's readings lie a few
+/// per cent off the line by its curve and noise.
 pub const QUEUEING: f64 = 1.1;
 /// The most the target rises in one half window: twice a minute, as the
 /// room's percentage may rise at most twice a draw period.
@@ -326,7 +331,7 @@ pub struct OriginStatus {
     /// The last reading of the window.
     pub reading: Reading,
     /// The origin's own time, unloaded, milliseconds: read off the trend of
-    /// the p95 against the load (`trend_base`), the last so read, or the lowest p95.
+    /// the p95 against the load (`trend_line`), the last so read, or the lowest p95.
     pub base_ms: Option<u64>,
     /// The p95 it aims at, milliseconds: [`AIM`] of the bound, lower where
     /// the p95 is noisy ([`Governor::aim_ms`]).
@@ -390,7 +395,7 @@ pub struct Governor {
     /// The lowest p95 of a healthy reading of [`TREND_ANSWERS`] or more.
     lowest_ms: Option<u64>,
     /// The origin's own time, unloaded, milliseconds: read off the trend of
-    /// the p95 against the load (`trend_base`), the last so read, or the lowest.
+    /// the p95 against the load (`trend_line`), the last so read, or the lowest.
     base_ms: Option<u64>,
     /// The load (answers a second) that holds the p95 at the aim, smoothed.
     aim_load: Option<f64>,
@@ -400,12 +405,14 @@ pub struct Governor {
     next_reading: Option<u64>,
     /// Since when the origin has been unhealthy with the target at the floor.
     slow_since: Option<u64>,
-    /// The log second from which readings count towards the trend: after the
-    /// last of a spell unhealthy at the floor for a window or more.
+    /// The log second from which readings count towards the trend: since the
+    /// origin last changed (`read_afresh`).
     trend_since: u64,
     /// The trend is read afresh since `trend_since`: its base is taken only
     /// once its line falls beyond its noise.
     afresh: bool,
+    /// The trend's line the base was last read off.
+    line: Option<Line>,
     state: State,
     /// The target held, new sessions a minute.
     target: f64,
@@ -424,6 +431,29 @@ pub struct Governor {
     limited: std::collections::VecDeque<(u64, u64)>,
 }
 
+/// A line of 1 / p95 (per millisecond) against the load (answers a second).
+#[derive(Debug, Clone, Copy)]
+struct Line {
+    /// 1 / p95 at no load: one over the base.
+    at_no_load: f64,
+    /// Its change per answer a second: 0 or less.
+    slope: f64,
+    /// Whether it falls beyond its noise (else it is taken flat).
+    falls: bool,
+}
+
+impl Line {
+    /// The base, milliseconds.
+    fn base_ms(&self) -> u64 {
+        (1.0 / self.at_no_load).round() as u64
+    }
+
+    /// 1 / p95 the line says at `load` answers a second.
+    fn inverse_p95_at(&self, load: f64) -> f64 {
+        self.at_no_load + self.slope * load
+    }
+}
+
 impl Governor {
     /// A rule with checked `options`.
     pub fn new(options: OriginOptions) -> Result<Governor, BadOptions> {
@@ -439,6 +469,7 @@ impl Governor {
             slow_since: None,
             trend_since: 0,
             afresh: false,
+            line: None,
             state: State::NoOriginData,
             target: options.floor,
             live: 0,
@@ -548,14 +579,21 @@ impl Governor {
             .slow_since
             .is_some_and(|since| newest >= since + self.options.healthy.window);
         if !healthy && reading.answers >= MIN_ANSWERS && lasting {
-            self.trend_since = newest + 1;
-            self.afresh = true;
+            self.read_afresh(newest + 1);
+        }
+        // Faster than the line beyond its noise and the queueing margin is a
+        // changed origin too (it recovered, or warmed up); the line it beat is
+        // of the origin before.
+        if self.beats_the_line(&reading) {
+            self.read_afresh(newest);
+            self.line = None;
         }
         // Read afresh, a flat line is of readings at one load, loaded: held.
-        let trend = match self.trend_base(newest) {
-            Some((base, falling)) if falling || !self.afresh => {
+        let trend = match self.trend_line(newest) {
+            Some(line) if line.falls || !self.afresh => {
                 self.afresh = false;
-                Some(base)
+                self.line = Some(line);
+                Some(line.base_ms())
             }
             _ => None,
         };
@@ -644,18 +682,17 @@ impl Governor {
     }
 
     /// The origin's own time read off the trend of its p95 against its load
-    /// over the healthy readings of the last session length (since the last
-    /// lasting unhealthy spell, `trend_since`): under
+    /// over the healthy readings of the last session length (since the origin
+    /// last changed, `trend_since`): under
     /// `base / (1 − load / capacity)`, 1 / p95 falls in a straight line with
     /// the load, and where it meets no load is the base. Each reading weighs
     /// by its certainty (one over the variance of its 1 / p95, read off its
     /// confidence interval). A line that rises, or falls by less than 1.96
     /// of its standard errors, is the noise of a flat one: loads close together,
     /// read from a few hundred answers each, would otherwise draw a line
-    /// through their noise to a base far under the origin's. The base, and
-    /// whether the line falls beyond its noise; `None` with fewer than
-    /// [`TREND_READINGS`].
-    fn trend_base(&self, newest: u64) -> Option<(u64, bool)> {
+    /// through their noise to a base far under the origin's. `None` with
+    /// fewer than [`TREND_READINGS`].
+    fn trend_line(&self, newest: u64) -> Option<Line> {
         let since = newest
             .saturating_sub(self.options.session)
             .max(self.trend_since);
@@ -695,8 +732,30 @@ impl Governor {
         let falling = sxx > 0.0 && slope < -Z95 / sxx.sqrt();
         let slope = if falling { slope } else { 0.0 };
         let intercept = mean_inverse - slope * mean_load;
-        (intercept.is_finite() && intercept > 0.0)
-            .then(|| ((1.0 / intercept).round() as u64, falling))
+        (intercept.is_finite() && intercept > 0.0).then_some(Line {
+            at_no_load: intercept,
+            slope,
+            falls: falling,
+        })
+    }
+
+    /// Reads the trend afresh from log second `since`: the readings before
+    /// are of another origin. Its base is taken once its line falls beyond
+    /// its noise.
+    fn read_afresh(&mut self, since: u64) {
+        self.trend_since = since;
+        self.afresh = true;
+    }
+
+    /// Whether `reading` shows the base and is faster than the trend's line at
+    /// its load by more than [`QUEUEING`], even at the high end of its p95's
+    /// interval.
+    fn beats_the_line(&self, reading: &Reading) -> bool {
+        let (Some(line), Some(high)) = (self.line, reading.p95_high_ms) else {
+            return false;
+        };
+        self.shows_the_base(reading)
+            && 1.0 / high.max(1) as f64 > QUEUEING * line.inverse_p95_at(reading.per_second)
     }
 
     /// Whether `reading` counts towards the base: healthy, and of enough

@@ -322,6 +322,40 @@ fn after_a_lasting_unhealthy_spell_the_base_is_read_afresh() {
 }
 
 #[test]
+fn a_reading_faster_than_the_line_starts_the_trend_afresh() {
+    // The halved origin's line (a base of 200 ms), then the whole origin
+    // again: 133, 143 and 167 ms at 25, 30 and 40 answers a second (a base
+    // of 100 ms). The first is under half what the line says at its load:
+    // the origin recovered. Its line is read from it on, the last base held
+    // until that line falls; through both origins' readings, the line would
+    // be neither's.
+    let mut readings = HALVED.to_vec();
+    readings.extend([(1500, 133.0), (1800, 143.0), (2400, 167.0)]);
+    let mut g = Governor::new(options()).unwrap();
+    let mut bases = Vec::new();
+    for (i, &(count, p95)) in readings.iter().enumerate() {
+        let from = T0 + 60 * i as u64;
+        tailed(&mut g, from, count, p95);
+        g.tick(from + 59, live(600), 1000, 10.0);
+        bases.push(g.status(0).base_ms.unwrap());
+    }
+    assert!((190..=210).contains(&bases[3]), "{bases:?}");
+    assert!((95..=105).contains(&bases[5]), "{bases:?}");
+    assert_eq!(g.trend_since, T0 + 3 * 60 + 59);
+    // 290 ms at 20 a second, where the line says 333: the high end of its
+    // interval is under the line, but by less than the queueing margin. The
+    // line's own curve and noise, not a change.
+    let mut g = Governor::new(options()).unwrap();
+    for (i, &(count, p95)) in HALVED.iter().chain(&[(1200, 290.0)]).enumerate() {
+        let from = T0 + 60 * i as u64;
+        tailed(&mut g, from, count, p95);
+        g.tick(from + 59, live(600), 1000, 10.0);
+    }
+    assert!(g.status(0).reading.p95_high_ms.unwrap() < 333);
+    assert_eq!(g.trend_since, 0);
+}
+
+#[test]
 fn a_noisy_p95_lowers_the_aim_by_its_spread() {
     let mut g = Governor::new(options()).unwrap();
     assert_eq!(g.aim_ms(), AIM * 800.0);
