@@ -232,16 +232,23 @@ fn tailed(g: &mut Governor, from: u64, count: u64, p95: f64) {
     }
 }
 
-/// Readings a minute apart of `count` answers at a p95 of `p95` ms each:
-/// the base the rule then reads.
+/// Readings a minute apart from `from`, of `count` answers at a p95 of `p95`
+/// ms each: the base the rule reads after each.
+fn read_minutes(g: &mut Governor, from: u64, readings: &[(u64, f64)]) -> Vec<u64> {
+    let mut bases = Vec::new();
+    for (i, &(count, p95)) in readings.iter().enumerate() {
+        let from = from + 60 * i as u64;
+        tailed(g, from, count, p95);
+        g.tick(from + 59, live(600), 1000, 10.0);
+        bases.push(g.status(0).base_ms.unwrap());
+    }
+    bases
+}
+
+/// The base the rule reads after `readings` (as [`read_minutes`]).
 fn base_of(readings: &[(u64, f64)]) -> u64 {
     let mut g = Governor::new(options()).unwrap();
-    for (i, &(count, p95)) in readings.iter().enumerate() {
-        let from = T0 + 60 * i as u64;
-        tailed(&mut g, from, count, p95);
-        g.tick(from + 59, live(600), 1000, 10.0);
-    }
-    g.status(0).base_ms.unwrap()
+    *read_minutes(&mut g, T0, readings).last().unwrap()
 }
 
 #[test]
@@ -280,26 +287,15 @@ const HALVED: [(u64, f64); 3] = [(300, 222.0), (600, 250.0), (1200, 333.0)];
 /// second) is unhealthy at the floor for `unhealthy` readings a minute apart.
 fn bases_after_a_loss(unhealthy: u64, after: &[(u64, f64)]) -> Vec<u64> {
     let mut g = Governor::new(options()).unwrap();
-    let mut from = T0;
-    for (count, p95) in [(600, 111.0), (1200, 125.0), (2400, 167.0)] {
-        tailed(&mut g, from, count, p95);
-        g.tick(from + 59, live(600), 1000, 10.0);
-        from += 60;
-    }
-    assert!((97..=103).contains(&g.status(0).base_ms.unwrap()));
+    let before = read_minutes(&mut g, T0, &[(600, 111.0), (1200, 125.0), (2400, 167.0)]);
+    assert!((97..=103).contains(&before[2]));
+    let mut from = T0 + 180;
     for _ in 0..unhealthy {
         answers(&mut g, from, from + 60, 20, 50, 1500);
         assert_eq!(g.tick(from + 59, live(600), 1000, 10.0), Some(10.0));
         from += 60;
     }
-    let mut bases = Vec::new();
-    for &(count, p95) in after {
-        tailed(&mut g, from, count, p95);
-        g.tick(from + 59, live(600), 1000, 10.0);
-        bases.push(g.status(0).base_ms.unwrap());
-        from += 60;
-    }
-    bases
+    read_minutes(&mut g, from, after)
 }
 
 #[test]
@@ -332,13 +328,7 @@ fn a_reading_faster_than_the_line_starts_the_trend_afresh() {
     let mut readings = HALVED.to_vec();
     readings.extend([(1500, 133.0), (1800, 143.0), (2400, 167.0)]);
     let mut g = Governor::new(options()).unwrap();
-    let mut bases = Vec::new();
-    for (i, &(count, p95)) in readings.iter().enumerate() {
-        let from = T0 + 60 * i as u64;
-        tailed(&mut g, from, count, p95);
-        g.tick(from + 59, live(600), 1000, 10.0);
-        bases.push(g.status(0).base_ms.unwrap());
-    }
+    let bases = read_minutes(&mut g, T0, &readings);
     assert!((190..=210).contains(&bases[3]), "{bases:?}");
     assert!((95..=105).contains(&bases[5]), "{bases:?}");
     assert_eq!(g.trend_since, T0 + 3 * 60 + 59);
@@ -346,11 +336,8 @@ fn a_reading_faster_than_the_line_starts_the_trend_afresh() {
     // interval is under the line, but by less than the queueing margin. The
     // line's own curve and noise, not a change.
     let mut g = Governor::new(options()).unwrap();
-    for (i, &(count, p95)) in HALVED.iter().chain(&[(1200, 290.0)]).enumerate() {
-        let from = T0 + 60 * i as u64;
-        tailed(&mut g, from, count, p95);
-        g.tick(from + 59, live(600), 1000, 10.0);
-    }
+    read_minutes(&mut g, T0, &HALVED);
+    read_minutes(&mut g, T0 + 180, &[(1200, 290.0)]);
     assert!(g.status(0).reading.p95_high_ms.unwrap() < 333);
     assert_eq!(g.trend_since, 0);
 }
