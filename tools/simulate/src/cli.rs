@@ -215,6 +215,10 @@ struct OriginArgs {
     /// three times its base time at the start).
     #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, requires = "origin_capacity", default_value_t = 0)]
     origin_warmup: u64,
+    /// Requests the origin serves at once (a pool of threads): above one, it
+    /// hardly slows until it is nearly full, then all at once.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000), requires = "origin_capacity", default_value_t = 1)]
+    origin_servers: u32,
     /// The controller follows the origin's health: what healthy means, as
     /// `wrctl control --origin-healthy` takes it (p95<800ms,errors<1%).
     #[arg(long, value_name = "SPEC", value_parser = healthy, requires_all = ["origin_capacity", "origin_floor", "origin_ceiling"])]
@@ -235,6 +239,7 @@ impl OriginArgs {
             base_ms: self.origin_base_ms,
             change: self.origin_change,
             warmup: self.origin_warmup,
+            servers: self.origin_servers,
             ..OriginSpec::default()
         });
         let rule = self.origin_healthy.map(|healthy| OriginRule {

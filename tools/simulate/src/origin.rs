@@ -17,6 +17,12 @@
 //! divided by the requests a session made in the run (tabs and retries
 //! included), it is the new sessions a minute that hold the bound.
 //!
+//! That is an origin that serves one request at a time. One of `c` servers (a
+//! pool of threads or connections) hardly queues until it is nearly full, then
+//! all at once: its delay is `base × jitter × (1 + u^(√(2(c + 1)) − 1) / (c (1 − u)))`,
+//! Sakasegawa's approximation of the M/M/c queue's wait (for one server,
+//! `1 / (1 − u)` as above), and the load at the bound is read off it.
+//!
 //! The origin's course over the run is a change (from a minute on, until
 //! another, its capacity times a factor), and a warm-up: caches filling, the
 //! capacity starts at a third and the base at three times its value, both
@@ -69,6 +75,8 @@ pub struct OriginSpec {
     pub change: Option<Change>,
     /// Seconds over which a cold origin warms up (0: warm from the start).
     pub warmup: u64,
+    /// Requests it serves at once: the shape of its delay as it saturates.
+    pub servers: u32,
 }
 
 impl Default for OriginSpec {
@@ -80,6 +88,7 @@ impl Default for OriginSpec {
             timeout_ms: 10_000.0,
             change: None,
             warmup: 0,
+            servers: 1,
         }
     }
 }
@@ -105,7 +114,33 @@ impl OriginSpec {
     /// second `t` (0 when not even an idle origin is that fast).
     pub fn load_at_bound(&self, t: u64, bound_ms: f64) -> f64 {
         let (capacity, base) = self.at(t);
-        (capacity * (1.0 - JITTER_P95 * base / bound_ms)).max(0.0)
+        let slowing = bound_ms / (JITTER_P95 * base);
+        if slowing <= 1.0 {
+            return 0.0;
+        }
+        if self.servers == 1 {
+            return capacity * (1.0 - 1.0 / slowing);
+        }
+        // The delay rises with the load: halve the interval of loads it is in.
+        let (mut low, mut high) = (0.0, MAX_UTILISATION);
+        for _ in 0..50 {
+            let mid = (low + high) / 2.0;
+            if 1.0 / self.speed(mid) < slowing {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        capacity * low
+    }
+
+    /// A request's unqueued time over its time at utilisation `u` (below 1).
+    fn speed(&self, u: f64) -> f64 {
+        if self.servers == 1 {
+            return 1.0 - u;
+        }
+        let c = f64::from(self.servers);
+        1.0 / (1.0 + u.powf((2.0 * (c + 1.0)).sqrt() - 1.0) / (c * (1.0 - u)))
     }
 }
 
@@ -218,7 +253,8 @@ impl Origin {
         } else {
             let jitter = (JITTER_SIGMA * self.rng.normal()).exp();
             let waited = self.backlog / capacity * 1000.0;
-            let ms = base * jitter / (1.0 - self.utilisation.min(MAX_UTILISATION)) + waited;
+            let speed = self.spec.speed(self.utilisation.min(MAX_UTILISATION));
+            let ms = base * jitter / speed + waited;
             if ms > self.spec.timeout_ms {
                 OriginAnswer::Failed
             } else {
@@ -401,5 +437,44 @@ impl OriginReport {
             ));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin(servers: u32) -> OriginSpec {
+        OriginSpec {
+            servers,
+            ..OriginSpec::default()
+        }
+    }
+
+    #[test]
+    fn the_load_at_the_bound_holds_the_p95_there() {
+        for servers in [1, 6, 20] {
+            let spec = origin(servers);
+            let load = spec.load_at_bound(0, 800.0);
+            let p95 = JITTER_P95 * spec.base_ms / spec.speed(load / spec.capacity);
+            assert!((p95 - 800.0).abs() < 0.01, "{servers} servers: {p95}");
+        }
+        // Not even idle is it that fast: no load holds it. A large pool is
+        // within the bound up to the most the delay is computed at.
+        assert_eq!(origin(6).load_at_bound(0, 150.0), 0.0);
+        let full = origin(50).load_at_bound(0, 800.0);
+        assert!((full - MAX_UTILISATION * 100.0).abs() < 1e-6, "{full}");
+    }
+
+    #[test]
+    fn a_pool_of_servers_hardly_slows_until_it_is_nearly_full() {
+        let (one, pool) = (origin(1), origin(6));
+        assert_eq!(one.speed(0.5), 0.5);
+        // At half its capacity, one server doubles a request's time; a pool
+        // of six adds a twentieth.
+        assert!(1.0 / pool.speed(0.5) < 1.06, "{}", pool.speed(0.5));
+        // Nearly full, it queues as one server does at nine tenths.
+        assert!(1.0 / pool.speed(0.98) > 8.0, "{}", pool.speed(0.98));
+        assert!(pool.load_at_bound(0, 800.0) > one.load_at_bound(0, 800.0) + 10.0);
     }
 }
