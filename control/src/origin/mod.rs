@@ -62,6 +62,10 @@
 //!   floor has ended, even one the slowness stretched), the origin is slow for
 //!   reasons admissions do not cause: the floor holds, and the state says
 //!   `origin-slow`, an alert.
+//! - **After an overload** (the first unhealthy reading after a healthy
+//!   one), the live limit is at most [`AFTER_OVERLOAD`] of the live sessions
+//!   of that reading, until a reading at that limit shows no queueing or
+//!   the origin reads as changed (faster than the line).
 //!
 //! - **The aim** is [`AIM`] of the bound, or lower where the p95 is noisy:
 //!   as TCP keeps its retransmission timer a few deviations over the mean
@@ -120,6 +124,13 @@ pub const QUEUEING: f64 = 1.1;
 /// The most the target rises in one half window: twice a minute, as the
 /// room's percentage may rise at most twice a draw period.
 pub const STEP_UP: f64 = std::f64::consts::SQRT_2;
+/// Share of the live sessions that overloaded the origin the live limit stays
+/// under after: as TCP's slow start stops at a share of the window that lost
+/// (its ssthresh). The estimate of the limit reads a latency that rises as
+/// `base / (1 − u)`; an origin of many servers (a pool of threads) hardly
+/// slows until it is nearly full, so the estimate lies past its limit, and
+/// each overload costs minutes over the bound while the sessions let in end.
+pub const AFTER_OVERLOAD: f64 = 0.95;
 /// Weight of a new estimate of the load at the aim against the last: two
 /// windows' worth, so that one noisy p95 moves the target half as much.
 pub const SMOOTHING: f64 = 0.5;
@@ -401,6 +412,9 @@ pub struct Governor {
     aim_load: Option<f64>,
     /// The live sessions that bring the room's share of that load.
     live_limit: Option<f64>,
+    /// The most live sessions while the origin is as when it last overloaded:
+    /// [`AFTER_OVERLOAD`] of those then (`None`: no overload since it changed).
+    overload_limit: Option<f64>,
     /// Log time of the next reading (`None`: at the first tick).
     next_reading: Option<u64>,
     /// Since when the origin has been unhealthy with the target at the floor.
@@ -465,6 +479,7 @@ impl Governor {
             base_ms: None,
             aim_load: None,
             live_limit: None,
+            overload_limit: None,
             next_reading: None,
             slow_since: None,
             trend_since: 0,
@@ -587,6 +602,7 @@ impl Governor {
         if self.beats_the_line(&reading) {
             self.read_afresh(newest);
             self.line = None;
+            self.overload_limit = None;
         }
         // Read afresh, a flat line is of readings at one load, loaded: held.
         let trend = match self.trend_line(newest) {
@@ -619,6 +635,11 @@ impl Governor {
             // the floor until a reading is healthy, not even in the places of
             // the sessions that end (each refilled keeps its load on the origin).
             self.aim_load = None;
+            // The load of the sessions of the reading that turned unhealthy
+            // is past the origin's limit.
+            if self.live_limit != Some(0.0) {
+                self.overload_limit = Some(AFTER_OVERLOAD * sessions.over_window);
+            }
             self.live_limit = Some(0.0);
             let at_floor = target <= self.options.floor;
             let since = if at_floor {
@@ -648,6 +669,20 @@ impl Governor {
             self.aim_limit(reading, sessions)
         } else {
             None
+        };
+        // A load that shows no queueing at the limit an overload left is no
+        // longer past the origin's: the origin has changed.
+        if !queueing
+            && self
+                .overload_limit
+                .is_some_and(|most| sessions.live as f64 >= (1.0 - LEAST_CHANGE) * most)
+        {
+            self.overload_limit = None;
+        }
+        let limit = match (limit, self.overload_limit) {
+            (Some(limit), Some(most)) => Some(limit.min(most)),
+            (None, Some(most)) if self.filling(most, sessions) < step_up => Some(most),
+            (limit, _) => limit,
         };
         let wanted = match limit {
             Some(limit) => {

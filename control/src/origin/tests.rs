@@ -335,11 +335,17 @@ fn a_reading_faster_than_the_line_starts_the_trend_afresh() {
     // 290 ms at 20 a second, where the line says 333: the high end of its
     // interval is under the line, but by less than the queueing margin. The
     // line's own curve and noise, not a change.
+    // What an overload left of the origin before is kept, until it changes.
     let mut g = Governor::new(options()).unwrap();
     read_minutes(&mut g, T0, &HALVED);
+    g.overload_limit = Some(10_000.0);
     read_minutes(&mut g, T0 + 180, &[(1200, 290.0)]);
     assert!(g.status(0).reading.p95_high_ms.unwrap() < 333);
     assert_eq!(g.trend_since, 0);
+    assert_eq!(g.overload_limit, Some(10_000.0));
+    read_minutes(&mut g, T0 + 240, &[(1500, 133.0)]);
+    assert_eq!(g.trend_since, T0 + 240 + 59);
+    assert_eq!(g.overload_limit, None);
 }
 
 #[test]
@@ -627,6 +633,45 @@ fn an_unhealthy_origin_cuts_to_the_floor_and_a_lasting_one_raises_the_alert() {
     let next = g.tick(t, live(600), 1000, 10.0).unwrap();
     assert!(next > 10.0);
     assert_ne!(g.status(0).state, State::OriginSlow);
+}
+
+#[test]
+fn after_an_overload_the_live_sessions_stay_under_those_that_overloaded() {
+    let (mut g, _) = read_once(100);
+    let sessions = |live: u64| Sessions {
+        live,
+        over_window: live as f64,
+        leaving: 0.0,
+    };
+    // A rise past the origin's limit with no sign of it before: 2,000 live
+    // sessions over the window, p95 1.5 s.
+    answers(&mut g, T0 + 60, T0 + 90, 100, 50, 1500);
+    assert_eq!(g.tick(T0 + 89, sessions(2_000), 1000, 800.0), Some(10.0));
+    // Still over as they end: the limit is of the load that overloaded.
+    answers(&mut g, T0 + 90, T0 + 120, 100, 50, 1500);
+    g.tick(T0 + 119, sessions(1_500), 1000, 10.0);
+    let most = AFTER_OVERLOAD * 2_000.0;
+    assert_eq!(g.overload_limit, Some(most));
+    // Healthy at the base with 500 live: filled towards it, not a rise of √2.
+    answers(&mut g, T0 + 120, T0 + 150, 100, 50, 100);
+    let next = g.tick(T0 + 149, sessions(500), 1000, 1000.0).unwrap();
+    assert_eq!(g.status(0).live_limit, Some(most.round() as u64));
+    assert!((next - filling(most, sessions(500))).abs() < 1e-6, "{next}");
+    // Queueing, with an estimate of the limit far over it: held under it.
+    answers(&mut g, T0 + 150, T0 + 180, 100, 50, 130);
+    g.tick(T0 + 179, sessions(1_000), 1000, 1000.0);
+    assert_eq!(g.status(0).state, State::OriginLimited);
+    assert_eq!(g.status(0).live_limit, Some(most.round() as u64));
+    // At that limit and no queueing: the origin is no longer the one that
+    // overloaded, and the target rises again.
+    answers(&mut g, T0 + 180, T0 + 210, 100, 50, 100);
+    let live = most as u64;
+    assert_eq!(
+        g.tick(T0 + 209, sessions(live), 1000, 100.0),
+        Some(100.0 * STEP_UP)
+    );
+    assert_eq!(g.overload_limit, None);
+    assert_eq!(g.status(0).state, State::Rising);
 }
 
 #[test]
