@@ -10,10 +10,12 @@
 #   second, over 30 minutes);
 #   capacity 100 that halves at minute 20; that halves at 20 and recovers at 40; that
 #   warms up over 10 minutes; and one slow whatever the load (base 500 ms);
+#   capacity 10 and 100 of a pool of six servers (--origin-servers 6: it hardly
+#   slows until it is nearly full), each with the flash and the steady crowd;
 #   and, for reference, the target held fixed near the bound (below).
 # Writes report.json per run under docs/research/figures/origin/ and prints each
 # run's minute table and figures, then the summary (scripts/origin-table.py). Two
-# runs at a time: about 10 minutes on 2 cores.
+# runs at a time: about 12 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # SIM_SCALE=N divides every capacity, crowd and bound of new sessions below by N
@@ -56,6 +58,15 @@ for delay in 0 30; do
   first=$!
   run slow "$delay" "${course[@]}" --origin-base-ms 500
   wait "$first"
+  for capacity in 10 100; do
+    c=$(n "$capacity")
+    run "pool-of-6-capacity-$capacity-flash" "$delay" --origin-capacity "$c" \
+      --origin-servers 6 --visitors "$((c * 150))" --arrivals flash:60 &
+    first=$!
+    run "pool-of-6-capacity-$capacity-steady" "$delay" --origin-capacity "$c" \
+      --origin-servers 6 --visitors "$((c * 120))" --arrivals steady:1800
+    wait "$first"
+  done
 done
 # What the minute's noise allows at best: the target held fixed (floor = ceiling, as
 # if the capacity were known) at 85 % and 77 % of the admissions that hold a capacity-10

@@ -115,9 +115,10 @@ check_fifo-simulations() {
 
 run_origin-simulations() { SIM_SCALE=10 SIM_DIR="$(sim_dir origin-simulations)" scripts/origin-simulations.sh; }
 check_origin-simulations() {
-  # Three capacities, two crowds and two delays, four courses at two delays, and
-  # fifteen runs of a target held fixed; each run's minute table with its sixty minutes.
-  expect_rows "| run | minutes judged | over the bound |" 35
+  # Three capacities, two crowds and two delays, four courses at two delays, two
+  # pools of servers with two crowds at two delays, and fifteen runs of a target held
+  # fixed; each run's minute table with its sixty minutes.
+  expect_rows "| run | minutes judged | over the bound |" 43
   expect "^minute  new  live  limit   p95ms" "a run's minute table"
   expect "origin: from minute 5, [0-9]+ minutes judged" "a run's figures"
 }

@@ -33,7 +33,7 @@
 //!   floor for a window or more (it lost capacity), or a reading was faster
 //!   than the line at its load by more than [`QUEUEING`], even at the high
 //!   end of its p95's interval (it recovered, or warmed up), the trend reads
-//!   only the readings from then on: a line through both origins' readings
+//!   only the readings after that one: a line through both origins' readings
 //!   is neither's. The last base is held until the new line falls beyond its
 //!   noise: read at one load only, a loaded origin's p95 is no base.
 //! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
@@ -71,7 +71,8 @@
 //!   as TCP keeps its retransmission timer a few deviations over the mean
 //!   round trip, the aim stays [`SPREAD_MARGIN`] spreads under the bound, the
 //!   spread being the mean deviation of the log of the p95 between readings a
-//!   window apart while the origin's limit shows (queueing or unhealthy).
+//!   window apart while the origin's limit shows (queueing or unhealthy),
+//!   one deviation counting [`SPREAD_STEP_MOST`] at most.
 //! - **Too few answers** (under [`MIN_ANSWERS`]): the target is held. But
 //!   until a reading has shown the base, answers with no error and their p95
 //!   in time rise the target as without queueing: a room that starts at the
@@ -113,6 +114,12 @@ pub const SPREAD_WEIGHT: f64 = 0.25;
 /// with two spreads and 2.0 with three, the admissions 0.85, 0.82 and 0.79 of
 /// those at the bound; two is the balance chosen.
 pub const SPREAD_MARGIN: f64 = 2.0;
+/// The most one deviation counts for in the spread: ln 2. A p95 that doubles
+/// or halves from one window to the next has changed with the origin's load or
+/// state (a rise into an overload, its end), not by noise; counted whole, one
+/// such step put the aim at a tenth of the bound for minutes (the demo origin,
+/// 1,096 to 106 ms). At 10 requests a second, 2 % of the deviations are larger.
+pub const SPREAD_STEP_MOST: f64 = std::f64::consts::LN_2;
 /// A p95 this many times the base is queueing, when the low end of its
 /// confidence interval is too: below, the difference is the window's noise (a
 /// few per cent from one window of thousands of answers to the next; tens of
@@ -125,12 +132,12 @@ pub const QUEUEING: f64 = 1.1;
 /// room's percentage may rise at most twice a draw period.
 pub const STEP_UP: f64 = std::f64::consts::SQRT_2;
 /// Share of the live sessions that overloaded the origin the live limit stays
-/// under after: as TCP's slow start stops at a share of the window that lost
-/// (its ssthresh). The estimate of the limit reads a latency that rises as
+/// under after: the least step ([`LEAST_CHANGE`]) under them, as TCP's slow
+/// start stops at a share of the window that lost (its ssthresh). The estimate of the limit reads a latency that rises as
 /// `base / (1 − u)`; an origin of many servers (a pool of threads) hardly
 /// slows until it is nearly full, so the estimate lies past its limit, and
 /// each overload costs minutes over the bound while the sessions let in end.
-pub const AFTER_OVERLOAD: f64 = 0.95;
+pub const AFTER_OVERLOAD: f64 = 1.0 - LEAST_CHANGE;
 /// Weight of a new estimate of the load at the aim against the last: two
 /// windows' worth, so that one noisy p95 moves the target half as much.
 pub const SMOOTHING: f64 = 0.5;
@@ -598,9 +605,9 @@ impl Governor {
         }
         // Faster than the line beyond its noise and the queueing margin is a
         // changed origin too (it recovered, or warmed up); the line it beat is
-        // of the origin before.
+        // of the origin before, and this reading's window holds both's answers.
         if self.beats_the_line(&reading) {
-            self.read_afresh(newest);
+            self.read_afresh(newest + 1);
             self.line = None;
             self.overload_limit = None;
         }
@@ -866,7 +873,10 @@ impl Governor {
             .map(|(_, p)| *p);
         self.limited.push_back((newest, p95));
         let Some(then) = then else { return };
-        let deviation = (p95.max(1) as f64 / then.max(1) as f64).ln().abs();
+        let deviation = (p95.max(1) as f64 / then.max(1) as f64)
+            .ln()
+            .abs()
+            .min(SPREAD_STEP_MOST);
         self.spread = Some(match self.spread {
             Some(spread) => spread + SPREAD_WEIGHT * (deviation - spread),
             None => deviation,

@@ -320,18 +320,22 @@ fn after_a_lasting_unhealthy_spell_the_base_is_read_afresh() {
 #[test]
 fn a_reading_faster_than_the_line_starts_the_trend_afresh() {
     // The halved origin's line (a base of 200 ms), then the whole origin
-    // again: 133, 143 and 167 ms at 25, 30 and 40 answers a second (a base
-    // of 100 ms). The first is under half what the line says at its load:
-    // the origin recovered. Its line is read from it on, the last base held
-    // until that line falls; through both origins' readings, the line would
-    // be neither's.
+    // again: 133, 143, 167 and 182 ms at 25, 30, 40 and 45 answers a second
+    // (a base of 100 ms). The first is under half what the line says at its
+    // load: the origin recovered. Its line is read from the readings after
+    // that one (whose window may hold both origins' answers), the last base
+    // held until that line falls; through both origins' readings, the line
+    // would be neither's.
     let mut readings = HALVED.to_vec();
-    readings.extend([(1500, 133.0), (1800, 143.0), (2400, 167.0)]);
+    readings.extend([(1500, 133.0), (1800, 143.0), (2400, 167.0), (2700, 182.0)]);
     let mut g = Governor::new(options()).unwrap();
     let bases = read_minutes(&mut g, T0, &readings);
-    assert!((190..=210).contains(&bases[3]), "{bases:?}");
-    assert!((95..=105).contains(&bases[5]), "{bases:?}");
-    assert_eq!(g.trend_since, T0 + 3 * 60 + 59);
+    assert!(
+        bases[3..6].iter().all(|b| (190..=210).contains(b)),
+        "{bases:?}"
+    );
+    assert!((95..=105).contains(&bases[6]), "{bases:?}");
+    assert_eq!(g.trend_since, T0 + 3 * 60 + 60);
     // 290 ms at 20 a second, where the line says 333: the high end of its
     // interval is under the line, but by less than the queueing margin. The
     // line's own curve and noise, not a change.
@@ -344,7 +348,7 @@ fn a_reading_faster_than_the_line_starts_the_trend_afresh() {
     assert_eq!(g.trend_since, 0);
     assert_eq!(g.overload_limit, Some(10_000.0));
     read_minutes(&mut g, T0 + 240, &[(1500, 133.0)]);
-    assert_eq!(g.trend_since, T0 + 240 + 59);
+    assert_eq!(g.trend_since, T0 + 240 + 60);
     assert_eq!(g.overload_limit, None);
 }
 
@@ -370,6 +374,24 @@ fn a_noisy_p95_lowers_the_aim_by_its_spread() {
     // limit is compared with none.
     g.weigh_spread(T0 + 30 * 40 + 100, 5000);
     assert_eq!(g.spread, Some(spread));
+}
+
+#[test]
+fn a_p95_that_more_than_doubles_in_a_window_counts_as_a_doubling() {
+    // Into an overload and out of it (the demo origin: 106 to 1,096 ms and
+    // back): a change of load, not noise; counted whole, the aim would fall
+    // to 8 ms, under the origin's own time.
+    let mut g = Governor::new(options()).unwrap();
+    g.weigh_spread(T0, 106);
+    g.weigh_spread(T0 + 60, 1096);
+    assert_eq!(g.spread, Some(SPREAD_STEP_MOST));
+    assert!((g.aim_ms() - 200.0).abs() < 1e-9, "{}", g.aim_ms());
+    g.weigh_spread(T0 + 120, 106);
+    assert_eq!(g.spread, Some(SPREAD_STEP_MOST));
+    // Under doubling, a deviation counts whole.
+    g.weigh_spread(T0 + 180, 180);
+    let expected = SPREAD_STEP_MOST + SPREAD_WEIGHT * ((180.0f64 / 106.0).ln() - SPREAD_STEP_MOST);
+    assert!((g.spread.unwrap() - expected).abs() < 1e-12);
 }
 
 #[test]
