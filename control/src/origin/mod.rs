@@ -133,10 +133,11 @@ pub const QUEUEING: f64 = 1.1;
 pub const STEP_UP: f64 = std::f64::consts::SQRT_2;
 /// Share of the live sessions that overloaded the origin the live limit stays
 /// under after: the least step ([`LEAST_CHANGE`]) under them, as TCP's slow
-/// start stops at a share of the window that lost (its ssthresh). The estimate of the limit reads a latency that rises as
-/// `base / (1 − u)`; an origin of many servers (a pool of threads) hardly
-/// slows until it is nearly full, so the estimate lies past its limit, and
-/// each overload costs minutes over the bound while the sessions let in end.
+/// start stops at a share of the window that lost (its ssthresh). The
+/// estimate of the limit reads a latency that rises as `base / (1 − u)`; an
+/// origin of many servers (a pool of threads) hardly slows until it is nearly
+/// full, so the estimate lies past its limit, and each overload costs minutes
+/// over the bound while the sessions let in end.
 pub const AFTER_OVERLOAD: f64 = 1.0 - LEAST_CHANGE;
 /// Weight of a new estimate of the load at the aim against the last: two
 /// windows' worth, so that one noisy p95 moves the target half as much.
@@ -643,7 +644,8 @@ impl Governor {
             // the sessions that end (each refilled keeps its load on the origin).
             self.aim_load = None;
             // The load of the sessions of the reading that turned unhealthy
-            // is past the origin's limit.
+            // is past the origin's limit (a live limit of 0: the reading
+            // before was unhealthy too, and these sessions are fewer).
             if self.live_limit != Some(0.0) {
                 self.overload_limit = Some(AFTER_OVERLOAD * sessions.over_window);
             }
