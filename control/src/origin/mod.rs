@@ -31,11 +31,16 @@
 //!   first, the lowest p95 of such a reading; before one, no base.
 //! - **A changed origin is read afresh**: after it was unhealthy at the
 //!   floor for a window or more (it lost capacity), or a reading was faster
-//!   than the line at its load by more than [`QUEUEING`], even at the high
-//!   end of its p95's interval (it recovered, or warmed up), the trend reads
-//!   only the readings after that one: a line through both origins' readings
-//!   is neither's. The last base is held until the new line falls beyond its
-//!   noise: read at one load only, a loaded origin's p95 is no base.
+//!   than an earlier one at a load no higher by more than [`QUEUEING`], even
+//!   at the ends of their p95's intervals (it recovered, or warmed up: an
+//!   origin of any shape is no faster for more load; but not one within a
+//!   window after an unhealthy reading, whose answers waited behind that
+//!   overload's backlog), the trend reads only
+//!   the readings after that one: a line through both origins' readings is
+//!   neither's. (Not faster than the line: an origin of many servers bends
+//!   away from any line, and its readings short of the bend beat it.) The
+//!   last base is held until the new line falls beyond its noise: read at
+//!   one load only, a loaded origin's p95 is no base.
 //! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
 //!   the answers that were not errors): nothing says where the origin's
 //!   limit is; no live limit, and the target rises by √2 a half window,
@@ -65,7 +70,7 @@
 //! - **After an overload** (the first unhealthy reading after a healthy
 //!   one), the live limit is at most [`AFTER_OVERLOAD`] of the live sessions
 //!   of that reading, until a reading at that limit shows no queueing or
-//!   the origin reads as changed (faster than the line).
+//!   the origin reads as changed (faster than at a lower load).
 //!
 //! - **The aim** is [`AIM`] of the bound, or lower where the p95 is noisy:
 //!   as TCP keeps its retransmission timer a few deviations over the mean
@@ -124,9 +129,8 @@ pub const SPREAD_STEP_MOST: f64 = std::f64::consts::LN_2;
 /// confidence interval is too: below, the difference is the window's noise (a
 /// few per cent from one window of thousands of answers to the next; tens of
 /// per cent for a few dozen). The same margin the other way: a reading this
-/// much faster than the trend's line at its load, at the high end of its
-/// interval, is a changed origin, where a steady one's readings lie a few
-/// per cent off the line by its curve and noise.
+/// much faster than an earlier one at a load no higher, at the ends of their
+/// intervals, is a changed origin.
 pub const QUEUEING: f64 = 1.1;
 /// The most the target rises in one half window: twice a minute, as the
 /// room's percentage may rise at most twice a draw period.
@@ -433,8 +437,6 @@ pub struct Governor {
     /// The trend is read afresh since `trend_since`: its base is taken only
     /// once its line falls beyond its noise.
     afresh: bool,
-    /// The trend's line the base was last read off.
-    line: Option<Line>,
     state: State,
     /// The target held, new sessions a minute.
     target: f64,
@@ -458,8 +460,6 @@ pub struct Governor {
 struct Line {
     /// 1 / p95 at no load: one over the base.
     at_no_load: f64,
-    /// Its change per answer a second: 0 or less.
-    slope: f64,
     /// Whether it falls beyond its noise (else it is taken flat).
     falls: bool,
 }
@@ -468,11 +468,6 @@ impl Line {
     /// The base, milliseconds.
     fn base_ms(&self) -> u64 {
         (1.0 / self.at_no_load).round() as u64
-    }
-
-    /// 1 / p95 the line says at `load` answers a second.
-    fn inverse_p95_at(&self, load: f64) -> f64 {
-        self.at_no_load + self.slope * load
     }
 }
 
@@ -492,7 +487,6 @@ impl Governor {
             slow_since: None,
             trend_since: 0,
             afresh: false,
-            line: None,
             state: State::NoOriginData,
             target: options.floor,
             live: 0,
@@ -604,19 +598,17 @@ impl Governor {
         if !healthy && reading.answers >= MIN_ANSWERS && lasting {
             self.read_afresh(newest + 1);
         }
-        // Faster than the line beyond its noise and the queueing margin is a
-        // changed origin too (it recovered, or warmed up); the line it beat is
-        // of the origin before, and this reading's window holds both's answers.
-        if self.beats_the_line(&reading) {
+        // Faster than a reading at a lower load, beyond both's noise and the
+        // queueing margin, is a changed origin too (it recovered, or warmed
+        // up); this reading's window holds both origins' answers.
+        if self.beats_the_past(&reading, newest) {
             self.read_afresh(newest + 1);
-            self.line = None;
             self.overload_limit = None;
         }
         // Read afresh, a flat line is of readings at one load, loaded: held.
         let trend = match self.trend_line(newest) {
             Some(line) if line.falls || !self.afresh => {
                 self.afresh = false;
-                self.line = Some(line);
                 Some(line.base_ms())
             }
             _ => None,
@@ -778,7 +770,6 @@ impl Governor {
         let intercept = mean_inverse - slope * mean_load;
         (intercept.is_finite() && intercept > 0.0).then_some(Line {
             at_no_load: intercept,
-            slope,
             falls: falling,
         })
     }
@@ -791,15 +782,39 @@ impl Governor {
         self.afresh = true;
     }
 
-    /// Whether `reading` shows the base and is faster than the trend's line at
-    /// its load by more than [`QUEUEING`], even at the high end of its p95's
-    /// interval.
-    fn beats_the_line(&self, reading: &Reading) -> bool {
-        let (Some(line), Some(high)) = (self.line, reading.p95_high_ms) else {
+    /// Whether `reading`, taken at `newest`, is faster than a reading of the
+    /// trend's at a load no higher (of the last session length, since the
+    /// origin last changed) by more than [`QUEUEING`], at the ends of their
+    /// p95's intervals that bring them closest. Whatever its shape, an
+    /// origin is no faster for more load: one that is has changed.
+    fn beats_the_past(&self, reading: &Reading, newest: u64) -> bool {
+        let Some(high) = reading.p95_high_ms.filter(|_| self.shows_the_base(reading)) else {
             return false;
         };
-        self.shows_the_base(reading)
-            && 1.0 / high.max(1) as f64 > QUEUEING * line.inverse_p95_at(reading.per_second)
+        let since = newest
+            .saturating_sub(self.options.session)
+            .max(self.trend_since);
+        self.readings.iter().any(|(t, earlier)| {
+            (since..newest).contains(t)
+                && self.shows_the_base(earlier)
+                && !self.drains_an_overload(*t)
+                && earlier.per_second <= reading.per_second
+                && earlier
+                    .p95_low_ms
+                    .is_some_and(|low| low as f64 > QUEUEING * high as f64)
+        })
+    }
+
+    /// Whether a reading taken at log second `t` came within a window after
+    /// an unhealthy one: the answers of its window waited behind an
+    /// overload's backlog, slow for the load before, not for its own.
+    fn drains_an_overload(&self, t: u64) -> bool {
+        let window = self.options.healthy.window;
+        self.readings.iter().any(|(before, reading)| {
+            (t.saturating_sub(window)..t).contains(before)
+                && reading.answers >= MIN_ANSWERS
+                && !self.is_healthy(reading)
+        })
     }
 
     /// Whether `reading` counts towards the base: healthy, and of enough

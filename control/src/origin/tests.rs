@@ -318,11 +318,11 @@ fn after_a_lasting_unhealthy_spell_the_base_is_read_afresh() {
 }
 
 #[test]
-fn a_reading_faster_than_the_line_starts_the_trend_afresh() {
+fn a_reading_faster_than_one_at_a_lower_load_starts_the_trend_afresh() {
     // The halved origin's line (a base of 200 ms), then the whole origin
     // again: 133, 143, 167 and 182 ms at 25, 30, 40 and 45 answers a second
-    // (a base of 100 ms). The first is under half what the line says at its
-    // load: the origin recovered. Its line is read from the readings after
+    // (a base of 100 ms). The first is under half the halved origin's p95 at
+    // 20 a second: the origin recovered. Its line is read from the readings after
     // that one (whose window may hold both origins' answers), the last base
     // held until that line falls; through both origins' readings, the line
     // would be neither's.
@@ -336,9 +336,9 @@ fn a_reading_faster_than_the_line_starts_the_trend_afresh() {
     );
     assert!((95..=105).contains(&bases[6]), "{bases:?}");
     assert_eq!(g.trend_since, T0 + 3 * 60 + 60);
-    // 290 ms at 20 a second, where the line says 333: the high end of its
-    // interval is under the line, but by less than the queueing margin. The
-    // line's own curve and noise, not a change.
+    // 290 ms at 20 a second, where the reading at 20 a second was 333: the
+    // high end of its interval is under that, but by less than the queueing
+    // margin, with both intervals. The noise, not a change.
     // What an overload left of the origin before is kept, until it changes.
     let mut g = Governor::new(options()).unwrap();
     read_minutes(&mut g, T0, &HALVED);
@@ -349,6 +349,47 @@ fn a_reading_faster_than_the_line_starts_the_trend_afresh() {
     assert_eq!(g.overload_limit, Some(10_000.0));
     read_minutes(&mut g, T0 + 240, &[(1500, 133.0)]);
     assert_eq!(g.trend_since, T0 + 240 + 60);
+    assert_eq!(g.overload_limit, None);
+}
+
+#[test]
+fn an_origin_that_bends_is_not_a_changed_origin() {
+    // An origin of many servers hardly slows until it is nearly full: 100,
+    // 101 and 103 ms at 10, 20 and 30 answers a second, then 300 ms at 40.
+    // Drained to 35 a second, 110 ms is far under any line through them at
+    // that load, but no faster than the reading at 30: the same origin, short
+    // of its bend. What the overload left is kept.
+    let mut g = Governor::new(options()).unwrap();
+    let bent = [(600, 100.0), (1200, 101.0), (1800, 103.0), (2400, 300.0)];
+    read_minutes(&mut g, T0, &bent);
+    g.overload_limit = Some(10_000.0);
+    read_minutes(&mut g, T0 + 240, &[(2100, 110.0)]);
+    assert_eq!(g.trend_since, 0);
+    assert_eq!(g.overload_limit, Some(10_000.0));
+    // At 40 a second again, 150 ms is beyond both noises and the margin
+    // faster than 300: it changed.
+    read_minutes(&mut g, T0 + 300, &[(2400, 150.0)]);
+    assert_eq!(g.trend_since, T0 + 300 + 60);
+    assert_eq!(g.overload_limit, None);
+}
+
+#[test]
+fn a_reading_in_the_wake_of_an_overload_is_not_one_to_beat() {
+    // 120 and 150 ms at 10 and 20 answers a second, an overload (1.5 s), and
+    // in its wake 700 ms at 15 a second: that window's answers waited behind
+    // the overload's backlog. At 20 a second again, 200 ms is faster than
+    // it, but the origin has not changed: what the overload left is kept.
+    let mut g = Governor::new(options()).unwrap();
+    let overload = [(600, 120.0), (1200, 150.0), (1200, 1500.0), (900, 700.0)];
+    read_minutes(&mut g, T0, &overload);
+    g.overload_limit = Some(10_000.0);
+    read_minutes(&mut g, T0 + 240, &[(1200, 200.0)]);
+    assert_eq!(g.trend_since, 0);
+    assert_eq!(g.overload_limit, Some(10_000.0));
+    // The same 700 ms at 15 a second a window after a healthy reading is
+    // the origin's own: 200 ms at 20 a second after it is a changed origin.
+    read_minutes(&mut g, T0 + 300, &[(900, 700.0), (1200, 200.0)]);
+    assert_eq!(g.trend_since, T0 + 360 + 60);
     assert_eq!(g.overload_limit, None);
 }
 
