@@ -39,8 +39,9 @@
 //!   the readings after that one: a line through both origins' readings is
 //!   neither's. (Not faster than the line: an origin of many servers bends
 //!   away from any line, and its readings short of the bend beat it.) The
-//!   last base is held until the new line falls beyond its noise: read at
-//!   one load only, a loaded origin's p95 is no base.
+//!   last base is held until the new line falls beyond its noise, or its
+//!   readings span twice a load ([`FLAT_SPAN`]): read at one load only, a
+//!   loaded origin's p95 is no base.
 //! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
 //!   the answers that were not errors): nothing says where the origin's
 //!   limit is; no live limit, and the target rises by √2 a half window,
@@ -150,6 +151,14 @@ pub const SMOOTHING: f64 = 0.5;
 /// the load is read from, at least: three, so that one noisy reading does not
 /// set the line.
 pub const TREND_READINGS: usize = 3;
+/// The span of loads (highest over lowest) over which a flat trend says the
+/// base as well as a falling one: read afresh after a change, readings at one
+/// load say nothing of the base (a loaded origin is flat there too), but an
+/// origin that answers at one p95 from a load to twice it is at rest. Without
+/// it, the base a pool's bend set before an overload was held for as long as
+/// the room stayed at rest after it (the demo origin: 14 to 60 new sessions a
+/// minute for 8 minutes, the origin at a third of its capacity).
+pub const FLAT_SPAN: f64 = 2.0;
 /// Answers a reading needs to count in the trend: 73, the fewest whose p95's
 /// 95 % confidence interval is bounded above (of fewer, the origin's p95 may
 /// lie above them all, and the p95 of a few dozen is often a fifth under it).
@@ -462,6 +471,8 @@ struct Line {
     at_no_load: f64,
     /// Whether it falls beyond its noise (else it is taken flat).
     falls: bool,
+    /// Whether its readings' loads span [`FLAT_SPAN`] or more.
+    spans: bool,
 }
 
 impl Line {
@@ -605,9 +616,10 @@ impl Governor {
             self.read_afresh(newest + 1);
             self.overload_limit = None;
         }
-        // Read afresh, a flat line is of readings at one load, loaded: held.
+        // Read afresh, a flat line is of readings at one load, loaded: held;
+        // flat over a wide span of loads, it is an origin at rest.
         let trend = match self.trend_line(newest) {
-            Some(line) if line.falls || !self.afresh => {
+            Some(line) if line.falls || line.spans || !self.afresh => {
                 self.afresh = false;
                 Some(line.base_ms())
             }
@@ -768,9 +780,12 @@ impl Governor {
         let falling = sxx > 0.0 && slope < -Z95 / sxx.sqrt();
         let slope = if falling { slope } else { 0.0 };
         let intercept = mean_inverse - slope * mean_load;
+        let lowest = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        let highest = points.iter().map(|p| p.0).fold(0.0, f64::max);
         (intercept.is_finite() && intercept > 0.0).then_some(Line {
             at_no_load: intercept,
             falls: falling,
+            spans: highest >= FLAT_SPAN * lowest,
         })
     }
 

@@ -318,6 +318,18 @@ fn after_a_lasting_unhealthy_spell_the_base_is_read_afresh() {
 }
 
 #[test]
+fn after_a_lasting_unhealthy_spell_a_flat_trend_over_twice_a_load_is_the_base() {
+    // After the spell, 150 ms at 10, 15 and 20 answers a second: flat from a
+    // load to twice it, the origin is at rest, and 150 ms is its own time
+    // (the last base, 100 ms, would read it as queueing).
+    let bases = bases_after_a_loss(2, &[(600, 150.0), (900, 150.0), (1200, 150.0)]);
+    assert!((140..=160).contains(&bases[2]), "{bases:?}");
+    // At 10 to 18 a second, under twice: held, as at one load.
+    let bases = bases_after_a_loss(2, &[(600, 150.0), (800, 150.0), (1080, 150.0)]);
+    assert!((97..=103).contains(&bases[2]), "{bases:?}");
+}
+
+#[test]
 fn a_reading_faster_than_one_at_a_lower_load_starts_the_trend_afresh() {
     // The halved origin's line (a base of 200 ms), then the whole origin
     // again: 133, 143, 167 and 182 ms at 25, 30, 40 and 45 answers a second
