@@ -35,13 +35,13 @@
 //!   at the ends of their p95's intervals (it recovered, or warmed up: an
 //!   origin of any shape is no faster for more load; but not one within a
 //!   window after an unhealthy reading, whose answers waited behind that
-//!   overload's backlog), the trend reads only
-//!   the readings after that one: a line through both origins' readings is
-//!   neither's. (Not faster than the line: an origin of many servers bends
-//!   away from any line, and its readings short of the bend beat it.) The
-//!   last base is held until the new line falls beyond its noise, or its
-//!   readings span twice a load ([`FLAT_SPAN`]): read at one load only, a
-//!   loaded origin's p95 is no base.
+//!   overload's backlog), the trend reads only the readings after that one:
+//!   a line through both origins' readings is neither's. (Not faster than
+//!   the line: an origin of many servers bends away from any line, and its
+//!   readings short of the bend beat it.) The last base is held until the
+//!   new line falls beyond its noise, or its readings span twice a load
+//!   ([`FLAT_SPAN`]): read at one load only, a loaded origin's p95 is no
+//!   base.
 //! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
 //!   the answers that were not errors): nothing says where the origin's
 //!   limit is; no live limit, and the target rises by √2 a half window,
@@ -741,9 +741,7 @@ impl Governor {
     /// through their noise to a base far under the origin's. `None` with
     /// fewer than [`TREND_READINGS`].
     fn trend_line(&self, newest: u64) -> Option<Line> {
-        let since = newest
-            .saturating_sub(self.options.session)
-            .max(self.trend_since);
+        let since = self.trend_start(newest);
         // (load, 1 / p95, weight) of each reading: the weight is one over the
         // variance of its 1 / p95, read off its confidence interval.
         let points: Vec<(f64, f64, f64)> = self
@@ -789,6 +787,14 @@ impl Governor {
         })
     }
 
+    /// The first log second of the trend at `newest`: a session length back,
+    /// or since the origin last changed.
+    fn trend_start(&self, newest: u64) -> u64 {
+        newest
+            .saturating_sub(self.options.session)
+            .max(self.trend_since)
+    }
+
     /// Reads the trend afresh from log second `since`: the readings before
     /// are of another origin. Its base is taken once its line falls beyond
     /// its noise.
@@ -806,9 +812,7 @@ impl Governor {
         let Some(high) = reading.p95_high_ms.filter(|_| self.shows_the_base(reading)) else {
             return false;
         };
-        let since = newest
-            .saturating_sub(self.options.session)
-            .max(self.trend_since);
+        let since = self.trend_start(newest);
         self.readings.iter().any(|(t, earlier)| {
             (since..newest).contains(t)
                 && self.shows_the_base(earlier)

@@ -334,10 +334,10 @@ fn a_reading_faster_than_one_at_a_lower_load_starts_the_trend_afresh() {
     // The halved origin's line (a base of 200 ms), then the whole origin
     // again: 133, 143, 167 and 182 ms at 25, 30, 40 and 45 answers a second
     // (a base of 100 ms). The first is under half the halved origin's p95 at
-    // 20 a second: the origin recovered. Its line is read from the readings after
-    // that one (whose window may hold both origins' answers), the last base
-    // held until that line falls; through both origins' readings, the line
-    // would be neither's.
+    // 20 a second: the origin recovered. Its line is read from the readings
+    // after that one (whose window may hold both origins' answers), the last
+    // base held until that line falls; through both origins' readings, the
+    // line would be neither's.
     let mut readings = HALVED.to_vec();
     readings.extend([(1500, 133.0), (1800, 143.0), (2400, 167.0), (2700, 182.0)]);
     let mut g = Governor::new(options()).unwrap();
