@@ -31,6 +31,9 @@ pub(super) struct Intake {
     series: Series,
     /// Log time of the first record taken since the rule started.
     first_record: Option<u64>,
+    /// Log time of the first line that showed a wait token handed out before
+    /// the log began ([`Seen::stranger`]).
+    first_stranger: Option<u64>,
     /// Lines read, and what became of them (the rule adds its writes).
     pub counters: Counters,
 }
@@ -41,6 +44,7 @@ impl Intake {
         Intake {
             series: Series::new(WINDOW as usize),
             first_record: None,
+            first_stranger: None,
             counters: Counters::default(),
         }
     }
@@ -71,6 +75,9 @@ impl Intake {
     /// Adds what a record taken at log time `t` showed per token ([`Seen`]);
     /// `p` is the percentage its draw saw.
     pub fn tally(&mut self, t: u64, seen: Seen, p: Option<Percentage>) {
+        if seen.stranger {
+            self.first_stranger.get_or_insert(t);
+        }
         let Some(second) = self.series.at_mut(t) else {
             return;
         };
@@ -113,6 +120,12 @@ impl Intake {
     /// Log time of the first record taken.
     pub fn first_record(&self) -> Option<u64> {
         self.first_record
+    }
+
+    /// Log time of the first line that showed a wait token handed out before
+    /// the log began.
+    pub fn first_stranger(&self) -> Option<u64> {
+        self.first_stranger
     }
 
     /// The last `seconds` seconds of counts up to the newest, oldest first.

@@ -60,7 +60,11 @@
 //!   a lasting difference (visitors who gave up, who come back late) takes it
 //!   within a period or two, a wave drawn in one period does not. It stays
 //!   within 1/4..4. Once draws are found late, it forgets what it learnt
-//!   from the calendar.
+//!   from the calendar. Forecasts are kept to check only while the calendar
+//!   holds the whole crowd: after a whole draw period of log, or from the
+//!   first line when every token the log showed was handed out in it (a
+//!   controller started with its room), so that the first checked minutes
+//!   already carry the trim.
 //! - *Yield* is the feedback on the room: new sessions per chance, where the
 //!   chances are the sum of the percentage each draw saw (its line's `p=`),
 //!   over the last four draw periods, with a prior of ten chances that each
@@ -317,7 +321,7 @@ impl Policy for PercentagePolicy {
         c.note_lateness();
         c.check_predictions();
         let computed = c.percentage();
-        if computed.is_some() {
+        if c.knows_the_crowd() {
             c.predict();
         }
         c.wanted = computed.or(c.wanted).or(c.options.start);
@@ -424,8 +428,7 @@ impl Controller {
         let p = p
             .min(self.rise_cap(in_effect))
             .clamp(self.options.min.min(max), max);
-        let whole_period = newest + 1 >= self.intake.first_record()?.saturating_add(period);
-        if whole_period {
+        if self.whole_period() {
             return Some(p);
         }
         // Before a whole period: only lower than what is in effect and written.
@@ -435,6 +438,27 @@ impl Controller {
             (None, w) => w?,
         };
         (p < lowest).then_some(p)
+    }
+
+    /// Whether the log holds a whole draw period since its first record: every
+    /// waiting address has drawn in it, so the calendar holds every token.
+    fn whole_period(&self) -> bool {
+        match (self.intake.newest(), self.intake.first_record()) {
+            (Some(newest), Some(first)) => {
+                newest + 1 >= first.saturating_add(self.options.draw_period())
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the calendar holds every waiting token: after a whole draw
+    /// period of log, or before it while every token the log showed was handed
+    /// out in it (a controller started with its room, not in the middle of a
+    /// crowd). Only then is a forecast kept to teach the trim: a calendar that
+    /// misses the tokens of a crowd already waiting would teach it a shortfall
+    /// that ends with the period.
+    fn knows_the_crowd(&self) -> bool {
+        self.whole_period() || self.intake.first_stranger().is_none()
     }
 
     /// The draws expected once a write made now lands: on the address grid,

@@ -57,6 +57,10 @@ pub struct Seen {
     /// For a draw: seconds from the drawn token's end to the draw (0 when the
     /// address's token is not known).
     pub draw_lag: u64,
+    /// A wait token the controller did not see handed out: the line waits or
+    /// draws, its address held no token, and it is not an arrival (a token
+    /// from before the log began, or one the controller forgot).
+    pub stranger: bool,
 }
 
 /// Who holds which token: waiting addresses (their wait token's end, redeem
@@ -127,6 +131,7 @@ impl Tokens {
                 let held = self.waiting.hold(uid, end);
                 self.see_beat(uid, record.t, exp, true);
                 seen.arrival = held.is_none() && record.is_arrival();
+                seen.stranger = held.is_none() && !record.is_arrival();
                 match record.transition {
                     Some(Transition::LotteryLost) => seen.draw = Some(false),
                     Some(Transition::CeilingReached) => {
@@ -162,6 +167,7 @@ impl Tokens {
                         if record.transition == Some(Transition::LotteryWon) {
                             seen.draw = Some(true);
                             seen.draw_lag = self.lag(record.t, drawn);
+                            seen.stranger = drawn.is_none();
                         }
                     }
                 }
@@ -271,6 +277,34 @@ mod tests {
             "waitingroom t=300 decision=allow uid=10.0.0.1 p=100 session=new exp=3900 path=/events",
         );
         assert!(tokens.see(&open).new_session);
+    }
+
+    #[test]
+    fn a_token_handed_out_before_the_log_began_is_a_stranger() {
+        let mut tokens = Tokens::new(100, 30, 30);
+        // An arrival, its repeat, its lost draw and its win: all seen handed out.
+        let seen = [
+            "waitingroom t=100 decision=anon uid=10.0.0.1 p=5 exp=160 path=/events",
+            "waitingroom t=120 decision=wait uid=10.0.0.1 p=5 exp=160 path=/events",
+            "waitingroom t=161 decision=re-wait uid=10.0.0.1 p=5 transition=lottery-lost exp=220 path=/events",
+            "waitingroom t=221 decision=allow uid=10.0.0.1 p=5 session=new transition=lottery-won exp=3821 path=/events",
+        ];
+        for text in seen {
+            assert!(!tokens.see(&line(text)).stranger, "{text}");
+        }
+        // Addresses the log never showed arriving: a page polling, a lost draw
+        // and a win, each on a token from before the log began.
+        let strangers = [
+            "waitingroom t=230 decision=wait uid=10.0.0.2 p=5 exp=260 path=/events",
+            "waitingroom t=231 decision=re-wait uid=10.0.0.3 p=5 transition=lottery-lost exp=290 path=/events",
+            "waitingroom t=232 decision=allow uid=10.0.0.4 p=5 session=new transition=lottery-won exp=3832 path=/events",
+        ];
+        for text in strangers {
+            assert!(tokens.see(&line(text)).stranger, "{text}");
+        }
+        // The same address back after its session, as a newcomer: an arrival.
+        let back = line("waitingroom t=3900 decision=anon uid=10.0.0.4 p=5 exp=3960 path=/events");
+        assert!(!tokens.see(&back).stranger);
     }
 
     #[test]

@@ -550,6 +550,30 @@ fn visitors_who_gave_up_are_learnt_from_the_draws_that_come() {
 }
 
 #[test]
+fn a_controller_started_with_its_room_learns_from_its_first_forecasts() {
+    // Half the crowd stopped coming back. A controller that saw every address
+    // arrive knows the whole crowd before a whole draw period, and checks its
+    // forecasts from the first: the trim has learnt the shortfall before the
+    // period ends. One started in the middle of the crowd sees draws of tokens
+    // it never saw handed out, so its calendar misses tokens: it learns nothing
+    // before a whole period, or it would take the tokens it missed for a crowd
+    // that draws more than it holds.
+    let crowd = SteadyCrowd::default();
+    let half = |uid: u32| uid.is_multiple_of(2);
+    let mut with_its_room = Controller::new(options(120.0)).unwrap();
+    for slot in 0..crowd.crowd {
+        with_its_room.observe(&waiting(T0, slot, grid_exp(T0, slot), "1"), T0);
+    }
+    crowd.run(&mut with_its_room, T0 + 1, 57, half);
+    assert!(!with_its_room.whole_period());
+    let trim = with_its_room.policy.trim.value;
+    assert!(close(trim, 0.5, 0.2), "{trim}");
+    let mut restarted = Controller::new(options(120.0)).unwrap();
+    crowd.run(&mut restarted, T0 + 1, 57, half);
+    assert_eq!(restarted.policy.trim.value, 1.0);
+}
+
+#[test]
 fn a_win_that_hands_out_two_allow_tokens_halves_the_percentage() {
     // Two devices behind each address, admitted a second apart: two sessions a
     // win, which the yield measures from the chances the draws saw.
