@@ -31,9 +31,9 @@ pub(super) struct Intake {
     series: Series,
     /// Log time of the first record taken since the rule started.
     first_record: Option<u64>,
-    /// Log time of the first line that showed a wait token handed out before
-    /// the log began ([`Seen::stranger`]).
-    first_stranger: Option<u64>,
+    /// Whether a line showed a wait token handed out before the log began
+    /// ([`Seen::stranger`]).
+    stranger_seen: bool,
     /// Lines read, and what became of them (the rule adds its writes).
     pub counters: Counters,
 }
@@ -44,7 +44,7 @@ impl Intake {
         Intake {
             series: Series::new(WINDOW as usize),
             first_record: None,
-            first_stranger: None,
+            stranger_seen: false,
             counters: Counters::default(),
         }
     }
@@ -75,9 +75,7 @@ impl Intake {
     /// Adds what a record taken at log time `t` showed per token ([`Seen`]);
     /// `p` is the percentage its draw saw.
     pub fn tally(&mut self, t: u64, seen: Seen, p: Option<Percentage>) {
-        if seen.stranger {
-            self.first_stranger.get_or_insert(t);
-        }
+        self.stranger_seen |= seen.stranger;
         let Some(second) = self.series.at_mut(t) else {
             return;
         };
@@ -122,10 +120,9 @@ impl Intake {
         self.first_record
     }
 
-    /// Log time of the first line that showed a wait token handed out before
-    /// the log began.
-    pub fn first_stranger(&self) -> Option<u64> {
-        self.first_stranger
+    /// Whether a line showed a wait token handed out before the log began.
+    pub fn stranger_seen(&self) -> bool {
+        self.stranger_seen
     }
 
     /// The last `seconds` seconds of counts up to the newest, oldest first.

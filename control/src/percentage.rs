@@ -458,7 +458,7 @@ impl Controller {
     /// misses the tokens of a crowd already waiting would teach it a shortfall
     /// that ends with the period.
     fn knows_the_crowd(&self) -> bool {
-        self.whole_period() || self.intake.first_stranger().is_none()
+        self.whole_period() || !self.intake.stranger_seen()
     }
 
     /// The draws expected once a write made now lands: on the address grid,
