@@ -10,9 +10,13 @@
 //!
 //! - a waiting line (`anon`, `wait`, `re-wait`) whose `exp` is the address's
 //!   current wait token is a repeat (another tab polling, a device behind the
-//!   same address: on the room's draw grids every device of an address holds
-//!   the same token); a lost draw's line carries the loser's next token, the
-//!   same for every tab that drew it, so it counts once;
+//!   same address that arrived within the same grid point); a lost draw's line
+//!   carries the loser's next token, the same for every tab that drew it, so
+//!   it counts once an address and next token. Devices behind one address that
+//!   arrived a draw period apart hold tokens a draw period apart until the
+//!   first one's draw hands it the other's: that draw counts although the
+//!   address's current token (the other device's, from its last line) is the
+//!   one it handed out;
 //! - an allow line with `session=new` whose `exp` is the last new session's
 //!   of the address is a repeat: a session a wait token starts runs from a
 //!   second of that token, so every presentation of one win (tabs, devices
@@ -36,7 +40,7 @@
 //! a wait period later. So each waiting address is also kept by the second
 //! it will draw on that beat: the first second after its token's end on the
 //! beat of any of its lines (its earliest tab, its fastest poller). Memory is
-//! the five crowds' ([`Crowd`]): 8 bytes an address in each.
+//! the six crowds' ([`Crowd`]): 8 bytes an address in each.
 
 use super::crowd::Crowd;
 use crate::record::Record;
@@ -76,6 +80,9 @@ pub struct Tokens {
     /// Addresses whose draw the bot toll held, by the end of the token it gave
     /// them (redeem window included), until they draw.
     unpaid: Crowd,
+    /// Addresses by the end of the token their last counted lost draw handed
+    /// out (redeem window included): the other tabs of that draw repeat it.
+    lost: Crowd,
     /// Addresses holding a live wait token, by the second they will draw it
     /// if their pages come back every `beat` seconds.
     pub on_beat: Crowd,
@@ -95,6 +102,7 @@ impl Tokens {
             active: Crowd::new(capacity),
             admitted: Crowd::new(capacity),
             unpaid: Crowd::new(capacity),
+            lost: Crowd::new(capacity),
             on_beat: Crowd::new(capacity),
             redeem,
             beat,
@@ -123,8 +131,26 @@ impl Tokens {
                 if self.unpaid.until(uid) == Some(end) {
                     return seen;
                 }
+                // A lost draw (or a win the ceiling held): counted once an
+                // address and next token.
+                let lost = matches!(
+                    record.transition,
+                    Some(Transition::LotteryLost | Transition::CeilingReached)
+                ) && self.lost.until(uid) != Some(end);
+                if lost {
+                    self.lost.hold(uid, end);
+                    seen.draw = Some(false);
+                    seen.held = record.transition == Some(Transition::CeilingReached);
+                }
                 if self.waiting.until(uid) == Some(end) {
                     self.see_beat(uid, record.t, exp, false);
+                    // Another device behind the address holds the token this
+                    // draw hands out; on the address grid the drawn one ended a
+                    // draw period (two wait periods, two beats) before it.
+                    if lost {
+                        let drawn = exp.saturating_sub(2 * self.beat);
+                        seen.draw_lag = record.t.saturating_sub(drawn);
+                    }
                     return seen;
                 }
                 self.unpaid.leave(uid);
@@ -132,15 +158,7 @@ impl Tokens {
                 self.see_beat(uid, record.t, exp, true);
                 seen.arrival = held.is_none() && record.is_arrival();
                 seen.stranger = held.is_none() && !record.is_arrival();
-                match record.transition {
-                    Some(Transition::LotteryLost) => seen.draw = Some(false),
-                    Some(Transition::CeilingReached) => {
-                        seen.draw = Some(false);
-                        seen.held = true;
-                    }
-                    _ => {}
-                }
-                if seen.draw.is_some() {
+                if lost {
                     seen.draw_lag = self.lag(record.t, held);
                 }
             }
@@ -224,6 +242,7 @@ impl Tokens {
         self.active.expire(now);
         self.admitted.expire(now);
         self.unpaid.expire(now);
+        self.lost.expire(now);
         self.on_beat.expire(now);
     }
 }
@@ -277,6 +296,43 @@ mod tests {
             "waitingroom t=300 decision=allow uid=10.0.0.1 p=100 session=new exp=3900 path=/events",
         );
         assert!(tokens.see(&open).new_session);
+    }
+
+    #[test]
+    fn devices_behind_an_address_holding_tokens_a_draw_period_apart_count_each_draw_once() {
+        let mut tokens = Tokens::new(100, 30, 30);
+        let wait = |t: u64, exp: u64| {
+            line(&format!(
+                "waitingroom t={t} decision=wait uid=10.0.0.1 p=5 exp={exp} path=/events"
+            ))
+        };
+        let lost = |t: u64, exp: u64| {
+            line(&format!(
+                "waitingroom t={t} decision=re-wait uid=10.0.0.1 p=5 transition=lottery-lost exp={exp} path=/events"
+            ))
+        };
+        let anon = |t: u64, exp: u64| {
+            line(&format!(
+                "waitingroom t={t} decision=anon uid=10.0.0.1 p=5 exp={exp} path=/events"
+            ))
+        };
+        assert!(tokens.see(&anon(100, 160)).arrival);
+        // A second device joins a draw period later: the next grid point.
+        assert_eq!(tokens.see(&anon(140, 220)), Seen::default());
+        assert_eq!(tokens.see(&wait(130, 160)), Seen::default());
+        assert_eq!(tokens.see(&wait(150, 220)), Seen::default());
+        // The first device's draw hands it the second's token: one draw,
+        // 6 s after its token ended, however its tabs repeat it.
+        let first = tokens.see(&lost(166, 220));
+        assert_eq!((first.draw, first.draw_lag), (Some(false), 6));
+        assert_eq!(tokens.see(&lost(167, 220)), Seen::default());
+        // A third device's line in between does not make a tab's repeat a draw.
+        assert_eq!(tokens.see(&anon(180, 280)), Seen::default());
+        assert_eq!(tokens.see(&lost(168, 220)), Seen::default());
+        // Their next draw, one more.
+        let next = tokens.see(&lost(221, 280));
+        assert_eq!((next.draw, next.draw_lag), (Some(false), 1));
+        assert_eq!(tokens.waiting.len(), 1);
     }
 
     #[test]

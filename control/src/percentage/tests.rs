@@ -73,6 +73,10 @@ fn options(target_per_minute: f64) -> Options {
 /// controller writes at most once a tick). Returns the writes.
 struct SteadyCrowd {
     crowd: u32,
+    /// When the crowd arrived, if the log shows it: each address draws first
+    /// when the token it was handed then ends. `None`: the crowd was waiting
+    /// before `from`, and each address draws at its first grid point after it.
+    arrived: Option<u64>,
     start: Percentage,
     tabs: u32,
     tokens_per_win: u64,
@@ -86,6 +90,7 @@ impl Default for SteadyCrowd {
     fn default() -> SteadyCrowd {
         SteadyCrowd {
             crowd: 6_000,
+            arrived: None,
             start: Percentage::whole(1),
             tabs: 1,
             tokens_per_win: 1,
@@ -106,10 +111,12 @@ impl SteadyCrowd {
         let mut writes = Vec::new();
         let uid = |slot: u32, generation: u32| slot + generation * self.crowd;
         let mut generation = vec![0u32; self.crowd as usize];
-        // Each slot's next grid point, the first at or after `from`.
+        // Each slot's first draw: its first token's end, or its next grid
+        // point, the first at or after `from`.
+        let handed_out = self.arrived.unwrap_or(from.saturating_sub(30));
         let mut due: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
         for slot in 0..self.crowd {
-            due.entry(grid_exp(from.saturating_sub(30), slot))
+            due.entry(grid_exp(handed_out, slot))
                 .or_default()
                 .push(slot);
         }
@@ -553,23 +560,28 @@ fn visitors_who_gave_up_are_learnt_from_the_draws_that_come() {
 fn a_controller_started_with_its_room_learns_from_its_first_forecasts() {
     // Half the crowd stopped coming back. A controller that saw every address
     // arrive knows the whole crowd before a whole draw period, and checks its
-    // forecasts from the first: the trim has learnt the shortfall before the
-    // period ends. One started in the middle of the crowd sees draws of tokens
-    // it never saw handed out, so its calendar misses tokens: it learns nothing
-    // before a whole period, or it would take the tokens it missed for a crowd
-    // that draws more than it holds.
-    let crowd = SteadyCrowd::default();
+    // forecasts from its first line after the arrivals: the trim has learnt
+    // the shortfall 20 s after the period ends. One started in the middle of
+    // the crowd sees draws of tokens it never saw handed out, so its calendar
+    // misses tokens: it keeps no forecast before a whole period, or it would
+    // take the tokens it missed for a crowd that draws more than it holds.
+    let crowd = SteadyCrowd {
+        arrived: Some(T0),
+        ..SteadyCrowd::default()
+    };
     let half = |uid: u32| uid.is_multiple_of(2);
     let mut with_its_room = Controller::new(options(120.0)).unwrap();
     for slot in 0..crowd.crowd {
         with_its_room.observe(&waiting(T0, slot, grid_exp(T0, slot), "1"), T0);
     }
-    crowd.run(&mut with_its_room, T0 + 1, 57, half);
-    assert!(!with_its_room.whole_period());
+    // The first draws come 30 s after the arrivals; a forecast made then is
+    // checked 36 s later. Its window's first 15 s or so are the log's draws,
+    // so the ratios are about 0.6, not 0.5.
+    crowd.run(&mut with_its_room, T0 + 1, 79, half);
     let trim = with_its_room.policy.trim.value;
-    assert!(close(trim, 0.5, 0.2), "{trim}");
+    assert!(close(trim, 0.6, 0.1), "{trim}");
     let mut restarted = Controller::new(options(120.0)).unwrap();
-    crowd.run(&mut restarted, T0 + 1, 57, half);
+    crowd.run(&mut restarted, T0 + 1, 79, half);
     assert_eq!(restarted.policy.trim.value, 1.0);
 }
 
