@@ -255,6 +255,14 @@ mod tests {
         text.parse().unwrap()
     }
 
+    /// A waiting line of 10.0.0.1 at `t` with a token ending at `exp`:
+    /// `decision` and, for a draw, its transition (`re-wait transition=lottery-lost`).
+    fn waiting(decision: &str, t: u64, exp: u64) -> Record {
+        line(&format!(
+            "waitingroom t={t} decision={decision} uid=10.0.0.1 p=5 exp={exp} path=/events"
+        ))
+    }
+
     #[test]
     fn tabs_presenting_one_token_count_once() {
         let mut tokens = Tokens::new(100, 30, 30);
@@ -301,21 +309,9 @@ mod tests {
     #[test]
     fn devices_behind_an_address_holding_tokens_a_draw_period_apart_count_each_draw_once() {
         let mut tokens = Tokens::new(100, 30, 30);
-        let wait = |t: u64, exp: u64| {
-            line(&format!(
-                "waitingroom t={t} decision=wait uid=10.0.0.1 p=5 exp={exp} path=/events"
-            ))
-        };
-        let lost = |t: u64, exp: u64| {
-            line(&format!(
-                "waitingroom t={t} decision=re-wait uid=10.0.0.1 p=5 transition=lottery-lost exp={exp} path=/events"
-            ))
-        };
-        let anon = |t: u64, exp: u64| {
-            line(&format!(
-                "waitingroom t={t} decision=anon uid=10.0.0.1 p=5 exp={exp} path=/events"
-            ))
-        };
+        let wait = |t: u64, exp: u64| waiting("wait", t, exp);
+        let lost = |t: u64, exp: u64| waiting("re-wait transition=lottery-lost", t, exp);
+        let anon = |t: u64, exp: u64| waiting("anon", t, exp);
         assert!(tokens.see(&anon(100, 160)).arrival);
         // A second device joins a draw period later: the next grid point.
         assert_eq!(tokens.see(&anon(140, 220)), Seen::default());
@@ -417,11 +413,7 @@ mod tests {
     #[test]
     fn an_address_back_after_its_token_ended_arrives_anew() {
         let mut tokens = Tokens::new(100, 30, 30);
-        let anon = |t: u64, exp: u64| {
-            line(&format!(
-                "waitingroom t={t} decision=anon uid=10.0.0.1 p=5 exp={exp} path=/events"
-            ))
-        };
+        let anon = |t: u64, exp: u64| waiting("anon", t, exp);
         assert!(tokens.see(&anon(100, 160)).arrival);
         tokens.expire(300);
         assert!(tokens.see(&anon(300, 360)).arrival);
