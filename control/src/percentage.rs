@@ -86,7 +86,11 @@
 //! target lets in over a wait period: at 100 % the room lets every waiting
 //! visitor in at their next page, drawn or not (within a wait period on the
 //! fixed beat, at once for apps polling fast), where under it each comes in at
-//! their draw, over a draw period.
+//! their draw, over a draw period. Where the draws come late (the fixed
+//! beat), a crowd's draws take up to a wait period more than that, and fall
+//! short of the target while a minute of it still waits: there the bound is
+//! what the target lets in over a draw period (at 100 % those waiting come in
+//! at up to twice its pace for a wait period, a draw period's target in all).
 //!
 //! When the room is open (100 % in effect for most of the last period),
 //! nobody waits, and the new sessions of the last period stand for the draws.
@@ -414,11 +418,16 @@ impl Controller {
         // nobody. So the percentage stays under 100 while the bot toll holds
         // draws (bots that skip it would walk in), and while more wait than
         // the target lets in over a wait period (under 100 % they come in as
-        // their tokens are drawn, over a draw period).
+        // their tokens are drawn, over a draw period); where draws come late,
+        // over a draw period (see the module doc).
         let tolling = series.sum(since, newest + 1, |s| s.toll_held) > 0;
-        let wait_share = self.options.wait_period as f64 / period as f64;
+        let fit_seconds = if self.drawn_on_time(newest) {
+            self.options.wait_period
+        } else {
+            period
+        };
         let flood = self.tokens.waiting.len() as f64 * self.yield_per_chance()
-            > self.allowed() * wait_share;
+            > self.allowed() * fit_seconds as f64 / period as f64;
         let max = if tolling || flood {
             let under = Percentage::from_micros(Percentage::HUNDRED.micros() - 1);
             self.options.max.min(under)
