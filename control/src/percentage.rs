@@ -86,11 +86,7 @@
 //! target lets in over a wait period: at 100 % the room lets every waiting
 //! visitor in at their next page, drawn or not (within a wait period on the
 //! fixed beat, at once for apps polling fast), where under it each comes in at
-//! their draw, over a draw period. Where the draws come late (the fixed
-//! beat), a crowd's draws take up to a wait period more than that, and fall
-//! short of the target while a minute of it still waits: there the bound is
-//! what the target lets in over a draw period (at 100 % those waiting come in
-//! at up to twice its pace for a wait period, a draw period's target in all).
+//! their draw, over a draw period.
 //!
 //! When the room is open (100 % in effect for most of the last period),
 //! nobody waits, and the new sessions of the last period stand for the draws.
@@ -418,16 +414,11 @@ impl Controller {
         // nobody. So the percentage stays under 100 while the bot toll holds
         // draws (bots that skip it would walk in), and while more wait than
         // the target lets in over a wait period (under 100 % they come in as
-        // their tokens are drawn, over a draw period); where draws come late,
-        // over a draw period (see the module doc).
+        // their tokens are drawn, over a draw period).
         let tolling = series.sum(since, newest + 1, |s| s.toll_held) > 0;
-        let fit_seconds = if self.drawn_on_time(newest) {
-            self.options.wait_period
-        } else {
-            period
-        };
+        let wait_share = self.options.wait_period as f64 / period as f64;
         let flood = self.tokens.waiting.len() as f64 * self.yield_per_chance()
-            > self.allowed() * fit_seconds as f64 / period as f64;
+            > self.allowed() * wait_share;
         let max = if tolling || flood {
             let under = Percentage::from_micros(Percentage::HUNDRED.micros() - 1);
             self.options.max.min(under)

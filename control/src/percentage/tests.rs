@@ -495,48 +495,6 @@ fn the_room_opens_only_once_those_waiting_fit_in_the_target_of_a_wait_period() {
 }
 
 #[test]
-fn where_draws_come_late_the_room_opens_once_those_waiting_fit_in_the_target_of_a_draw_period() {
-    // 2,000 arrive over a minute and each draws, at 50 %, `lag` seconds after
-    // its token's end; winners leave. With 600-1,200 left against 1,200 a
-    // draw period, their draws fall short of the target: drawn on time they
-    // still come in within a draw period, and at 100 % they would come twice
-    // as fast, so the room stays just under; drawn half a wait period late
-    // (the fixed beat's average), it opens.
-    let percentage = |lag: u64| {
-        let mut c = Controller::new(options(1_200.0)).unwrap();
-        let mut draws: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
-        let mut chances = 0.0;
-        for t in T0..=T0 + 160 {
-            for uid in (0..2_000).filter(|&uid| u64::from(uid % 60) == t - T0) {
-                let end = grid_exp(t, uid);
-                c.observe(&waiting(t, uid, end, "50"), t);
-                draws.entry(end + lag).or_default().push(uid);
-            }
-            for uid in draws.remove(&t).unwrap_or_default() {
-                chances += 0.5;
-                let won = chances >= 1.0;
-                c.observe(&drawn(t, uid, won, "50"), t);
-                if won {
-                    chances -= 1.0;
-                } else {
-                    draws.entry(grid_exp(t, uid) + lag).or_default().push(uid);
-                }
-            }
-            c.tick(t);
-        }
-        let waiting = c.tokens.waiting.len();
-        assert!((600..1_200).contains(&waiting), "{waiting}");
-        c.percentage()
-    };
-    let on_time = percentage(0).unwrap();
-    assert!(
-        on_time < Percentage::HUNDRED && on_time.fraction() > 0.99,
-        "{on_time}"
-    );
-    assert_eq!(percentage(15), Some(Percentage::HUNDRED));
-}
-
-#[test]
 fn a_crowd_draining_on_the_fixed_beat_is_forecast_as_it_stands_at_the_tick() {
     // Nobody new comes and the percentage climbs as the crowd drains: the
     // draw period the forecast counts is centred on the tick a write governs,
