@@ -82,11 +82,16 @@
 //! doubles the admissions of the period before. A change of less than
 //! [`LEAST_CHANGE`] is not written. With no draws expected
 //! (nobody waiting) the percentage is held, not raised: `--max` is a ceiling,
-//! never a default. It stays under 100 % while more addresses wait than the
-//! target lets in over a wait period: at 100 % the room lets every waiting
-//! visitor in at their next page, drawn or not (within a wait period on the
-//! fixed beat, at once for apps polling fast), where under it each comes in at
-//! their draw, over a draw period.
+//! never a default. It stays under 100 % while opening would let in more
+//! than the target: at 100 % the room lets every waiting visitor in at their
+//! next page, drawn or not, where under it each comes in at their draw, over
+//! a draw period. With draws on time, while more addresses wait than the
+//! target lets in over a wait period. With late draws (the fixed beat, where
+//! every page comes back within a wait period, and an address with several
+//! tabs within seconds), while those still waiting when the write lands
+//! (less the target's share until then) would come in faster than the target
+//! over its first `x` seconds, for some `x` up to a wait period: as many of
+//! them load a page in any `x` seconds as loaded one in the last `x`.
 //!
 //! When the room is open (100 % in effect for most of the last period),
 //! nobody waits, and the new sessions of the last period stand for the draws.
@@ -416,9 +421,12 @@ impl Controller {
         // the target lets in over a wait period (under 100 % they come in as
         // their tokens are drawn, over a draw period).
         let tolling = series.sum(since, newest + 1, |s| s.toll_held) > 0;
-        let wait_share = self.options.wait_period as f64 / period as f64;
-        let flood = self.tokens.waiting.len() as f64 * self.yield_per_chance()
-            > self.allowed() * wait_share;
+        let flood = if self.drawn_on_time(newest) {
+            let wait_share = self.options.wait_period as f64 / period as f64;
+            self.tokens.waiting.len() as f64 * self.yield_per_chance() > self.allowed() * wait_share
+        } else {
+            self.opening_floods(newest)
+        };
         let max = if tolling || flood {
             let under = Percentage::from_micros(Percentage::HUNDRED.micros() - 1);
             self.options.max.min(under)
@@ -438,6 +446,32 @@ impl Controller {
             (None, w) => w?,
         };
         (p < lowest).then_some(p)
+    }
+
+    /// On pages that draw late (the fixed beat): whether a write of 100 % made
+    /// now would let more in than the target, over the first `x` seconds
+    /// after it lands, for some `x` up to a wait period. Each address still
+    /// waiting then comes in at its next page, and as many load a page in any
+    /// `x` seconds as loaded one in the last `x` ([`Tokens::paged`]): a crowd
+    /// with many tabs comes in within seconds. Until the write lands, the
+    /// draws take at most the target's share.
+    fn opening_floods(&self, newest: u64) -> bool {
+        let d = self.options.wait_period.max(1);
+        let tick = self.options.tick.clamp(1, d);
+        let per_second = self.allowed() / self.options.draw_period() as f64;
+        let loaded = |x: u64| {
+            let from = (newest + 1 + d).saturating_sub(x);
+            self.tokens.paged.ending_within(from, newest + 1 + d) as f64
+        };
+        let all = loaded(d);
+        if all < 1.0 {
+            return false;
+        }
+        let landing = per_second * self.landing_after() as f64;
+        let left = (all * self.yield_per_chance() - landing).max(0.0);
+        (1..=d.div_ceil(tick))
+            .map(|k| (k * tick).min(d))
+            .any(|x| left * loaded(x) / all > per_second * x as f64)
     }
 
     /// Whether the log holds a whole draw period since its first record: every

@@ -39,8 +39,11 @@
 //! its end, and every line shows when one of the address's pages comes back:
 //! a wait period later. So each waiting address is also kept by the second
 //! it will draw on that beat: the first second after its token's end on the
-//! beat of any of its lines (its earliest tab, its fastest poller). Memory is
-//! the six crowds' ([`Crowd`]): 8 bytes an address in each.
+//! beat of any of its lines (its earliest tab, its fastest poller), and by
+//! its last line: the addresses that loaded a page in the last `x` seconds
+//! load one again in the `x` seconds a beat later, so they tell how soon a
+//! crowd's pages come back (the sooner, the more tabs each has). Memory is
+//! the seven crowds' ([`Crowd`]): 8 bytes an address in each.
 
 use super::crowd::Crowd;
 use crate::record::Record;
@@ -86,6 +89,9 @@ pub struct Tokens {
     /// Addresses holding a live wait token, by the second they will draw it
     /// if their pages come back every `beat` seconds.
     pub on_beat: Crowd,
+    /// Addresses holding a live wait token, by a beat after their last line
+    /// (kept when `beat` is).
+    pub paged: Crowd,
     /// The room's redeem window: a wait token counts as held this long after its `exp`.
     redeem: u64,
     /// Seconds between two loads of a waiting page on the fixed beat (the
@@ -104,6 +110,7 @@ impl Tokens {
             unpaid: Crowd::new(capacity),
             lost: Crowd::new(capacity),
             on_beat: Crowd::new(capacity),
+            paged: Crowd::new(capacity),
             redeem,
             beat,
         }
@@ -130,6 +137,9 @@ impl Tokens {
                 }
                 if self.unpaid.until(uid) == Some(end) {
                     return seen;
+                }
+                if self.beat > 0 {
+                    self.paged.hold(uid, record.t.saturating_add(self.beat));
                 }
                 // A lost draw (or a win the ceiling held): counted once an
                 // address and next token.
@@ -225,6 +235,7 @@ impl Tokens {
     /// window included).
     fn stop_waiting(&mut self, uid: &str) -> Option<u64> {
         self.on_beat.leave(uid);
+        self.paged.leave(uid);
         self.waiting.leave(uid)
     }
 
@@ -244,6 +255,7 @@ impl Tokens {
         self.unpaid.expire(now);
         self.lost.expire(now);
         self.on_beat.expire(now);
+        self.paged.expire(now);
     }
 }
 

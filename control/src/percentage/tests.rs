@@ -494,6 +494,84 @@ fn the_room_opens_only_once_those_waiting_fit_in_the_target_of_a_wait_period() {
     assert_eq!(percentage(400), Some(Percentage::HUNDRED));
 }
 
+/// A crowd of `crowd` addresses on the fixed beat (d = 30) at 60 %, the room
+/// not moving it: the first address at each of the 30 seconds of the beat,
+/// the next at the second after it, and so on; addresses for which `tabbed`
+/// holds keep three tabs, loading 10 s apart. A load after the token's end
+/// draws it (a winner every time the chances add up to one more; winners
+/// leave). Runs 150 s of log, ticking every second; returns the addresses
+/// still waiting.
+fn tabbed_fixed_beat_crowd(c: &mut Controller, crowd: u32, tabbed: fn(u32) -> bool) -> usize {
+    let mut ends: Vec<Option<u64>> = vec![None; crowd as usize];
+    let mut left = vec![true; crowd as usize];
+    let mut chances = 0.0;
+    for t in T0..T0 + 150 {
+        for uid in 0..crowd {
+            let i = uid as usize;
+            let second = (t - T0) % 30;
+            let loads = if tabbed(uid) {
+                second % 10 == u64::from(uid % 10)
+            } else {
+                second == u64::from(uid % 30)
+            };
+            if !left[i] || !loads {
+                continue;
+            }
+            match ends[i] {
+                None => {
+                    let end = grid_exp(t, uid);
+                    ends[i] = Some(end);
+                    c.observe(&waiting(t, uid, end, "60"), t);
+                }
+                Some(end) if end >= t => c.observe(&polling(t, uid, end, "60"), t),
+                Some(_) => {
+                    chances += 0.6;
+                    let won = chances >= 1.0;
+                    c.observe(&drawn(t, uid, won, "60"), t);
+                    if won {
+                        chances -= 1.0;
+                        left[i] = false;
+                    } else {
+                        ends[i] = Some(grid_exp(t, uid));
+                    }
+                }
+            }
+        }
+        c.tick(t);
+    }
+    left.iter().filter(|&&w| w).count()
+}
+
+#[test]
+fn on_the_fixed_beat_the_room_opens_only_once_those_waiting_fit_however_soon_they_come() {
+    // At 100 % every waiting address comes in at its next page. The same
+    // crowd draining on the fixed beat (draws late, 1,200 a minute, 20 a
+    // second): one tab each, a third of it loads a page in any 10 s, and the
+    // room opens; half of it with three tabs, two thirds do: opening would let
+    // in more than the target's 200 in its first 10 s, and it stays under 100.
+    // (Counting those waiting against a wait period's target, it opened both.)
+    let run = |tabbed: fn(u32) -> bool| {
+        let mut c = Controller::new(options(1_200.0)).unwrap();
+        let still = tabbed_fixed_beat_crowd(&mut c, 1_900, tabbed);
+        let newest = T0 + 149;
+        assert!(c.address_grid(newest) && !c.drawn_on_time(newest));
+        // Those left when the write lands: within a wait period's target, and
+        // more than the target's 10 s over two thirds.
+        let left = still as f64 * c.yield_per_chance() - 20.0 * c.landing_after() as f64;
+        assert!(
+            (300.0..=600.0).contains(&left),
+            "{still} waiting, {left} left"
+        );
+        c.percentage()
+    };
+    assert_eq!(run(|_| false), Some(Percentage::HUNDRED));
+    let tabbed = run(|uid| uid % 2 == 0).unwrap();
+    assert!(
+        tabbed < Percentage::HUNDRED && tabbed.fraction() > 0.99,
+        "{tabbed}"
+    );
+}
+
 #[test]
 fn a_crowd_draining_on_the_fixed_beat_is_forecast_as_it_stands_at_the_tick() {
     // Nobody new comes and the percentage climbs as the crowd drains: the
