@@ -31,13 +31,16 @@ cd "$(dirname "$0")/.."
 # docs/research/figures) is where the reports and tables go. SIM_CEILING is the ceiling in thousandths
 # of the target (default 950) and SIM_POP_COUNTS how the POP counts (edge, the default,
 # or exact): SIM_CEILING=1050 SIM_POP_COUNTS=exact runs the ceiling as it was run before
-# the simulator modelled the edge's counters.
+# the simulator modelled the edge's counters. SIM_DELAYS (default "0 30 60") lists the
+# propagation delays to run.
 source scripts/sim-scale.sh
 ceiling=${SIM_CEILING:-950}
 [[ $ceiling =~ ^[1-9][0-9]*$ ]] || { echo "SIM_CEILING must be a whole number of thousandths" >&2; exit 2; }
 counts=${SIM_POP_COUNTS:-edge}
 [[ $counts =~ ^(edge|exact)$ ]] || { echo "SIM_POP_COUNTS must be edge or exact" >&2; exit 2; }
 pop() { n $(($1 * ceiling / 1000)); }                       # pop 2000: the ceiling for a target of 2000
+delays=${SIM_DELAYS:-0 30 60}
+[[ $delays =~ ^[0-9]+( [0-9]+)*$ ]] || { echo "SIM_DELAYS must be seconds, separated by spaces" >&2; exit 2; }
 
 grid=${1:-address}
 only=${2:-all}
@@ -70,7 +73,7 @@ run() { # name delay args...
 mix_of() { case $1 in mix) echo default ;; *) echo "$1" ;; esac; }
 
 # Each crowd with each mix; two runs at a time, one a core.
-for delay in 0 30 60; do
+for delay in $delays; do
   [ "$only" = ceiling ] && break
   for mix in plain mix heavy; do
     people=(--mix "$(mix_of "$mix")")
@@ -92,7 +95,7 @@ done
 # holds a won draw once the POP's counter shows that many in the minute, whatever the
 # percentage in effect. The edge's counter reads up to 10 % low, so a minute may run to
 # the ceiling / 0.9: 1.056 times the target.
-for delay in 0 30 60; do
+for delay in $delays; do
   [ "$only" = loop ] && break
   for mix in plain mix heavy; do
     people=(--mix "$(mix_of "$mix")" --pop-counts "$counts")
