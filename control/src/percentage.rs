@@ -415,11 +415,12 @@ impl Controller {
         }
         let p = Percentage::from_fraction(self.allowed() * share / expected);
         // A room at 100 % draws nobody: it lets every waiting visitor in at
-        // their next page, within a wait period, drawn or not, and tolls
-        // nobody. So the percentage stays under 100 while the bot toll holds
-        // draws (bots that skip it would walk in), and while more wait than
-        // the target lets in over a wait period (under 100 % they come in as
-        // their tokens are drawn, over a draw period).
+        // their next page, drawn or not, and tolls nobody. So the percentage
+        // stays under 100 while the bot toll holds draws (bots that skip it
+        // would walk in), and while opening would let in more than the target
+        // (under 100 % they come in as their tokens are drawn, over a draw
+        // period): on prompt pages, while more wait than the target lets in
+        // over a wait period; on the fixed beat, as soon as they would come.
         let tolling = series.sum(since, newest + 1, |s| s.toll_held) > 0;
         let flood = if self.drawn_on_time(newest) {
             let wait_share = self.options.wait_period as f64 / period as f64;
