@@ -115,6 +115,11 @@ fn bad_or_foreign_solutions_never_admit_and_never_fail() {
         .filter(|n| !mint::toll_pays(&challenge, *n, BITS))
         .map(|n| n.to_string())
         .collect();
+    // A quoted value is read without its quotes (RFC 6265), so the quoted nonce is
+    // one that does not pay: a fixed "1" would pay one challenge in 2^8.
+    let unpaid = (1..)
+        .find(|n| !mint::toll_pays(&challenge, *n, BITS))
+        .unwrap();
     let long = "9".repeat(5000);
     let mut bad: Vec<String> = vec![
         String::new(),
@@ -125,7 +130,7 @@ fn bad_or_foreign_solutions_never_admit_and_never_fail() {
         "18446744073709551616".to_string(),
         long,
         "%00".to_string(),
-        "\"1\"".to_string(),
+        format!("\"{unpaid}\""),
         "ünïcode".to_string(),
     ];
     bad.extend(foreign);
