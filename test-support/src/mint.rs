@@ -59,6 +59,17 @@ pub fn number(text: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no number {name} in {text}"))
 }
 
+/// The pre-queue's offset (0–999 ms) of `uid` for a line opening at `opens`:
+/// the first four bytes of HMAC-SHA256(key, `prequeue&uid=<uid>&opens=<opens>`),
+/// big-endian, modulo 1000.
+pub fn prequeue_offset(key: &str, uid: &str, opens: u64) -> u64 {
+    let mac = hmac(
+        key.as_bytes(),
+        format!("prequeue&uid={uid}&opens={opens}").as_bytes(),
+    );
+    u64::from(u32::from_be_bytes([mac[0], mac[1], mac[2], mac[3]])) % 1000
+}
+
 /// Base64 of arbitrary text, for hand-made (tampered) tokens.
 pub fn encode(text: &str) -> String {
     STANDARD.encode(text)

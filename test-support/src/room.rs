@@ -196,45 +196,26 @@ file = "{dir}/pages.json"
         )
         .unwrap();
 
-        let addr = if spec.ipv6 {
-            free_addr_v6()
-        } else {
-            free_addr()
-        };
-        let log = fs::File::create(dir.join("viceroy.log")).unwrap();
-        let stdout = if spec.pipe_stdout {
-            Stdio::piped()
-        } else {
-            Stdio::from(log.try_clone().unwrap())
-        };
-        let viceroy = Command::new(viceroy_bin())
-            .arg("serve")
-            .arg("-C")
-            .arg(dir.join("fastly.toml"))
-            .arg("--addr")
-            .arg(addr.to_string())
-            .arg(wasm_path())
-            .stdout(stdout)
-            .stderr(Stdio::from(log))
-            .spawn()
-            .expect("cannot start viceroy: run the README's test command, which installs it");
-        let mut room = Room { viceroy, addr, dir };
-        room.wait_until_ready();
-        room
-    }
-
-    fn wait_until_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if let Some(status) = self.viceroy.try_wait().unwrap() {
-                panic!("viceroy exited ({status}):\n{}", self.viceroy_output());
+        // The port is free when picked, and Viceroy binds it only once it has
+        // compiled the room: another socket may take it in between. Then Viceroy
+        // exits at once, and the room is launched again on another port.
+        for attempt in 1.. {
+            let addr = if spec.ipv6 {
+                free_addr_v6()
+            } else {
+                free_addr()
+            };
+            let mut viceroy = spawn_viceroy(&dir, addr, spec.pipe_stdout);
+            match wait_until_listening(&mut viceroy, addr, &dir) {
+                Ok(()) => return Room { viceroy, addr, dir },
+                Err(output) if attempt < 3 && output.contains("Address already in use") => {}
+                Err(output) => {
+                    let _ = viceroy.kill();
+                    panic!("{output}");
+                }
             }
-            if TcpStream::connect(self.addr).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
         }
-        panic!("viceroy not ready after 30 s:\n{}", self.viceroy_output());
+        unreachable!("the loop returns or panics")
     }
 
     /// Viceroy's standard output, when the room was launched with `pipe_stdout`.
@@ -319,6 +300,44 @@ impl Drop for Room {
         let _ = self.viceroy.wait();
         let _ = fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Viceroy serving the room whose files are in `dir` at `addr`.
+fn spawn_viceroy(dir: &Path, addr: SocketAddr, pipe_stdout: bool) -> Child {
+    let log = fs::File::create(dir.join("viceroy.log")).unwrap();
+    let stdout = if pipe_stdout {
+        Stdio::piped()
+    } else {
+        Stdio::from(log.try_clone().unwrap())
+    };
+    Command::new(viceroy_bin())
+        .arg("serve")
+        .arg("-C")
+        .arg(dir.join("fastly.toml"))
+        .arg("--addr")
+        .arg(addr.to_string())
+        .arg(wasm_path())
+        .stdout(stdout)
+        .stderr(Stdio::from(log))
+        .spawn()
+        .expect("cannot start viceroy: run the README's test command, which installs it")
+}
+
+/// Waits until `viceroy` listens at `addr`; `Err` with its output (in `dir`) when
+/// it exits first or does not listen within 30 s.
+fn wait_until_listening(viceroy: &mut Child, addr: SocketAddr, dir: &Path) -> Result<(), String> {
+    let output = || fs::read_to_string(dir.join("viceroy.log")).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Some(status) = viceroy.try_wait().unwrap() {
+            return Err(format!("viceroy exited ({status}):\n{}", output()));
+        }
+        if TcpStream::connect(addr).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(format!("viceroy not ready after 30 s:\n{}", output()))
 }
 
 /// Writes the store atomically, so Viceroy never reads half a file.

@@ -658,9 +658,11 @@ fn a_loaded_origin_is_slow_through_the_room_and_its_full_queue_is_logged() {
         other => panic!("{other:?}: {}", room.last_log_line()),
     }
     // Held while the origin serves another: the admitted visitor gets the room's page.
+    // The other is a slow answer (the place held 2 s more), so the visitor's request
+    // reaches the origin while it is held however slowly Viceroy starts it.
     let held = std::thread::spawn({
         let addr = origin.addr();
-        move || support::http::get(addr, 3, "/held", &[]).status
+        move || support::http::get(addr, 3, "/__origin/slow/2000/held", &[]).status
     });
     let deadline = Instant::now() + Duration::from_secs(5);
     while origin.stats().in_flight == 0 {

@@ -41,10 +41,9 @@ fn percentage(config: &Path) -> Percentage {
 }
 
 /// The level of the percentage over `phase`: the median of what the store holds,
-/// read every 250 ms over the phase's second half. The rule aims each write at the
-/// draws still due in the current draw period (4 s here), so a period whose
-/// allowance is spent early dips to the minimum until the next: one reading can
-/// land in a dip, the median does not.
+/// read every 250 ms over the phase's second half. Each write is aimed at the draws
+/// the next tick will see, few and lumpy in a crowd of 200 on a 4 s draw period, so
+/// one reading can land on a dip or a peak; the median does not.
 fn level_over(config: &Path, phase: Duration) -> Percentage {
     thread::sleep(phase / 2);
     let end = Instant::now() + phase / 2;
@@ -131,9 +130,11 @@ fn the_controller_holds_the_target_and_follows_the_crowd() {
         "not lowered for the crowd: {report}"
     );
     assert!(p_2 > p_1, "not raised when half the crowd left: {report}");
-    // One a second is wanted: 10 in the window. At the static 50 % the crowd would
-    // have been let in at about 25 a second.
-    assert!((3..=30).contains(&in_window), "{report}");
+    // One a second is wanted: 10 in the window, about Poisson (a draw at a few %).
+    // At the static 50 % the crowd would have been let in at about 25 a second; a
+    // closed room lets in none. The lower bound is 1, not a share of 10: on target,
+    // 2 or fewer comes by chance once in 360 runs, none once in 22,000.
+    assert!((1..=30).contains(&in_window), "{report}");
     assert!(admitted_1 <= 60, "{report}");
     let heartbeat: u64 = written(&config)["controller_heartbeat"].parse().unwrap();
     assert!(heartbeat.abs_diff(support::room::now()) <= 10, "{report}");

@@ -92,14 +92,12 @@ fn the_nginx_models_read_as_real_nginx_does() {
     );
     let dir = std::env::temp_dir().join(format!("waiting-room-nginx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let free_port = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    };
-    let (merged, kept) = (free_port(), free_port());
+    // Both ports taken before either is let go, so the two differ.
+    let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (first, second) = (bind(), bind());
+    let port = |l: &std::net::TcpListener| l.local_addr().unwrap().port();
+    let (merged, kept) = (port(&first), port(&second));
+    drop((first, second));
     let d = dir.display();
     let conf = format!(
         "daemon off; master_process off; pid {d}/nginx.pid; error_log {d}/error.log; events {{}}\n\
