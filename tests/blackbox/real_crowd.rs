@@ -22,8 +22,8 @@
 //!   within ±10 % of the target (the five minutes' noise of their mean is
 //!   `sqrt(5 · 120) / 5` ≈ 4.9, 4.1 %: a controller on target misses this by
 //!   chance about once in 70 runs), and each minute within its three-sigma band,
-//!   120 ± 32.9 (by chance about once in 75 runs of five minutes). The rule
-//!   before this one let in 16× its target.
+//!   120 ± 32.9 (by chance about once in 75 runs of five minutes; the two together
+//!   about once in 37). The rule before this one let in 16× its target.
 
 use std::path::Path;
 use std::thread;
