@@ -230,7 +230,7 @@ file = "{dir}/pages.json"
 
     /// Everything Viceroy printed so far.
     pub fn viceroy_output(&self) -> String {
-        fs::read_to_string(self.dir.join("viceroy.log")).unwrap_or_default()
+        viceroy_output(&self.dir)
     }
 
     /// `GET path` from visitor 127.0.0.`from`.
@@ -304,7 +304,7 @@ impl Drop for Room {
 
 /// Viceroy serving the room whose files are in `dir` at `addr`.
 fn spawn_viceroy(dir: &Path, addr: SocketAddr, pipe_stdout: bool) -> Child {
-    let log = fs::File::create(dir.join("viceroy.log")).unwrap();
+    let log = fs::File::create(viceroy_log(dir)).unwrap();
     let stdout = if pipe_stdout {
         Stdio::piped()
     } else {
@@ -326,18 +326,33 @@ fn spawn_viceroy(dir: &Path, addr: SocketAddr, pipe_stdout: bool) -> Child {
 /// Waits until `viceroy` listens at `addr`; `Err` with its output (in `dir`) when
 /// it exits first or does not listen within 30 s.
 fn wait_until_listening(viceroy: &mut Child, addr: SocketAddr, dir: &Path) -> Result<(), String> {
-    let output = || fs::read_to_string(dir.join("viceroy.log")).unwrap_or_default();
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         if let Some(status) = viceroy.try_wait().unwrap() {
-            return Err(format!("viceroy exited ({status}):\n{}", output()));
+            return Err(format!(
+                "viceroy exited ({status}):\n{}",
+                viceroy_output(dir)
+            ));
         }
         if TcpStream::connect(addr).is_ok() {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Err(format!("viceroy not ready after 30 s:\n{}", output()))
+    Err(format!(
+        "viceroy not ready after 30 s:\n{}",
+        viceroy_output(dir)
+    ))
+}
+
+/// Where Viceroy's output goes (its standard output too, unless piped).
+fn viceroy_log(dir: &Path) -> PathBuf {
+    dir.join("viceroy.log")
+}
+
+/// Everything Viceroy printed so far into the room's `dir`.
+fn viceroy_output(dir: &Path) -> String {
+    fs::read_to_string(viceroy_log(dir)).unwrap_or_default()
 }
 
 /// Writes the store atomically, so Viceroy never reads half a file.
