@@ -8,7 +8,7 @@ use crate::admission::decision::Decision;
 use crate::credentials::{cookie, cookie_names};
 use crate::pages::page::{Page, PageBody};
 use crate::pages::view::{self, Status};
-use crate::settings::config::Settings;
+use crate::settings::context::RequestContext;
 use crate::{Plan, Visit, log};
 
 /// The response header by which the origin ends an admitted visitor's session
@@ -148,9 +148,10 @@ impl Plan {
 
     /// The room's `page` for the visitor of `visit`: JSON for apps that ask for it,
     /// else an HTML template to fill in.
-    pub fn page(&self, page: Page, visit: &Visit<'_>, settings: &Settings) -> PageAnswer {
+    pub fn page(&self, page: Page, visit: &Visit<'_>, context: &RequestContext) -> PageAnswer {
+        let settings = &context.settings;
         let json = view::wants_json(visit.accept);
-        let status = self.status(page, settings, visit.now);
+        let status = self.status(page, context, visit.now);
         let refresh = status
             .refresh_after
             .unwrap_or(settings.wait_period_duration);
@@ -162,14 +163,11 @@ impl Plan {
                 BodySource::Ready(status.json().into_bytes())
             } else {
                 BodySource::Store(
-                    settings
+                    context
                         .room
                         .page_keys(
                             page.store_keys(visit.accept_language),
-                            settings
-                                .event
-                                .as_deref()
-                                .or(settings.event_ended.as_deref()),
+                            context.event.as_deref().or(context.event_ended.as_deref()),
                         )
                         .into_iter()
                         .find(|key| settings.custom_pages.contains(key)),
@@ -211,15 +209,16 @@ impl Plan {
         &self,
         page: Page,
         visit: &Visit<'_>,
-        settings: &Settings,
+        context: &RequestContext,
         template: &[u8],
     ) -> Vec<u8> {
-        self.status(page, settings, visit.now).render(template)
+        self.status(page, context, visit.now).render(template)
     }
 
     /// What to tell the visitor on `page`: the plan's own page, or the
     /// origin-unavailable page (which comes back after one wait period).
-    pub fn status(&self, page: Page, settings: &Settings, now: u64) -> Status {
+    pub fn status(&self, page: Page, context: &RequestContext, now: u64) -> Status {
+        let settings = &context.settings;
         let unavailable = page == Page::OriginUnavailable;
         let owed = self
             .verdict
@@ -251,13 +250,13 @@ impl Plan {
                 .map(|due| view::TollChallenge {
                     challenge: crate::bots::toll::challenge(&due.signature),
                     bits: due.bits,
-                    cookie: cookie_names::toll(&settings.room),
+                    cookie: cookie_names::toll(&context.room),
                 }),
             challenge: owed
                 .and(settings.bot_challenge.settings())
                 .map(|challenge| view::ChallengeDue {
                     settings: challenge.clone(),
-                    cookie: cookie_names::toll(&settings.room),
+                    cookie: cookie_names::toll(&context.room),
                     language: self.language,
                 }),
         }

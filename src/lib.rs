@@ -46,6 +46,7 @@ pub mod log;
 pub mod pages;
 pub mod settings;
 
+use crate::settings::context::RequestContext;
 use admission::decision::{CookieAction, Decision, Verdict};
 use admission::estimate::{Estimate, Place};
 use admission::{ceiling, decision, estimate, refresh};
@@ -179,20 +180,24 @@ impl OriginCookie {
 }
 
 /// Plans the response to `visit`.
-pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Plan {
-    let cookie_name = cookie_names::token(&settings.room);
+pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -> Plan {
+    let settings = &context.settings;
+    let cookie_name = cookie_names::token(&context.room);
     let room_cookie = visit
         .cookie_header
         .and_then(|header| cookie::find(header, &cookie_name));
-    let origin_cookie = OriginCookie::for_header(visit.cookie_header, &settings.room_cookies);
-    let keys = RoomKeys::new(keys, settings.room.name());
+    let origin_cookie = OriginCookie::for_header(
+        visit.cookie_header,
+        &cookie_names::of_named_rooms(&context.named_rooms),
+    );
+    let keys = RoomKeys::new(keys, context.room.name());
     let language = page::Language::choose(visit.accept_language, settings.page_language);
-    if let Some(refusal) = settings.refusal {
+    if let Some(refusal) = context.refusal {
         return Plan {
             action: Action::Refuse(refusal.status()),
             origin_cookie,
             set_cookie: None,
-            log_line: log::refused_line(visit.now, visit.uid, visit.path, refusal.word(), settings),
+            log_line: log::refused_line(visit.now, visit.uid, visit.path, refusal.word(), context),
             refresh_after: None,
             estimate: None,
             place: None,
@@ -220,7 +225,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         action: Action::Forward,
         origin_cookie: origin_cookie.clone(),
         set_cookie: None,
-        log_line: log::bypass_line(visit.now, visit.uid, visit.path, scope, settings),
+        log_line: log::bypass_line(visit.now, visit.uid, visit.path, scope, context),
         refresh_after: None,
         estimate: None,
         place: None,
@@ -235,7 +240,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     // A signed pass: from a link (then set as a cookie), a probe's header, or the
     // pass cookie. A refused one changes nothing but the log line.
     let link = pass::from_link(visit.path_and_query);
-    let pass_cookie = cookie_names::pass(&settings.room);
+    let pass_cookie = cookie_names::pass(&context.room);
     let presented = [
         link.as_ref().map(|(value, _)| value.as_str()),
         visit.pass_header,
@@ -254,7 +259,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     {
         match pass::check(
             value,
-            &settings.room,
+            &context.room,
             &keys,
             visit.now,
             settings.passes_not_before,
@@ -288,7 +293,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     let toll_nonce = visit
         .cookie_header
         .filter(|_| settings.toll_bits() > 0)
-        .and_then(|header| cookie::find(header, &cookie_names::toll(&settings.room)));
+        .and_then(|header| cookie::find(header, &cookie_names::toll(&context.room)));
     let verdict = decision::decide_with(
         visit.now,
         visit.millis,
@@ -305,7 +310,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     let action = match verdict.decision {
         // After an event that says so the room is closed (`room_settings`): its page
         // is the ended page.
-        Decision::Deny if settings.event_ended.is_some() => Action::Serve(Page::Ended),
+        Decision::Deny if context.event_ended.is_some() => Action::Serve(Page::Ended),
         Decision::Allow => Action::Forward,
         Decision::Anon => Action::Serve(Page::StartWaiting),
         Decision::Wait | Decision::ReWait => Action::Serve(Page::KeepWaiting),
@@ -322,8 +327,8 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
     let outlook = verdict
         .wait_exp
         .map(|exp| outlook(visit.now, exp, verdict.arr, visit.uid, settings));
-    let mut log_line = log::decision_line(visit.now, visit.uid, visit.path, &verdict, settings);
-    if let Some(event) = &settings.event_ended {
+    let mut log_line = log::decision_line(visit.now, visit.uid, visit.path, &verdict, context);
+    if let Some(event) = &context.event_ended {
         log::push_field(&mut log_line, "event_ended", event);
     }
     if let Some(why) = pass_refused {

@@ -60,7 +60,8 @@ use std::fmt::{self, Write as _};
 
 use crate::admission::decision::Verdict;
 use crate::bots::challenge::Outcome;
-use crate::settings::config::{QueueingMethod, Settings};
+use crate::settings::config::QueueingMethod;
+use crate::settings::context::RequestContext;
 
 /// The first word of every line.
 pub const PREFIX: &str = "waitingroom";
@@ -74,24 +75,36 @@ pub const STALE_FIELD: &str = " ALERT=controller-stale";
 pub const NO_CUTOFF_FIELD: &str = " ALERT=fifo-no-cutoff";
 
 /// The line for a request the room did not apply to (`scope`: why).
-pub fn bypass_line(now: u64, uid: &str, path: &str, scope: &str, settings: &Settings) -> String {
+pub fn bypass_line(
+    now: u64,
+    uid: &str,
+    path: &str,
+    scope: &str,
+    context: &RequestContext,
+) -> String {
     undecided_line(
         now,
         uid,
         path,
         format_args!("bypass scope={scope}"),
-        settings,
+        context,
     )
 }
 
 /// The line for a request the room refuses (`reason`: why).
-pub fn refused_line(now: u64, uid: &str, path: &str, reason: &str, settings: &Settings) -> String {
+pub fn refused_line(
+    now: u64,
+    uid: &str,
+    path: &str,
+    reason: &str,
+    context: &RequestContext,
+) -> String {
     undecided_line(
         now,
         uid,
         path,
         format_args!("refused reason={reason}"),
-        settings,
+        context,
     )
 }
 
@@ -102,17 +115,18 @@ fn undecided_line(
     uid: &str,
     path: &str,
     what: std::fmt::Arguments<'_>,
-    settings: &Settings,
+    context: &RequestContext,
 ) -> String {
+    let settings = &context.settings;
     let mut line = String::with_capacity(LINE_CAPACITY);
     let _ = write!(line, "{PREFIX} t={now} decision={what} uid={uid}");
-    push_room(&mut line, settings);
+    push_room(&mut line, context);
     line.push_str(" path=");
     push_clipped(&mut line, path);
     if settings.controller_stale(now) {
         line.push_str(STALE_FIELD);
     }
-    push_unreadable(&mut line, &settings.unreadable);
+    push_unreadable(&mut line, &context.unreadable);
     line
 }
 
@@ -138,8 +152,9 @@ pub fn decision_line(
     uid: &str,
     path: &str,
     verdict: &Verdict,
-    settings: &Settings,
+    context: &RequestContext,
 ) -> String {
+    let settings = &context.settings;
     // Writing to a String cannot fail: the results of `write!` are dropped.
     let mut line = String::with_capacity(LINE_CAPACITY);
     let _ = write!(
@@ -147,7 +162,7 @@ pub fn decision_line(
         "{PREFIX} t={now} decision={} uid={uid}",
         verdict.decision,
     );
-    push_room(&mut line, settings);
+    push_room(&mut line, context);
     let _ = write!(line, " p={}", settings.percentage_at(now));
     if let Some(session) = verdict.session {
         let _ = write!(line, " session={session}");
@@ -197,11 +212,11 @@ pub fn decision_line(
     if let Some(kid) = &verdict.weak_key {
         let _ = write!(line, " WARN=weak-key kid={}", kid.escape_debug());
     }
-    if !settings.fallbacks.is_empty() {
+    if !context.fallbacks.is_empty() {
         line.push_str(" config_fallback=");
-        line.push_str(&settings.fallbacks.join(","));
+        line.push_str(&context.fallbacks.join(","));
     }
-    push_unreadable(&mut line, &settings.unreadable);
+    push_unreadable(&mut line, &context.unreadable);
     line
 }
 
@@ -222,11 +237,11 @@ fn push_challenge(line: &mut String, outcome: Option<&Outcome>) {
 
 /// Appends ` room=<name>` for a named room, and ` event=<name>` while an event
 /// is in its pre-queue or runs (names are plain words).
-fn push_room(line: &mut String, settings: &Settings) {
-    if let Some(name) = settings.room.name() {
+fn push_room(line: &mut String, context: &RequestContext) {
+    if let Some(name) = context.room.name() {
         let _ = write!(line, " room={name}");
     }
-    if let Some(event) = &settings.event {
+    if let Some(event) = &context.event {
         let _ = write!(line, " event={event}");
     }
 }
@@ -274,6 +289,7 @@ fn push_word(line: &mut String, text: &str) {
 mod tests {
     use super::*;
     use crate::admission::decision::{Decision, Session, Transition};
+    use crate::settings::config::Settings;
 
     #[test]
     fn every_word_the_line_writes_reads_back() {
@@ -316,7 +332,7 @@ mod tests {
                 ..Settings::default()
             };
             assert_eq!(
-                decision_line(5, "192.0.2.1", "/e", &verdict, &settings),
+                decision_line(5, "192.0.2.1", "/e", &verdict, &settings.into()),
                 format!("waitingroom t=5 decision=wait uid=192.0.2.1 p={text} exp=60 path=/e")
             );
         }
@@ -349,7 +365,7 @@ mod tests {
         };
         let uid = "2001:db8:85a3:1234:5678:8a2e:370:7334";
         let path = format!("/{}", "e".repeat(MAX_LOGGED_PATH));
-        let mut line = decision_line(1_700_000_023, uid, &path, &verdict, &settings);
+        let mut line = decision_line(1_700_000_023, uid, &path, &verdict, &settings.into());
         push_field(&mut line, "origin_ms", 12_345_678_901_u64);
         push_field(&mut line, "origin_status", 503);
         assert!(line.len() <= LINE_CAPACITY, "{} bytes: {line}", line.len());

@@ -29,7 +29,7 @@ fn run_visitor(uid: &str, settings: &Settings, keys: &HashMap<String, String>) -
             cookie_header: header.as_deref(),
             ..Visit::default()
         };
-        let p = plan(&visit, settings, keys);
+        let p = plan(&visit, &settings.clone().into(), keys);
         if p.action == Action::Forward {
             return (first_estimate.unwrap(), now - ARRIVAL);
         }

@@ -29,13 +29,18 @@ fn keys() -> HashMap<String, String> {
 
 /// A FIFO room at 50 % with `extra` settings.
 fn settings(extra: &[(&str, String)]) -> Settings {
+    read(extra).0
+}
+
+/// The settings of [`settings`], and the keys that fell back.
+fn read(extra: &[(&str, String)]) -> (Settings, Vec<&'static str>) {
     let mut store: HashMap<&str, String> = HashMap::from([
         ("enabled", "true".to_string()),
         ("allow_percentage", "50".to_string()),
         ("queueing_method", "fifo".to_string()),
     ]);
     store.extend(extra.iter().cloned());
-    Settings::from_lookup(|key| store.get(key).cloned())
+    Settings::read(&|key| store.get(key).cloned())
 }
 
 fn cutoff(ms: u64) -> Settings {
@@ -137,15 +142,15 @@ fn without_a_cutoff_nobody_is_admitted_by_fifo() {
         (v.decision, &v.cookie),
         (Decision::Wait, &CookieAction::Keep)
     );
-    let line = waiting_room::log::decision_line(NOW, UID, "/events", &v, &s);
+    let line = waiting_room::log::decision_line(NOW, UID, "/events", &v, &s.into());
     assert!(
         line.contains(" cutoff=none path=") && line.contains(" ALERT=fifo-no-cutoff"),
         "{line}"
     );
     // A garbage cutoff is no cutoff, and says so.
-    let s = settings(&[("fifo_cutoff", "soon".to_string())]);
+    let (s, fallbacks) = read(&[("fifo_cutoff", "soon".to_string())]);
     assert_eq!(run(&s, Some(&place(NOW + 200, 0))).decision, Decision::Wait);
-    assert!(s.fallbacks.contains(&"fifo_cutoff"));
+    assert!(fallbacks.contains(&"fifo_cutoff"));
 }
 
 #[test]
@@ -341,9 +346,9 @@ fn a_hold_longer_than_the_settings_give_is_cut_back() {
     let v = run(&cutoff(0), Some(&place(NOW + 10 * HOLD, arr)));
     assert_eq!(v.decision, Decision::Wait);
     assert_eq!(v.cookie, CookieAction::Set(place(NOW + HOLD, arr)));
-    let s = settings(&[("queue_opens_at", "1795353010000".to_string())]);
+    let (s, fallbacks) = read(&[("queue_opens_at", "1795353010000".to_string())]);
     assert_eq!(s.queue_opens_at, None);
-    assert!(s.fallbacks.contains(&"queue_opens_at"));
+    assert!(fallbacks.contains(&"queue_opens_at"));
 }
 
 #[test]

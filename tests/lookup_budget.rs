@@ -14,7 +14,7 @@ use waiting_room::answer::BodySource;
 use waiting_room::bots::challenge::{Outcome, Verifier};
 use waiting_room::credentials::keys::{KeyStore, ReadOnce, SigningKey};
 use waiting_room::pages::page::Page;
-use waiting_room::settings::config::Settings;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::layout::store_entries;
 use waiting_room::settings::limits::{CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET};
 use waiting_room::settings::room_settings::{Looked, LookupFailed, Remembered};
@@ -206,7 +206,7 @@ fn walk_with(
     let reads = Reads::new(lookups);
     let pages: BTreeMap<String, String> = BTreeMap::new();
     let config = Remembered::fallible(|key: &str| reads.config(store, key));
-    let settings = Settings::for_request(&config, None, request.path, NOW);
+    let settings = RequestContext::for_request(&config, None, request.path, NOW);
     let keys = ReadOnce::new(Keys {
         reads: &reads,
         in_secrets,
@@ -235,9 +235,9 @@ fn walk_with(
         Action::Serve(page) => Some((page, settings.clone())),
         Action::Forward if request.origin_down => {
             plan.origin_unreachable("connection refused");
-            let full = match settings.protects(request.path) {
+            let full = match settings.settings.protects(request.path) {
                 true => settings.clone(),
-                false => Settings::from_store(&config),
+                false => RequestContext::from_store(&config),
             };
             Some((Page::OriginUnavailable, full))
         }
@@ -387,7 +387,7 @@ fn a_lookup_past_the_limit_fails_and_is_named_in_the_line() {
     // and everything after fail.
     let reads = Reads::new(3);
     let config = Remembered::fallible(|key: &str| reads.config(&store, key));
-    let settings = Settings::for_request(&config, None, "/events/1", NOW);
+    let settings = RequestContext::for_request(&config, None, "/events/1", NOW);
     assert!(
         settings.unreadable.contains(&"rooms".to_string()),
         "{:?}",
@@ -416,16 +416,16 @@ fn a_lookup_past_the_limit_fails_and_is_named_in_the_line() {
 
 /// The settings of a request for `path` from `store`, the lookups of `failing` keys
 /// failing (as past the limit, or on a value too long).
-fn with_failing(store: &BTreeMap<String, String>, failing: &[&str], path: &str) -> Settings {
+fn with_failing(store: &BTreeMap<String, String>, failing: &[&str], path: &str) -> RequestContext {
     let config = Remembered::fallible(|key: &str| match failing.contains(&key) {
         true => Err(LookupFailed),
         false => Ok(store.get(key).cloned()),
     });
-    Settings::for_request(&config, None, path, NOW)
+    RequestContext::for_request(&config, None, path, NOW)
 }
 
 /// The line and action of a newcomer's request for `path` under `settings`.
-fn newcomer(settings: &Settings, path: &str) -> (Action, String) {
+fn newcomer(settings: &RequestContext, path: &str) -> (Action, String) {
     let keys = |kid: &str| (kid == NEW.0).then(|| NEW.1.to_string());
     let visit = Visit {
         now: NOW,
@@ -447,14 +447,21 @@ fn unreadable_settings_hold_the_room_and_grant_nothing() {
         let settings = with_failing(&store, &["settings"], "/events/static/app.js");
         // Held: nobody new admitted, the toll at its most or the challenge held,
         // no bypass rule, no custom page, and the line says why.
-        assert!(settings.queue_all);
-        assert!(settings.bypass_paths.is_empty() && settings.bypass_addresses.is_empty());
-        assert!(settings.custom_pages.is_empty());
+        assert!(settings.settings.queue_all);
+        assert!(
+            settings.settings.bypass_paths.is_empty()
+                && settings.settings.bypass_addresses.is_empty()
+        );
+        assert!(settings.settings.custom_pages.is_empty());
         match challenge {
             true => assert!(
-                settings.bot_challenge.is_on() && settings.bot_challenge.settings().is_none()
+                settings.settings.bot_challenge.is_on()
+                    && settings.settings.bot_challenge.settings().is_none()
             ),
-            false => assert_eq!(settings.bot_toll_bits, waiting_room::bots::toll::MAX_BITS),
+            false => assert_eq!(
+                settings.settings.bot_toll_bits,
+                waiting_room::bots::toll::MAX_BITS
+            ),
         }
         let (action, line) = newcomer(&settings, "/events/static/app.js");
         assert_eq!(action, Action::Serve(Page::StartWaiting), "{line}");
@@ -466,9 +473,9 @@ fn unreadable_settings_hold_the_room_and_grant_nothing() {
 #[test]
 fn unreadable_events_hold_newcomers() {
     let store = full_store(false, false);
-    assert!(!with_failing(&store, &[], "/events/1").queue_all);
+    assert!(!with_failing(&store, &[], "/events/1").settings.queue_all);
     let settings = with_failing(&store, &["events"], "/events/1");
-    assert!(settings.queue_all);
+    assert!(settings.settings.queue_all);
     let (_, line) = newcomer(&settings, "/events/1");
     assert!(line.contains(" ALERT=unreadable:events"), "{line}");
 }
@@ -477,7 +484,7 @@ fn unreadable_events_hold_newcomers() {
 fn an_unreadable_heartbeat_is_a_stale_controller() {
     let store = full_store(false, false);
     let settings = with_failing(&store, &["controller_heartbeat"], "/events/1");
-    assert!(settings.controller_stale(NOW));
+    assert!(settings.settings.controller_stale(NOW));
     let (_, line) = newcomer(&settings, "/events/1");
     assert!(
         line.contains(" p=5 ") && line.contains("ALERT=controller-stale"),
@@ -489,7 +496,7 @@ fn an_unreadable_heartbeat_is_a_stale_controller() {
 fn an_unreadable_named_room_holds_everyone() {
     let store = full_store(false, false);
     let settings = with_failing(&store, &["room.drops"], "/drops/1");
-    assert!(settings.enabled && settings.queue_all);
+    assert!(settings.settings.enabled && settings.settings.queue_all);
     let (_, line) = newcomer(&settings, "/drops/1");
     assert!(
         line.contains(" room=drops ") && line.contains(" ALERT=unreadable:room.drops"),

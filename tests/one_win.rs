@@ -84,7 +84,7 @@ fn request(
         challenge: Some(&Passing),
         ..Visit::default()
     };
-    plan(&visit, settings, &keys())
+    plan(&visit, &settings.clone().into(), &keys())
 }
 
 /// The cookie value a `Set-Cookie` header carries.

@@ -12,6 +12,7 @@ use waiting_room::answer::{Answered, BodySource, OriginOutcome};
 use waiting_room::credentials::cookie::DELETE_COOKIE;
 use waiting_room::pages::page::{Page, PageBody};
 use waiting_room::settings::config::Settings;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::{Action, OriginCookie, Visit, plan};
 
 const NOW: u64 = 1_700_000_023;
@@ -21,13 +22,13 @@ fn keys() -> HashMap<String, String> {
     HashMap::from([("key1".to_string(), K1.to_string())])
 }
 
-fn settings(pairs: &[(&str, &str)]) -> Settings {
+fn settings(pairs: &[(&str, &str)]) -> RequestContext {
     let mut map: HashMap<String, String> = [("enabled", "true"), ("allow_percentage", "50")]
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     map.extend(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    Settings::from_lookup(|k| map.get(k).cloned())
+    Settings::from_lookup(|k| map.get(k).cloned()).into()
 }
 
 fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {
@@ -80,8 +81,9 @@ fn each_decision_maps_to_its_page() {
     for (cookie, p, want) in cases {
         let s = Settings {
             allow_percentage: p.parse().unwrap(),
-            ..s.clone()
-        };
+            ..s.settings.clone()
+        }
+        .into();
         assert_eq!(plan(&visit("/events", cookie), &s, &keys()).action, want);
     }
 }

@@ -164,7 +164,8 @@ fn every_tampering_gets_its_documented_outcome_and_reason() {
         enabled: true,
         allow_percentage: Percentage::whole(50),
         ..Settings::default()
-    };
+    }
+    .into();
     let mut failures = Vec::new();
     for (what, header, want, reason) in matrix() {
         let visit = events_visit(UID, &header);
@@ -237,7 +238,7 @@ fn every_fifo_tampering_gets_its_documented_outcome_and_reason() {
         ("queueing_method", "fifo".to_string()),
         ("fifo_cutoff", CUTOFF.to_string()),
     ]);
-    let settings = Settings::from_lookup(|key| store.get(key).cloned());
+    let settings = Settings::from_lookup(|key| store.get(key).cloned()).into();
     let mut failures = Vec::new();
     for (what, uid, value, want, reason) in fifo_matrix() {
         let header = format!("waiting_room={value}");

@@ -149,9 +149,9 @@ use waiting_room::settings::config::{FifoRate, Heartbeat, QueueingMethod, Settin
 use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the rule writes the cutoff to.
-pub const CUTOFF_KEY: &str = waiting_room::settings::keys::FIFO_CUTOFF;
+pub const CUTOFF_KEY: &str = waiting_room::settings::config::FIFO_CUTOFF;
 /// Config-store key the rule writes the cutoff's speed to.
-pub const RATE_KEY: &str = waiting_room::settings::keys::FIFO_RATE;
+pub const RATE_KEY: &str = waiting_room::settings::config::FIFO_RATE;
 /// Lowest show-up share assumed: at most ten places are passed per admission wanted.
 pub const MIN_SHOW_UP: f64 = 0.1;
 /// Seconds of clock `fifo_rate` is measured over.
@@ -192,8 +192,8 @@ impl Default for FifoOptions {
             max_active: None,
             tick: 10,
             heartbeat_every: 30,
-            wait_period: waiting_room::settings::config::DEFAULT_WAIT_PERIOD_DURATION,
-            fifo_hold: waiting_room::settings::config::DEFAULT_FIFO_HOLD,
+            wait_period: waiting_room::settings::config::Settings::default().wait_period_duration,
+            fifo_hold: waiting_room::settings::config::Settings::default().fifo_hold,
             capacity: 10_000_000,
             log_silence: Some(DEFAULT_LOG_SILENCE),
             expected_propagation: Some(DEFAULT_EXPECTED_PROPAGATION),

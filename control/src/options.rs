@@ -7,9 +7,9 @@ use crate::schedule::Timing;
 use waiting_room::settings::percentage::Percentage;
 
 /// Config-store key the controller writes its percentage to.
-pub const PERCENTAGE_KEY: &str = waiting_room::settings::keys::ALLOW_PERCENTAGE;
+pub const PERCENTAGE_KEY: &str = waiting_room::settings::config::ALLOW_PERCENTAGE;
 /// Config-store key the controller writes its heartbeat to.
-pub const HEARTBEAT_KEY: &str = waiting_room::settings::keys::CONTROLLER_HEARTBEAT;
+pub const HEARTBEAT_KEY: &str = waiting_room::settings::config::CONTROLLER_HEARTBEAT;
 /// Seconds of log time the controller keeps per-second counts for.
 pub const WINDOW: u64 = 3600;
 /// Records stamped further than this ahead of the controller's clock are refused
@@ -64,7 +64,7 @@ impl Default for Options {
             max: Percentage::HUNDRED,
             tick: 10,
             heartbeat_every: 30,
-            wait_period: waiting_room::settings::config::DEFAULT_WAIT_PERIOD_DURATION,
+            wait_period: waiting_room::settings::config::Settings::default().wait_period_duration,
             redeem_window: None,
             start: None,
             capacity: 10_000_000,

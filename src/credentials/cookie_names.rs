@@ -7,7 +7,7 @@
 //! ([`crate::credentials::cookie::without_room_cookie`]): the service room's by
 //! these names, the named rooms' by [`of_named_rooms`].
 
-use crate::settings::room::{Index, Room};
+use crate::settings::room::{Room, RoomName};
 
 /// The service room's cookie of the waiting-room token (the VCL's).
 pub const TOKEN: &str = "waiting_room";
@@ -32,12 +32,11 @@ pub fn toll(room: &Room) -> String {
 }
 
 /// The cookie names of the named rooms: their own, their pass and toll cookies.
-pub fn of_named_rooms(index: &Index) -> Vec<String> {
-    index
-        .rooms
+pub fn of_named_rooms(names: &[RoomName]) -> Vec<String> {
+    names
         .iter()
-        .flat_map(|s| {
-            let room = Room::Named(s.name.clone());
+        .flat_map(|name| {
+            let room = Room::Named(name.clone());
             [token(&room), pass(&room), toll(&room)]
         })
         .collect()

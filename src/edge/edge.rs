@@ -24,7 +24,7 @@ use waiting_room::pages::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{
     BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, NEW_SESSIONS, PAGE_STORE,
 };
-use waiting_room::settings::config::Settings;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::limits::{CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET};
 use waiting_room::settings::room::{Room, host_of};
 use waiting_room::settings::room_settings::{Looked, LookupFailed, Remembered};
@@ -42,7 +42,8 @@ pub fn handle(mut req: Request) -> Response {
     let store = open(CONFIG_STORE);
     let config = Remembered::fallible(|key: &str| reads.config(&store, key));
     let (now, millis) = unix_now();
-    let settings = Settings::for_request(&config, host.as_deref(), &path, now);
+    let context = RequestContext::for_request(&config, host.as_deref(), &path, now);
+    let settings = &context.settings;
     let keys = SigningKeys::new(&reads);
 
     // Identity is the connection's address (an IPv6 client's network, when
@@ -91,7 +92,7 @@ pub fn handle(mut req: Request) -> Response {
         client_ip,
         challenge: verifier.as_ref().map(|v| v as &dyn Verifier),
     };
-    let mut plan = plan(&visit, &settings, &keys);
+    let mut plan = plan(&visit, &context, &keys);
     if let (Some(pop), Some(key)) = (
         &pop,
         plan.verdict.as_ref().and_then(|v| v.pop_count.as_deref()),
@@ -155,10 +156,10 @@ pub fn handle(mut req: Request) -> Response {
             // The room answers for the origin, outside every room too: its page
             // shows the settings of the request's room, else the service's, every one.
             answered.unwrap_or_else(|| {
-                let full = if settings.room != Room::Service || settings.protects(&path) {
-                    settings.clone()
+                let full = if context.room != Room::Service || settings.protects(&path) {
+                    context.clone()
                 } else {
-                    Settings::from_store(&config)
+                    RequestContext::from_store(&config)
                 };
                 page(
                     &mut plan,
@@ -170,7 +171,7 @@ pub fn handle(mut req: Request) -> Response {
                 )
             })
         }
-        Action::Serve(shown) => page(&mut plan, shown, &visit, &settings, Some(&req), &reads),
+        Action::Serve(shown) => page(&mut plan, shown, &visit, &context, Some(&req), &reads),
         Action::Refuse(status) => {
             let text = match status {
                 400 => "Bad Request\n",
@@ -206,11 +207,11 @@ fn page(
     plan: &mut Plan,
     page: Page,
     visit: &Visit<'_>,
-    settings: &Settings,
+    context: &RequestContext,
     visitor: Option<&Request>,
     reads: &Reads,
 ) -> Response {
-    let answer = plan.page(page, visit, settings);
+    let answer = plan.page(page, visit, context);
     let body = match answer.body {
         BodySource::Ready(body) => body,
         BodySource::Store(key) => {
@@ -224,7 +225,7 @@ fn page(
                 PageBody::Html(html) => html,
                 PageBody::FromOrigin(path) => plan.fetched(page, fetch_page(visitor, &path)),
             };
-            plan.render(page, visit, settings, &template)
+            plan.render(page, visit, context, &template)
         }
     };
     let mut resp = Response::from_status(answer.status).with_body(body);

@@ -1,26 +1,32 @@
-//! Typed settings read from the `waitingroom_config` store.
+//! The settings of `waitingroom_config`: one row per key, the one place where each
+//! setting is named, typed, read, defaulted, written and described.
 //!
-//! Every key has one parser, one default and one fallback rule, here and nowhere
-//! else; its row in the settings table ([`crate::settings::table`]) says where it is
-//! stored and what it means, and the table's tests hold the two together.
+//! A row ([`crate::settings::row::Row`]) gives a key its field of [`Settings`], the
+//! reader's method and parser, its default (an expression that may use the keys
+//! read before it) and how the reference shows it, its written form, where it is
+//! stored, the parts it plays ([`Role`]), what a bad value does, what an unreadable
+//! one reads as, its meaning (the field's doc comment) and values worth trying.
+//! From the rows come the reader ([`Settings::from_lookup`]), [`Settings::stored`],
+//! the key lists ([`KEYS`], [`BYPASS_KEYS`], [`CONTROLLER_KEYS`],
+//! [`SERVICE_WIDE_KEYS`], [`EVENT_FIXED_KEYS`], [`OWN_KEYS`]), [`when_unreadable`],
+//! `wrctl config check`'s listing, the fuzz inputs and the key table of
+//! `docs/operate/configuration.md` ([`crate::settings::table`]).
+//!
 //! A value that is missing or unusable never fails a request: it falls back, and
-//! the key's name is recorded in [`Settings::fallbacks`] so the log can say so.
-//!
-//! The edge reads in two tiers ([`Settings::for_request`], in `room_settings`): the
-//! few keys a request outside every room needs ([`BYPASS_KEYS`]), then those of
-//! the room it is in. The tools and the tests read them all ([`Settings::from_lookup`]).
+//! the key is named in the reader's fallbacks so the log can say so.
 
 use crate::admission::grid::DrawGrid;
 use crate::admission::refresh::RefreshMode;
-use crate::bots::challenge::BotChallenge;
+use crate::bots::challenge::{BotChallenge, ChallengeSettings};
 use crate::bots::toll;
 use crate::credentials::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
 use crate::pages::page::Language;
-use crate::settings::keys::*;
 use crate::settings::percentage::Percentage;
-use crate::settings::room::Room;
+use crate::settings::row::{
+    DURATIONS, Pick, Reader, Role, Stored, Words, count_where, keys_where, list, optional, rows,
+    samples, text, word,
+};
 use crate::settings::rules::{self, Cidr};
-use crate::settings::table;
 use crate::settings::unix_time;
 
 /// Highest `pop_new_sessions_per_minute`.
@@ -29,24 +35,16 @@ pub const MAX_POP_NEW_SESSIONS_PER_MINUTE: u32 = 10_000_000;
 /// Longest config-store key Fastly accepts, in bytes.
 pub const MAX_KEY_LEN: usize = 256;
 
-/// Every key the room reads from `waitingroom_config`: the keys of the settings
-/// table's rows ([`crate::settings::table::ROWS`]), in its order.
-pub const KEYS: [&str; table::ROWS.len()] = table::keys(&table::ROWS);
-
-/// The keys a request the room does not apply to needs, the edge's first tier
-/// ([`Settings::for_request`]): whether the room applies, the bypass line (which
-/// flags a stale controller) and the visitor's uid.
-pub const BYPASS_KEYS: [&str; 6] = [
-    ENABLED,
-    PROTECTED_PATHS,
-    CONTROLLER_HEARTBEAT,
-    CONTROLLER_TIMEOUT,
-    LOGGER_NAME,
-    UID_IPV6_PREFIX,
-];
-
 /// Status codes a waiting page may use.
 pub const WAITING_STATUSES: [u16; 4] = [200, 202, 429, 503];
+
+/// Largest `queue_opens_at` accepted, Unix seconds (the year 5138): a larger one
+/// is most likely milliseconds, which would hold places for millennia.
+pub const MAX_QUEUE_OPENS_AT: u64 = 99_999_999_999;
+
+/// Longest accepted duration (one year): larger values fall back to the default,
+/// which keeps every expiry sum far from overflow.
+pub const MAX_DURATION: u64 = 365 * 24 * 3600;
 
 /// How long an admitted visitor keeps access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +55,13 @@ pub enum SessionMode {
     Fixed,
 }
 
+impl Words for SessionMode {
+    const WORDS: &'static [(&'static str, Self)] = &[
+        ("sliding", SessionMode::Sliding),
+        ("fixed", SessionMode::Fixed),
+    ];
+}
+
 /// How waiting visitors are admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueingMethod {
@@ -64,6 +69,13 @@ pub enum QueueingMethod {
     Random,
     /// In order of arrival, up to `fifo_cutoff`.
     Fifo,
+}
+
+impl Words for QueueingMethod {
+    const WORDS: &'static [(&'static str, Self)] = &[
+        ("random", QueueingMethod::Random),
+        ("fifo", QueueingMethod::Fifo),
+    ];
 }
 
 /// Longest expected time of entry given, seconds (a year).
@@ -144,6 +156,14 @@ pub enum SameSite {
     None,
 }
 
+impl Words for SameSite {
+    const WORDS: &'static [(&'static str, Self)] = &[
+        ("Lax", SameSite::Lax),
+        ("Strict", SameSite::Strict),
+        ("None", SameSite::None),
+    ];
+}
+
 /// When the cookie gets the `Secure` attribute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecureWhen {
@@ -155,154 +175,627 @@ pub enum SecureWhen {
     Never,
 }
 
-/// Default protected path prefixes (the VCL's `^/(events|checkout)`).
-pub const DEFAULT_PROTECTED_PATHS: &[&str] = &["/events", "/checkout"];
-/// Default `allow_percentage` when the key is missing or not a number (fail open, as the VCL).
-pub const DEFAULT_ALLOW_PERCENTAGE: Percentage = Percentage::HUNDRED;
-/// `allow_percentage` in FIFO mode when the key is missing or not a number:
-/// neither end, so the cutoff decides (in random mode: [`DEFAULT_ALLOW_PERCENTAGE`]).
-pub const FIFO_DEFAULT_ALLOW_PERCENTAGE: Percentage = Percentage::whole(50);
-/// Largest `queue_opens_at` accepted, Unix seconds (the year 5138): a larger one
-/// is most likely milliseconds, which would hold places for millennia.
-pub const MAX_QUEUE_OPENS_AT: u64 = 99_999_999_999;
-/// Default `controller_timeout`, seconds.
-pub const DEFAULT_CONTROLLER_TIMEOUT: u64 = 120;
-/// Default `allow_period_timeout`, seconds.
-pub const DEFAULT_ALLOW_PERIOD_TIMEOUT: u64 = 3600;
-/// Default `wait_period_duration`, seconds.
-pub const DEFAULT_WAIT_PERIOD_DURATION: u64 = 30;
-/// Default `cookie_lifetime`, seconds.
-pub const DEFAULT_COOKIE_LIFETIME: u64 = 7200;
-/// Default `fifo_hold`, seconds.
-pub const DEFAULT_FIFO_HOLD: u64 = 300;
-/// Default `active_key`.
-pub const DEFAULT_ACTIVE_KEY: &str = "key1";
-/// Longest accepted duration (one year): larger values fall back to the default,
-/// which keeps every expiry sum far from overflow.
-pub const MAX_DURATION: u64 = 365 * 24 * 3600;
-
-/// The room's settings for one request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
-    /// The room applies only when this is true.
-    pub enabled: bool,
-    /// Path prefixes the room protects; other paths pass straight to the origin.
-    pub protected_paths: Vec<String>,
-    /// The configured percentage; read the one in effect through
-    /// [`Settings::percentage_at`], which applies the controller heartbeat rule.
-    pub allow_percentage: Percentage,
-    /// The controller's last write, when a controller runs.
-    pub controller_heartbeat: Heartbeat,
-    /// Seconds, 1..=[`MAX_DURATION`]: a heartbeat older than this is stale.
-    pub controller_timeout: u64,
-    /// The percentage in effect while the heartbeat is stale; `None`: keep
-    /// `allow_percentage` (fail static).
-    pub allow_percentage_fallback: Option<Percentage>,
-    /// Seconds, 1..=[`MAX_DURATION`].
-    pub allow_period_timeout: u64,
-    /// Seconds, 1..=[`MAX_DURATION`].
-    pub wait_period_duration: u64,
-    /// Seconds, 1..=[`MAX_DURATION`].
-    pub cookie_lifetime: u64,
-    /// Seconds after `exp` a wait token may still be redeemed; later it re-waits.
-    /// `None`: one wait period, whatever `wait_period_duration` is (read it through
-    /// [`Settings::redeem_window`]).
-    pub redeem_window: Option<u64>,
-    /// Key id used to sign new tokens.
-    pub active_key: String,
-    /// Log endpoint name; `None` sends log lines to standard error.
-    pub logger_name: Option<String>,
-    /// How waiting pages schedule the next visit.
-    pub refresh_mode: RefreshMode,
-    /// Status of the waiting pages, one of [`WAITING_STATUSES`].
-    pub waiting_status: u16,
-    /// Sliding or fixed sessions.
-    pub session_mode: SessionMode,
-    /// Whether the cookie is `HttpOnly`.
-    pub cookie_httponly: bool,
-    /// The cookie's `SameSite`.
-    pub cookie_samesite: SameSite,
-    /// When the cookie is `Secure`.
-    pub cookie_secure: SecureWhen,
-    /// Which grid new wait tokens expire on.
-    pub draw_grid: DrawGrid,
-    /// Bits of an IPv6 client's address that make its uid ([`crate::credentials::uid::uid_of`]).
-    pub uid_ipv6_prefix: u8,
-    /// Lottery or FIFO.
-    pub queueing_method: QueueingMethod,
-    /// FIFO: Unix milliseconds; waiting visitors who arrived at or before it are
-    /// admitted. `None`: nobody is admitted by FIFO.
-    pub fifo_cutoff: Option<u64>,
-    /// FIFO: how fast the cutoff moves, when known.
-    pub fifo_rate: Option<FifoRate>,
-    /// FIFO: seconds, 1..=[`MAX_DURATION`], a place is held after the last request.
-    pub fifo_hold: u64,
-    /// FIFO: Unix seconds the line opens (the pre-queue before it).
-    pub queue_opens_at: Option<u64>,
-    /// Random mode: new sessions a POP starts in a minute at most (`None`: no ceiling).
-    pub pop_new_sessions_per_minute: Option<u32>,
-    /// Hold everyone: nobody is drawn or admitted, live sessions go on.
-    pub queue_all: bool,
-    /// Address blocks whose visitors bypass the room.
-    pub bypass_addresses: Vec<Cidr>,
-    /// Path prefixes inside the room that bypass it (none covering a protected prefix).
-    pub bypass_paths: Vec<String>,
-    /// Unix seconds: passes issued before are refused.
-    pub passes_not_before: Option<u64>,
-    /// The built-in pages' language; `None`: the visitor's `Accept-Language`.
-    pub page_language: Option<Language>,
-    /// Bits of bot toll a wait token's holder pays before a draw (0: off).
-    pub bot_toll_bits: u8,
-    /// The room's external challenge, which replaces the proof of work
-    /// ([`Settings::toll_bits`]).
-    pub bot_challenge: BotChallenge,
-    /// The page-store keys that hold a custom page.
-    pub custom_pages: Vec<String>,
-    /// Keys whose stored value was present but unusable, so a default was used.
-    pub fallbacks: Vec<&'static str>,
-    /// The room these are the settings of.
-    pub room: Room,
-    /// The event in its pre-queue or running (`event=` in the log).
-    pub event: Option<String>,
-    /// The event whose ended page shows.
-    pub event_ended: Option<String>,
-    /// The cookie names of the service's named rooms (none without `rooms`): the
-    /// origin never sees them.
-    pub room_cookies: Vec<String>,
-    /// Why the room refuses the request, if it does.
-    pub refusal: Option<Refusal>,
-    /// The config-store keys whose lookup failed: each took its unreadable outcome
-    /// ([`crate::settings::layout::when_unreadable`]), and the line says
-    /// `ALERT=unreadable:<keys>`.
-    pub unreadable: Vec<String>,
+impl Words for SecureWhen {
+    const WORDS: &'static [(&'static str, Self)] = &[
+        ("auto", SecureWhen::Auto),
+        ("always", SecureWhen::Always),
+        ("never", SecureWhen::Never),
+    ];
 }
 
-/// Why the room refuses a request without deciding on it.
+impl Words for RefreshMode {
+    const WORDS: &'static [(&'static str, Self)] = &[
+        ("eligible", RefreshMode::Eligible),
+        ("fixed", RefreshMode::Fixed),
+    ];
+}
+
+impl Words for DrawGrid {
+    const WORDS: &'static [(&'static str, Self)] =
+        &[("address", DrawGrid::Address), ("global", DrawGrid::Global)];
+}
+
+/// The controller's heartbeat, as read from the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// Its path reads into different rooms at different origins
-    /// ([`crate::settings::path_readings`]): `400`.
-    AmbiguousPath,
-    /// The `rooms` index could not be looked up, so nothing can be placed: `503`.
-    UnreadableRooms,
+pub enum Heartbeat {
+    /// No `controller_heartbeat` key: manual tuning.
+    Absent,
+    /// The controller's last write, Unix seconds.
+    At(u64),
+    /// Present but neither Unix seconds nor RFC 3339: treated as stale.
+    Unreadable,
 }
 
-impl Refusal {
-    /// The status the room answers with.
-    pub fn status(self) -> u16 {
-        match self {
-            Refusal::AmbiguousPath => 400,
-            Refusal::UnreadableRooms => 503,
-        }
+rows! {
+    /// The room runs only when this is exactly `true` (surrounding spaces ignored).
+    ENABLED enabled: bool {
+        stored: Own,
+        roles: [Bypass, EventFixed],
+        read: value(|raw| Some(raw.trim() == "true")),
+        default: false => "`false` (off)",
+        write: text,
+        when_bad: "anything else: off, every request passes to the origin",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["true", " true ", "false"], &["TRUE", ""]),
     }
+    /// Comma-separated path prefixes the room protects (a plain prefix match, like
+    /// the VCL's `^/(events|checkout)`).
+    PROTECTED_PATHS protected_paths: Vec<String> {
+        stored: Member,
+        roles: [Bypass, EventFixed],
+        read: value(parse_paths),
+        default: vec!["/events".to_string(), "/checkout".to_string()] => "`/events,/checkout`",
+        write: |paths: &Vec<String>| list(paths),
+        when_bad: "an empty list, or an entry not starting with `/`: the default",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["/events,/checkout", "/", "/events", " /a , /b "], &["events", ",", ""]),
+    }
+    /// `random`: the lottery; `fifo`: first in, first out up to `fifo_cutoff`
+    /// ([FIFO](../reference/fifo.md)).
+    QUEUEING_METHOD queueing_method: QueueingMethod {
+        stored: Member,
+        roles: [],
+        read: word(),
+        default: QueueingMethod::Random => "`random`",
+        write: word,
+        when_bad: "anything else: `random`",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["fifo", "random", " FIFO "], &["lifo"]),
+    }
+    /// Percentage of eligible wait tokens each draw admits, up to four decimals:
+    /// `0` denies, `100` admits everyone. Written by the controller when one
+    /// runs; in FIFO mode only its ends count ([more](#more-on-some-settings)).
+    ALLOW_PERCENTAGE allow_percentage: Percentage {
+        stored: Own,
+        roles: [Controller],
+        read: value(|raw| raw.parse().ok()),
+        // In FIFO mode the percentage keeps only its ends: a missing or unreadable
+        // one must not open the room to everyone (the cutoff decides).
+        default: match queueing_method {
+            QueueingMethod::Random => Percentage::HUNDRED,
+            QueueingMethod::Fifo => Percentage::whole(50),
+        } => "`100` (`50` in FIFO mode)",
+        write: text,
+        when_bad: "not a number (`abc`, `50%`, `.5`): the default (fail open, as the VCL); \
+                   numbers clamped to 0–100, cut after the fourth decimal",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(
+            &["50", "1", "99", "0", "100", "12.5", "0.5", "0.0001", "99.99999"],
+            &["250", "-5", "abc", "", ".5", "5.", "-0.5", "9223372036854775808", "-9223372036854775809"],
+        ),
+    }
+    /// Time of the controller's last write, Unix seconds or RFC 3339. Absent: manual
+    /// tuning, no alert.
+    CONTROLLER_HEARTBEAT controller_heartbeat: Heartbeat {
+        stored: Own,
+        roles: [Bypass, Controller],
+        read: value(|raw| {
+            Some(unix_time::parse_seconds(raw).map_or(Heartbeat::Unreadable, Heartbeat::At))
+        }),
+        default: Heartbeat::Absent => "none",
+        write: |beat: &Heartbeat| match beat {
+            Heartbeat::Absent => None,
+            Heartbeat::At(t) => text(t),
+            Heartbeat::Unreadable => Some("unreadable".to_string()),
+        },
+        when_bad: "not a time: stale at once (next row)",
+        // Not a time: a stale controller, so `allow_percentage_fallback` applies.
+        when_unreadable: Some("unreadable"),
+        unset: "none (manual tuning)",
+        unit: UnixSeconds,
+        samples: samples(&["1700000000", "1700003600", "0"], &["soon", ""]),
+    }
+    /// Seconds after which the heartbeat is stale (older than this, or more than this
+    /// in the future): every log line says `ALERT=controller-stale` and
+    /// `allow_percentage_fallback` applies.
+    CONTROLLER_TIMEOUT controller_timeout: u64 {
+        stored: Member,
+        roles: [Bypass],
+        read: value(parse_duration),
+        default: 120 => "`120`",
+        write: text,
+        when_bad: DURATION_WHEN_BAD,
+        when_unreadable: None,
+        unset: "none",
+        unit: Seconds,
+        samples: DURATIONS,
+    }
+    /// The percentage while the heartbeat is stale (same format). Unset:
+    /// `allow_percentage` stays as last written (fail static).
+    ALLOW_PERCENTAGE_FALLBACK allow_percentage_fallback: Option<Percentage> {
+        stored: Member,
+        roles: [],
+        read: value(|raw| raw.parse().ok().map(Some)),
+        default: None => "none",
+        write: optional,
+        when_bad: "not a number: unset (fail static)",
+        when_unreadable: None,
+        unset: "none (fail static)",
+        unit: Text,
+        samples: samples(&["1", "0", "100", "0.5"], &["abc"]),
+    }
+    /// Seconds an admitted visitor keeps access after their last request
+    /// ([sessions](../reference/how-it-works.md#4-sessions-one-win-one-session-lazy-renewal-sliding-or-fixed)).
+    ALLOW_PERIOD_TIMEOUT allow_period_timeout: u64 {
+        stored: Own,
+        roles: [],
+        read: value(parse_duration),
+        default: 3600 => "`3600`",
+        write: text,
+        when_bad: DURATION_WHEN_BAD,
+        when_unreadable: None,
+        unset: "none",
+        unit: Seconds,
+        samples: DURATIONS,
+    }
+    /// Seconds of one wait period `d`: a newcomer waits one to three periods (one to
+    /// two on the global grid), a loser draws again two periods later.
+    WAIT_PERIOD_DURATION wait_period_duration: u64 {
+        stored: Own,
+        roles: [],
+        read: value(parse_duration),
+        default: 30 => "`30`",
+        write: text,
+        when_bad: DURATION_WHEN_BAD,
+        when_unreadable: None,
+        unset: "none",
+        unit: Seconds,
+        samples: DURATIONS,
+    }
+    /// `max-age` of the cookie, seconds.
+    COOKIE_LIFETIME cookie_lifetime: u64 {
+        stored: Own,
+        roles: [],
+        read: value(parse_duration),
+        default: 7200 => "`7200`",
+        write: text,
+        when_bad: DURATION_WHEN_BAD,
+        when_unreadable: None,
+        unset: "none",
+        unit: Seconds,
+        samples: DURATIONS,
+    }
+    /// Seconds after a wait token's expiry during which it may still be drawn; later
+    /// it re-waits without a draw, so a copy of a winning token cannot start sessions
+    /// forever.
+    REDEEM_WINDOW redeem_window: Option<u64> {
+        stored: Member,
+        roles: [],
+        read: value(|raw| parse_duration(raw).map(Some)),
+        default: None => "none (one wait period)",
+        write: optional,
+        when_bad: DURATION_WHEN_BAD,
+        when_unreadable: None,
+        unset: "none (one wait period)",
+        unit: Seconds,
+        samples: DURATIONS,
+    }
+    /// Id of the signing key that signs new tokens
+    /// ([signing keys](#the-signing-keys-waitingroom_signingkeys)).
+    ACTIVE_KEY active_key: String {
+        stored: Own,
+        roles: [EventFixed],
+        read: value(|raw| Some(raw.trim().to_string())),
+        default: "key1".to_string() => "`key1`",
+        write: text,
+        when_bad: "names no key, an empty key, or an id no token can carry: no token is \
+                   issued, `ALERT=active-key-unusable` \
+                   ([what still works](#when-active_key-is-unusable))",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["key1", "key1", "key2", " key1 "], &["empty", "key3", "k&1", ""]),
+    }
+    /// Log endpoint for the per-request line.
+    LOGGER_NAME logger_name: Option<String> {
+        stored: Own,
+        roles: [Bypass, ServiceWide, EventFixed],
+        read: value(|raw| Some(Some(raw.trim().to_string()).filter(|name| !name.is_empty()))),
+        default: None => "none",
+        write: optional,
+        when_bad: "missing, empty or unknown: the line goes to standard error \
+                   (`fastly log-tail`)",
+        when_unreadable: None,
+        unset: "none (standard error)",
+        unit: Text,
+        samples: samples(&["testlog"], &["", " "]),
+    }
+    /// `eligible`: waiting pages come back when the visitor's next draw is due;
+    /// `fixed`: every `wait_period_duration` seconds (the VCL). FIFO pages come
+    /// back every `min(d, fifo_hold / 3)` s either way.
+    REFRESH_MODE refresh_mode: RefreshMode {
+        stored: Member,
+        roles: [],
+        read: word(),
+        default: RefreshMode::Eligible => "`eligible`",
+        write: word,
+        when_bad: "anything else: `eligible`",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["eligible", "fixed", " fixed "], &["sometimes"]),
+    }
+    /// HTTP status of the two waiting pages (HTML and JSON): `200`, `202`, `429`
+    /// or `503`. The deny page stays `200`.
+    WAITING_STATUS waiting_status: u16 {
+        stored: Member,
+        roles: [],
+        read: value(|raw| raw.trim().parse().ok().filter(|code| WAITING_STATUSES.contains(code))),
+        default: 200 => "`200`",
+        write: text,
+        when_bad: "anything else: `200`",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["200", "202", "429", "503"], &["404", "x"]),
+    }
+    /// `sliding`: a session ends between half and the whole `allow_period_timeout`
+    /// after the last request; `fixed`: `allow_period_timeout` after the admission,
+    /// whatever the activity ([more](#more-on-some-settings)).
+    SESSION_MODE session_mode: SessionMode {
+        stored: Member,
+        roles: [],
+        read: word(),
+        default: SessionMode::Sliding => "`sliding`",
+        write: word,
+        when_bad: "anything else: `sliding`",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["sliding", "fixed", " Fixed "], &["forever"]),
+    }
+    /// `HttpOnly` on the cookie (`true`/`false`).
+    COOKIE_HTTPONLY cookie_httponly: bool {
+        stored: Member,
+        roles: [],
+        read: word(),
+        default: true => "`true`",
+        write: word,
+        when_bad: "anything else: `true`",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["true", "false", "FALSE"], &["yes"]),
+    }
+    /// `SameSite` on the cookie: `Lax`, `Strict`, or `None` for rooms embedded in
+    /// other sites (`None` is only sent with `Secure`; without it the cookie gets
+    /// `Lax`).
+    COOKIE_SAMESITE cookie_samesite: SameSite {
+        stored: Member,
+        roles: [],
+        read: word(),
+        default: SameSite::Lax => "`Lax`",
+        write: word,
+        when_bad: "anything else: `Lax`",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["Lax", "strict", "None"], &["loose"]),
+    }
+    /// `Secure` on the cookie: `auto` (when the client connection is TLS),
+    /// `always`, `never`.
+    COOKIE_SECURE cookie_secure: SecureWhen {
+        stored: Member,
+        roles: [],
+        read: word(),
+        default: SecureWhen::Auto => "`auto`",
+        write: word,
+        when_bad: "anything else: `auto`",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["auto", "always", "never"], &["maybe"]),
+    }
+    /// `address`: each address draws on its own grid, `FNV-1a-64(uid) mod 2d`
+    /// seconds into every draw period; `global`: the VCL's slot boundaries
+    /// ([the draw grid](../reference/how-it-works.md#7-the-draw-grid-and-a-refresh-aimed-at-the-draw)).
+    DRAW_GRID draw_grid: DrawGrid {
+        stored: Member,
+        roles: [],
+        read: word(),
+        default: DrawGrid::Address => "`address`",
+        write: word,
+        when_bad: "anything else: `address`",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["address", "global", " Global "], &["slot"]),
+    }
+    /// Bits of an IPv6 visitor's address that identify them, 32–128 (a leading
+    /// `/` allowed): `64` keeps a place across privacy-address changes. Changing
+    /// it live voids every IPv6 visitor's token: set it before an event.
+    UID_IPV6_PREFIX uid_ipv6_prefix: u8 {
+        stored: Member,
+        roles: [Bypass, ServiceWide, EventFixed],
+        read: value(parse_ipv6_prefix),
+        default: FULL_IPV6_PREFIX => "`128`",
+        write: text,
+        when_bad: "anything else: `128`",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["128", "64", "/64", "48", "32"], &["31", "129", "x"]),
+    }
+    /// FIFO: waiting visitors who arrived at or before this time are admitted: Unix
+    /// milliseconds, or RFC 3339 to the millisecond. Written by the controller, or
+    /// by hand.
+    FIFO_CUTOFF fifo_cutoff: Option<u64> {
+        stored: Own,
+        roles: [Controller],
+        read: value(|raw| unix_time::parse_millis(raw).map(Some)),
+        default: None => "none",
+        write: optional,
+        when_bad: "neither, or before 1970: none (nobody admitted by FIFO, \
+                   `ALERT=fifo-no-cutoff`)",
+        when_unreadable: None,
+        unset: "none (nobody admitted by FIFO)",
+        unit: UnixMillis,
+        samples: samples(
+            &["1700000000000", "1700030000000", "1700070000000", "0", "18446744073709551615"],
+            &["-1", "soon"],
+        ),
+    }
+    /// FIFO: arrival milliseconds the cutoff passes per second (up to three
+    /// decimals), for the visitors' expected time of entry.
+    FIFO_RATE fifo_rate: Option<FifoRate> {
+        stored: Own,
+        roles: [Controller],
+        read: value(|raw| raw.parse().ok().map(Some)),
+        default: None => "none",
+        write: optional,
+        when_bad: "not a number: none (entry time unknown)",
+        when_unreadable: None,
+        unset: "none (entry time unknown)",
+        unit: MillisPerSecond,
+        samples: samples(&["1000", "1.5", "0", "0.001"], &["x", "-2"]),
+    }
+    /// FIFO: seconds a waiting visitor's place is held after their last request.
+    FIFO_HOLD fifo_hold: u64 {
+        stored: Member,
+        roles: [],
+        read: value(parse_duration),
+        default: 300 => "`300`",
+        write: text,
+        when_bad: DURATION_WHEN_BAD,
+        when_unreadable: None,
+        unset: "none",
+        unit: Seconds,
+        samples: DURATIONS,
+    }
+    /// FIFO: when the line opens, Unix seconds or RFC 3339; earlier arrivals form
+    /// the pre-queue.
+    QUEUE_OPENS_AT queue_opens_at: Option<u64> {
+        stored: Member,
+        roles: [],
+        read: value(|raw| {
+            unix_time::parse_seconds(raw)
+                .filter(|&t| t <= MAX_QUEUE_OPENS_AT)
+                .map(Some)
+        }),
+        default: None => "none",
+        write: optional,
+        when_bad: "neither, before 1970, or above 99,999,999,999 (milliseconds by mistake): \
+                   none",
+        when_unreadable: None,
+        unset: "none (no pre-queue)",
+        unit: UnixSeconds,
+        samples: samples(&["1700000000", "1700040000", "0"], &["18446744073709551615", "x"]),
+    }
+    /// Random mode: new sessions each POP starts in a minute at most; one over it
+    /// waits on, as after a loss (`transition=ceiling-reached`). Needs Fastly's
+    /// Edge Rate Limiting ([more](#more-on-some-settings)).
+    POP_NEW_SESSIONS_PER_MINUTE pop_new_sessions_per_minute: Option<u32> {
+        stored: Member,
+        roles: [],
+        read: value(|raw| {
+            raw.parse::<u32>()
+                .ok()
+                .filter(|n| (1..=MAX_POP_NEW_SESSIONS_PER_MINUTE).contains(n))
+                .map(Some)
+        }),
+        default: None => "none",
+        write: optional,
+        when_bad: "not a whole number in 1–10,000,000: none",
+        when_unreadable: None,
+        unset: "none (no ceiling)",
+        unit: Text,
+        samples: samples(&["2500", "1", "10000000"], &["0", "-5", "2.5", "10000001"]),
+    }
+    /// `true`: hold everyone: newcomers wait, nobody is drawn or passes a FIFO
+    /// cutoff, live sessions go on (`transition=queue-all`); unlike
+    /// `allow_percentage = 0`, which denies.
+    QUEUE_ALL queue_all: bool {
+        stored: Member,
+        roles: [],
+        read: word(),
+        default: false => "`false`",
+        write: word,
+        when_bad: "anything else: `false`",
+        when_unreadable: Some("true"),
+        unset: "none",
+        unit: Text,
+        samples: samples(&["false", "true", " TRUE "], &["yes"]),
+    }
+    /// Comma-separated address blocks (CIDR, IPv4 or IPv6) that go straight to the
+    /// origin: staff, monitoring ([rules](rooms.md#bypass-rules)).
+    BYPASS_ADDRESSES bypass_addresses: Vec<Cidr> {
+        stored: Member,
+        roles: [EventFixed],
+        read: list(|item: &str| item.parse().ok()),
+        default: Vec::new() => "none",
+        write: |blocks: &Vec<Cidr>| list(blocks),
+        when_bad: "a bad block, or one holding everyone (`/0`): that block ignored",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["192.0.2.0/30", "2001:db8::/32, 198.51.100.0/24"], &["0.0.0.0/0", "192.0.2.0/33", "staff"]),
+    }
+    /// Comma-separated path prefixes inside the room that go straight to the
+    /// origin: assets, health checks
+    /// ([the path the origin sees](../reference/how-it-works.md#1-scope)).
+    BYPASS_PATHS bypass_paths: Vec<String> {
+        stored: Member,
+        roles: [EventFixed],
+        read: list(|item: &str| {
+            (item.starts_with('/') && !rules::covers_the_room(item, &protected_paths))
+                .then(|| item.to_string())
+        }),
+        default: Vec::new() => "none",
+        write: |paths: &Vec<String>| list(paths),
+        when_bad: "a prefix of one of the room's own paths, or not starting with `/`: that \
+                   prefix ignored",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["/events/static/", "/events/health, /checkout/assets/"], &["/", "/events", "static/"]),
+    }
+    /// Signed passes issued before this time (Unix seconds or RFC 3339) are
+    /// refused ([passes](rooms.md#signed-passes)).
+    PASSES_NOT_BEFORE passes_not_before: Option<u64> {
+        stored: Member,
+        roles: [EventFixed],
+        read: value(|raw| unix_time::parse_seconds(raw).map(Some)),
+        default: None => "none",
+        write: optional,
+        when_bad: "not a time: none",
+        when_unreadable: None,
+        unset: "none",
+        unit: UnixSeconds,
+        samples: samples(&["1700000000", "2023-11-14T22:13:20Z"], &["soon"]),
+    }
+    /// The built-in pages' language: `auto` (the visitor's `Accept-Language`), or
+    /// `en`, `de`, `fr`, `es`, `it`, `pt` ([pages](pages.md#per-language-pages)).
+    PAGE_LANGUAGE page_language: Option<Language> {
+        stored: Member,
+        roles: [],
+        read: value(|raw| match raw.trim() {
+            text if text.eq_ignore_ascii_case("auto") => Some(None),
+            text => Language::from_code(text).map(Some),
+        }),
+        default: None => "`auto`",
+        write: |language: &Option<Language>| {
+            Some(language.map_or("auto", Language::code).to_string())
+        },
+        when_bad: "anything else: `auto`",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["auto", "de", " FR "], &["klingon"]),
+    }
+    /// The bot toll: bits of proof of work, 0–32, a wait token's holder pays
+    /// before its first draw (FIFO: admission); each bit doubles the work
+    /// ([the bot toll](../reference/bot-toll.md)).
+    BOT_TOLL_BITS bot_toll_bits: u8 {
+        stored: Member,
+        roles: [],
+        read: value(|raw| toll::parse_bits(raw.trim())),
+        default: 0 => "`0` (off)",
+        write: text,
+        when_bad: "anything else: `0`",
+        // More bits than anyone pays: a wait token issued now is held.
+        when_unreadable: Some("32"),
+        unset: "none",
+        unit: Text,
+        samples: samples(&["0", "8", " 12 ", "32"], &["33", "08", "-1"]),
+    }
+    /// An external challenge (Turnstile or hCaptcha) instead of the proof of work:
+    /// `{"provider":"turnstile","site_key":"…"}`
+    /// ([an external challenge](../reference/bot-toll.md#an-external-challenge-instead)).
+    BOT_CHALLENGE bot_challenge: BotChallenge {
+        stored: Member,
+        roles: [],
+        // Never a fallback to "off": an unreadable challenge holds every due draw.
+        read: value_or(
+            |raw| ChallengeSettings::parse(raw).ok().map(BotChallenge::On),
+            BotChallenge::Unreadable
+        ),
+        default: BotChallenge::Off => "none (off)",
+        write: |challenge: &BotChallenge| match challenge {
+            BotChallenge::Off => None,
+            BotChallenge::On(c) => Some(format!(
+                r#"{{"provider":"{}","site_key":"{}","when_down":"{}"}}"#,
+                c.provider,
+                c.site_key,
+                c.when_down.name()
+            )),
+            BotChallenge::Unreadable => Some("unreadable".to_string()),
+        },
+        when_bad: "unreadable: still on, every due draw held",
+        // Not a challenge's JSON: held as an unreadable challenge.
+        when_unreadable: Some("unreadable"),
+        unset: "none (off)",
+        unit: Text,
+        samples: samples(
+            &[
+                r#"{"provider":"turnstile","site_key":"k-1"}"#,
+                r#"{"provider":"hcaptcha","site_key":"k_2","when_down":"open"}"#,
+            ],
+            &["turnstile", r#"{"provider":"turnstyle","site_key":"k"}"#],
+        ),
+    }
+    /// Comma-separated page-store keys that hold a custom page: the room looks up
+    /// no other ([pages](pages.md#per-language-pages)).
+    CUSTOM_PAGES custom_pages: Vec<String> {
+        stored: Member,
+        roles: [ServiceWide, EventFixed],
+        read: list(|key: &str| {
+            (key.len() <= MAX_KEY_LEN && !key.contains(char::is_whitespace))
+                .then(|| key.to_string())
+        }),
+        default: Vec::new() => "none",
+        write: |keys: &Vec<String>| list(keys),
+        when_bad: "a key with a space or over 256 bytes: that key ignored",
+        when_unreadable: None,
+        unset: "none",
+        unit: Text,
+        samples: samples(&["startwaiting", "startwaiting.fr, deny"], &["start waiting"]),
+    }
+}
 
-    /// The log line's `reason`.
-    pub fn word(self) -> &'static str {
-        match self {
-            Refusal::AmbiguousPath => "ambiguous-path",
-            Refusal::UnreadableRooms => "unreadable-rooms",
-        }
-    }
+/// The key of the named rooms' index ([`crate::settings::room::Index`]).
+pub const ROOMS: &str = "rooms";
+/// The key of the scheduled events ([`crate::settings::events::Schedule`]).
+pub const EVENTS: &str = "events";
+
+/// What a bad duration does.
+const DURATION_WHEN_BAD: &str = "not a whole number in 1–31536000: the default";
+
+/// Every key the room reads from `waitingroom_config`, in the rows' order.
+pub const KEYS: [&str; ROWS.len()] = keys_where(ROWS, Pick::All);
+/// The settings stored under keys of their own, in order.
+pub const OWN_KEYS: [&str; count_where(ROWS, Pick::Stored(Stored::Own))] =
+    keys_where(ROWS, Pick::Stored(Stored::Own));
+/// The keys a request the room does not apply to needs, the edge's first tier.
+pub const BYPASS_KEYS: [&str; count_where(ROWS, Pick::Role(Role::Bypass))] =
+    keys_where(ROWS, Pick::Role(Role::Bypass));
+/// The keys the controller writes (for a named room, `room.<name>.<key>`).
+pub const CONTROLLER_KEYS: [&str; count_where(ROWS, Pick::Role(Role::Controller))] =
+    keys_where(ROWS, Pick::Role(Role::Controller));
+/// The keys a named room takes from the service.
+pub const SERVICE_WIDE_KEYS: [&str; count_where(ROWS, Pick::Role(Role::ServiceWide))] =
+    keys_where(ROWS, Pick::Role(Role::ServiceWide));
+/// The keys an event cannot change.
+pub const EVENT_FIXED_KEYS: [&str; count_where(ROWS, Pick::Role(Role::EventFixed))] =
+    keys_where(ROWS, Pick::Role(Role::EventFixed));
+
+/// The row of `key`, if it is a setting.
+pub fn row(key: &str) -> Option<&'static crate::settings::row::Row> {
+    ROWS.iter().find(|row| row.key == key)
+}
+
+/// What a setting whose lookup failed (the execution's lookups used, a value too
+/// long, any error of the host) reads as: its row's unreadable outcome where its
+/// default would switch a guard off, else as missing (its default).
+pub fn when_unreadable(key: &str) -> Option<String> {
+    row(key)?.when_unreadable.map(str::to_string)
 }
 
 impl Default for Settings {
@@ -314,221 +807,17 @@ impl Default for Settings {
 
 impl Settings {
     /// Reads every setting through `lookup` (key → stored value), applying the
-    /// documented defaults and fallbacks: what the tools (`wrctl config check`,
-    /// the simulator) and the tests read, every unusable value named in
-    /// [`Settings::fallbacks`].
+    /// documented defaults and fallbacks.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Settings {
-        Settings::read(&lookup)
+        Settings::read(&lookup).0
     }
 
-    /// Reads every setting. Keys are read in one order, so `fallbacks` lists them
-    /// in that order.
-    fn read(lookup: &dyn Fn(&str) -> Option<String>) -> Settings {
-        let mut read = Reader {
-            lookup,
-            fallbacks: Vec::new(),
-        };
-        // Every key is read the same way: its parser, or its default when missing.
-        // A parser that accepts anything never records a fallback.
-        let enabled = read.value(ENABLED, |raw| Some(raw.trim() == "true"), false);
-        let protected_paths = read.value(PROTECTED_PATHS, parse_paths, default_paths());
-        let queueing_method = read.word(
-            QUEUEING_METHOD,
-            &[
-                ("random", QueueingMethod::Random),
-                ("fifo", QueueingMethod::Fifo),
-            ],
-            QueueingMethod::Random,
-        );
-        // In FIFO mode the percentage keeps only its ends: a missing or unreadable
-        // one must not open the room to everyone (the cutoff decides).
-        let default_percentage = match queueing_method {
-            QueueingMethod::Random => DEFAULT_ALLOW_PERCENTAGE,
-            QueueingMethod::Fifo => FIFO_DEFAULT_ALLOW_PERCENTAGE,
-        };
-        let allow_percentage = read.value(ALLOW_PERCENTAGE, parse_percentage, default_percentage);
-        let controller_heartbeat = read.value(
-            CONTROLLER_HEARTBEAT,
-            |raw| Some(unix_time::parse_seconds(raw).map_or(Heartbeat::Unreadable, Heartbeat::At)),
-            Heartbeat::Absent,
-        );
-        let controller_timeout = read.value(
-            CONTROLLER_TIMEOUT,
-            parse_duration,
-            DEFAULT_CONTROLLER_TIMEOUT,
-        );
-        let allow_percentage_fallback = read.value(
-            ALLOW_PERCENTAGE_FALLBACK,
-            |raw| parse_percentage(raw).map(Some),
-            None,
-        );
-        let allow_period_timeout = read.value(
-            ALLOW_PERIOD_TIMEOUT,
-            parse_duration,
-            DEFAULT_ALLOW_PERIOD_TIMEOUT,
-        );
-        let wait_period_duration = read.value(
-            WAIT_PERIOD_DURATION,
-            parse_duration,
-            DEFAULT_WAIT_PERIOD_DURATION,
-        );
-        let cookie_lifetime = read.value(COOKIE_LIFETIME, parse_duration, DEFAULT_COOKIE_LIFETIME);
-        let redeem_window = read.value(REDEEM_WINDOW, |raw| parse_duration(raw).map(Some), None);
-        let active_key = read.value(
-            ACTIVE_KEY,
-            |raw| Some(raw.trim().to_string()),
-            DEFAULT_ACTIVE_KEY.to_string(),
-        );
-        let logger_name = read.value(
-            LOGGER_NAME,
-            |raw| Some(Some(raw.trim().to_string()).filter(|name| !name.is_empty())),
-            None,
-        );
-        let refresh_mode = read.word(
-            REFRESH_MODE,
-            &[
-                ("eligible", RefreshMode::Eligible),
-                ("fixed", RefreshMode::Fixed),
-            ],
-            RefreshMode::Eligible,
-        );
-        let waiting_status = read.value(WAITING_STATUS, parse_waiting_status, 200);
-        let session_mode = read.word(
-            SESSION_MODE,
-            &[
-                ("sliding", SessionMode::Sliding),
-                ("fixed", SessionMode::Fixed),
-            ],
-            SessionMode::Sliding,
-        );
-        let cookie_httponly = read.word(COOKIE_HTTPONLY, &[("true", true), ("false", false)], true);
-        let cookie_samesite = read.word(
-            COOKIE_SAMESITE,
-            &[
-                ("lax", SameSite::Lax),
-                ("strict", SameSite::Strict),
-                ("none", SameSite::None),
-            ],
-            SameSite::Lax,
-        );
-        let cookie_secure = read.word(
-            COOKIE_SECURE,
-            &[
-                ("auto", SecureWhen::Auto),
-                ("always", SecureWhen::Always),
-                ("never", SecureWhen::Never),
-            ],
-            SecureWhen::Auto,
-        );
-        let draw_grid = read.word(
-            DRAW_GRID,
-            &[("address", DrawGrid::Address), ("global", DrawGrid::Global)],
-            DrawGrid::Address,
-        );
-        let uid_ipv6_prefix = read.value(UID_IPV6_PREFIX, parse_ipv6_prefix, FULL_IPV6_PREFIX);
-        let fifo_cutoff = read.value(
-            FIFO_CUTOFF,
-            |raw| unix_time::parse_millis(raw).map(Some),
-            None,
-        );
-        let fifo_rate = read.value(FIFO_RATE, |raw| raw.parse().ok().map(Some), None);
-        let fifo_hold = read.value(FIFO_HOLD, parse_duration, DEFAULT_FIFO_HOLD);
-        let queue_opens_at = read.value(
-            QUEUE_OPENS_AT,
-            |raw| {
-                unix_time::parse_seconds(raw)
-                    .filter(|&t| t <= MAX_QUEUE_OPENS_AT)
-                    .map(Some)
-            },
-            None,
-        );
-        let pop_new_sessions_per_minute = read.value(
-            POP_NEW_SESSIONS_PER_MINUTE,
-            |raw| {
-                raw.parse::<u32>()
-                    .ok()
-                    .filter(|n| (1..=MAX_POP_NEW_SESSIONS_PER_MINUTE).contains(n))
-                    .map(Some)
-            },
-            None,
-        );
-        let queue_all = read.word(QUEUE_ALL, &[("true", true), ("false", false)], false);
-        let bypass_addresses = read.list(BYPASS_ADDRESSES, |item| item.parse().ok());
-        let bypass_paths = read.list(BYPASS_PATHS, |item| {
-            (item.starts_with('/') && !rules::covers_the_room(item, &protected_paths))
-                .then(|| item.to_string())
-        });
-        let passes_not_before = read.value(
-            PASSES_NOT_BEFORE,
-            |raw| unix_time::parse_seconds(raw).map(Some),
-            None,
-        );
-        let page_language = read.value(
-            PAGE_LANGUAGE,
-            |raw| match raw.trim() {
-                text if text.eq_ignore_ascii_case("auto") => Some(None),
-                text => Language::from_code(text).map(Some),
-            },
-            None,
-        );
-        let bot_toll_bits = read.value(BOT_TOLL_BITS, |raw| toll::parse_bits(raw.trim()), 0);
-        // Never a fallback to "off": an unreadable challenge holds every due draw.
-        let bot_challenge = read.value(
-            BOT_CHALLENGE,
-            |raw| Some(BotChallenge::parse(raw)),
-            BotChallenge::Off,
-        );
-        if bot_challenge == BotChallenge::Unreadable {
-            read.fallbacks.push(BOT_CHALLENGE);
-        }
-        let custom_pages = read.list(CUSTOM_PAGES, |key| {
-            (key.len() <= MAX_KEY_LEN && !key.contains(char::is_whitespace))
-                .then(|| key.to_string())
-        });
-
-        Settings {
-            enabled,
-            protected_paths,
-            allow_percentage,
-            controller_heartbeat,
-            controller_timeout,
-            allow_percentage_fallback,
-            allow_period_timeout,
-            wait_period_duration,
-            cookie_lifetime,
-            redeem_window,
-            active_key,
-            logger_name,
-            refresh_mode,
-            waiting_status,
-            session_mode,
-            cookie_httponly,
-            cookie_samesite,
-            cookie_secure,
-            draw_grid,
-            uid_ipv6_prefix,
-            queueing_method,
-            fifo_cutoff,
-            fifo_rate,
-            fifo_hold,
-            queue_opens_at,
-            pop_new_sessions_per_minute,
-            queue_all,
-            bypass_addresses,
-            bypass_paths,
-            passes_not_before,
-            page_language,
-            bot_toll_bits,
-            bot_challenge,
-            custom_pages,
-            fallbacks: read.fallbacks,
-            room: Room::Service,
-            event: None,
-            event_ended: None,
-            room_cookies: Vec::new(),
-            refusal: None,
-            unreadable: Vec::new(),
-        }
+    /// Reads every setting through `lookup`, and names the keys whose stored
+    /// value was present but unusable (each took its default), in the rows' order.
+    pub fn read(lookup: &dyn Fn(&str) -> Option<String>) -> (Settings, Vec<&'static str>) {
+        let mut reader = Reader::new(lookup);
+        let settings = Settings::read_rows(&mut reader);
+        (settings, reader.fallbacks)
     }
 
     /// Seconds after its expiry a wait token may still be drawn: the setting, or
@@ -568,86 +857,6 @@ impl Settings {
         }
     }
 
-    /// The text that, stored under `key`, reads as this value of the setting
-    /// (the store's form: `fixed`, `Lax`, `/events,/checkout`); `None` when only a
-    /// missing key reads as it (an unset option, an empty list) or `key` is no
-    /// setting. An unreadable heartbeat or challenge is `unreadable`.
-    pub fn stored(&self, key: &str) -> Option<String> {
-        fn list<T: ToString>(items: &[T]) -> Option<String> {
-            let texts: Vec<String> = items.iter().map(T::to_string).collect();
-            (!texts.is_empty()).then(|| texts.join(","))
-        }
-        let text = |t: &dyn ToString| Some(t.to_string());
-        let word = |w: &str| Some(w.to_string());
-        match key {
-            ENABLED => text(&self.enabled),
-            PROTECTED_PATHS => list(&self.protected_paths),
-            ALLOW_PERCENTAGE => text(&self.allow_percentage),
-            CONTROLLER_HEARTBEAT => match self.controller_heartbeat {
-                Heartbeat::Absent => None,
-                Heartbeat::At(t) => text(&t),
-                Heartbeat::Unreadable => word("unreadable"),
-            },
-            CONTROLLER_TIMEOUT => text(&self.controller_timeout),
-            ALLOW_PERCENTAGE_FALLBACK => self.allow_percentage_fallback.map(|p| p.to_string()),
-            ALLOW_PERIOD_TIMEOUT => text(&self.allow_period_timeout),
-            WAIT_PERIOD_DURATION => text(&self.wait_period_duration),
-            COOKIE_LIFETIME => text(&self.cookie_lifetime),
-            REDEEM_WINDOW => self.redeem_window.map(|r| r.to_string()),
-            ACTIVE_KEY => text(&self.active_key),
-            LOGGER_NAME => self.logger_name.clone(),
-            REFRESH_MODE => word(match self.refresh_mode {
-                RefreshMode::Eligible => "eligible",
-                RefreshMode::Fixed => "fixed",
-            }),
-            WAITING_STATUS => text(&self.waiting_status),
-            SESSION_MODE => word(match self.session_mode {
-                SessionMode::Sliding => "sliding",
-                SessionMode::Fixed => "fixed",
-            }),
-            COOKIE_HTTPONLY => text(&self.cookie_httponly),
-            COOKIE_SAMESITE => word(match self.cookie_samesite {
-                SameSite::Lax => "Lax",
-                SameSite::Strict => "Strict",
-                SameSite::None => "None",
-            }),
-            COOKIE_SECURE => word(match self.cookie_secure {
-                SecureWhen::Auto => "auto",
-                SecureWhen::Always => "always",
-                SecureWhen::Never => "never",
-            }),
-            DRAW_GRID => text(&self.draw_grid),
-            UID_IPV6_PREFIX => text(&self.uid_ipv6_prefix),
-            QUEUEING_METHOD => word(match self.queueing_method {
-                QueueingMethod::Random => "random",
-                QueueingMethod::Fifo => "fifo",
-            }),
-            FIFO_CUTOFF => self.fifo_cutoff.map(|c| c.to_string()),
-            FIFO_RATE => self.fifo_rate.map(|r| r.to_string()),
-            FIFO_HOLD => text(&self.fifo_hold),
-            QUEUE_OPENS_AT => self.queue_opens_at.map(|t| t.to_string()),
-            POP_NEW_SESSIONS_PER_MINUTE => self.pop_new_sessions_per_minute.map(|n| n.to_string()),
-            QUEUE_ALL => text(&self.queue_all),
-            BYPASS_ADDRESSES => list(&self.bypass_addresses),
-            BYPASS_PATHS => list(&self.bypass_paths),
-            PASSES_NOT_BEFORE => self.passes_not_before.map(|t| t.to_string()),
-            PAGE_LANGUAGE => word(self.page_language.map_or("auto", Language::code)),
-            BOT_TOLL_BITS => text(&self.bot_toll_bits),
-            BOT_CHALLENGE => match &self.bot_challenge {
-                BotChallenge::Off => None,
-                BotChallenge::On(c) => Some(format!(
-                    r#"{{"provider":"{}","site_key":"{}","when_down":"{}"}}"#,
-                    c.provider,
-                    c.site_key,
-                    c.when_down.name()
-                )),
-                BotChallenge::Unreadable => word("unreadable"),
-            },
-            CUSTOM_PAGES => list(&self.custom_pages),
-            _ => None,
-        }
-    }
-
     /// Whether the room applies to a request for `path` (the URL path, without query).
     pub fn protects(&self, path: &str) -> bool {
         self.enabled
@@ -656,17 +865,6 @@ impl Settings {
                 .iter()
                 .any(|prefix| path.starts_with(prefix.as_str()))
     }
-}
-
-/// The controller's heartbeat, as read from the store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Heartbeat {
-    /// No `controller_heartbeat` key: manual tuning.
-    Absent,
-    /// The controller's last write, Unix seconds.
-    At(u64),
-    /// Present but neither Unix seconds nor RFC 3339: treated as stale.
-    Unreadable,
 }
 
 /// A JSON value as the text a setting's parser reads: a string as is, a number or
@@ -691,83 +889,6 @@ pub fn text_of(value: &serde_json::Value) -> Option<String> {
     }
 }
 
-/// Reads settings through a lookup, recording every key that fell back.
-struct Reader<'a> {
-    lookup: &'a dyn Fn(&str) -> Option<String>,
-    fallbacks: Vec<&'static str>,
-}
-
-impl Reader<'_> {
-    /// The parsed value of `key`; the default when it is missing, or when it does
-    /// not parse (then the key is recorded as a fallback).
-    fn value<T>(&mut self, key: &'static str, parse: fn(&str) -> Option<T>, default: T) -> T {
-        let Some(raw) = (self.lookup)(key) else {
-            return default;
-        };
-        parse(&raw).unwrap_or_else(|| {
-            self.fallbacks.push(key);
-            default
-        })
-    }
-
-    /// A comma-separated list, each item read by `item` (trimmed, empty ones
-    /// skipped): the items it refuses are left out and the key is recorded as a
-    /// fallback, the others kept.
-    fn list<T>(&mut self, key: &'static str, item: impl Fn(&str) -> Option<T>) -> Vec<T> {
-        let Some(raw) = (self.lookup)(key) else {
-            return Vec::new();
-        };
-        let mut refused = false;
-        let items = raw
-            .split(',')
-            .map(str::trim)
-            .filter(|i| !i.is_empty())
-            .filter_map(|i| {
-                let read = item(i);
-                refused |= read.is_none();
-                read
-            })
-            .collect();
-        if refused {
-            self.fallbacks.push(key);
-        }
-        items
-    }
-
-    /// One of the `choices` words, case-insensitive, surrounding spaces ignored.
-    fn word<T: Copy>(&mut self, key: &'static str, choices: &[(&str, T)], default: T) -> T {
-        let Some(raw) = (self.lookup)(key) else {
-            return default;
-        };
-        let raw = raw.trim();
-        match choices
-            .iter()
-            .find(|(word, _)| raw.eq_ignore_ascii_case(word))
-        {
-            Some(&(_, value)) => value,
-            None => {
-                self.fallbacks.push(key);
-                default
-            }
-        }
-    }
-}
-
-/// One of [`WAITING_STATUSES`].
-fn parse_waiting_status(raw: &str) -> Option<u16> {
-    raw.trim()
-        .parse()
-        .ok()
-        .filter(|code| WAITING_STATUSES.contains(code))
-}
-
-fn default_paths() -> Vec<String> {
-    DEFAULT_PROTECTED_PATHS
-        .iter()
-        .map(|p| p.to_string())
-        .collect()
-}
-
 /// `"/a, /b"` → `["/a", "/b"]`; `None` when any entry does not start with `/`
 /// or the list is empty.
 fn parse_paths(raw: &str) -> Option<Vec<String>> {
@@ -779,12 +900,6 @@ fn parse_paths(raw: &str) -> Option<Vec<String>> {
         .collect();
     let valid = !paths.is_empty() && paths.iter().all(|p| p.starts_with('/'));
     valid.then_some(paths)
-}
-
-/// A number with up to four decimals, clamped to 0–100 ([`Percentage`]'s text
-/// form); `None` for anything that is not a number.
-fn parse_percentage(raw: &str) -> Option<Percentage> {
-    raw.parse().ok()
 }
 
 /// A prefix length in [`MIN_IPV6_PREFIX`]..=[`FULL_IPV6_PREFIX`].
@@ -808,17 +923,38 @@ mod tests {
     use std::cell::RefCell;
     use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-    use crate::settings::keys::ROOMS;
-    use crate::settings::layout::OWN_KEYS;
+    use crate::settings::context::RequestContext;
     use crate::settings::room_settings::Remembered;
-    use crate::settings::table::{OTHER_ROWS, ROWS, Stored, keys};
+    use crate::settings::table::OTHER_ROWS;
 
-    fn settings(pairs: &[(&str, &str)]) -> Settings {
+    /// Settings as read, with the keys that fell back.
+    #[derive(Debug, PartialEq)]
+    struct Read {
+        settings: Settings,
+        fallbacks: Vec<&'static str>,
+    }
+
+    impl std::ops::Deref for Read {
+        type Target = Settings;
+        fn deref(&self) -> &Settings {
+            &self.settings
+        }
+    }
+
+    fn read(lookup: impl Fn(&str) -> Option<String>) -> Read {
+        let (settings, fallbacks) = Settings::read(&lookup);
+        Read {
+            settings,
+            fallbacks,
+        }
+    }
+
+    fn settings(pairs: &[(&str, &str)]) -> Read {
         let map: HashMap<String, String> = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        Settings::from_lookup(|k| map.get(k).cloned())
+        read(|k| map.get(k).cloned())
     }
 
     #[test]
@@ -1294,7 +1430,7 @@ mod tests {
         assert_eq!(settings(&[(ACTIVE_KEY, "key2")]).active_key, "key2");
     }
 
-    /// The keys [`Settings::for_request`] looks up in `pairs` for a request for
+    /// The keys [`RequestContext::for_request`] looks up in `pairs` for a request for
     /// `path`, each with the number of times it was looked up.
     fn keys_read(pairs: &[(&str, &str)], path: &str) -> BTreeMap<String, usize> {
         let map = crate::settings::layout::store_entries(pairs.iter().copied());
@@ -1303,7 +1439,7 @@ mod tests {
             *read.borrow_mut().entry(key.to_string()).or_default() += 1;
             map.get(key).cloned()
         });
-        Settings::for_request(&lookup, None, path, 0);
+        RequestContext::for_request(&lookup, None, path, 0);
         drop(lookup);
         read.into_inner()
     }
@@ -1393,7 +1529,7 @@ mod tests {
         ] {
             assert_eq!(
                 keys_read(&store, "/events/1"),
-                read_once(&[&KEYS[..], &[crate::settings::keys::EVENTS]].concat()),
+                read_once(&[&KEYS[..], &[crate::settings::config::EVENTS]].concat()),
                 "{store:?}"
             );
         }
@@ -1410,7 +1546,7 @@ mod tests {
         ];
         let map: HashMap<&str, &str> = pairs.iter().copied().collect();
         let lookup = |key: &str| map.get(key).map(|v| v.to_string());
-        let full = Settings::from_lookup(lookup);
+        let full = read(lookup);
         let stored = crate::settings::layout::store_entries(pairs);
         let stored = |key: &str| stored.get(key).cloned();
         assert_eq!(
@@ -1422,27 +1558,30 @@ mod tests {
                 FIFO_CUTOFF
             ]
         );
+        let full = RequestContext::of((full.settings, full.fallbacks));
         let remembered = Remembered::new(stored);
-        assert_eq!(Settings::for_request(&remembered, None, "/events", 0), full);
-        assert_eq!(Settings::from_store(&Remembered::new(stored)), full);
+        assert_eq!(
+            RequestContext::for_request(&remembered, None, "/events", 0),
+            full
+        );
+        assert_eq!(RequestContext::from_store(&Remembered::new(stored)), full);
         // Outside the room: the bypass keys, every other key as if missing.
-        let bypass = Settings::for_request(&Remembered::new(stored), None, "/about", 0);
+        let bypass = RequestContext::for_request(&Remembered::new(stored), None, "/about", 0);
         assert_eq!(bypass.fallbacks, vec![CONTROLLER_TIMEOUT, UID_IPV6_PREFIX]);
         assert_eq!(
-            bypass,
+            bypass.settings,
             Settings::from_lookup(|key| lookup(key).filter(|_| BYPASS_KEYS.contains(&key)))
         );
     }
 
     // The reader holds to the settings table's rows.
 
-    fn read_one(key: &str, raw: &str) -> Settings {
-        Settings::from_lookup(|k| (k == key).then(|| raw.to_string()))
+    fn read_one(key: &str, raw: &str) -> Read {
+        read(|k| (k == key).then(|| raw.to_string()))
     }
 
     #[test]
     fn keys_come_from_the_rows_once_each() {
-        assert_eq!(KEYS, keys(&ROWS));
         let all: BTreeSet<&str> = ROWS.iter().chain(&OTHER_ROWS).map(|r| r.key).collect();
         assert_eq!(all.len(), ROWS.len() + OTHER_ROWS.len(), "a key twice");
         let own: Vec<&str> = ROWS
@@ -1472,7 +1611,12 @@ mod tests {
             );
             // The text reads back as the default, with no fallback.
             if let Some(text) = defaults.stored(row.key) {
-                assert_eq!(read_one(row.key, &text), defaults, "{}: {text:?}", row.key);
+                assert_eq!(
+                    read_one(row.key, &text),
+                    read(|_| None),
+                    "{}: {text:?}",
+                    row.key
+                );
             }
         }
         let fifo = Settings::from_lookup(|k| (k == QUEUEING_METHOD).then(|| "fifo".into()));
@@ -1495,7 +1639,7 @@ mod tests {
                 let text = s.stored(row.key);
                 let again = text
                     .as_deref()
-                    .map_or_else(Settings::default, |t| read_one(row.key, t));
+                    .map_or_else(|| read(|_| None), |t| read_one(row.key, t));
                 assert_eq!(again, s, "{}: {raw:?} as {text:?}", row.key);
             }
             for raw in row.samples.invalid {

@@ -18,41 +18,14 @@
 //! ([`text_of`]). A missing `settings` key is an object with no members: every
 //! member takes its default. A `settings` value that is not a JSON object, or
 //! that cannot be read, gives every member its unreadable outcome
-//! ([`when_unreadable`]): the room holds, it never opens.
+//! ([`crate::settings::config::when_unreadable`]): the room holds, it never opens.
 
 use std::collections::BTreeMap;
 
-use crate::settings::config::{KEYS, text_of};
-use crate::settings::keys::{BOT_CHALLENGE, BOT_TOLL_BITS, CONTROLLER_HEARTBEAT, QUEUE_ALL};
-use crate::settings::table;
+use crate::settings::config::{KEYS, OWN_KEYS, text_of, when_unreadable};
 
 /// Config-store key of the JSON object holding every other setting.
 pub const SETTINGS: &str = "settings";
-
-/// The settings stored under keys of their own: those the settings table
-/// ([`crate::settings::table::ROWS`]) says are, in its order.
-pub const OWN_KEYS: [&str; 10] = table::own_keys();
-
-/// What a setting whose lookup failed (the execution's lookups used, a value too
-/// long, any error of the host) reads as, when its default would switch a guard
-/// off: the room holds every newcomer, the controller reads as stale (its safety
-/// net, `allow_percentage_fallback`, applies), and the toll and the challenge hold
-/// every draw they are owed. Every other setting reads as missing, its default: a bypass
-/// list is then empty and grants nothing, `enabled` and `allow_percentage` read as
-/// the VCL reads a missing key, a page falls back to the built-in one.
-pub fn when_unreadable(key: &str) -> Option<String> {
-    let text = match key {
-        QUEUE_ALL => "true",
-        // Not a time: a stale controller, so `allow_percentage_fallback` applies.
-        CONTROLLER_HEARTBEAT => "unreadable",
-        // More bits than anyone pays: a wait token issued now is held.
-        BOT_TOLL_BITS => "32",
-        // Not a challenge's JSON: held as an unreadable challenge.
-        BOT_CHALLENGE => "unreadable",
-        _ => return None,
-    };
-    Some(text.to_string())
-}
 
 /// Whether `key` is a setting stored as a member of [`SETTINGS`].
 pub fn is_member(key: &str) -> bool {
@@ -155,7 +128,10 @@ pub fn set(entries: &mut BTreeMap<String, String>, key: &str, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::keys::{BYPASS_PATHS, ENABLED, PROTECTED_PATHS};
+    use crate::settings::config::{
+        BOT_CHALLENGE, BOT_TOLL_BITS, BYPASS_PATHS, CONTROLLER_HEARTBEAT, ENABLED, PROTECTED_PATHS,
+        QUEUE_ALL,
+    };
 
     #[test]
     fn the_vcls_keys_and_the_controllers_stay_keys_of_their_own() {

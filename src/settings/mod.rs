@@ -3,14 +3,15 @@
 //! bypass rules, and the value types the settings are written in.
 
 pub mod config;
+pub mod context;
 pub mod events;
-pub mod keys;
 pub mod layout;
 pub mod limits;
 pub mod path_readings;
 pub mod percentage;
 pub mod room;
 pub mod room_settings;
+pub mod row;
 pub mod rules;
 pub mod table;
 pub mod unix_time;

@@ -18,43 +18,17 @@
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 
-use crate::credentials::cookie_names;
-use crate::settings::config::{BYPASS_KEYS, Refusal, Settings, text_of};
-use crate::settings::events::{Phase, Schedule};
-use crate::settings::keys::EVENTS;
-use crate::settings::keys::ROOMS;
-use crate::settings::keys::{
-    ACTIVE_KEY, ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, BYPASS_ADDRESSES, BYPASS_PATHS,
-    CONTROLLER_HEARTBEAT, CUSTOM_PAGES, ENABLED, FIFO_CUTOFF, FIFO_RATE, LOGGER_NAME,
-    PASSES_NOT_BEFORE, PROTECTED_PATHS, QUEUE_ALL, QUEUE_OPENS_AT, UID_IPV6_PREFIX,
+use crate::settings::config::{
+    ALLOW_PERCENTAGE, ALLOW_PERCENTAGE_FALLBACK, BYPASS_KEYS, CONTROLLER_HEARTBEAT,
+    CONTROLLER_KEYS, ENABLED, EVENT_FIXED_KEYS, EVENTS, FIFO_CUTOFF, PROTECTED_PATHS, QUEUE_ALL,
+    QUEUE_OPENS_AT, ROOMS, SERVICE_WIDE_KEYS, Settings, text_of, when_unreadable,
 };
-use crate::settings::layout::{Members, SETTINGS, is_member, when_unreadable};
+use crate::settings::context::{Refusal, RequestContext};
+use crate::settings::events::{Phase, Schedule};
+use crate::settings::layout::{Members, SETTINGS, is_member};
 use crate::settings::path_readings::readings;
 use crate::settings::room::{Index, Room, Scope};
 
-/// The keys the controller writes for a named room (`room.<name>.<key>`).
-pub const CONTROLLER_KEYS: [&str; 4] = [
-    ALLOW_PERCENTAGE,
-    CONTROLLER_HEARTBEAT,
-    FIFO_CUTOFF,
-    FIFO_RATE,
-];
-/// The keys a named room takes from the service.
-pub const SERVICE_WIDE_KEYS: [&str; 3] = [LOGGER_NAME, UID_IPV6_PREFIX, CUSTOM_PAGES];
-/// The keys an event cannot change: whether and where the room runs, who goes
-/// through it (its key, its bypass rules, its passes' revocation), and the
-/// service's keys.
-pub const EVENT_FIXED_KEYS: [&str; 9] = [
-    ENABLED,
-    PROTECTED_PATHS,
-    ACTIVE_KEY,
-    BYPASS_ADDRESSES,
-    BYPASS_PATHS,
-    PASSES_NOT_BEFORE,
-    LOGGER_NAME,
-    UID_IPV6_PREFIX,
-    CUSTOM_PAGES,
-];
 /// Named in `fallbacks` when a named room's value is not a JSON object.
 pub const ROOM_FALLBACK: &str = "room";
 
@@ -154,8 +128,8 @@ impl<'r, 'a> ServiceStore<'r, 'a> {
     }
 }
 
-impl Settings {
-    /// The settings for a request for `path` on `host` (lower case, no port), for the
+impl RequestContext {
+    /// The context of a request for `path` on `host` (lower case, no port), for the
     /// edge: the room it is in (see the module's documentation), or, outside every
     /// room, the bypass keys with every other key at its default.
     pub fn for_request(
@@ -163,14 +137,14 @@ impl Settings {
         host: Option<&str>,
         path: &str,
         now: u64,
-    ) -> Settings {
+    ) -> RequestContext {
         let service = ServiceStore::new(lookup);
-        let mut bypass = Settings::from_lookup(|key| {
+        let mut bypass = RequestContext::of(Settings::read(&|key| {
             BYPASS_KEYS
                 .contains(&key)
                 .then(|| service.get(key))
                 .flatten()
-        });
+        }));
         let index = match lookup.read(ROOMS) {
             Ok(raw) => raw.map(|raw| Index::parse(&raw)),
             // Nothing can be placed without the rooms' scopes: refused, never a
@@ -181,68 +155,70 @@ impl Settings {
                 return bypass;
             }
         };
-        let here = placement(&bypass, index.as_ref(), host, path);
+        let here = placement(&bypass.settings, index.as_ref(), host, path);
         // Every reading an origin may give the path must fall in the same room.
-        let ambiguous = readings(path)
-            .iter()
-            .skip(1)
-            .any(|reading| !same_room(placement(&bypass, index.as_ref(), host, reading), here));
-        let mut settings = match here {
-            _ if ambiguous => Settings {
+        let ambiguous = readings(path).iter().skip(1).any(|reading| {
+            !same_room(
+                placement(&bypass.settings, index.as_ref(), host, reading),
+                here,
+            )
+        });
+        let mut context = match here {
+            _ if ambiguous => RequestContext {
                 refusal: Some(Refusal::AmbiguousPath),
-                ..std::mem::take(&mut bypass)
+                ..bypass
             },
-            Some(Some(scope)) => Settings::for_named_room(&service, scope, now),
-            Some(None) => Settings::service_room(&service, now),
-            None => std::mem::take(&mut bypass),
+            Some(Some(scope)) => RequestContext::for_named_room(&service, scope, now),
+            Some(None) => RequestContext::service_room(&service, now),
+            None => bypass,
         };
         if let Some(index) = &index {
             if !index.problems.is_empty() {
-                settings.fallbacks.push(ROOMS);
+                context.fallbacks.push(ROOMS);
             }
-            settings.room_cookies = cookie_names::of_named_rooms(index);
+            context.named_rooms = index.rooms.iter().map(|s| s.name.clone()).collect();
         }
         if service.unusable() {
-            settings.fallbacks.push(SETTINGS);
+            context.fallbacks.push(SETTINGS);
         }
-        settings.unreadable = lookup.failed();
-        settings
+        context.unreadable = lookup.failed();
+        context
     }
 
     /// Every setting of the service room as stored (its own keys and the members of
     /// `settings`), through `lookup`: what the tools read of a store, and what the
     /// edge reads for a page outside every room.
-    pub fn from_store(lookup: &Remembered<'_>) -> Settings {
+    pub fn from_store(lookup: &Remembered<'_>) -> RequestContext {
         let service = ServiceStore::new(lookup);
-        let mut settings = Settings::from_lookup(|key| service.get(key));
+        let mut context = RequestContext::of(Settings::read(&|key| service.get(key)));
         if service.unusable() {
-            settings.fallbacks.push(SETTINGS);
+            context.fallbacks.push(SETTINGS);
         }
-        settings.unreadable = lookup.failed();
-        settings
+        context.unreadable = lookup.failed();
+        context
     }
 
     /// The service room's settings: its keys, and its `events` at `now`. Events that
     /// cannot be read hold newcomers: one may be in its pre-queue.
-    fn service_room(service: &ServiceStore<'_, '_>, now: u64) -> Settings {
+    fn service_room(service: &ServiceStore<'_, '_>, now: u64) -> RequestContext {
         let events = service.lookup.read(EVENTS);
-        let mut settings =
-            Settings::scheduled(|key| service.get(key), events.clone().ok().flatten(), now);
+        let mut context =
+            RequestContext::scheduled(|key| service.get(key), events.clone().ok().flatten(), now);
         if events.is_err() {
-            settings.queue_all = true;
+            context.settings.queue_all = true;
         }
-        settings
+        context
     }
 
     /// A named room's settings (see the module's documentation).
-    fn for_named_room(service: &ServiceStore<'_, '_>, scope: &Scope, now: u64) -> Settings {
+    fn for_named_room(service: &ServiceStore<'_, '_>, scope: &Scope, now: u64) -> RequestContext {
         let room = NamedRoom::read(|key: &str| service.get(key), scope);
-        let mut settings = Settings::scheduled(|key| room.get(key), room.get(EVENTS), now);
+        let mut context = RequestContext::scheduled(|key| room.get(key), room.get(EVENTS), now);
         if !room.readable() {
-            settings.fallbacks.push(ROOM_FALLBACK);
+            context.fallbacks.push(ROOM_FALLBACK);
         }
-        settings.room = Room::Named(scope.name.clone());
-        settings
+        context.room = Room::Named(scope.name.clone());
+        context
     }
 
     /// Reads the settings through `base`, with the schedule `events` (its text)
@@ -251,15 +227,15 @@ impl Settings {
         base: impl Fn(&str) -> Option<String>,
         events: Option<String>,
         now: u64,
-    ) -> Settings {
+    ) -> RequestContext {
         let schedule = events.map(|raw| Schedule::parse(&raw));
         let phase = schedule.as_ref().map_or(Phase::Idle, |s| s.phase(now));
-        let mut settings = match phase {
+        let mut context = RequestContext::of(match phase {
             Phase::Prequeue(event) | Phase::Running(event) => {
                 let prequeue = matches!(phase, Phase::Prequeue(_));
                 // While a controller holds the room, its writes govern.
                 let controlled = base(CONTROLLER_HEARTBEAT).is_some();
-                Settings::from_lookup(|key| match key {
+                Settings::read(&|key| match key {
                     QUEUE_ALL if prequeue => Some("true".to_string()),
                     QUEUE_OPENS_AT => Some(event.start.to_string()),
                     ALLOW_PERCENTAGE | FIFO_CUTOFF if controlled => base(key),
@@ -269,24 +245,24 @@ impl Settings {
             }
             // After an event that shows the ended page the room is closed: nobody
             // is let in, and sessions end.
-            Phase::Ended(_) => Settings::from_lookup(|key| match key {
+            Phase::Ended(_) => Settings::read(&|key| match key {
                 ALLOW_PERCENTAGE => Some("0".to_string()),
                 ALLOW_PERCENTAGE_FALLBACK | QUEUE_ALL => None,
                 _ => base(key),
             }),
-            Phase::Idle => Settings::from_lookup(&base),
-        };
+            Phase::Idle => Settings::read(&base),
+        });
         match phase {
             Phase::Prequeue(event) | Phase::Running(event) => {
-                settings.event = Some(event.name.to_string());
+                context.event = Some(event.name.to_string());
             }
-            Phase::Ended(event) => settings.event_ended = Some(event.name.to_string()),
+            Phase::Ended(event) => context.event_ended = Some(event.name.to_string()),
             Phase::Idle => {}
         }
         if schedule.is_some_and(|s| !s.problems.is_empty()) {
-            settings.fallbacks.push(EVENTS);
+            context.fallbacks.push(EVENTS);
         }
-        settings
+        context
     }
 }
 
@@ -391,7 +367,7 @@ impl<'a, F: Fn(&str) -> Option<String>> NamedRoom<'a, F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::keys::WAIT_PERIOD_DURATION;
+    use crate::settings::config::{LOGGER_NAME, WAIT_PERIOD_DURATION};
     use crate::settings::percentage::Percentage;
     use crate::settings::room::RoomName;
 
@@ -400,14 +376,14 @@ mod tests {
         pairs: &[(&str, &str)],
         host: Option<&str>,
         path: &str,
-    ) -> (Settings, BTreeMap<String, usize>) {
+    ) -> (RequestContext, BTreeMap<String, usize>) {
         let map = crate::settings::layout::store_entries(pairs.iter().copied());
         let asked = RefCell::new(BTreeMap::new());
         let lookup = Remembered::new(|key: &str| {
             *asked.borrow_mut().entry(key.to_string()).or_default() += 1;
             map.get(key).cloned()
         });
-        let settings = Settings::for_request(&lookup, host, path, 0);
+        let settings = RequestContext::for_request(&lookup, host, path, 0);
         drop(lookup);
         (settings, asked.into_inner())
     }
@@ -430,14 +406,14 @@ mod tests {
         ];
         let (settings, asked) = read(&pairs, None, "/drops/1");
         assert_eq!(settings.room, Room::Named(RoomName::new("drops").unwrap()));
-        assert!(settings.enabled && settings.protects("/drops/1"));
+        assert!(settings.settings.enabled && settings.settings.protects("/drops/1"));
         // The controller's key wins over the room's value; the rest is the room's,
         // the logger the service's.
-        assert_eq!(settings.allow_percentage, Percentage::whole(25));
-        assert_eq!(settings.wait_period_duration, 45);
-        assert_eq!(settings.logger_name.as_deref(), Some("log"));
+        assert_eq!(settings.settings.allow_percentage, Percentage::whole(25));
+        assert_eq!(settings.settings.wait_period_duration, 45);
+        assert_eq!(settings.settings.logger_name.as_deref(), Some("log"));
         assert_eq!(
-            settings.room_cookies,
+            crate::credentials::cookie_names::of_named_rooms(&settings.named_rooms),
             vec![
                 "waiting_room_drops",
                 "waiting_pass_drops",
@@ -453,7 +429,7 @@ mod tests {
         // The service room keeps the rest.
         let (service, _) = read(&pairs, None, "/events/1");
         assert_eq!(
-            (service.room, service.allow_percentage),
+            (service.room, service.settings.allow_percentage),
             (Room::Service, Percentage::whole(80))
         );
     }
@@ -461,7 +437,7 @@ mod tests {
     #[test]
     fn a_named_rooms_challenge_is_an_object_of_its_value() {
         use crate::bots::challenge::{BotChallenge, Provider};
-        use crate::settings::keys::BOT_CHALLENGE;
+        use crate::settings::config::BOT_CHALLENGE;
         let room = |challenge: &str| {
             let value = format!(r#"{{"enabled": true, "bot_challenge": {challenge}}}"#);
             let pairs = [(ROOMS, ROOMS_VALUE), ("room.drops", value.as_str())];
@@ -469,18 +445,18 @@ mod tests {
         };
         let on = room(r#"{"provider": "turnstile", "site_key": "1x00000000000000000000AA"}"#);
         assert_eq!(
-            on.bot_challenge.settings().map(|c| c.provider),
+            on.settings.bot_challenge.settings().map(|c| c.provider),
             Some(Provider::Turnstile)
         );
         assert!(on.fallbacks.is_empty(), "{:?}", on.fallbacks);
         // Its text, as the service's key holds it, reads the same.
         let text =
             room(r#""{\"provider\": \"turnstile\", \"site_key\": \"1x00000000000000000000AA\"}""#);
-        assert_eq!(text.bot_challenge, on.bot_challenge);
-        assert_eq!(room("null").bot_challenge, BotChallenge::Off);
+        assert_eq!(text.settings.bot_challenge, on.settings.bot_challenge);
+        assert_eq!(room("null").settings.bot_challenge, BotChallenge::Off);
         for typo in [r#"{"provider": "turnstile"}"#, "[1]", "7", "true"] {
             let s = room(typo);
-            assert_eq!(s.bot_challenge, BotChallenge::Unreadable, "{typo}");
+            assert_eq!(s.settings.bot_challenge, BotChallenge::Unreadable, "{typo}");
             assert_eq!(s.fallbacks, vec![BOT_CHALLENGE], "{typo}");
         }
     }
@@ -494,7 +470,7 @@ mod tests {
             }
             let (settings, _) = read(&pairs, None, "/drops/x");
             assert!(
-                settings.protects("/drops/x") && settings.queue_all,
+                settings.settings.protects("/drops/x") && settings.settings.queue_all,
                 "{value:?}"
             );
             assert_eq!(settings.fallbacks, vec![ROOM_FALLBACK], "{value:?}");
@@ -514,7 +490,7 @@ mod tests {
         let (settings, _) = read(&pairs, None, "/drops/x");
         assert_eq!(settings.fallbacks, vec![WAIT_PERIOD_DURATION]);
         assert_eq!(
-            settings.cookie_lifetime,
+            settings.settings.cookie_lifetime,
             Settings::default().cookie_lifetime
         );
     }
@@ -524,7 +500,7 @@ mod tests {
         let pairs = [(ENABLED, "true"), (PROTECTED_PATHS, "/"), (ROOMS, "{oops")];
         let (settings, _) = read(&pairs, None, "/drops/x");
         assert_eq!(settings.room, Room::Service);
-        assert!(settings.protects("/drops/x"));
+        assert!(settings.settings.protects("/drops/x"));
         assert_eq!(settings.fallbacks, vec![ROOMS]);
     }
 }

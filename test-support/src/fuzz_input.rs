@@ -16,7 +16,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use waiting_room::settings::config;
-use waiting_room::settings::table::{self, Samples};
+use waiting_room::settings::row::{DURATIONS, Samples};
 
 use super::mint;
 
@@ -226,12 +226,12 @@ impl<'a> Input<'a> {
     /// row's samples (valid or invalid), or garbage.
     pub fn settings_store(&mut self) -> HashMap<String, String> {
         let mut store = HashMap::new();
-        for row in &table::ROWS {
+        for row in config::ROWS {
             let Samples { valid, invalid } = row.samples;
             let value = match self.below(8) {
                 0 => continue,
                 1 => self.text(40),
-                2 if row.samples == table::DURATIONS => {
+                2 if row.samples == DURATIONS => {
                     (self.arbitrary::<u64>() % (config::MAX_DURATION + 2)).to_string()
                 }
                 2 => self.below(130).to_string(),

@@ -20,7 +20,7 @@ use waiting_room::credentials::keys::SigningKey;
 use waiting_room::credentials::token::{self, Claims, TokenKind};
 use waiting_room::pages::page::Page;
 use waiting_room::settings::config::{self, QueueingMethod, Settings};
-use waiting_room::settings::keys;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::layout;
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::room_settings::Remembered;
@@ -189,16 +189,19 @@ fn room_cookie_is_stripped(header: &str) {
 pub fn settings(data: &[u8]) {
     let store = Input::new(data).settings_store();
     let raw = |key: &str| store.get(key).map(String::as_str);
-    let s = Settings::from_lookup(|key| raw(key).map(str::to_string));
+    let (s, fallbacks) = Settings::read(&|key| raw(key).map(str::to_string));
     assert_eq!(s, Settings::from_lookup(|key| raw(key).map(str::to_string)));
 
-    assert_eq!(s.enabled, raw(keys::ENABLED).map(str::trim) == Some("true"));
+    assert_eq!(
+        s.enabled,
+        raw(config::ENABLED).map(str::trim) == Some("true")
+    );
     assert!(!s.protected_paths.is_empty());
     assert!(s.protected_paths.iter().all(|p| p.starts_with('/')));
-    let percentage = raw(keys::ALLOW_PERCENTAGE);
+    let percentage = raw(config::ALLOW_PERCENTAGE);
     // Missing or unreadable: 100 (fail open), but 50 in FIFO mode, where the
     // percentage keeps only its ends (the cutoff decides).
-    let fifo = raw(keys::QUEUEING_METHOD).is_some_and(|v| v.trim().eq_ignore_ascii_case("fifo"));
+    let fifo = raw(config::QUEUEING_METHOD).is_some_and(|v| v.trim().eq_ignore_ascii_case("fifo"));
     let default = if fifo { 500_000 } else { 1_000_000 };
     let expected = percentage.map_or(Some(default), expected_percentage);
     assert_eq!(
@@ -206,50 +209,49 @@ pub fn settings(data: &[u8]) {
         expected.unwrap_or(default),
         "{percentage:?}"
     );
-    let fell_back = s.fallbacks.contains(&keys::ALLOW_PERCENTAGE);
+    let fell_back = fallbacks.contains(&config::ALLOW_PERCENTAGE);
     assert_eq!(fell_back, expected.is_none(), "{percentage:?}");
     for (key, value, default) in [
         (
-            keys::ALLOW_PERIOD_TIMEOUT,
+            config::ALLOW_PERIOD_TIMEOUT,
             s.allow_period_timeout,
-            config::DEFAULT_ALLOW_PERIOD_TIMEOUT,
+            Settings::default().allow_period_timeout,
         ),
         (
-            keys::WAIT_PERIOD_DURATION,
+            config::WAIT_PERIOD_DURATION,
             s.wait_period_duration,
-            config::DEFAULT_WAIT_PERIOD_DURATION,
+            Settings::default().wait_period_duration,
         ),
         (
-            keys::COOKIE_LIFETIME,
+            config::COOKIE_LIFETIME,
             s.cookie_lifetime,
-            config::DEFAULT_COOKIE_LIFETIME,
+            Settings::default().cookie_lifetime,
         ),
-        (keys::FIFO_HOLD, s.fifo_hold, config::DEFAULT_FIFO_HOLD),
+        (
+            config::FIFO_HOLD,
+            s.fifo_hold,
+            Settings::default().fifo_hold,
+        ),
     ] {
         let parsed = raw(key).and_then(|v| v.trim().parse::<u64>().ok());
         let usable = parsed.filter(|d| (1..=config::MAX_DURATION).contains(d));
         assert_eq!(value, usable.unwrap_or(default), "{key}={:?}", raw(key));
         let fell_back = raw(key).is_some() && usable.is_none();
-        assert_eq!(
-            s.fallbacks.contains(&key),
-            fell_back,
-            "{key}={:?}",
-            raw(key)
-        );
+        assert_eq!(fallbacks.contains(&key), fell_back, "{key}={:?}", raw(key));
     }
     // Words: the documented one, any case, surrounding spaces ignored; else the default.
     let word =
         |key: &str, want: &str| raw(key).is_some_and(|v| v.trim().eq_ignore_ascii_case(want));
     assert_eq!(
         s.draw_grid == DrawGrid::Global,
-        word(keys::DRAW_GRID, "global")
+        word(config::DRAW_GRID, "global")
     );
     assert_eq!(
         s.queueing_method == QueueingMethod::Fifo,
-        word(keys::QUEUEING_METHOD, "fifo")
+        word(config::QUEUEING_METHOD, "fifo")
     );
     // The IPv6 prefix: 32–128 (a leading `/` allowed), else the whole address.
-    let prefix = raw(keys::UID_IPV6_PREFIX)
+    let prefix = raw(config::UID_IPV6_PREFIX)
         .and_then(|v| {
             let v = v.trim();
             v.strip_prefix('/').unwrap_or(v).parse::<u8>().ok()
@@ -259,28 +261,28 @@ pub fn settings(data: &[u8]) {
     // Unix times: whole numbers only (an opening time in seconds, not
     // milliseconds), else none (and said).
     for (key, value, max) in [
-        (keys::FIFO_CUTOFF, s.fifo_cutoff, u64::MAX),
-        (keys::QUEUE_OPENS_AT, s.queue_opens_at, 99_999_999_999),
+        (config::FIFO_CUTOFF, s.fifo_cutoff, u64::MAX),
+        (config::QUEUE_OPENS_AT, s.queue_opens_at, 99_999_999_999),
     ] {
         let parsed = raw(key)
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|&t| t <= max);
         assert_eq!(value, parsed, "{key}={:?}", raw(key));
         assert_eq!(
-            s.fallbacks.contains(&key),
+            fallbacks.contains(&key),
             raw(key).is_some() && parsed.is_none()
         );
     }
-    match raw(keys::ACTIVE_KEY) {
-        None => assert_eq!(s.active_key, config::DEFAULT_ACTIVE_KEY),
+    match raw(config::ACTIVE_KEY) {
+        None => assert_eq!(s.active_key, Settings::default().active_key),
         Some(kid) => assert_eq!(s.active_key, kid.trim()),
     }
     if let Some(logger) = &s.logger_name {
         assert!(!logger.is_empty() && logger.trim() == logger);
     }
-    for (i, key) in s.fallbacks.iter().enumerate() {
+    for (i, key) in fallbacks.iter().enumerate() {
         assert!(raw(key).is_some(), "fallback for missing {key}");
-        assert!(!s.fallbacks[..i].contains(key), "{key} twice");
+        assert!(!fallbacks[..i].contains(key), "{key} twice");
     }
 
     // The edge's read: every key when the room applies to the path; otherwise the
@@ -291,12 +293,13 @@ pub fn settings(data: &[u8]) {
             .filter_map(|&key| Some((key, raw(key)?))),
     );
     for path in ["/events/1", "/about"] {
-        let edge = Settings::for_request(
+        let edge = RequestContext::for_request(
             &Remembered::new(|key: &str| stored.get(key).cloned()),
             None,
             path,
             0,
-        );
+        )
+        .settings;
         let want = match s.protects(path) {
             true => s.clone(),
             false => Settings::from_lookup(|key| {
@@ -340,12 +343,12 @@ fn expected_percentage(raw: &str) -> Option<u32> {
 /// The settings [`plan`] leaves unset: fixed sessions, holding everyone, the bypass
 /// rules, the toll and the challenge change the verdicts its checks expect.
 const PLAN_UNMODELLED: [&str; 6] = [
-    keys::SESSION_MODE,
-    keys::QUEUE_ALL,
-    keys::BYPASS_ADDRESSES,
-    keys::BYPASS_PATHS,
-    keys::BOT_TOLL_BITS,
-    keys::BOT_CHALLENGE,
+    config::SESSION_MODE,
+    config::QUEUE_ALL,
+    config::BYPASS_ADDRESSES,
+    config::BYPASS_PATHS,
+    config::BOT_TOLL_BITS,
+    config::BOT_CHALLENGE,
 ];
 
 /// One whole request through `plan()`, with a fixed key store and everything
@@ -368,10 +371,10 @@ pub fn plan(data: &[u8]) -> Plan {
     }
     if input.below(4) != 0 {
         // Mostly a running room with a lottery, where cookies matter.
-        store.insert(keys::ENABLED.to_string(), "true".to_string());
+        store.insert(config::ENABLED.to_string(), "true".to_string());
         let micros = 1 + input.below(999_999) as u32;
         let percentage = Percentage::from_micros(micros);
-        store.insert(keys::ALLOW_PERCENTAGE.to_string(), percentage.to_string());
+        store.insert(config::ALLOW_PERCENTAGE.to_string(), percentage.to_string());
     }
     let settings = Settings::from_lookup(|key| store.get(key).cloned());
     // Now and then a pass header of any text: never a bypass unless signed.
@@ -388,8 +391,9 @@ pub fn plan(data: &[u8]) -> Plan {
         ..Visit::default()
     };
     let keys = &fuzz_input::key_store;
-    let mut plan = waiting_room::plan(&visit, &settings, keys);
-    assert_eq!(plan, waiting_room::plan(&visit, &settings, keys));
+    let context = RequestContext::from(settings.clone());
+    let mut plan = waiting_room::plan(&visit, &context, keys);
+    assert_eq!(plan, waiting_room::plan(&visit, &context, keys));
     plan_holds(&visit, &settings, &plan);
     if plan.action == Action::Forward {
         origin_answer_reads_back(&mut input, &mut plan);
@@ -977,7 +981,7 @@ pub fn rooms(data: &[u8]) {
         "room.r" | "settings" => Some(text.clone()),
         _ => None,
     };
-    let _ = Settings::for_request(&Remembered::new(store), None, "/x", 1_700_000_000);
+    let _ = RequestContext::for_request(&Remembered::new(store), None, "/x", 1_700_000_000);
     // Passes: any text is refused or reads back; a minted one is accepted.
     let room = match mode % 2 {
         0 => Room::Service,
@@ -1034,10 +1038,10 @@ pub fn toll(data: &[u8]) -> (Option<waiting_room::admission::decision::Transitio
         _ => String::new(),
     };
     let store: std::collections::HashMap<&str, String> = [
-        (keys::ENABLED, "true".to_string()),
-        (keys::ALLOW_PERCENTAGE, (1 + input.below(99)).to_string()),
-        (keys::BOT_TOLL_BITS, room_bits.to_string()),
-        (keys::ACTIVE_KEY, kid.to_string()),
+        (config::ENABLED, "true".to_string()),
+        (config::ALLOW_PERCENTAGE, (1 + input.below(99)).to_string()),
+        (config::BOT_TOLL_BITS, room_bits.to_string()),
+        (config::ACTIVE_KEY, kid.to_string()),
     ]
     .into();
     let settings = Settings::from_lookup(|key| store.get(key).cloned());
@@ -1106,7 +1110,7 @@ pub fn route(target: &str) -> (String, Routed) {
     let path = origins::as_url(target);
     let store = waiting_room::settings::layout::store_entries(PATH_STORE);
     let lookup = Remembered::new(|key: &str| store.get(key).cloned());
-    let settings = Settings::for_request(&lookup, None, &path, 1_700_000_000);
+    let context = RequestContext::for_request(&lookup, None, &path, 1_700_000_000);
     let visit = Visit {
         now: 1_700_000_000,
         uid: "192.0.2.10",
@@ -1114,7 +1118,7 @@ pub fn route(target: &str) -> (String, Routed) {
         path_and_query: &path,
         ..Visit::default()
     };
-    let plan = waiting_room::plan(&visit, &settings, &fuzz_input::key_store);
+    let plan = waiting_room::plan(&visit, &context, &fuzz_input::key_store);
     let routed = if matches!(plan.action, Action::Refuse(_)) {
         Routed::Refused
     } else if plan.log_line.contains(" scope=bypass-path ") {
@@ -1123,7 +1127,7 @@ pub fn route(target: &str) -> (String, Routed) {
         Routed::Outside
     } else {
         Routed::Room(
-            settings
+            context
                 .room
                 .name()
                 .map_or("service", |n| n.as_str())

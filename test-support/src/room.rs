@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::challenge_server::ChallengeServer;
 use super::http;
-use waiting_room::settings::{keys, layout};
+use waiting_room::settings::{config, layout};
 
 /// The test signing keys.
 pub const KEY1: &str = "test-key-one-0123456789abcdef0123456789";
@@ -132,9 +132,9 @@ impl Room {
         // operator lists it.
         let mut settings = store(&base_config());
         settings.extend(store(spec.config));
-        if !spec.pages.is_empty() && !settings.contains_key(keys::CUSTOM_PAGES) {
+        if !spec.pages.is_empty() && !settings.contains_key(config::CUSTOM_PAGES) {
             let listed: Vec<&str> = spec.pages.iter().map(|(key, _)| *key).collect();
-            settings.insert(keys::CUSTOM_PAGES.to_string(), listed.join(","));
+            settings.insert(config::CUSTOM_PAGES.to_string(), listed.join(","));
         }
         let settings =
             layout::store_entries(settings.iter().map(|(k, v)| (k.as_str(), v.as_str())));

@@ -12,6 +12,7 @@ use waiting_room::credentials::cookie_names;
 use waiting_room::credentials::keys::SigningKey;
 use waiting_room::credentials::token::{self, Claims, TokenKind};
 use waiting_room::settings::config::Settings;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::{Plan, Visit, plan};
 
 /// The clock every case is read at (Unix seconds).
@@ -47,7 +48,7 @@ pub struct Case {
     pub now: u64,
     /// The `Cookie` header, if the visitor sends one.
     cookie_header: Option<String>,
-    settings: Settings,
+    context: RequestContext,
     keys: HashMap<String, String>,
     /// The texts the path must MAC at minimum: the token it verifies, the token it signs.
     floor_texts: Vec<String>,
@@ -65,12 +66,18 @@ impl Case {
             cookie_header: self.cookie_header.as_deref(),
             ..Visit::default()
         };
-        plan(&visit, &self.settings, &self.keys)
+        plan(&visit, &self.context, &self.keys)
     }
 
     /// The decision alone (no cookie parsing, page choice or log line).
     pub fn decide(&self) -> Verdict {
-        decision::decide(self.now, UID, self.cookie(), &self.settings, &self.keys)
+        decision::decide(
+            self.now,
+            UID,
+            self.cookie(),
+            &self.context.settings,
+            &self.keys,
+        )
     }
 
     /// The floor: HMAC-SHA256 of every text the path must verify or sign, with the
@@ -145,7 +152,7 @@ pub fn build(name: &str) -> Result<Case, String> {
         name,
         now,
         cookie_header: token.map(|value| format!("theme=dark; {}={value}", cookie_names::TOKEN)),
-        settings: room(),
+        context: room().into(),
         keys: keys(),
         floor_texts: Vec::new(),
     };

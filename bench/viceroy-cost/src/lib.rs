@@ -672,6 +672,7 @@ mod tests {
     use std::collections::HashMap;
     use waiting_room::pages::page::Page;
     use waiting_room::settings::config::Settings;
+    use waiting_room::settings::context::RequestContext;
     use waiting_room::settings::room_settings::Remembered;
     use waiting_room::{Action, Visit, plan};
 
@@ -834,13 +835,13 @@ mod tests {
         store_of(Case::RoomsYoung)
     }
 
-    fn settings_for(store: &HashMap<String, String>, path: &str) -> Settings {
+    fn settings_for(store: &HashMap<String, String>, path: &str) -> RequestContext {
         settings_at(store, path, NOW)
     }
 
-    fn settings_at(store: &HashMap<String, String>, path: &str, now: u64) -> Settings {
+    fn settings_at(store: &HashMap<String, String>, path: &str, now: u64) -> RequestContext {
         let lookup = Remembered::new(|key: &str| store.get(key).cloned());
-        Settings::for_request(&lookup, None, path, now)
+        RequestContext::for_request(&lookup, None, path, now)
     }
 
     /// The ten-room service's plan for a request from [`CLIENT`] for `path` with
@@ -899,14 +900,15 @@ mod tests {
             let name = settings.room.name().map(|n| n.as_str().to_string());
             assert_eq!(name, Some(room_name(i)));
             assert!(settings.fallbacks.is_empty(), "{:?}", settings.fallbacks);
-            assert!(settings.enabled);
-            assert_eq!(settings.allow_period_timeout, 3600);
-            rules += settings.bypass_addresses.len() + settings.bypass_paths.len();
+            assert!(settings.settings.enabled);
+            assert_eq!(settings.settings.allow_period_timeout, 3600);
+            rules +=
+                settings.settings.bypass_addresses.len() + settings.settings.bypass_paths.len();
             let bypass = waiting_room::settings::rules::bypass_scope(
                 CLIENT.parse().ok(),
                 &rooms_path(),
-                &settings.bypass_paths,
-                &settings.bypass_addresses,
+                &settings.settings.bypass_paths,
+                &settings.settings.bypass_addresses,
             );
             assert_eq!(bypass, None, "{}", room_name(i));
         }
@@ -1074,8 +1076,8 @@ mod tests {
         for case in [Case::DrawNoToll, Case::DrawTollPaid, Case::DrawHeld] {
             let settings = settings_for(&store_of(case), "/events");
             assert!(settings.fallbacks.is_empty(), "{:?}", settings.fallbacks);
-            assert_eq!(settings.redeem_window(), REDEEM_WINDOW);
-            assert_eq!(settings.bot_toll_bits, case.toll_bits());
+            assert_eq!(settings.settings.redeem_window(), REDEEM_WINDOW);
+            assert_eq!(settings.settings.bot_toll_bits, case.toll_bits());
             assert_eq!(case.path("/events"), "/events");
         }
         assert_eq!(Case::DrawNoToll.toll_bits(), 0);
@@ -1084,14 +1086,16 @@ mod tests {
         assert_eq!(paid, held);
         let free = settings_for(&store_of(Case::DrawNoToll), "/events");
         assert_eq!(
-            settings_for(&paid, "/events"),
+            settings_for(&paid, "/events").settings,
             Settings {
                 bot_toll_bits: TOLL_BITS,
-                ..free
+                ..free.settings
             }
         );
         assert_eq!(
-            settings_for(&store_of(Case::RoomYoung), "/events").bot_toll_bits,
+            settings_for(&store_of(Case::RoomYoung), "/events")
+                .settings
+                .bot_toll_bits,
             0
         );
     }

@@ -21,6 +21,7 @@ use control::snapshot::Counters;
 use waiting_room::admission::decision::Verdict;
 use waiting_room::log;
 use waiting_room::settings::config::Settings;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::room::RoomName;
 
 use crate::origin::Origin;
@@ -34,10 +35,10 @@ const PATH: &str = "/events";
 pub type Line = Result<Record, BadLine>;
 
 /// The log line of the request at Unix second `now` from `uid` that got
-/// `verdict` in the room of `settings`, written by the room's own code and read
+/// `verdict` in the room of `context`, written by the room's own code and read
 /// back by the controller's.
-pub fn line(now: u64, uid: &str, verdict: &Verdict, settings: &Settings) -> Line {
-    log::decision_line(now, uid, PATH, verdict, settings).parse::<Record>()
+pub fn line(now: u64, uid: &str, verdict: &Verdict, context: &RequestContext) -> Line {
+    log::decision_line(now, uid, PATH, verdict, context).parse::<Record>()
 }
 
 /// What the controller did over a run.

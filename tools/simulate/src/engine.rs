@@ -29,6 +29,7 @@ use waiting_room::admission::refresh::RefreshMode;
 use waiting_room::credentials::keys::RoomKeys;
 use waiting_room::outlook;
 use waiting_room::settings::config::Settings;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::room::RoomName;
 
 use crate::attacker::Jar;
@@ -46,8 +47,8 @@ const SECRET: &str = "simulated-signing-key-0123456789abcdef";
 
 /// The room, as the edge holds it for one request: settings and keys.
 pub struct Room {
-    /// The settings every request reads.
-    pub settings: Settings,
+    /// The settings every request reads, in the room they are of.
+    pub context: RequestContext,
     keys: HashMap<String, String>,
     /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`.
     pop: RefCell<Pop>,
@@ -100,7 +101,7 @@ impl Room {
     /// The room with `settings`, and exact counts.
     pub fn with_settings(settings: Settings) -> Room {
         Room {
-            settings,
+            context: settings.into(),
             keys: HashMap::from([(KID.to_string(), SECRET.to_string())]),
             pop: RefCell::new(Pop::Exact(ExactCounts::default())),
         }
@@ -128,13 +129,13 @@ impl Room {
             let pop = self.pop.borrow();
             let counts = pop.counts();
             // A named room signs with its own derived key, as `plan()` has it.
-            let keys = RoomKeys::new(&self.keys, self.settings.room.name());
+            let keys = RoomKeys::new(&self.keys, self.context.room.name());
             decision::decide_with(
                 now,
                 millis,
                 uid,
                 cookie,
-                &self.settings,
+                &self.context.settings,
                 &keys,
                 decision::Context {
                     pop: Some(counts),
@@ -209,7 +210,7 @@ impl<R: Rule> Method<R> {
     /// controller counts only its room's lines.
     pub fn in_room(mut self, name: RoomName) -> Self {
         self.closed_loop = self.closed_loop.map(|c| c.in_room(Some(&name)));
-        self.room.settings.room = waiting_room::settings::room::Room::Named(name);
+        self.room.context.room = waiting_room::settings::room::Room::Named(name);
         self
     }
 }
@@ -297,7 +298,7 @@ pub fn run_rooms<A: Rule, B: Rule>(
     progress: &mut Progress,
 ) -> ((Record, Option<A>), (Record, Option<B>)) {
     assert_ne!(
-        first.method.room.settings.room, second.method.room.settings.room,
+        first.method.room.context.room, second.method.room.context.room,
         "two rooms of one service have two names"
     );
     let first_uids = addresses(first.population, 0);
@@ -402,7 +403,7 @@ pub fn alone(room: &Room, population: &Population, device: usize, end: u64) -> O
             Decision::Allow => return Some(t),
             Decision::Anon | Decision::Wait | Decision::ReWait => {
                 let exp = verdict.wait_exp?;
-                t += outlook(now, exp, verdict.arr, &uid, &room.settings).refresh_after;
+                t += outlook(now, exp, verdict.arr, &uid, &room.context.settings).refresh_after;
             }
             Decision::Deny => return None,
         }
@@ -485,9 +486,9 @@ impl<'a, R: Rule> Simulation<'a, R> {
         while self.next_second <= t {
             let second = self.next_second;
             if let Some(closed_loop) = &mut self.closed_loop {
-                closed_loop.second(second, &mut self.room.settings);
+                closed_loop.second(second, &mut self.room.context.settings);
             }
-            let p = self.room.settings.percentage_at(START + second);
+            let p = self.room.context.settings.percentage_at(START + second);
             self.record.percentage_at(second, p);
             self.next_second += 1;
         }
@@ -543,7 +544,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
                 Some(Transition::LotteryWon | Transition::LotteryLost)
             )
         {
-            let p = self.room.settings.percentage_at(now).fraction();
+            let p = self.room.context.settings.percentage_at(now).fraction();
             self.record.draw(seen.address, presented_exp, now, won, p);
         }
         self.apply_cookie(index, &verdict);
@@ -581,7 +582,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
                     return None;
                 }
                 let exp = verdict.wait_exp?;
-                let outlook = outlook(now, exp, verdict.arr, uid, &self.room.settings);
+                let outlook = outlook(now, exp, verdict.arr, uid, &self.room.context.settings);
                 self.record.first_page(person, t, outlook.estimate);
                 if kind == Kind::Attacker && verdict.transition == Some(Transition::LotteryLost) {
                     self.reroll(device, uid, ms, presented, toll_cookie);
@@ -653,7 +654,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
         if self.logging {
             let started = Instant::now();
             let now = START + ms / 1000;
-            let line = closed_loop::line(now, uid, verdict, &self.room.settings);
+            let line = closed_loop::line(now, uid, verdict, &self.room.context);
             self.outbox.push((now, line));
             self.log_nanos += started.elapsed().as_nanos();
         }

@@ -55,7 +55,7 @@ pub struct FifoSpec {
 impl Default for FifoSpec {
     fn default() -> FifoSpec {
         FifoSpec {
-            fifo_hold: waiting_room::settings::config::DEFAULT_FIFO_HOLD,
+            fifo_hold: waiting_room::settings::config::Settings::default().fifo_hold,
         }
     }
 }

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use control::fifo::FifoOptions;
 use control::options::Options;
-use waiting_room::settings::config::{
-    DEFAULT_CONTROLLER_TIMEOUT, DEFAULT_WAIT_PERIOD_DURATION, MAX_DURATION,
-};
+use waiting_room::settings::config::{MAX_DURATION, Settings};
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::room::RoomName;
 
@@ -207,7 +205,7 @@ Example: --queueing fifo"
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = waiting_room::settings::config::DEFAULT_FIFO_HOLD,
+        default_value_t = Settings::default().fifo_hold,
         value_parser = clap::value_parser!(u64).range(1..=MAX_DURATION),
         long_help = "The room's fifo_hold in seconds, 1 to 31536000 (FIFO mode): a waiting page comes back \
 every min(--wait-period, fifo_hold / 3) seconds, which the controller waits for before it \
@@ -296,7 +294,7 @@ Example: --log-silence 300"
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = DEFAULT_WAIT_PERIOD_DURATION,
+        default_value_t = Settings::default().wait_period_duration,
         value_parser = clap::value_parser!(u64).range(1..=MAX_DURATION),
         long_help = "The room's wait_period_duration in seconds, 1 to 31536000: visitors draw once every \
 two of these. A value other than the --config-file's is warned about; against a live room \
@@ -942,13 +940,15 @@ spaces or characters a token cannot have"
         if self.fastly_store_id.is_none() && self.api_budget != crate::budget::DEFAULT_BUDGET {
             warnings.push("--api-budget is used only with --fastly-store-id".into());
         }
-        if self.heartbeat_every.saturating_add(self.tick) >= DEFAULT_CONTROLLER_TIMEOUT {
+        if self.heartbeat_every.saturating_add(self.tick) >= Settings::default().controller_timeout
+        {
             warnings.push(format!(
                 "--heartbeat-every {} with --tick {}: the heartbeat may be {} s old before it \
-is rewritten, not well under the room's default controller_timeout of {DEFAULT_CONTROLLER_TIMEOUT} s",
+is rewritten, not well under the room's default controller_timeout of {} s",
                 self.heartbeat_every,
                 self.tick,
-                self.heartbeat_every + self.tick
+                self.heartbeat_every + self.tick,
+                Settings::default().controller_timeout
             ));
         }
         if self.fastly_store_id.is_none() && self.fastly_api_url != FASTLY_API {

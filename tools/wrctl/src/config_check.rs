@@ -11,20 +11,22 @@ use std::collections::BTreeMap;
 use waiting_room::admission::estimate::draw_interval;
 use waiting_room::admission::grid::DrawGrid;
 use waiting_room::admission::refresh::{self, RefreshMode};
-use waiting_room::bots::challenge::{BotChallenge, ChallengeSettings};
+use waiting_room::bots::challenge::ChallengeSettings;
 use waiting_room::bots::toll;
 use waiting_room::credentials::keys::{MIN_STRONG_KEY_LEN, SigningKey};
 use waiting_room::credentials::token::is_valid_kid;
 use waiting_room::settings::config::{self, Heartbeat, QueueingMethod, Settings};
-use waiting_room::settings::keys;
 
+use waiting_room::settings::config::EVENTS;
+use waiting_room::settings::config::ROOMS;
+use waiting_room::settings::config::{EVENT_FIXED_KEYS, OWN_KEYS, ROWS};
+use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::events::Schedule;
-use waiting_room::settings::keys::EVENTS;
-use waiting_room::settings::keys::ROOMS;
 use waiting_room::settings::layout::{self, Members, SETTINGS};
 use waiting_room::settings::limits::CONFIG_LOOKUP_BUDGET;
 use waiting_room::settings::room::{Index, Scope};
-use waiting_room::settings::room_settings::{EVENT_FIXED_KEYS, NamedRoom, Remembered};
+use waiting_room::settings::room_settings::{NamedRoom, Remembered};
+use waiting_room::settings::row::Unit;
 use waiting_room::settings::table;
 
 use crate::clock::{utc, utc_millis};
@@ -126,24 +128,30 @@ fn as_read(store: &Store) -> Store {
         .chain(
             members
                 .into_iter()
-                .filter(|(key, _)| !layout::OWN_KEYS.contains(&key.as_str())),
+                .filter(|(key, _)| !OWN_KEYS.contains(&key.as_str())),
         )
         .collect()
 }
 
 /// Checks the store `stored`, and the signing keys `keys` when given.
 pub fn check(stored: &Store, keys: Option<&Store>, now: u64) -> Report {
-    let settings = Settings::from_store(&Remembered::new(|key: &str| stored.get(key).cloned()));
-    let mut report = check_settings(&settings, &as_read(stored), keys, now);
+    let read = RequestContext::from_store(&Remembered::new(|key: &str| stored.get(key).cloned()));
+    let mut report = check_settings(&read.settings, &read.fallbacks, &as_read(stored), keys, now);
     check_layout(&mut report, stored);
     report
 }
 
-/// Checks `settings`, read from `store` (one key each).
-fn check_settings(settings: &Settings, store: &Store, keys: Option<&Store>, now: u64) -> Report {
+/// Checks `settings`, read from `store` (one key each) with `fallbacks`.
+fn check_settings(
+    settings: &Settings,
+    fallbacks: &[&str],
+    store: &Store,
+    keys: Option<&Store>,
+    now: u64,
+) -> Report {
     let mut report = Report::default();
     for key in unique_keys() {
-        let state = if settings.fallbacks.contains(&key) {
+        let state = if fallbacks.contains(&key) {
             "fallback: the stored value is unusable, the default is used"
         } else if store.contains_key(key) {
             "set"
@@ -164,9 +172,9 @@ fn check_settings(settings: &Settings, store: &Store, keys: Option<&Store>, now:
         };
         report.effective.push(format!("{key} = {value}  ({state})"));
     }
-    if !settings.fallbacks.is_empty() {
-        report.fallback_field = Some(format!("config_fallback={}", settings.fallbacks.join(",")));
-        for key in &settings.fallbacks {
+    if !fallbacks.is_empty() {
+        report.fallback_field = Some(format!("config_fallback={}", fallbacks.join(",")));
+        for key in fallbacks {
             let stored = store.get(*key).map_or("", String::as_str);
             report.errors.push(format!(
                 "{key} = {:?} is unusable: the room uses {} instead and logs \
@@ -255,8 +263,8 @@ pub fn check_rooms(
     let mut reports = Vec::new();
     for scope in &index.rooms {
         let (room_store, value_error) = room_store(store, scope);
-        let settings = Settings::from_lookup(|key| room_store.get(key).cloned());
-        let mut report = check_settings(&settings, &room_store, keys, now);
+        let (settings, fallbacks) = Settings::read(&|key| room_store.get(key).cloned());
+        let mut report = check_settings(&settings, &fallbacks, &room_store, keys, now);
         // The index is the service's.
         report
             .effective
@@ -381,7 +389,8 @@ fn check_layout(report: &mut Report, store: &Store) {
 /// room, and a custom page when any is listed.
 fn worst_lookups(store: &Store) -> (u32, String) {
     let mut paths: Vec<(String, String)> =
-        Settings::from_store(&Remembered::new(|k: &str| store.get(k).cloned()))
+        RequestContext::from_store(&Remembered::new(|k: &str| store.get(k).cloned()))
+            .settings
             .protected_paths
             .iter()
             .map(|p| (p.clone(), "the service room".to_string()))
@@ -401,8 +410,8 @@ fn worst_lookups(store: &Store) -> (u32, String) {
                 asked.set(asked.get() + 1);
                 store.get(k).cloned()
             });
-            let settings = Settings::for_request(&lookup, None, &path, 0);
-            let page = u32::from(!settings.custom_pages.is_empty());
+            let context = RequestContext::for_request(&lookup, None, &path, 0);
+            let page = u32::from(!context.settings.custom_pages.is_empty());
             drop(lookup);
             (asked.get() + page, format!("{room}, {path}"))
         })
@@ -419,80 +428,25 @@ const MAX_VALUE_CHARS: usize = 8_000;
 /// Every key the room reads from `waitingroom_config`: the settings table's rows, the
 /// settings then the other keys.
 fn unique_keys() -> impl Iterator<Item = &'static str> {
-    table::ROWS
-        .iter()
-        .chain(&table::OTHER_ROWS)
-        .map(|row| row.key)
+    ROWS.iter().chain(&table::OTHER_ROWS).map(|row| row.key)
 }
 
 /// The value the room uses for `key`, as text: the store's text
-/// ([`Settings::stored`]), `none` for an unset one, or more where a number needs
-/// its unit or an unset value its consequence.
+/// ([`Settings::stored`]) in its row's unit, or its row's text for an unset one.
 fn effective(s: &Settings, key: &str) -> String {
-    let seconds = |n: u64| format!("{n} s");
-    match key {
-        keys::CONTROLLER_HEARTBEAT => match s.controller_heartbeat {
-            Heartbeat::Absent => "none (manual tuning)".into(),
-            Heartbeat::At(t) => format!("{t} ({})", utc(t)),
-            Heartbeat::Unreadable => "unreadable (counts as stale)".into(),
-        },
-        keys::CONTROLLER_TIMEOUT => seconds(s.controller_timeout),
-        keys::ALLOW_PERCENTAGE_FALLBACK => s
-            .allow_percentage_fallback
-            .map_or("none (fail static)".into(), |p| p.to_string()),
-        keys::WAIT_PERIOD_DURATION => seconds(s.wait_period_duration),
-        keys::ALLOW_PERIOD_TIMEOUT => seconds(s.allow_period_timeout),
-        keys::COOKIE_LIFETIME => seconds(s.cookie_lifetime),
-        keys::ACTIVE_KEY => s.active_key.escape_debug().to_string(),
-        keys::REDEEM_WINDOW => match s.redeem_window {
-            Some(r) => seconds(r),
-            None => format!("{} (one wait period)", seconds(s.redeem_window())),
-        },
-        keys::LOGGER_NAME => s
-            .logger_name
-            .clone()
-            .unwrap_or_else(|| "none (standard error)".into()),
-        keys::UID_IPV6_PREFIX => format!("/{}", s.uid_ipv6_prefix),
-        keys::FIFO_CUTOFF => s
-            .fifo_cutoff
-            .map_or("none (nobody admitted by FIFO)".into(), |c| {
-                format!("{c} ms ({})", utc_millis(c))
-            }),
-        keys::FIFO_RATE => s
-            .fifo_rate
-            .map_or("none (entry time unknown)".into(), |r| format!("{r} ms/s")),
-        keys::FIFO_HOLD => seconds(s.fifo_hold),
-        keys::QUEUE_OPENS_AT => s.queue_opens_at.map_or("none (no pre-queue)".into(), |t| {
-            format!("{t} ({})", utc(t))
-        }),
-        keys::PASSES_NOT_BEFORE => s
-            .passes_not_before
-            .map_or("none".into(), |t| format!("{t} ({})", utc(t))),
-        keys::BOT_TOLL_BITS => match s.bot_toll_bits {
-            0 => "0 (off)".into(),
-            bits => format!(
-                "{bits} bits: 2^{bits} hashes a place, about {:.1} s on a phone",
-                toll::phone_seconds(bits)
-            ),
-        },
-        keys::BOT_CHALLENGE => match &s.bot_challenge {
-            BotChallenge::Off => "none (off)".into(),
-            BotChallenge::On(c) => format!(
-                "{} with site key {}, {} while the provider is down",
-                c.provider,
-                c.site_key,
-                c.when_down.name()
-            ),
-            BotChallenge::Unreadable => {
-                "unreadable: still on, every due draw is held (toll-unpaid)".into()
-            }
-        },
-        keys::POP_NEW_SESSIONS_PER_MINUTE => s
-            .pop_new_sessions_per_minute
-            .map_or("none (no ceiling)".into(), |n| {
-                format!("{n} new sessions a minute a POP (needs edge rate limiting)")
-            }),
-        _ => s.stored(key).unwrap_or_else(|| "none".into()),
+    let Some(row) = config::row(key) else {
+        return "none".into();
+    };
+    let Some(text) = s.stored(key) else {
+        return row.unset.into();
+    };
+    let text = text.escape_debug().to_string();
+    match (row.unit, text.parse::<u64>()) {
+        (Unit::Seconds, _) => format!("{text} s"),
+        (Unit::MillisPerSecond, _) => format!("{text} ms/s"),
+        (Unit::UnixSeconds, Ok(t)) => format!("{t} ({})", utc(t)),
+        (Unit::UnixMillis, Ok(t)) => format!("{t} ms ({})", utc_millis(t)),
+        _ => text,
     }
 }
 
@@ -545,7 +499,7 @@ pub fn longest_refresh(mode: RefreshMode, grid: DrawGrid, d: u64) -> (u64, u64) 
 
 fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
     let w = &mut report.warnings;
-    match store.get(keys::ENABLED) {
+    match store.get(config::ENABLED) {
         None => w.push(
             "enabled is missing: the room is off, every request goes to the origin (set \
              enabled = \"true\")"
@@ -582,7 +536,7 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
         ));
     }
     if let Some(Err(why)) = store
-        .get(keys::BOT_CHALLENGE)
+        .get(config::BOT_CHALLENGE)
         .map(|raw| ChallengeSettings::parse(raw))
     {
         w.push(format!("bot_challenge does not read: {why}"));
@@ -628,10 +582,10 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
         );
     }
     let fifo_only = [
-        keys::FIFO_CUTOFF,
-        keys::FIFO_RATE,
-        keys::FIFO_HOLD,
-        keys::QUEUE_OPENS_AT,
+        config::FIFO_CUTOFF,
+        config::FIFO_RATE,
+        config::FIFO_HOLD,
+        config::QUEUE_OPENS_AT,
     ];
     if !fifo && let Some(key) = fifo_only.iter().find(|key| store.contains_key(**key)) {
         w.push(format!(
@@ -657,7 +611,7 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
             if fifo { "hold's start" } else { "draw" },
         ));
     }
-    if fifo && store.contains_key(keys::POP_NEW_SESSIONS_PER_MINUTE) {
+    if fifo && store.contains_key(config::POP_NEW_SESSIONS_PER_MINUTE) {
         w.push(
             "pop_new_sessions_per_minute is set but queueing_method is fifo: the ceiling holds \
              lottery wins only, so it has no effect"
@@ -807,7 +761,7 @@ mod tests {
     /// at each of its valid samples.
     #[test]
     fn every_row_has_an_effective_value() {
-        for row in &table::ROWS {
+        for row in ROWS {
             assert!(
                 !effective(&Settings::default(), row.key).is_empty(),
                 "{}",

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use waiting_room::settings::config::{KEYS, Settings};
+use waiting_room::settings::config::KEYS;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::layout::{self, SETTINGS, is_member};
 use waiting_room::settings::room_settings::Remembered;
 
@@ -61,8 +62,8 @@ pub fn set(
     }
     let mut entries = store.clone();
     layout::set(&mut entries, key, value);
-    let settings = Settings::from_store(&Remembered::new(|k: &str| entries.get(k).cloned()));
-    if settings.fallbacks.contains(&key) {
+    let read = RequestContext::from_store(&Remembered::new(|k: &str| entries.get(k).cloned()));
+    if read.fallbacks.contains(&key) {
         return Err(format!(
             "the room would not read {value:?} as {key}: it would fall back"
         ));
@@ -180,8 +181,8 @@ mod tests {
         ]);
         let (entries, changed) = set(&old, "queue_all", "true").unwrap();
         assert_eq!(changed.0, "settings");
-        let read = Settings::from_store(&Remembered::new(|k: &str| entries.get(k).cloned()));
-        assert!(read.queue_all && read.enabled);
+        let read = RequestContext::from_store(&Remembered::new(|k: &str| entries.get(k).cloned()));
+        assert!(read.settings.queue_all && read.settings.enabled);
         let (_, changed) = set(&old, "allow_percentage", "12.5").unwrap();
         assert_eq!(
             changed,
@@ -212,8 +213,8 @@ mod tests {
         );
         let migrated = migrated(&flat);
         assert!(moved_keys(&migrated).is_empty());
-        let read = Settings::from_store(&Remembered::new(|k: &str| migrated.get(k).cloned()));
-        let flat_read = Settings::from_lookup(|k| flat.get(k).cloned());
-        assert_eq!(read, flat_read);
+        let read = RequestContext::from_store(&Remembered::new(|k: &str| migrated.get(k).cloned()));
+        let flat_read = waiting_room::settings::config::Settings::read(&|k| flat.get(k).cloned());
+        assert_eq!((read.settings, read.fallbacks), flat_read);
     }
 }

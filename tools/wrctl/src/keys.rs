@@ -15,7 +15,8 @@ use serde_json::{Map, Value};
 use waiting_room::credentials::keys::MIN_STRONG_KEY_LEN;
 use waiting_room::credentials::token;
 use waiting_room::pages::view::human_duration;
-use waiting_room::settings::config::{DEFAULT_ACTIVE_KEY, Settings};
+use waiting_room::settings::config::Settings;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::room_settings::Remembered;
 
 use crate::sink::replace;
@@ -42,7 +43,7 @@ Example: --bytes 48"
     #[arg(
         long,
         value_name = "ID",
-        default_value = DEFAULT_ACTIVE_KEY,
+        default_value_t = Settings::default().active_key,
         long_help = "The key id (kid) the printed commands store the key under: the name the \
 room's active_key setting and its tokens use: 1 to 255 visible ASCII characters without \
 `&` (else exit 2).\nExample: --kid key2"
@@ -184,9 +185,7 @@ pub fn settings(path: Option<&Path>) -> Result<Settings, String> {
         Some(path) => store_strings(&read_store(path)?),
         None => HashMap::new(),
     };
-    Ok(Settings::from_store(&Remembered::new(|key: &str| {
-        map.get(key).cloned()
-    })))
+    Ok(RequestContext::from_store(&Remembered::new(|key: &str| map.get(key).cloned())).settings)
 }
 
 /// `in 5 min`, `12 min ago` or `now`: `t` seen from `now`.

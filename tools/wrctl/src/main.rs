@@ -268,7 +268,7 @@ fn check_config_file(
             .and_then(waiting_room::settings::config::text_of)
     };
     let number = |key: &str| text(key).and_then(|v| v.trim().parse::<u64>().ok());
-    if let Some(timeout) = number(waiting_room::settings::keys::CONTROLLER_TIMEOUT)
+    if let Some(timeout) = number(waiting_room::settings::config::CONTROLLER_TIMEOUT)
         && args.heartbeat_every.saturating_add(args.tick) >= timeout
     {
         eprintln!(
@@ -277,7 +277,7 @@ fn check_config_file(
             args.heartbeat_every, args.tick
         );
     }
-    if let Some(d) = number(waiting_room::settings::keys::WAIT_PERIOD_DURATION)
+    if let Some(d) = number(waiting_room::settings::config::WAIT_PERIOD_DURATION)
         && d != args.wait_period
     {
         eprintln!(
@@ -285,7 +285,7 @@ fn check_config_file(
             args.wait_period
         );
     }
-    let method = text(waiting_room::settings::keys::QUEUEING_METHOD)
+    let method = text(waiting_room::settings::config::QUEUEING_METHOD)
         .map_or("random".to_string(), |v| v.trim().to_ascii_lowercase());
     if (method == "fifo") != args.fifo() {
         eprintln!(
@@ -293,7 +293,7 @@ fn check_config_file(
             args.queueing
         );
     }
-    if let Some(hold) = number(waiting_room::settings::keys::FIFO_HOLD)
+    if let Some(hold) = number(waiting_room::settings::config::FIFO_HOLD)
         && args.fifo()
         && hold != args.fifo_hold
     {

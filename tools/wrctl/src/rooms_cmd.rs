@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use waiting_room::credentials::keys::{KeyStore, RoomKeys};
 use waiting_room::credentials::pass::{self, PassClaims};
-use waiting_room::settings::config::Settings;
-use waiting_room::settings::keys::ROOMS;
+use waiting_room::settings::config::ROOMS;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::room::{Index, Room, RoomName, host_of};
 use waiting_room::settings::room_settings::{ROOM_FALLBACK, Remembered};
 
@@ -81,7 +81,8 @@ pub fn rooms(args: RoomsArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let service = Settings::from_store(&Remembered::new(|key: &str| store.get(key).cloned()));
+    let service =
+        RequestContext::from_store(&Remembered::new(|key: &str| store.get(key).cloned())).settings;
     println!(
         "service room: {}, paths {}",
         if service.enabled { "on" } else { "off" },
@@ -126,8 +127,9 @@ pub fn place(store: &Store, url: &str, now: u64) -> String {
     };
     let path = path.split(['?', '#']).next().unwrap_or(path);
     let lookup = Remembered::new(|key: &str| store.get(key).cloned());
-    let settings = Settings::for_request(&lookup, host.as_deref(), path, now);
-    let room = match &settings.room {
+    let context = RequestContext::for_request(&lookup, host.as_deref(), path, now);
+    let settings = &context.settings;
+    let room = match &context.room {
         Room::Service => "the service room".to_string(),
         Room::Named(name) => format!("room {name}"),
     };
@@ -136,14 +138,14 @@ pub fn place(store: &Store, url: &str, now: u64) -> String {
         .bypass_paths
         .iter()
         .any(|p| path.starts_with(p.as_str()));
-    if settings.fallbacks.contains(&ROOM_FALLBACK) {
+    if context.fallbacks.contains(&ROOM_FALLBACK) {
         return format!("{room}, whose value is missing or unreadable: it holds everyone");
     }
-    match (&settings.room, applies) {
+    match (&context.room, applies) {
         (Room::Service, false) => "no room: straight to the origin".into(),
         (_, false) => format!("{room}, which is off: straight to the origin"),
         (_, true) if bypassed => format!("{room}, a bypass path: straight to the origin"),
-        (_, true) => match &settings.event {
+        (_, true) => match &context.event {
             Some(event) => format!("{room}, during event {event}"),
             None => room,
         },

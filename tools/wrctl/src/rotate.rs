@@ -17,8 +17,9 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::Value;
 use waiting_room::credentials::keys::MIN_STRONG_KEY_LEN;
+use waiting_room::settings::config::ACTIVE_KEY;
 use waiting_room::settings::config::{QueueingMethod, Settings};
-use waiting_room::settings::keys::ACTIVE_KEY;
+use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::room_settings::Remembered;
 
 use crate::clock::{unix_now, utc};
@@ -280,7 +281,8 @@ fn rotate_fastly(
         Ok(items) => items,
         Err(e) => return fail(&e),
     };
-    let settings = Settings::from_store(&Remembered::new(|key: &str| items.get(key).cloned()));
+    let settings =
+        RequestContext::from_store(&Remembered::new(|key: &str| items.get(key).cloned())).settings;
     let old = settings.active_key.clone();
     if old == new {
         return fail(&format!("{new:?} is already the active key"));
@@ -323,7 +325,8 @@ fn revoke_fastly(api: &Api, config_store: &str, secret_store: &str, kid: &str) -
         Ok(items) => items,
         Err(e) => return fail(&e),
     };
-    let settings = Settings::from_store(&Remembered::new(|key: &str| items.get(key).cloned()));
+    let settings =
+        RequestContext::from_store(&Remembered::new(|key: &str| items.get(key).cloned())).settings;
     if kid == settings.active_key {
         return fail(&format!(
             "{kid:?} is the active key: rotate first (wrctl rotate), then revoke it once its \

@@ -307,7 +307,7 @@ fn inspect(args: InspectArgs) -> ExitCode {
         let path = settings.protected_paths.first().map_or("/", String::as_str);
         println!(
             "log        {}",
-            waiting_room::log::decision_line(now, uid, path, &verdict, &settings)
+            waiting_room::log::decision_line(now, uid, path, &verdict, &settings.clone().into())
         );
     }
     ExitCode::SUCCESS

@@ -15,7 +15,6 @@ use control::percentage::Controller;
 use control::record::Record;
 use serde_json::Value;
 use support::{FASTLY_HOURLY_LIMIT, MockApi, info};
-use waiting_room::settings::config::DEFAULT_CONTROLLER_TIMEOUT;
 use waiting_room::settings::room::RoomName;
 use wrctl::budget::{self, Pacer};
 use wrctl::control::{Control, Held, Room};
@@ -367,7 +366,7 @@ fn a_429_holds_the_writer_until_the_reset_and_it_recovers_before_the_heartbeat_g
     );
     // The edge never saw a heartbeat older than its controller_timeout (120 s).
     assert!(
-        oldest < DEFAULT_CONTROLLER_TIMEOUT,
+        oldest < waiting_room::settings::config::Settings::default().controller_timeout,
         "oldest heartbeat {oldest} s"
     );
     assert!(

@@ -7,8 +7,8 @@ use std::path::Path;
 use serde_json::json;
 use support::{unix_now, wrctl};
 
+use waiting_room::settings::config;
 use waiting_room::settings::config::Settings;
-use waiting_room::settings::keys;
 use waiting_room::settings::layout;
 use wrctl::config_check::KEYS;
 
@@ -94,14 +94,14 @@ fn garbage_values_are_named_as_the_room_logs_them() {
     assert_eq!(code, Some(1), "{out}{err}");
     // Exactly the room's own field, in the room's order.
     let map: std::collections::HashMap<String, String> = serde_json::from_value(garbage).unwrap();
-    let room = Settings::from_lookup(|k| map.get(k).cloned());
-    let field = format!("config_fallback={}", room.fallbacks.join(","));
+    let (_, fallbacks) = Settings::read(&|k| map.get(k).cloned());
+    let field = format!("config_fallback={}", fallbacks.join(","));
     assert_eq!(
         field,
         "config_fallback=protected_paths,allow_percentage,wait_period_duration,waiting_status,cookie_samesite"
     );
     assert!(out.contains(&field), "{out}");
-    for key in &room.fallbacks {
+    for key in &fallbacks {
         assert!(
             err.contains(&format!("error: {key} = "))
                 && err.contains(&format!(
@@ -289,7 +289,7 @@ fn each_surprising_combination_is_warned_about() {
     // The unknown-key warning lists the keys the room reads.
     let err = warnings(json!({"cookie_life": "5"}), &[]);
     assert!(
-        err.contains(keys::COOKIE_LIFETIME) && err.contains(&KEYS.join(", ")),
+        err.contains(config::COOKIE_LIFETIME) && err.contains(&KEYS.join(", ")),
         "{err}"
     );
     // The default redeem window (one wait period) covers the refresh in both modes.

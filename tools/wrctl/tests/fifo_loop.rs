@@ -128,7 +128,7 @@ fn the_controller_moves_the_fifo_cutoff_of_a_live_room() {
                 &v.uid,
                 "/events",
                 &verdict,
-                &settings,
+                &settings.clone().into(),
             ));
             match &verdict.cookie {
                 CookieAction::Set(value) => v.cookie = Some(value.clone()),

@@ -1,0 +1,79 @@
+//! One request's view of the stores: the settings of the room it is in, and what
+//! placing it there found (the room, its event, the service's room cookies, a
+//! refusal, the keys that fell back or could not be read). The edge builds it
+//! ([`RequestContext::for_request`]); the decision and the log read it.
+
+use crate::settings::config::Settings;
+use crate::settings::room::{Room, RoomName};
+
+/// The stored settings of a request's room, and the request's own findings.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestContext {
+    /// The settings of the room the request is in (outside every room: the bypass
+    /// keys, every other key at its default).
+    pub settings: Settings,
+    /// The room.
+    pub room: Room,
+    /// The event in its pre-queue or running (`event=` in the log).
+    pub event: Option<String>,
+    /// The event whose ended page shows.
+    pub event_ended: Option<String>,
+    /// The service's named rooms (none without `rooms`): the origin never sees
+    /// their cookies.
+    pub named_rooms: Vec<RoomName>,
+    /// Why the room refuses the request, if it does.
+    pub refusal: Option<Refusal>,
+    /// Keys whose stored value was present but unusable, so a default was used.
+    pub fallbacks: Vec<&'static str>,
+    /// The config-store keys whose lookup failed: each took its unreadable outcome
+    /// ([`crate::settings::config::when_unreadable`]), and the line says
+    /// `ALERT=unreadable:<keys>`.
+    pub unreadable: Vec<String>,
+}
+
+impl RequestContext {
+    /// The context of settings read in the service room, with their fallbacks.
+    pub fn of(read: (Settings, Vec<&'static str>)) -> RequestContext {
+        let (settings, fallbacks) = read;
+        RequestContext {
+            settings,
+            fallbacks,
+            ..RequestContext::default()
+        }
+    }
+}
+
+impl From<Settings> for RequestContext {
+    /// The context of settings with nothing else found (the tools' and the tests').
+    fn from(settings: Settings) -> RequestContext {
+        RequestContext::of((settings, Vec::new()))
+    }
+}
+
+/// Why the room refuses a request without deciding on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Its path reads into different rooms at different origins
+    /// ([`crate::settings::path_readings`]): `400`.
+    AmbiguousPath,
+    /// The `rooms` index could not be looked up, so nothing can be placed: `503`.
+    UnreadableRooms,
+}
+
+impl Refusal {
+    /// The status the room answers with.
+    pub fn status(self) -> u16 {
+        match self {
+            Refusal::AmbiguousPath => 400,
+            Refusal::UnreadableRooms => 503,
+        }
+    }
+
+    /// The log line's `reason`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Refusal::AmbiguousPath => "ambiguous-path",
+            Refusal::UnreadableRooms => "unreadable-rooms",
+        }
+    }
+}
