@@ -54,6 +54,7 @@ use credentials::keys::{KeyStore, RoomKeys};
 use credentials::{cookie, cookie_names, pass};
 use pages::page::{self, Page};
 use settings::config::{self, Settings};
+use settings::refresh_mode::RefreshMode;
 use settings::rules;
 
 /// Names of the Fastly resources the program uses.
@@ -390,8 +391,8 @@ pub fn outlook(
         d,
     );
     let first_draw_in = match settings.refresh_mode {
-        refresh::RefreshMode::Eligible => refresh_after,
-        refresh::RefreshMode::Fixed => wait_exp.saturating_add(1).saturating_sub(now),
+        RefreshMode::Eligible => refresh_after,
+        RefreshMode::Fixed => wait_exp.saturating_add(1).saturating_sub(now),
     };
     Outlook {
         refresh_after,

@@ -10,14 +10,14 @@
 //! few keys a request outside every room needs ([`BYPASS_KEYS`]), then those of
 //! the room it is in. The tools and the tests read them all ([`Settings::from_lookup`]).
 
-use crate::admission::grid::DrawGrid;
-use crate::admission::refresh::RefreshMode;
 use crate::bots::challenge::BotChallenge;
 use crate::bots::toll;
 use crate::credentials::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
 use crate::pages::page::Language;
+use crate::settings::draw_grid::DrawGrid;
 use crate::settings::keys::*;
 use crate::settings::percentage::Percentage;
+use crate::settings::refresh_mode::RefreshMode;
 use crate::settings::room::Room;
 use crate::settings::rules::{self, Cidr};
 use crate::settings::table;

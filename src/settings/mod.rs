@@ -3,12 +3,14 @@
 //! bypass rules, and the value types the settings are written in.
 
 pub mod config;
+pub mod draw_grid;
 pub mod events;
 pub mod keys;
 pub mod layout;
 pub mod limits;
 pub mod path_readings;
 pub mod percentage;
+pub mod refresh_mode;
 pub mod room;
 pub mod room_settings;
 pub mod rules;
