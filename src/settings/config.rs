@@ -12,7 +12,6 @@
 
 use crate::bots::challenge::BotChallenge;
 use crate::bots::toll;
-use crate::credentials::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
 use crate::pages::page::Language;
 use crate::settings::draw_grid::DrawGrid;
 use crate::settings::keys::*;
@@ -21,6 +20,7 @@ use crate::settings::refresh_mode::RefreshMode;
 use crate::settings::room::Room;
 use crate::settings::rules::{self, Cidr};
 use crate::settings::table;
+use crate::settings::uid_ipv6_prefix::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
 use crate::settings::unix_time;
 
 /// Highest `pop_new_sessions_per_minute`.

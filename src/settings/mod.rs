@@ -15,4 +15,5 @@ pub mod room;
 pub mod room_settings;
 pub mod rules;
 pub mod table;
+pub mod uid_ipv6_prefix;
 pub mod unix_time;
