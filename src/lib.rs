@@ -52,8 +52,9 @@ use admission::{ceiling, decision, estimate, refresh};
 use bots::challenge;
 use credentials::keys::{KeyStore, RoomKeys};
 use credentials::{cookie, cookie_names, pass};
-use pages::page::{self, Page};
+use pages::page::Page;
 use settings::config::{self, Settings};
+use settings::language::Language;
 use settings::refresh_mode::RefreshMode;
 use settings::rules;
 
@@ -148,7 +149,7 @@ pub struct Plan {
     /// Where [`Action::Redirect`] sends the visitor.
     pub location: Option<String>,
     /// The language of the built-in pages for this visitor.
-    pub language: page::Language,
+    pub language: Language,
 }
 
 /// The `Cookie` header of the request the origin gets.
@@ -187,7 +188,7 @@ pub fn plan(visit: &Visit<'_>, settings: &Settings, keys: &impl KeyStore) -> Pla
         .and_then(|header| cookie::find(header, &cookie_name));
     let origin_cookie = OriginCookie::for_header(visit.cookie_header, &settings.room_cookies);
     let keys = RoomKeys::new(keys, settings.room.name());
-    let language = page::Language::choose(visit.accept_language, settings.page_language);
+    let language = Language::choose(visit.accept_language, settings.page_language);
     if let Some(refusal) = settings.refusal {
         return Plan {
             action: Action::Refuse(refusal.status()),

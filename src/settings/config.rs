@@ -12,9 +12,9 @@
 
 use crate::bots::challenge::BotChallenge;
 use crate::bots::toll;
-use crate::pages::page::Language;
 use crate::settings::draw_grid::DrawGrid;
 use crate::settings::keys::*;
+use crate::settings::language::Language;
 use crate::settings::percentage::Percentage;
 use crate::settings::refresh_mode::RefreshMode;
 use crate::settings::room::Room;

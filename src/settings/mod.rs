@@ -6,6 +6,7 @@ pub mod config;
 pub mod draw_grid;
 pub mod events;
 pub mod keys;
+pub mod language;
 pub mod layout;
 pub mod limits;
 pub mod path_readings;
