@@ -13,9 +13,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 use waiting_room::admission::decision::Decision;
-use waiting_room::pages::page::{Language, Page};
+use waiting_room::pages::page::Page;
 use waiting_room::pages::view::{Status, TollChallenge};
 use waiting_room::settings::config::QueueingMethod;
+use waiting_room::settings::language::Language;
 use waiting_room::settings::percentage::Percentage;
 
 const USAGE: &str = "usage: toll_pages DIR [--count N] [--bits 8,10,...]";

@@ -53,8 +53,10 @@ use admission::{ceiling, decision, estimate, refresh};
 use bots::challenge;
 use credentials::keys::{KeyStore, RoomKeys};
 use credentials::{cookie, cookie_names, pass};
-use pages::page::{self, Page};
+use pages::page::Page;
 use settings::config::{self, Settings};
+use settings::language::Language;
+use settings::refresh_mode::RefreshMode;
 use settings::rules;
 
 /// Names of the Fastly resources the program uses.
@@ -148,7 +150,7 @@ pub struct Plan {
     /// Where [`Action::Redirect`] sends the visitor.
     pub location: Option<String>,
     /// The language of the built-in pages for this visitor.
-    pub language: page::Language,
+    pub language: Language,
 }
 
 /// The `Cookie` header of the request the origin gets.
@@ -191,7 +193,7 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
         &cookie_names::of_named_rooms(&context.named_rooms),
     );
     let keys = RoomKeys::new(keys, context.room.name());
-    let language = page::Language::choose(visit.accept_language, settings.page_language);
+    let language = Language::choose(visit.accept_language, settings.page_language);
     if let Some(refusal) = context.refusal {
         return Plan {
             action: Action::Refuse(refusal.status()),
@@ -395,8 +397,8 @@ pub fn outlook(
         d,
     );
     let first_draw_in = match settings.refresh_mode {
-        refresh::RefreshMode::Eligible => refresh_after,
-        refresh::RefreshMode::Fixed => wait_exp.saturating_add(1).saturating_sub(now),
+        RefreshMode::Eligible => refresh_after,
+        RefreshMode::Fixed => wait_exp.saturating_add(1).saturating_sub(now),
     };
     Outlook {
         refresh_after,

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use waiting_room::admission::decision::{
     CookieAction, Decision, Rejection, Session, Transition, Verdict, decide,
 };
-use waiting_room::admission::grid::DrawGrid;
 use waiting_room::admission::lottery;
 use waiting_room::credentials::token::Malformed;
 use waiting_room::settings::config::Settings;
+use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
 
 const NOW: u64 = 1_700_000_023;
@@ -221,8 +221,9 @@ fn a_winning_wait_token_cannot_be_replayed_after_its_redeem_window() {
 
 #[test]
 fn an_honest_visitor_refreshing_on_schedule_always_gets_a_draw() {
-    use waiting_room::admission::grid::DrawGrid;
-    use waiting_room::admission::refresh::{RefreshMode, refresh_after};
+    use waiting_room::admission::refresh::refresh_after;
+    use waiting_room::settings::draw_grid::DrawGrid;
+    use waiting_room::settings::refresh_mode::RefreshMode;
     // However the page schedules the visit, it lands inside the redeem window.
     for arrival in NOW..NOW + 30 {
         for uid in ["192.0.2.1", "192.0.2.77", "2001:db8::5"] {

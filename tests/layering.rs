@@ -2,8 +2,10 @@
 //! on none of the others, the controller on the core alone, the tools on both,
 //! test support only under tests); the core never names Fastly or the edge's glue;
 //! no file is compiled into a second crate by `#[path]`, so a tool reaches the core
-//! only through its public modules (the compiler holds what is private); and no two
-//! files of one crate import each other, directly or round a loop.
+//! only through its public modules (the compiler holds what is private); no two
+//! files of one crate import each other, directly or round a loop; and no two
+//! folders of the room's crate (`src/*/`, the root files one more) do either, with
+//! `settings/` under `admission/`, `credentials/` and `pages/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -167,27 +169,63 @@ impl Crate {
         found
     }
 
-    /// The files left once every file that imports none of the files left, or
-    /// that none of them imports, is taken away, again and again: none, unless
-    /// some import each other round a loop (then those).
+    /// The files that import each other round a loop (none, unless some do).
     fn in_loops(&self) -> Vec<&Path> {
-        let mut left: BTreeMap<&Vec<String>, BTreeSet<Vec<String>>> = self
+        let imports = self
             .files
             .iter()
-            .map(|(module, (_, names))| (module, self.imports(module, names)))
+            .map(|(module, (_, names))| (module.clone(), self.imports(module, names)))
             .collect();
-        while let Some(free) = left
+        in_loops(imports)
             .iter()
-            .find(|(module, imports)| {
-                imports.iter().all(|m| !left.contains_key(m))
-                    || left.values().all(|other| !other.contains(**module))
-            })
-            .map(|(module, _)| *module)
-        {
-            left.remove(free);
-        }
-        left.keys().map(|m| self.files[*m].0.as_path()).collect()
+            .map(|m| self.files[m].0.as_path())
+            .collect()
     }
+
+    /// The folder a file is in (`settings` for `settings/config.rs` and
+    /// `settings/mod.rs`), or `""` for a file at the crate's root, one layer.
+    fn folder_of(&self, module: &[String]) -> String {
+        let (path, _) = &self.files[module];
+        let in_folder = module.len() > 1 || path.ends_with("mod.rs");
+        if in_folder {
+            module[0].clone()
+        } else {
+            String::new()
+        }
+    }
+
+    /// The folders each folder imports.
+    fn folder_imports(&self) -> BTreeMap<String, BTreeSet<String>> {
+        let mut folders: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (module, (_, names)) in &self.files {
+            let folder = self.folder_of(module);
+            let imported = self
+                .imports(module, names)
+                .into_iter()
+                .map(|import| self.folder_of(&import))
+                .filter(|other| *other != folder)
+                .collect::<Vec<_>>();
+            folders.entry(folder).or_default().extend(imported);
+        }
+        folders
+    }
+}
+
+/// What is left of `imports` once every node that imports none of the nodes
+/// left, or that none of them imports, is taken away, again and again: nothing,
+/// unless some import each other round a loop (then those).
+fn in_loops<T: Ord + Clone>(mut left: BTreeMap<T, BTreeSet<T>>) -> Vec<T> {
+    while let Some(free) = left
+        .iter()
+        .find(|(node, imports)| {
+            imports.iter().all(|m| !left.contains_key(m))
+                || left.values().all(|other| !other.contains(*node))
+        })
+        .map(|(node, _)| node.clone())
+    {
+        left.remove(&free);
+    }
+    left.into_keys().collect()
 }
 
 #[test]
@@ -203,15 +241,46 @@ fn no_files_of_a_crate_import_each_other_round_a_loop() {
     }
 }
 
+/// The folders of the room's crate `settings/` may not import: the settings are
+/// the layer under them, written in value types of their own. (`bots/`, which
+/// imports none of the others, sits under the settings.)
+const ABOVE_SETTINGS: [&str; 3] = ["admission", "credentials", "pages"];
+
 #[test]
-fn a_loop_of_imports_is_found() {
-    let names = |paths: &[&[&str]]| Names {
+fn no_folders_of_the_room_import_each_other_and_settings_imports_none_above_it() {
+    let krate = read_crate(CRATES[0].0, CRATES[0].1);
+    let folders = krate.folder_imports();
+    assert!(folders.len() > 1, "no folders read: {folders:?}");
+    let in_loops: BTreeSet<String> = in_loops(folders.clone()).into_iter().collect();
+    let loops: BTreeMap<_, Vec<_>> = folders
+        .iter()
+        .filter(|(folder, _)| in_loops.contains(*folder))
+        .map(|(folder, imports)| (folder, imports.intersection(&in_loops).collect()))
+        .collect();
+    assert!(
+        loops.is_empty(),
+        "folders of src/ (\"\": the root files) that import each other round a loop: {loops:?}"
+    );
+    let upward: Vec<_> = folders["settings"]
+        .iter()
+        .filter(|f| ABOVE_SETTINGS.contains(&f.as_str()))
+        .collect();
+    assert!(upward.is_empty(), "settings/ imports {upward:?}");
+}
+
+/// A file that names `paths`.
+fn names(paths: &[&[&str]]) -> Names {
+    Names {
         paths: paths
             .iter()
             .map(|p| (Vec::new(), p.iter().map(|s| s.to_string()).collect()))
             .collect(),
         ..Names::default()
-    };
+    }
+}
+
+#[test]
+fn a_loop_of_imports_is_found() {
     let krate = |b_names: Names| Crate {
         files: BTreeMap::from([
             (vec![], (PathBuf::from("lib.rs"), names(&[]))),
@@ -228,6 +297,27 @@ fn a_loop_of_imports_is_found() {
         krate(names(&[&["self", "c"], &["std", "a"]])).in_loops(),
         Vec::<&Path>::new()
     );
+}
+
+#[test]
+fn a_loop_of_folders_is_found_where_no_files_make_one() {
+    let file = |module: &[&str], path: &str, paths: &[&[&str]]| {
+        let module = module.iter().map(|s| s.to_string()).collect();
+        (module, (PathBuf::from(path), names(paths)))
+    };
+    // a/x.rs imports b/y.rs, and b/z.rs imports a/x.rs.
+    let krate = Crate {
+        files: BTreeMap::from([
+            file(&[], "lib.rs", &[&["a", "x"]]),
+            file(&["a"], "a/mod.rs", &[]),
+            file(&["a", "x"], "a/x.rs", &[&["crate", "b", "y", "Y"]]),
+            file(&["b"], "b/mod.rs", &[]),
+            file(&["b", "y"], "b/y.rs", &[]),
+            file(&["b", "z"], "b/z.rs", &[&["super", "super", "a", "x", "X"]]),
+        ]),
+    };
+    assert_eq!(krate.in_loops(), Vec::<&Path>::new());
+    assert_eq!(in_loops(krate.folder_imports()), ["a", "b"]);
 }
 
 #[test]

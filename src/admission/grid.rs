@@ -14,25 +14,7 @@
 //! different slots then hold different tokens and draw independently, and a
 //! crowd that arrived together draws together.
 
-use std::fmt;
-
-/// Which grid new wait tokens expire on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DrawGrid {
-    /// Each address's own grid (the default).
-    Address,
-    /// The VCL's slot boundaries, shared by everyone.
-    Global,
-}
-
-impl fmt::Display for DrawGrid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            DrawGrid::Address => "address",
-            DrawGrid::Global => "global",
-        })
-    }
-}
+use crate::settings::draw_grid::DrawGrid;
 
 /// The expiry of a wait token handed to `uid` at `now` on `grid`, for a wait
 /// period of `d` seconds (a 0 is taken as 1).

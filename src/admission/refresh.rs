@@ -13,16 +13,9 @@
 //! comes back every `min(d, fifo_hold / 3)` seconds, at a per-visitor phase, so it
 //! sees the cutoff pass soon after it does and never lets the hold lapse.
 
-use crate::admission::grid::{DrawGrid, fnv1a};
-
-/// How waiting pages schedule the next visit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RefreshMode {
-    /// At the visitor's next draw, plus their phase (the default).
-    Eligible,
-    /// Every `wait_period_duration` seconds, on the VCL's global grid.
-    Fixed,
-}
+use crate::admission::grid::fnv1a;
+use crate::settings::draw_grid::DrawGrid;
+use crate::settings::refresh_mode::RefreshMode;
 
 /// The visitor's stable phase in seconds, in `0..=d-2` for `d = wait_period_duration`
 /// (0 when `d < 2`). Staying under `d - 1` keeps a prompt loser's next token in the

@@ -9,11 +9,7 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-/// Shortest accepted `uid_ipv6_prefix`: a /32 is a whole provider's allocation,
-/// and anything shorter would put unrelated people in one place.
-pub const MIN_IPV6_PREFIX: u8 = 32;
-/// The whole address (the default).
-pub const FULL_IPV6_PREFIX: u8 = 128;
+use crate::settings::uid_ipv6_prefix::FULL_IPV6_PREFIX;
 
 /// The uid of a client at `ip`, binding IPv6 clients to their `ipv6_prefix`-bit
 /// network (`128`: the whole address, the VCL's text).

@@ -4,6 +4,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use crate::bots::challenge::ChallengeSettings;
+use crate::settings::language::Language;
 
 /// A page the room answers with instead of the origin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,24 +212,6 @@ pub fn challenge_block(language: Language, challenge: &ChallengeSettings) -> Str
 /// Where [`challenge_block`] puts the callbacks and the widget.
 const WIDGET_SLOT: &str = "<!--widget-->";
 
-/// A language the built-in pages speak.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Language {
-    /// English, the default.
-    #[default]
-    En,
-    /// German.
-    De,
-    /// French.
-    Fr,
-    /// Spanish.
-    Es,
-    /// Italian.
-    It,
-    /// Portuguese.
-    Pt,
-}
-
 /// The texts of the built-in pages in one language.
 struct Texts {
     start_waiting: &'static str,
@@ -265,36 +248,9 @@ macro_rules! texts {
     };
 }
 
+/// The pages' part of a [`Language`]: choosing one for a visitor, and its texts (the
+/// values and their codes are the setting's, [`crate::settings::language`]).
 impl Language {
-    /// Every language, English first.
-    pub const ALL: [Language; 6] = [
-        Language::En,
-        Language::De,
-        Language::Fr,
-        Language::Es,
-        Language::It,
-        Language::Pt,
-    ];
-
-    /// Its primary language subtag (`de`).
-    pub fn code(self) -> &'static str {
-        match self {
-            Language::En => "en",
-            Language::De => "de",
-            Language::Fr => "fr",
-            Language::Es => "es",
-            Language::It => "it",
-            Language::Pt => "pt",
-        }
-    }
-
-    /// The language of a primary subtag, any case.
-    pub fn from_code(code: &str) -> Option<Language> {
-        Language::ALL
-            .into_iter()
-            .find(|l| l.code().eq_ignore_ascii_case(code.trim()))
-    }
-
     /// The built-in pages' language for a visitor: `forced` when set, else the first
     /// of `Accept-Language` the pages speak (in the order given, `q=0` skipped), else
     /// English.
@@ -395,8 +351,6 @@ mod tests {
         assert_eq!(choose(Some("de;q=0, es"), None), Language::Es);
         assert_eq!(choose(Some("ja, zh"), None), Language::En);
         assert_eq!(choose(Some("de"), Some(Language::It)), Language::It);
-        assert_eq!(Language::from_code(" FR "), Some(Language::Fr));
-        assert_eq!(Language::from_code("auto"), None);
     }
 
     #[test]

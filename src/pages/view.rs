@@ -11,8 +11,9 @@ use crate::admission::decision::Decision;
 use crate::admission::estimate::{Estimate, Place};
 use crate::bots::challenge::ChallengeSettings;
 use crate::bots::toll;
-use crate::pages::page::{Language, Page, TOLL_END, TOLL_START};
+use crate::pages::page::{Page, TOLL_END, TOLL_START};
 use crate::settings::config::QueueingMethod;
+use crate::settings::language::Language;
 use crate::settings::percentage::{MICROS_PER_PERCENT, Percentage};
 
 /// The facts about one waiting visitor, for a page or for JSON.

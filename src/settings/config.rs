@@ -15,18 +15,18 @@
 //! A value that is missing or unusable never fails a request: it falls back, and
 //! the key is named in the reader's fallbacks so the log can say so.
 
-use crate::admission::grid::DrawGrid;
-use crate::admission::refresh::RefreshMode;
 use crate::bots::challenge::{BotChallenge, ChallengeSettings};
 use crate::bots::toll;
-use crate::credentials::uid::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
-use crate::pages::page::Language;
+use crate::settings::draw_grid::DrawGrid;
+use crate::settings::language::Language;
 use crate::settings::percentage::Percentage;
+use crate::settings::refresh_mode::RefreshMode;
 use crate::settings::row::{
     DURATIONS, Pick, Reader, Role, Stored, Words, count_where, keys_where, list, optional, rows,
     samples, text, word,
 };
 use crate::settings::rules::{self, Cidr};
+use crate::settings::uid_ipv6_prefix::{FULL_IPV6_PREFIX, MIN_IPV6_PREFIX};
 use crate::settings::unix_time;
 
 /// Highest `pop_new_sessions_per_minute`.

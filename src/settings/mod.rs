@@ -4,14 +4,18 @@
 
 pub mod config;
 pub mod context;
+pub mod draw_grid;
 pub mod events;
+pub mod language;
 pub mod layout;
 pub mod limits;
 pub mod path_readings;
 pub mod percentage;
+pub mod refresh_mode;
 pub mod room;
 pub mod room_settings;
 pub mod row;
 pub mod rules;
 pub mod table;
+pub mod uid_ipv6_prefix;
 pub mod unix_time;

@@ -243,9 +243,10 @@ fn both_toll_solvers_of_the_page_find_the_rooms_nonce() {
 /// in headless Chromium, and says its language.
 #[test]
 fn every_built_in_page_in_every_language_is_accessible() {
-    use waiting_room::pages::page::{Language, Page};
+    use waiting_room::pages::page::Page;
     use waiting_room::pages::view::Status;
     use waiting_room::settings::config::QueueingMethod;
+    use waiting_room::settings::language::Language;
     use waiting_room::settings::percentage::Percentage;
 
     let Some(driver) = browser::driver_dir("the browser test of the built-in pages") else {

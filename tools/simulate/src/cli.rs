@@ -9,10 +9,10 @@ use clap::error::ErrorKind;
 use clap::{ArgAction, Args, CommandFactory, Parser};
 use control::options::DEFAULT_EXPECTED_PROPAGATION;
 use waiting_room::admission::ceiling::DEFAULT_NODES;
-use waiting_room::admission::grid::DrawGrid;
-use waiting_room::admission::refresh::RefreshMode;
 use waiting_room::settings::config::MAX_DURATION;
+use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::refresh_mode::RefreshMode;
 use waiting_room::settings::room::RoomName;
 
 use crate::bots::Bots;

@@ -25,11 +25,11 @@ use waiting_room::admission::ceiling::{DocumentedCounts, ExactCounts, PopCounts}
 use waiting_room::admission::decision::{
     self, CookieAction, Decision, Session, TollDue, Transition, Verdict,
 };
-use waiting_room::admission::refresh::RefreshMode;
 use waiting_room::credentials::keys::RoomKeys;
 use waiting_room::outlook;
 use waiting_room::settings::config::Settings;
 use waiting_room::settings::context::RequestContext;
+use waiting_room::settings::refresh_mode::RefreshMode;
 use waiting_room::settings::room::RoomName;
 
 use crate::attacker::Jar;

@@ -30,8 +30,8 @@ use std::path::Path;
 
 use control::fifo::{FifoController, FifoOptions};
 use serde::Serialize;
-use waiting_room::admission::refresh::RefreshMode;
 use waiting_room::settings::config::{QueueingMethod, Settings};
+use waiting_room::settings::refresh_mode::RefreshMode;
 
 use crate::closed_loop::ClosedLoop;
 use crate::engine::{self, Method, OnceIn, Room};

@@ -8,8 +8,8 @@ use simulate::planning::{self, Question};
 use simulate::population::Population;
 use simulate::report;
 use simulate::scenario::{Scenario, SecondRoom};
-use waiting_room::admission::grid::DrawGrid;
-use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::draw_grid::DrawGrid;
+use waiting_room::settings::refresh_mode::RefreshMode;
 
 fn main() -> ExitCode {
     let command = cli::parse(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());

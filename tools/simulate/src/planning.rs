@@ -3,9 +3,9 @@
 //! a sample of them, scaled up, tells the whole crowd's story.
 
 use serde::Serialize;
-use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::refresh_mode::RefreshMode;
 
-use waiting_room::admission::grid::DrawGrid;
+use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
 
 use crate::engine;

@@ -4,8 +4,8 @@ use std::fs;
 use std::path::Path;
 
 use serde::Serialize;
-use waiting_room::admission::grid::DrawGrid;
-use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::draw_grid::DrawGrid;
+use waiting_room::settings::refresh_mode::RefreshMode;
 
 use crate::engine;
 use crate::plot;

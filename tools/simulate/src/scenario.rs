@@ -5,10 +5,10 @@ use std::str::FromStr;
 
 use control::origin::{Healthy, OriginOptions};
 use serde::{Serialize, Serializer};
-use waiting_room::admission::grid::DrawGrid;
-use waiting_room::admission::refresh::RefreshMode;
 use waiting_room::settings::config::Settings;
+use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::refresh_mode::RefreshMode;
 use waiting_room::settings::room::RoomName;
 
 use crate::bots::Bots;

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use waiting_room::admission::estimate::{draw_interval, draws_for_quantile};
-use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::refresh_mode::RefreshMode;
 
 use crate::attacker::AttackTally;
 use crate::bots::Bot;

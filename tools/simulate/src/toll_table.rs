@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::refresh_mode::RefreshMode;
 
 use crate::bots::Bot;
 use crate::engine;

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use simulate::cli::{Command, parse};
 use simulate::scenario::{Arrivals, Mix, PopCountsModel, Scenario};
-use waiting_room::admission::grid::DrawGrid;
-use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::refresh_mode::RefreshMode;
 
 fn args(line: &str) -> Vec<String> {
     line.split_whitespace().map(str::to_string).collect()

@@ -12,9 +12,9 @@ use simulate::progress::Progress;
 use simulate::report::run_modes;
 use simulate::scenario::{Arrivals, Control, Mix, PopCountsModel, Room, Scenario, Session};
 use simulate::summary::{RunReport, summarise};
-use waiting_room::admission::grid::DrawGrid;
-use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::refresh_mode::RefreshMode;
 use waiting_room::settings::room::RoomName;
 
 const TARGET: f64 = 1_200.0;

@@ -8,7 +8,7 @@ use std::path::Path;
 use simulate::cli::{Command, parse};
 use simulate::scenario::PopCountsModel;
 use test_support::docs::{self, Cli};
-use waiting_room::admission::grid::DrawGrid;
+use waiting_room::settings::draw_grid::DrawGrid;
 
 fn args(line: &str) -> Vec<String> {
     line.split_whitespace().map(String::from).collect()

@@ -9,9 +9,9 @@
 use simulate::population::Population;
 use simulate::report::{Run, run_modes};
 use simulate::scenario::{Arrivals, Mix, Room, Scenario, Session};
-use waiting_room::admission::grid::DrawGrid;
-use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::refresh_mode::RefreshMode;
 
 fn run(scenario: &Scenario, mode: RefreshMode) -> Run {
     let population = Population::draw(scenario);

@@ -10,9 +10,9 @@ use simulate::cli::{Command, TOLL_BOTS, TOLL_PEOPLE, TOLL_TARGET, parse};
 use simulate::population::Population;
 use simulate::scenario::{Arrivals, Mix, Room, Scenario, Session};
 use simulate::toll_table::{Row, run_one};
-use waiting_room::admission::grid::DrawGrid;
-use waiting_room::admission::refresh::RefreshMode;
+use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::refresh_mode::RefreshMode;
 
 const BITS: u8 = 5;
 

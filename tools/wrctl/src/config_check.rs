@@ -9,13 +9,14 @@
 use std::collections::BTreeMap;
 
 use waiting_room::admission::estimate::draw_interval;
-use waiting_room::admission::grid::DrawGrid;
-use waiting_room::admission::refresh::{self, RefreshMode};
+use waiting_room::admission::refresh;
 use waiting_room::bots::challenge::ChallengeSettings;
 use waiting_room::bots::toll;
 use waiting_room::credentials::keys::{MIN_STRONG_KEY_LEN, SigningKey};
 use waiting_room::credentials::token::is_valid_kid;
 use waiting_room::settings::config::{self, Heartbeat, QueueingMethod, Settings};
+use waiting_room::settings::draw_grid::DrawGrid;
+use waiting_room::settings::refresh_mode::RefreshMode;
 
 use waiting_room::settings::config::EVENTS;
 use waiting_room::settings::config::ROOMS;

@@ -5,12 +5,14 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use waiting_room::admission::decision::Decision;
-use waiting_room::admission::grid::{self, DrawGrid};
-use waiting_room::admission::refresh::{self, RefreshMode};
+use waiting_room::admission::grid;
+use waiting_room::admission::refresh;
 use waiting_room::pages::page::Page;
 use waiting_room::pages::view::Status;
 use waiting_room::settings::config::QueueingMethod;
+use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
+use waiting_room::settings::refresh_mode::RefreshMode;
 
 use crate::clock::unix_now;
 use crate::config_check;

@@ -5,8 +5,9 @@ mod support;
 use std::path::Path;
 
 use support::{run_to_end, wrctl};
-use waiting_room::pages::page::{Language, Page, PageBody};
+use waiting_room::pages::page::{Page, PageBody};
 use waiting_room::pages::view::VARIABLES;
+use waiting_room::settings::language::Language;
 
 /// `wrctl args`: (exit code, stdout, stderr).
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
