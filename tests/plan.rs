@@ -28,7 +28,7 @@ fn settings(pairs: &[(&str, &str)]) -> RequestContext {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     map.extend(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    Settings::from_lookup(|k| map.get(k).cloned()).into()
+    RequestContext::of(Settings::read(&|k| map.get(k).cloned()))
 }
 
 fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {

@@ -728,7 +728,7 @@ rows! {
             )),
             BotChallenge::Unreadable => Some("unreadable".to_string()),
         },
-        when_bad: "unreadable: still on, every due draw held",
+        when_bad: "unreadable: still on, every due draw is held",
         // Not a challenge's JSON: held as an unreadable challenge.
         when_unreadable: Some("unreadable"),
         unset: "none (off)",

@@ -177,8 +177,9 @@ fn check_settings(
         report.fallback_field = Some(format!("config_fallback={}", fallbacks.join(",")));
         for key in fallbacks {
             let stored = store.get(*key).map_or("", String::as_str);
+            let when_bad = config::row(key).map_or("", |row| row.when_bad);
             report.errors.push(format!(
-                "{key} = {:?} is unusable: the room uses {} instead and logs \
+                "{key} = {:?} is unusable ({when_bad}): the room uses {} and logs \
                  config_fallback={key} on the requests that read it",
                 stored.escape_debug().to_string(),
                 effective(settings, key)
