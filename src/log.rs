@@ -43,7 +43,7 @@
 //! line keeping the origin's status.
 //!
 //! A request whose store reads failed ends its line with `ALERT=unreadable:<keys>`
-//! ([`crate::settings::layout::when_unreadable`]); one the room refuses says
+//! ([`crate::settings::config::when_unreadable`]); one the room refuses says
 //! `decision=refused reason=ambiguous-path|unreadable-rooms`.
 //!
 //! Fields are `key=value` pairs separated by single spaces; no value contains a
