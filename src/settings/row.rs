@@ -195,10 +195,7 @@ impl<'a> Reader<'a> {
         let Some(raw) = (self.lookup)(key) else {
             return default;
         };
-        parse(&raw).unwrap_or_else(|| {
-            self.fallbacks.push(key);
-            default
-        })
+        self.noted(key, parse(&raw)).unwrap_or(default)
     }
 
     /// As [`Reader::value`], but a value that does not parse reads as `bad`.
@@ -212,10 +209,15 @@ impl<'a> Reader<'a> {
         let Some(raw) = (self.lookup)(key) else {
             return default;
         };
-        parse(&raw).unwrap_or_else(|| {
+        self.noted(key, parse(&raw)).unwrap_or(bad)
+    }
+
+    /// `read`, with `key` recorded as a fallback when it is none.
+    fn noted<T>(&mut self, key: &'static str, read: Option<T>) -> Option<T> {
+        if read.is_none() {
             self.fallbacks.push(key);
-            bad
-        })
+        }
+        read
     }
 
     /// A comma-separated list, each item read by `item` (trimmed, empty ones
