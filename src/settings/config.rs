@@ -741,19 +741,6 @@ rows! {
             &["turnstile", r#"{"provider":"turnstyle","site_key":"k"}"#],
         ),
     }
-    /// A trial setting, added to show that one row is all a setting needs.
-    TRIAL_SETTING trial_setting: bool {
-        stored: Member,
-        roles: [EventFixed],
-        read: word(),
-        default: false => "`false`",
-        write: word,
-        when_bad: "anything else: `false`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
-        samples: samples(&["true", " FALSE "], &["maybe"]),
-    }
     /// Comma-separated page-store keys that hold a custom page: the room looks up
     /// no other ([pages](pages.md#per-language-pages)).
     CUSTOM_PAGES custom_pages: Vec<String> {
