@@ -26,4 +26,4 @@ python3 scripts/sim-table.py "$sim"/{steady,flash,waves}/report.json | tee "$sim
 "$simulate" cost --visitors "$(n 1000)","$(n 10000)","$(n 100000)","$(n 1000000)"
 # Planning: what 200,000 people in one minute would do under candidate settings.
 "$simulate" plan --visitors "$(n 200000)" --arrivals flash:60 --duration 3600 \
-  --allow-percentage 5,10,20 --wait-period 30,60 --allow-timeout 900,3600 --sample "$(n 20000)"
+  --allow-percentage 5,10,20 --wait-period-duration 30,60 --allow-period-timeout 900,3600 --sample "$(n 20000)"

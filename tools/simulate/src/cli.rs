@@ -9,7 +9,11 @@ use clap::error::ErrorKind;
 use clap::{ArgAction, Args, CommandFactory, Parser};
 use control::options::DEFAULT_EXPECTED_PROPAGATION;
 use waiting_room::admission::ceiling::DEFAULT_NODES;
-use waiting_room::settings::config::MAX_DURATION;
+use waiting_room::settings::config::{
+    ALLOW_PERCENTAGE, ALLOW_PERIOD_TIMEOUT, BOT_TOLL_BITS, DRAW_GRID, FIFO_HOLD,
+    POP_NEW_SESSIONS_PER_MINUTE, REFRESH_MODE, WAIT_PERIOD_DURATION,
+};
+use waiting_room::settings::config::{MAX_DURATION, QueueingMethod};
 use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::refresh_mode::RefreshMode;
@@ -47,12 +51,9 @@ pub enum Command {
     Plan {
         /// The scenario (its room is replaced by each candidate).
         scenario: Scenario,
-        /// Candidate `allow_percentage` values.
-        percentages: Vec<Percentage>,
-        /// Candidate `wait_period_duration` values.
-        wait_periods: Vec<u64>,
-        /// Candidate `allow_period_timeout` values.
-        allow_timeouts: Vec<u64>,
+        /// Candidate rooms: the scenario's with each combination of the listed
+        /// `allow_percentage`, `wait_period_duration` and `allow_period_timeout`.
+        candidates: Vec<Room>,
         /// Refresh mode.
         mode: RefreshMode,
         /// People actually simulated (figures are scaled up to `visitors`).
@@ -163,9 +164,10 @@ struct RunArgs {
     scenario: ScenarioArgs,
     /// draw_grid: where new wait tokens expire: each address's own grid (the room's
     /// default), the VCL's global slots, or one run on each.
-    #[arg(long, value_name = "GRID", value_parser = ["address", "global", "both"], default_value_t = Room::default().draw_grid.to_string())]
-    draw_grid: String,
-    /// Refresh modes to run in, one run each (not in FIFO mode) [default: both].
+    #[arg(long, value_name = "GRID", value_parser = ["address", "global", "both"])]
+    draw_grid: Option<String>,
+    /// Refresh modes to run in, one run each (not in FIFO mode) [default:
+    /// refresh_mode when set, else both].
     #[arg(long, value_name = "MODE", value_parser = ["eligible", "fixed", "both"], conflicts_with = "queueing")]
     refresh: Option<String>,
     /// Directory for the JSON report and SVG plots.
@@ -183,13 +185,13 @@ struct RunArgs {
     /// FIFO rule moves fifo_cutoff in the closed loop, so it needs --target-per-minute.
     #[arg(long, value_name = "METHOD", value_parser = ["fifo"], requires = "target_per_minute", help_heading = "FIFO mode")]
     queueing: Option<String>,
-    /// fifo_hold, seconds.
-    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, requires = "queueing", default_value_t = FifoSpec::default().fifo_hold, help_heading = "FIFO mode")]
-    fifo_hold: u64,
-    /// bot_toll_bits: the bot toll each wait token owes (0: none); people's
-    /// pages and paying bots pay it, skipping bots never do.
-    #[arg(long, value_name = "BITS", value_parser = toll_bits, default_value_t = 0)]
-    bot_toll_bits: u8,
+    /// fifo_hold, seconds [default: the room's, 300].
+    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, requires = "queueing", help_heading = "FIFO mode")]
+    fifo_hold: Option<u64>,
+    /// bot_toll_bits: the bot toll each wait token owes (0, the default: none);
+    /// people's pages and paying bots pay it, skipping bots never do.
+    #[arg(long, value_name = "BITS", value_parser = toll_bits)]
+    bot_toll_bits: Option<u8>,
     #[command(flatten)]
     second: SecondRoomArgs,
     #[command(flatten)]
@@ -287,7 +289,7 @@ impl SecondRoomArgs {
             arrivals: self.second_room_arrivals.unwrap_or(first.arrivals),
             seed: first.seed.wrapping_add(1),
             control,
-            ..*first
+            ..first.clone()
         };
         Some(SecondRoom { name, scenario })
     }
@@ -295,13 +297,36 @@ impl SecondRoomArgs {
 
 impl RunArgs {
     fn resolve(self) -> Result<Command, String> {
-        let grids = grids(&self.draw_grid);
+        let both = self.draw_grid.as_deref() == Some("both");
+        let room = self.room.room([
+            (DRAW_GRID, self.draw_grid.clone().filter(|_| !both)),
+            (BOT_TOLL_BITS, text(self.bot_toll_bits)),
+            (FIFO_HOLD, text(self.fifo_hold)),
+        ])?;
+        let grids = if both {
+            vec![DrawGrid::Address, DrawGrid::Global]
+        } else {
+            vec![room.settings().draw_grid]
+        };
+        // FIFO mode and the refresh modes as their flags say, or else as the room's settings.
+        let fifo =
+            self.queueing.is_some() || room.settings().queueing_method == QueueingMethod::Fifo;
+        if fifo && room.settings().pop_new_sessions_per_minute.is_some() {
+            return Err(
+                "--pop-new-sessions-per-minute holds lottery wins: random mode only".into(),
+            );
+        }
+        let modes = modes(
+            self.refresh
+                .as_deref()
+                .or(room.stored(REFRESH_MODE))
+                .unwrap_or("both"),
+        );
         let mut scenario = self.scenario.apply(Scenario {
             visitors: self.visitors,
-            room: self.room.room(grids[0]),
+            room,
             ..Scenario::default()
         });
-        scenario.room.bot_toll_bits = self.bot_toll_bits;
         scenario.control = self.control.control();
         let (origin, rule) = self.origin.origin();
         scenario.origin = origin;
@@ -311,8 +336,10 @@ impl RunArgs {
         check(&scenario)?;
         let (out, no_plots, quiet) = (self.out, self.no_plots, self.quiet);
         if let Some(second) = self.second.room(&scenario) {
+            if fifo {
+                return Err("--second-room is for random mode".into());
+            }
             check(&second.scenario)?;
-            let modes = modes(self.refresh.as_deref().unwrap_or("both"));
             return Ok(Command::Rooms {
                 scenario,
                 second: Box::new(second),
@@ -323,8 +350,7 @@ impl RunArgs {
                 quiet,
             });
         }
-        if self.queueing.is_none() {
-            let modes = modes(self.refresh.as_deref().unwrap_or("both"));
+        if !fifo {
             return Ok(Command::Run {
                 scenario,
                 grids,
@@ -334,11 +360,6 @@ impl RunArgs {
                 quiet,
             });
         }
-        if scenario.room.pop_new_sessions_per_minute.is_some() {
-            return Err(
-                "--pop-new-sessions-per-minute holds lottery wins: random mode only".into(),
-            );
-        }
         let control = scenario
             .control
             .ok_or("--queueing fifo needs --target-per-minute and --propagation-delay")?;
@@ -346,11 +367,8 @@ impl RunArgs {
             return Err("--draw-grid both is for random mode: FIFO mode runs one grid".into());
         }
         let spec = FifoSpec {
-            fifo_hold: self.fifo_hold,
+            fifo_hold: scenario.room.settings().fifo_hold,
         };
-        if !(1..=MAX_DURATION).contains(&spec.fifo_hold) {
-            return Err("--fifo-hold must be 1 s to a year".into());
-        }
         let options = crate::fifo::options(&control, &scenario, &spec);
         control::fifo::FifoController::new(options)
             .map_err(|e| format!("the FIFO rule refuses its options: {e}"))?;
@@ -369,22 +387,25 @@ struct PlanArgs {
     /// People.
     #[arg(long, value_name = "N", value_parser = number::<u64>, default_value_t = Scenario::default().visitors)]
     visitors: u64,
-    /// Candidate allow_percentage values, up to four decimals each (e.g. 0.5,1,2.5).
-    #[arg(long, value_name = "P,…", value_parser = percentage, value_delimiter = ',', action = ArgAction::Set, default_values_t = [Room::default().allow_percentage])]
+    #[command(flatten)]
+    settings: SetArgs,
+    /// Candidate allow_percentage values, up to four decimals each (e.g. 0.5,1,2.5)
+    /// [default: the room's, 20].
+    #[arg(long, value_name = "P,…", value_parser = percentage, value_delimiter = ',', action = ArgAction::Set)]
     allow_percentage: Vec<Percentage>,
-    /// Candidate wait_period_duration values, seconds.
-    #[arg(long, value_name = "SECONDS,…", value_parser = number::<u64>, value_delimiter = ',', action = ArgAction::Set, default_values_t = [Room::default().wait_period])]
-    wait_period: Vec<u64>,
-    /// Candidate allow_period_timeout values, seconds.
-    #[arg(long, value_name = "SECONDS,…", value_parser = number::<u64>, value_delimiter = ',', action = ArgAction::Set, default_values_t = [Room::default().allow_timeout])]
-    allow_timeout: Vec<u64>,
+    /// Candidate wait_period_duration values, seconds [default: the room's, 30].
+    #[arg(long, visible_alias = "wait-period", value_name = "SECONDS,…", value_parser = number::<u64>, value_delimiter = ',', action = ArgAction::Set)]
+    wait_period_duration: Vec<u64>,
+    /// Candidate allow_period_timeout values, seconds [default: the room's, 3600].
+    #[arg(long, visible_alias = "allow-timeout", value_name = "SECONDS,…", value_parser = number::<u64>, value_delimiter = ',', action = ArgAction::Set)]
+    allow_period_timeout: Vec<u64>,
     #[command(flatten)]
     scenario: ScenarioArgs,
     #[command(flatten)]
     grid: GridArg,
-    /// Refresh mode.
-    #[arg(long, value_name = "MODE", value_parser = ["eligible", "fixed"], default_value = "eligible")]
-    refresh: String,
+    /// Refresh mode [default: refresh_mode when set, else eligible].
+    #[arg(long, value_name = "MODE", value_parser = ["eligible", "fixed"])]
+    refresh: Option<String>,
     /// People actually simulated (figures are scaled up to --visitors).
     #[arg(long, value_name = "N", value_parser = number::<u64>, default_value_t = 20_000)]
     sample: u64,
@@ -395,34 +416,42 @@ struct PlanArgs {
 
 impl PlanArgs {
     fn resolve(self) -> Result<Command, String> {
-        let (visitors, draw_grid) = (self.visitors, grids(&self.grid.draw_grid)[0]);
-        let room = Room {
-            draw_grid,
-            ..Room::default()
-        };
-        let defaults = Scenario {
-            visitors,
+        let room = self.settings.apply(Room::default(), [self.grid.flag()])?;
+        let candidates = Question::rooms(
+            &room,
+            &[
+                (ALLOW_PERCENTAGE, texts(&self.allow_percentage)),
+                (WAIT_PERIOD_DURATION, texts(&self.wait_period_duration)),
+                (ALLOW_PERIOD_TIMEOUT, texts(&self.allow_period_timeout)),
+            ],
+        )?;
+        let refresh = self.refresh.as_deref().or(room.stored(REFRESH_MODE));
+        let mode = modes(refresh.unwrap_or("eligible"))[0];
+        let scenario = self.scenario.apply(Scenario {
+            visitors: self.visitors,
             mix: Mix::plain(),
             room,
             ..Scenario::default()
-        };
-        let scenario = self.scenario.apply(defaults);
-        let (percentages, wait_periods, allow_timeouts) =
-            (self.allow_percentage, self.wait_period, self.allow_timeout);
-        for room in Question::rooms(&percentages, &wait_periods, &allow_timeouts, draw_grid) {
-            check(&Scenario { room, ..scenario })?;
-        }
-        let (mode, sample, out) = (modes(&self.refresh)[0], self.sample, self.out);
+        });
+        check(&scenario)?;
         Ok(Command::Plan {
             scenario,
-            percentages,
-            wait_periods,
-            allow_timeouts,
+            candidates,
             mode,
-            sample,
-            out,
+            sample: self.sample,
+            out: self.out,
         })
     }
+}
+
+/// A flag's value as text, when given.
+fn text(value: Option<impl ToString>) -> Option<String> {
+    value.map(|v| v.to_string())
+}
+
+/// Each value as text.
+fn texts<T: ToString>(values: &[T]) -> Vec<String> {
+    values.iter().map(T::to_string).collect()
 }
 
 #[derive(Args)]
@@ -444,13 +473,13 @@ impl CostArgs {
             mix: Mix::plain(),
             arrivals: Arrivals::Flash { seconds: 60 },
             duration: 600,
-            room: self.room.room(grids(&self.grid.draw_grid)[0]),
+            room: self.room.room([self.grid.flag()])?,
             ..Scenario::default()
         });
         for &visitors in &self.visitors {
             check(&Scenario {
                 visitors,
-                ..scenario
+                ..scenario.clone()
             })?;
         }
         Ok(Command::Cost {
@@ -501,18 +530,15 @@ impl TollArgs {
                 bots: TOLL_BOTS,
                 ..Mix::plain()
             },
-            room: self.room.room(grids(&self.grid.draw_grid)[0]),
+            room: self.room.room([self.grid.flag()])?,
             ..Scenario::default()
         });
         scenario.control = Some(self.control.control().unwrap_or(Control {
             propagation_delay: 30,
             ..Control::new(TOLL_TARGET)
         }));
-        for &bot_toll_bits in &self.bot_toll_bits {
-            let mut scenario = scenario;
-            scenario.room.bot_toll_bits = bot_toll_bits;
-            check(&scenario)?;
-        }
+        // The runs differ only in bot_toll_bits, which the room reads as --bot-toll-bits does.
+        check(&scenario)?;
         Ok(Command::Toll {
             scenario,
             bits: self.bot_toll_bits,
@@ -526,22 +552,61 @@ impl TollArgs {
 struct GridArg {
     /// draw_grid: where new wait tokens expire: each address's own grid (the room's
     /// default) or the VCL's global slots.
-    #[arg(long, value_name = "GRID", value_parser = ["address", "global"], default_value_t = Room::default().draw_grid.to_string())]
-    draw_grid: String,
+    #[arg(long, value_name = "GRID", value_parser = ["address", "global"])]
+    draw_grid: Option<String>,
 }
 
-/// The room's settings, one value each (`run` and `cost`).
+impl GridArg {
+    /// The flag as the setting it is short for.
+    fn flag(&self) -> (&'static str, Option<String>) {
+        (DRAW_GRID, self.draw_grid.clone())
+    }
+}
+
+/// `--set KEY=VALUE`: the room's settings under their config-store keys.
+#[derive(Args)]
+struct SetArgs {
+    /// A setting of the room, under its config-store key, as the store holds it
+    /// (session_mode=fixed, queue_all=true): any key the room reads, read by the
+    /// room's own reader (a value it refuses is an error). Repeatable. The flags
+    /// named after a key (--wait-period-duration, --draw-grid, …) are short for
+    /// it, and win over it.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
+    set: Vec<(String, String)>,
+}
+
+impl SetArgs {
+    /// `room` with every `--set`, then every flag given (key, text).
+    fn apply(
+        &self,
+        mut room: Room,
+        flags: impl IntoIterator<Item = (&'static str, Option<String>)>,
+    ) -> Result<Room, String> {
+        let flags = flags
+            .into_iter()
+            .filter_map(|(key, text)| Some((key.to_string(), text?)));
+        for (key, text) in self.set.iter().cloned().chain(flags) {
+            room.set(&key, &text)?;
+        }
+        Ok(room)
+    }
+}
+
+/// The room's settings, one value each (`run`, `cost` and `toll`): `--set`, and
+/// flags short for the keys most runs set, and how the simulated POP counts.
 #[derive(Args)]
 struct RoomArgs {
-    /// allow_percentage, up to four decimals.
-    #[arg(long, value_name = "P", value_parser = percentage, default_value_t = Room::default().allow_percentage)]
-    allow_percentage: Percentage,
-    /// wait_period_duration, seconds.
-    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, default_value_t = Room::default().wait_period)]
-    wait_period: u64,
-    /// allow_period_timeout, seconds.
-    #[arg(long, value_name = "SECONDS", value_parser = number::<u64>, default_value_t = Room::default().allow_timeout)]
-    allow_timeout: u64,
+    #[command(flatten)]
+    settings: SetArgs,
+    /// allow_percentage, up to four decimals [default: 20].
+    #[arg(long, value_name = "P", value_parser = percentage)]
+    allow_percentage: Option<Percentage>,
+    /// wait_period_duration, seconds [default: the room's, 30].
+    #[arg(long, visible_alias = "wait-period", value_name = "SECONDS", value_parser = number::<u64>)]
+    wait_period_duration: Option<u64>,
+    /// allow_period_timeout, seconds [default: the room's, 3600].
+    #[arg(long, visible_alias = "allow-timeout", value_name = "SECONDS", value_parser = number::<u64>)]
+    allow_period_timeout: Option<u64>,
     /// pop_new_sessions_per_minute: new sessions the room (one POP) starts in a
     /// minute at most; a win over it waits on as after a loss [default: none].
     #[arg(long, value_name = "N", value_parser = pop_ceiling)]
@@ -559,23 +624,28 @@ struct RoomArgs {
 }
 
 impl RoomArgs {
-    fn room(&self, draw_grid: DrawGrid) -> Room {
-        let (allow_percentage, wait_period, allow_timeout) =
-            (self.allow_percentage, self.wait_period, self.allow_timeout);
-        Room {
-            allow_percentage,
-            wait_period,
-            allow_timeout,
-            draw_grid,
-            pop_new_sessions_per_minute: self.pop_new_sessions_per_minute,
-            pop_counts: match self.pop_counts.as_str() {
-                "exact" => PopCountsModel::Exact,
-                _ => PopCountsModel::Edge {
-                    nodes: self.pop_nodes,
-                },
+    /// The room of `--set` and the flags, and the command's own `flags` (key, text).
+    fn room<const N: usize>(
+        &self,
+        flags: [(&'static str, Option<String>); N],
+    ) -> Result<Room, String> {
+        let mut room = Room::default();
+        room.pop_counts = match self.pop_counts.as_str() {
+            "exact" => PopCountsModel::Exact,
+            _ => PopCountsModel::Edge {
+                nodes: self.pop_nodes,
             },
-            bot_toll_bits: 0,
-        }
+        };
+        let own = [
+            (ALLOW_PERCENTAGE, text(self.allow_percentage)),
+            (WAIT_PERIOD_DURATION, text(self.wait_period_duration)),
+            (ALLOW_PERIOD_TIMEOUT, text(self.allow_period_timeout)),
+            (
+                POP_NEW_SESSIONS_PER_MINUTE,
+                text(self.pop_new_sessions_per_minute),
+            ),
+        ];
+        self.settings.apply(room, own.into_iter().chain(flags))
     }
 }
 
@@ -722,15 +792,6 @@ impl ControlArgs {
     }
 }
 
-/// The draw grids a `--draw-grid` value names (clap has checked the name).
-fn grids(name: &str) -> Vec<DrawGrid> {
-    match name {
-        "global" => vec![DrawGrid::Global],
-        "both" => vec![DrawGrid::Address, DrawGrid::Global],
-        _ => vec![DrawGrid::Address],
-    }
-}
-
 /// The refresh modes a `--refresh` value names (clap has checked the name).
 fn modes(name: &str) -> Vec<RefreshMode> {
     match name {
@@ -755,7 +816,7 @@ fn check(s: &Scenario) -> Result<(), String> {
             "--propagation-delay, --log-delay and --expected-propagation are at most a day",
         )?;
     }
-    let (m, room, year) = (&s.mix, &s.room, 1..=MAX_DURATION);
+    let m = &s.mix;
     refuse(s.visitors == 0, "--visitors must be at least 1")?;
     refuse(s.visitors > 16_000_000, "--visitors is at most 16000000")?;
     refuse(
@@ -765,15 +826,6 @@ fn check(s: &Scenario) -> Result<(), String> {
     refuse(
         !(1..=7 * DAY).contains(&s.duration),
         "--duration must be 1 s to 7 days",
-    )?;
-    let own_bounds = "must be 1 s to a year (the room's own bounds)";
-    refuse(
-        !year.contains(&room.wait_period),
-        &format!("--wait-period {own_bounds}"),
-    )?;
-    refuse(
-        !year.contains(&room.allow_timeout),
-        &format!("--allow-timeout {own_bounds}"),
     )?;
     refuse(m.devices == 0, "--multi-device needs at least 1 device")?;
     refuse(m.device_spread > DAY, "--device-spread is at most a day")?;
@@ -793,7 +845,7 @@ fn check(s: &Scenario) -> Result<(), String> {
         "the shares of --app-poll and --early exceed 1",
     )?;
     refuse(
-        !year.contains(&m.patience),
+        !(1..=MAX_DURATION).contains(&m.patience),
         "--abandon's SECONDS must be 1 s to a year",
     )
 }
@@ -844,6 +896,14 @@ fn room_name(raw: &str) -> Result<RoomName, String> {
     RoomName::new(raw).ok_or_else(|| {
         format!("{raw:?} is not a room name: 1 to 32 of a-z, 0-9, _ and -, starting with a letter or digit")
     })
+}
+
+/// `--set KEY=VALUE` (the room checks both).
+fn key_value(raw: &str) -> Result<(String, String), String> {
+    let (key, value) = raw
+        .split_once('=')
+        .ok_or_else(|| format!("{raw:?} is not KEY=VALUE"))?;
+    Ok((key.trim().to_string(), value.to_string()))
 }
 
 /// `--pop-new-sessions-per-minute`: 1 to the room's highest.

@@ -94,7 +94,7 @@ impl Room {
     pub fn new(scenario: &Scenario, mode: RefreshMode) -> Room {
         Room {
             pop: RefCell::new(Pop::new(scenario.room.pop_counts, scenario.seed)),
-            ..Room::with_settings(scenario.room.settings(mode))
+            ..Room::with_settings(scenario.room.refreshing(mode))
         }
     }
 

@@ -66,7 +66,7 @@ pub fn options(control: &Control, scenario: &Scenario, spec: &FifoSpec) -> FifoO
         target_per_minute: control.target_per_minute,
         max_active: control.max_active,
         tick: control.tick,
-        wait_period: scenario.room.wait_period,
+        wait_period: scenario.room.settings().wait_period_duration,
         fifo_hold: spec.fifo_hold,
         expected_propagation: control.expected_propagation,
         ..FifoOptions::default()
@@ -199,7 +199,7 @@ pub fn method(
         room: Room::with_settings(Settings {
             queueing_method: QueueingMethod::Fifo,
             fifo_hold: spec.fifo_hold,
-            ..scenario.room.settings(RefreshMode::Eligible)
+            ..scenario.room.refreshing(RefreshMode::Eligible)
         }),
         first_request: first_requests(scenario, population),
         closed_loop: Some(ClosedLoop::new(control, rule)),

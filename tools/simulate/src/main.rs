@@ -48,21 +48,14 @@ fn main() -> ExitCode {
         } => simulate::fifo::run_and_report(&scenario, &spec, &out, !no_plots, !quiet),
         Command::Plan {
             scenario,
-            percentages,
-            wait_periods,
-            allow_timeouts,
+            candidates,
             mode,
             sample,
             out,
         } => {
             let question = Question {
                 scenario,
-                candidates: Question::rooms(
-                    &percentages,
-                    &wait_periods,
-                    &allow_timeouts,
-                    scenario.room.draw_grid,
-                ),
+                candidates,
                 mode,
                 sample,
             };
@@ -250,7 +243,7 @@ fn cost(scenario: &Scenario, sizes: &[u64]) {
     for &visitors in sizes {
         let scenario = Scenario {
             visitors,
-            ..*scenario
+            ..scenario.clone()
         };
         let population = Population::draw(&scenario);
         let runs = report::run_modes(&scenario, &population, &[RefreshMode::Eligible], true);

@@ -5,9 +5,6 @@
 use serde::Serialize;
 use waiting_room::settings::refresh_mode::RefreshMode;
 
-use waiting_room::settings::draw_grid::DrawGrid;
-use waiting_room::settings::percentage::Percentage;
-
 use crate::engine;
 use crate::population::Population;
 use crate::progress::Progress;
@@ -28,28 +25,23 @@ pub struct Question {
 }
 
 impl Question {
-    /// Every combination of the candidate values.
-    pub fn rooms(
-        percentages: &[Percentage],
-        wait_periods: &[u64],
-        allow_timeouts: &[u64],
-        draw_grid: DrawGrid,
-    ) -> Vec<Room> {
-        let mut rooms = Vec::new();
-        for &allow_percentage in percentages {
-            for &wait_period in wait_periods {
-                for &allow_timeout in allow_timeouts {
-                    rooms.push(Room {
-                        allow_percentage,
-                        wait_period,
-                        allow_timeout,
-                        draw_grid,
-                        ..Room::default()
-                    });
+    /// `room` with every combination of the candidate texts of each key (the
+    /// first key's outermost; a key without any keeps the room's), or the first
+    /// the room refuses.
+    pub fn rooms(room: &Room, candidates: &[(&str, Vec<String>)]) -> Result<Vec<Room>, String> {
+        let mut rooms = vec![room.clone()];
+        for (key, texts) in candidates.iter().filter(|(_, texts)| !texts.is_empty()) {
+            let mut next = Vec::new();
+            for room in &rooms {
+                for text in texts {
+                    let mut room = room.clone();
+                    room.set(key, text)?;
+                    next.push(room);
                 }
             }
+            rooms = next;
         }
-        rooms
+        Ok(rooms)
     }
 }
 
@@ -83,16 +75,17 @@ pub fn answer(question: &Question, verbose: bool) -> Vec<Answer> {
     question
         .candidates
         .iter()
-        .map(|&room| {
+        .map(|room| {
             let scenario = Scenario {
                 visitors: sample,
-                room,
-                ..question.scenario
+                room: room.clone(),
+                ..question.scenario.clone()
             };
             let population = Population::draw(&scenario);
+            let s = room.settings();
             let label = format!(
                 "p={} d={} t={}",
-                room.allow_percentage, room.wait_period, room.allow_timeout
+                s.allow_percentage, s.wait_period_duration, s.allow_period_timeout
             );
             let mut progress = Progress::new(label, verbose);
             let record = engine::run(&scenario, &population, question.mode, &mut progress);
@@ -101,7 +94,7 @@ pub fn answer(question: &Question, verbose: bool) -> Vec<Answer> {
             let to_90 = minutes_to_admit(minutes, 0.9 * sample as f64);
             let waits = summary::waits(&population, &record, scenario.duration);
             Answer {
-                room,
+                room: room.clone(),
                 minutes_to_admit_90_percent: to_90,
                 new_sessions_per_minute_mean: to_90.map(|m| scale * 0.9 * sample as f64 / m as f64),
                 new_sessions_per_minute_peak: scale
@@ -137,11 +130,12 @@ pub fn table(answers: &[Answer]) -> String {
     let or_beyond = |v: Option<String>| v.unwrap_or_else(|| "beyond the run".to_string());
     let seconds = |w: Option<u64>| or_beyond(w.map(|w| format!("{w} s")));
     for a in answers {
+        let s = a.room.settings();
         out.push_str(&format!(
             "| {} | {} s | {} s | {} | {} | {:.0} | {:.0} | {:.0} | {} | {} | {:.1} % |\n",
-            a.room.allow_percentage,
-            a.room.wait_period,
-            a.room.allow_timeout,
+            s.allow_percentage,
+            s.wait_period_duration,
+            s.allow_period_timeout,
             or_beyond(a.minutes_to_admit_90_percent.map(|m| m.to_string())),
             or_beyond(a.new_sessions_per_minute_mean.map(|m| format!("{m:.0}"))),
             a.new_sessions_per_minute_peak,
@@ -177,7 +171,15 @@ mod tests {
                 duration: 900,
                 ..Scenario::default()
             },
-            candidates: Question::rooms(&[Percentage::whole(50)], &[10], &[600], DrawGrid::Address),
+            candidates: Question::rooms(
+                &Room::default(),
+                &[
+                    ("allow_percentage", vec!["50".into()]),
+                    ("wait_period_duration", vec!["10".into()]),
+                    ("allow_period_timeout", vec!["600".into()]),
+                ],
+            )
+            .unwrap(),
             mode: RefreshMode::Eligible,
             sample: 2_000,
         };

@@ -335,7 +335,7 @@ mod tests {
                 },
                 ..people.mix
             },
-            ..people
+            ..people.clone()
         };
         let (p, b) = (Population::draw(&people), Population::draw(&with_bots));
         assert_eq!(b.people.len(), p.people.len() + 50);

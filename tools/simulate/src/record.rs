@@ -89,7 +89,7 @@ impl Record {
     /// An empty record for `scenario`.
     pub fn new(scenario: &Scenario, population: &Population) -> Record {
         let seconds = scenario.duration as usize;
-        let d = scenario.room.wait_period.max(1);
+        let d = scenario.room.settings().wait_period_duration.max(1);
         Record {
             new_sessions: vec![0; seconds],
             new_tokens: vec![0; seconds],
@@ -116,7 +116,7 @@ impl Record {
             tokens_prune_at: PRUNE_AT,
             first_slot: crate::scenario::START / d,
             wait_period: d,
-            allow_timeout: scenario.room.allow_timeout,
+            allow_timeout: scenario.room.settings().allow_period_timeout,
         }
     }
 

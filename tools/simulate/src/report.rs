@@ -4,6 +4,7 @@ use std::fs;
 use std::path::Path;
 
 use serde::Serialize;
+use waiting_room::settings::config::DRAW_GRID;
 use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::refresh_mode::RefreshMode;
 
@@ -51,8 +52,10 @@ pub fn run_grids(
     grids
         .iter()
         .flat_map(|&draw_grid| {
-            let mut scenario = *scenario;
-            scenario.room.draw_grid = draw_grid;
+            let scenario = Scenario {
+                room: scenario.room.clone().with(DRAW_GRID, draw_grid),
+                ..scenario.clone()
+            };
             run_modes(&scenario, population, modes, verbose)
         })
         .collect()
@@ -68,7 +71,8 @@ pub fn run_modes(
     modes
         .iter()
         .map(|&mode| {
-            let name = format!("{}/{}", scenario.room.draw_grid, summary::mode_name(mode));
+            let grid = scenario.room.settings().draw_grid;
+            let name = format!("{grid}/{}", summary::mode_name(mode));
             let mut progress = Progress::new(&name, verbose);
             let record = engine::run(scenario, population, mode, &mut progress);
             let report = summary::summarise(scenario, population, mode, &record);
@@ -92,10 +96,11 @@ pub fn run_rooms(
     let mut runs = Vec::new();
     for &draw_grid in grids {
         for &mode in modes {
-            let mut first = *scenario;
-            let mut other = second.scenario;
-            first.room.draw_grid = draw_grid;
-            other.room.draw_grid = draw_grid;
+            let on_grid = |s: &Scenario| Scenario {
+                room: s.room.clone().with(DRAW_GRID, draw_grid),
+                ..s.clone()
+            };
+            let (first, other) = (on_grid(scenario), on_grid(&second.scenario));
             let name = format!(
                 "{}/{} and {}",
                 draw_grid,
@@ -170,7 +175,7 @@ pub fn write(
                 "{room}{} visitors, {}, d = {} s, {} grid: controller, propagation {} s, log {} s",
                 scenario.visitors,
                 describe(scenario),
-                scenario.room.wait_period,
+                scenario.room.settings().wait_period_duration,
                 run.report.draw_grid,
                 control.propagation_delay,
                 control.log_delay,
@@ -188,12 +193,13 @@ pub fn write(
         return Ok(());
     }
 
+    let room = scenario.room.settings();
     let title = format!(
         "{} visitors, {}, allow_percentage {}, wait_period_duration {} s: new sessions per second",
         scenario.visitors,
         describe(scenario),
-        scenario.room.allow_percentage,
-        scenario.room.wait_period
+        room.allow_percentage,
+        room.wait_period_duration
     );
     let names: Vec<String> = runs.iter().map(|r| label(&r.report)).collect();
     let series: Vec<(&str, &[u64])> = runs
@@ -224,10 +230,10 @@ pub fn write(
             "{} visitors, {}, allow_percentage {}, wait_period_duration {} s",
             scenario.visitors,
             describe(scenario),
-            scenario.room.allow_percentage,
-            scenario.room.wait_period
+            room.allow_percentage,
+            room.wait_period_duration
         );
-        plot::wait_heatmap(&path, &title, &subtitle, &points, scenario.room.wait_period)?;
+        plot::wait_heatmap(&path, &title, &subtitle, &points, room.wait_period_duration)?;
     }
     Ok(())
 }

@@ -1,12 +1,17 @@
 //! What a simulation runs: who arrives when, on which devices and addresses, and
 //! the room's settings.
 
+use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use control::origin::{Healthy, OriginOptions};
+use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
-use waiting_room::settings::config::Settings;
-use waiting_room::settings::draw_grid::DrawGrid;
+use waiting_room::settings::config::{
+    ALLOW_PERCENTAGE, ALLOW_PERIOD_TIMEOUT, BOT_TOLL_BITS, DRAW_GRID, ENABLED,
+    POP_NEW_SESSIONS_PER_MINUTE, WAIT_PERIOD_DURATION,
+};
+use waiting_room::settings::config::{KEYS, Settings};
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::refresh_mode::RefreshMode;
 use waiting_room::settings::room::RoomName;
@@ -229,40 +234,120 @@ impl FromStr for Mix {
     }
 }
 
-/// The room's settings under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// The room under test: its settings as the config store holds them, key → text,
+/// read by the room's own reader (so every setting it has is one the simulator
+/// takes), and how the simulated POP counts new sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Room {
-    /// `allow_percentage` (reported as a number of percent, e.g. `12.5`).
-    #[serde(serialize_with = "percent")]
-    pub allow_percentage: Percentage,
-    /// `wait_period_duration`, seconds.
-    pub wait_period: u64,
-    /// `allow_period_timeout`, seconds.
-    pub allow_timeout: u64,
-    /// `draw_grid`: where new wait tokens expire (`address`, the room's default, or
-    /// `global`, the VCL's slot boundaries).
-    #[serde(serialize_with = "grid")]
-    pub draw_grid: DrawGrid,
-    /// `pop_new_sessions_per_minute`: the POP's ceiling on new sessions a minute
-    /// (the simulator is one POP; `None`: no ceiling).
-    pub pop_new_sessions_per_minute: Option<u32>,
-    /// How the POP counts its new sessions for the ceiling.
+    /// The stored text of each key set, as the reader reads it back
+    /// ([`Settings::stored`]).
+    stored: BTreeMap<String, String>,
+    /// `stored`, read.
+    settings: Settings,
+    /// How the POP counts its new sessions for `pop_new_sessions_per_minute`.
     pub pop_counts: PopCountsModel,
-    /// `bot_toll_bits`: the bot toll each wait token owes (0: none).
-    pub bot_toll_bits: u8,
 }
 
 impl Default for Room {
+    /// The room's defaults, but 20 % let through.
     fn default() -> Self {
-        Room {
-            allow_percentage: Percentage::whole(20),
-            wait_period: 30,
-            allow_timeout: 3600,
-            draw_grid: Settings::default().draw_grid,
-            pop_new_sessions_per_minute: None,
+        let room = Room {
+            stored: BTreeMap::new(),
+            settings: Settings::default(),
             pop_counts: PopCountsModel::default(),
-            bot_toll_bits: 0,
+        };
+        room.with(ALLOW_PERCENTAGE, 20)
+    }
+}
+
+impl Room {
+    /// Stores `text` under `key`, as the text that reads back as its value; an
+    /// error naming them, and the room unchanged, when `key` is no setting or the
+    /// reader refuses what is stored (it would fall back).
+    pub fn set(&mut self, key: &str, text: &str) -> Result<(), String> {
+        if !KEYS.contains(&key) {
+            return Err(format!(
+                "{key}={text}: {key:?} is not a setting of the room (one of {})",
+                KEYS.join(", ")
+            ));
         }
+        let mut stored = self.stored.clone();
+        stored.insert(key.to_string(), text.to_string());
+        // The simulated room is on unless told otherwise.
+        let on = |key: &str| (key == ENABLED).then(|| "true".to_string());
+        let (settings, fallbacks) = Settings::read(&|k| stored.get(k).cloned().or_else(|| on(k)));
+        // A key set earlier may refuse in the light of this one (bypass_paths and
+        // protected_paths), so every key is checked.
+        if let Some(bad) = fallbacks.first() {
+            return Err(format!(
+                "{bad}={}: the room refuses this value (it would fall back to its default)",
+                stored[*bad]
+            ));
+        }
+        match settings.stored(key) {
+            Some(text) => stored.insert(key.to_string(), text),
+            None => stored.remove(key),
+        };
+        (self.stored, self.settings) = (stored, settings);
+        Ok(())
+    }
+
+    /// This room with `key` set to `value`, which the room must take.
+    pub fn with(mut self, key: &str, value: impl std::fmt::Display) -> Room {
+        self.set(key, &value.to_string())
+            .unwrap_or_else(|why| panic!("{why}"));
+        self
+    }
+
+    /// The room's settings, as its reader reads them.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The stored text of `key`, when set.
+    pub fn stored(&self, key: &str) -> Option<&str> {
+        self.stored.get(key).map(String::as_str)
+    }
+
+    /// The core's settings for this room, refreshing in `mode` (the run's).
+    pub fn refreshing(&self, mode: RefreshMode) -> Settings {
+        Settings {
+            refresh_mode: mode,
+            ..self.settings.clone()
+        }
+    }
+}
+
+/// The settings every report shows, set or not (see [`Room`]'s `serialize`).
+const SHOWN: [&str; 6] = [
+    ALLOW_PERCENTAGE,
+    WAIT_PERIOD_DURATION,
+    ALLOW_PERIOD_TIMEOUT,
+    DRAW_GRID,
+    POP_NEW_SESSIONS_PER_MINUTE,
+    BOT_TOLL_BITS,
+];
+
+impl Serialize for Room {
+    /// Under the config store's keys: the [`SHOWN`] settings as values (the
+    /// percentage a number of percent), the POP's counts, then every other key
+    /// set, as stored.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let s = &self.settings;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry(ALLOW_PERCENTAGE, &percent_value(s.allow_percentage))?;
+        map.serialize_entry(WAIT_PERIOD_DURATION, &s.wait_period_duration)?;
+        map.serialize_entry(ALLOW_PERIOD_TIMEOUT, &s.allow_period_timeout)?;
+        map.serialize_entry(DRAW_GRID, &s.draw_grid.to_string())?;
+        map.serialize_entry(POP_NEW_SESSIONS_PER_MINUTE, &s.pop_new_sessions_per_minute)?;
+        map.serialize_entry("pop_counts", &self.pop_counts)?;
+        map.serialize_entry(BOT_TOLL_BITS, &s.bot_toll_bits)?;
+        for (key, text) in &self.stored {
+            if !SHOWN.contains(&key.as_str()) {
+                map.serialize_entry(key, text)?;
+            }
+        }
+        map.end()
     }
 }
 
@@ -287,28 +372,6 @@ impl Default for PopCountsModel {
             nodes: waiting_room::admission::ceiling::DEFAULT_NODES,
         }
     }
-}
-
-impl Room {
-    /// The core's settings for this room, refreshing in `mode`.
-    pub fn settings(&self, mode: RefreshMode) -> Settings {
-        Settings {
-            enabled: true,
-            allow_percentage: self.allow_percentage,
-            wait_period_duration: self.wait_period,
-            allow_period_timeout: self.allow_timeout,
-            refresh_mode: mode,
-            draw_grid: self.draw_grid,
-            pop_new_sessions_per_minute: self.pop_new_sessions_per_minute,
-            bot_toll_bits: self.bot_toll_bits,
-            ..Settings::default()
-        }
-    }
-}
-
-/// A draw grid as the config store spells it (`address`, `global`).
-pub fn grid<S: Serializer>(grid: &DrawGrid, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.collect_str(grid)
 }
 
 /// A percentage as a JSON number of percent (`12.5`), exact to its four decimals.
@@ -440,7 +503,7 @@ impl Control {
             min: self.min,
             max: self.max,
             tick: self.tick,
-            wait_period: room.wait_period,
+            wait_period: room.settings().wait_period_duration,
             start: self.start,
             expected_propagation: self.expected_propagation,
             ..control::options::Options::default()
@@ -470,7 +533,7 @@ impl Scenario {
 }
 
 /// One simulation.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scenario {
     /// People (a person may have several devices).
     pub visitors: u64,
@@ -528,6 +591,7 @@ fn room_name<S: Serializer>(name: &RoomName, serializer: S) -> Result<S::Ok, S::
 #[cfg(test)]
 mod tests {
     use super::*;
+    use waiting_room::settings::draw_grid::DrawGrid;
 
     #[test]
     fn arrival_specs_parse_and_stay_in_their_windows() {
@@ -565,7 +629,8 @@ mod tests {
 
     #[test]
     fn room_settings_come_from_the_core_defaults() {
-        let s = Room::default().settings(RefreshMode::Fixed);
+        let room = Room::default();
+        let s = room.refreshing(RefreshMode::Fixed);
         assert!(s.enabled);
         assert_eq!(
             (s.allow_percentage, s.wait_period_duration),
@@ -574,13 +639,58 @@ mod tests {
         assert_eq!(s.refresh_mode, RefreshMode::Fixed);
         assert_eq!(s.active_key, Settings::default().active_key);
         assert_eq!(s.draw_grid, DrawGrid::Address);
-        let global = Room {
-            draw_grid: DrawGrid::Global,
-            ..Room::default()
-        };
-        assert_eq!(
-            global.settings(RefreshMode::Eligible).draw_grid,
-            DrawGrid::Global
-        );
+        let global = room.with(DRAW_GRID, DrawGrid::Global);
+        assert_eq!(global.settings().draw_grid, DrawGrid::Global);
+        assert_eq!(global.stored(DRAW_GRID), Some("global"));
+    }
+
+    #[test]
+    fn a_room_keeps_what_the_reader_reads_back_and_refuses_the_rest() {
+        let mut room = Room::default();
+        // Stored as the store's own text reads back.
+        room.set("cookie_samesite", " strict").unwrap();
+        assert_eq!(room.stored("cookie_samesite"), Some("Strict"));
+        // An empty list is a missing key.
+        room.set("bypass_paths", "").unwrap();
+        assert_eq!(room.stored("bypass_paths"), None);
+        room.set("enabled", "false").unwrap();
+        assert!(!room.settings().enabled);
+        for (key, text) in [
+            ("wait_period", "30"),
+            ("draw_grid", "vcl"),
+            ("fifo_hold", "0"),
+        ] {
+            let why = Room::default().set(key, text).unwrap_err();
+            assert!(why.starts_with(&format!("{key}={text}: ")), "{why}");
+        }
+        // A key that refuses only beside another one.
+        let mut room = Room::default();
+        room.set("bypass_paths", "/events/faq").unwrap();
+        let why = room
+            .set("protected_paths", "/events/faq/x,/events")
+            .unwrap_err();
+        assert!(why.starts_with("bypass_paths=/events/faq: "), "{why}");
+        // A refused value leaves the room as it was.
+        assert_eq!(room.stored("protected_paths"), None);
+        assert_eq!(room.settings().bypass_paths, ["/events/faq"]);
+    }
+
+    #[test]
+    fn a_room_is_reported_under_the_stores_keys() {
+        let room = Room::default()
+            .with(WAIT_PERIOD_DURATION, 20)
+            .with("session_mode", "fixed");
+        let json = serde_json::to_value(&room).unwrap();
+        let expected = serde_json::json!({
+            "allow_percentage": 20.0,
+            "wait_period_duration": 20,
+            "allow_period_timeout": 3600,
+            "draw_grid": "address",
+            "pop_new_sessions_per_minute": null,
+            "pop_counts": {"model": "edge", "nodes": 16},
+            "bot_toll_bits": 0,
+            "session_mode": "fixed",
+        });
+        assert_eq!(json, expected);
     }
 }

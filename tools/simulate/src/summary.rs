@@ -341,7 +341,7 @@ pub fn summarise(
     let allow_tokens: u64 = record.new_tokens.iter().sum();
     RunReport {
         room: None,
-        draw_grid: scenario.room.draw_grid.to_string(),
+        draw_grid: scenario.room.settings().draw_grid.to_string(),
         refresh_mode: mode_name(mode),
         cost: Cost {
             decisions: record.decisions,
@@ -361,7 +361,7 @@ pub fn summarise(
                 &record.new_sessions,
                 &record.draws,
                 DISPERSION_WARM_UP,
-                scenario.room.wait_period,
+                scenario.room.settings().wait_period_duration,
             ),
         },
         origin_requests: stats::series_stats(&record.origin_requests, WARM_UP),
@@ -425,7 +425,7 @@ fn closed_loop(
     let mut gave_up = 0;
     for (i, person) in population.people.iter().enumerate() {
         // A bot that never pays the toll is nobody the room can admit.
-        if person.kind == Kind::Bot(Bot::Skipping) && scenario.room.bot_toll_bits > 0 {
+        if person.kind == Kind::Bot(Bot::Skipping) && scenario.room.settings().bot_toll_bits > 0 {
             continue;
         }
         change[minute_of(person.arrival)] += 1;
@@ -476,8 +476,9 @@ fn closed_loop(
             *slot += 1;
         }
     }
-    let (turns, largest_rise) = turns_and_rises(&trace.writes, 2 * scenario.room.wait_period);
-    let draw_periods = scenario.duration as f64 / (2 * scenario.room.wait_period.max(1)) as f64;
+    let wait_period = scenario.room.settings().wait_period_duration;
+    let (turns, largest_rise) = turns_and_rises(&trace.writes, 2 * wait_period);
+    let draw_periods = scenario.duration as f64 / (2 * wait_period.max(1)) as f64;
     let mut controller_waiting = vec![0; minutes];
     for &(t, count) in &trace.waiting {
         if let Some(slot) = controller_waiting.get_mut(t as usize / 60) {
@@ -662,7 +663,7 @@ fn groups(
     record: &Record,
     before: u64,
 ) -> Groups {
-    let period = 2 * scenario.room.wait_period;
+    let period = 2 * scenario.room.settings().wait_period_duration;
     let counted = |i: usize| population.people[i].arrival < before;
     let wait = |i: usize, admitted: Option<u64>| {
         let arrival = population.people[i].arrival;
@@ -813,9 +814,10 @@ fn mean_draw_fraction(record: &Record) -> f64 {
 fn observed_cutoff(scenario: &Scenario, record: &Record) -> u64 {
     let p = mean_draw_fraction(record);
     let draws = draws_for_quantile(p, 0.99).unwrap_or(u64::MAX / 4);
+    let wait_period = scenario.room.settings().wait_period_duration;
     let tail = draws
-        .saturating_mul(draw_interval(scenario.room.wait_period))
-        .saturating_add(3 * scenario.room.wait_period);
+        .saturating_mul(draw_interval(wait_period))
+        .saturating_add(3 * wait_period);
     scenario.duration.saturating_sub(tail)
 }
 

@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+use waiting_room::settings::config::BOT_TOLL_BITS;
 use waiting_room::settings::refresh_mode::RefreshMode;
 
 use crate::bots::Bot;
@@ -21,7 +22,7 @@ use crate::engine;
 use crate::population::{Kind, Population};
 use crate::progress::Progress;
 use crate::record::Record;
-use crate::scenario::{Room, Scenario};
+use crate::scenario::Scenario;
 use crate::toll::{self, Payments};
 
 /// One kind of visitor in one run.
@@ -119,11 +120,8 @@ pub fn run(scenario: &Scenario, population: &Population, bits: &[u8], verbose: b
 /// One run of `scenario` over `population` with a toll of `bits`.
 pub fn run_one(scenario: &Scenario, population: &Population, bits: u8, verbose: bool) -> Row {
     let scenario = Scenario {
-        room: Room {
-            bot_toll_bits: bits,
-            ..scenario.room
-        },
-        ..*scenario
+        room: scenario.room.clone().with(BOT_TOLL_BITS, bits),
+        ..scenario.clone()
     };
     let mut progress = Progress::new(format!("toll {bits} bits"), verbose);
     let record = engine::run(&scenario, population, RefreshMode::Eligible, &mut progress);
@@ -199,9 +197,9 @@ pub fn run_and_print(scenario: &Scenario, bits: &[u8], verbose: bool) -> Result<
         bots.paying,
         scenario.arrivals,
         scenario.duration,
-        scenario.room.allow_percentage,
-        scenario.room.wait_period,
-        scenario.room.draw_grid,
+        scenario.room.settings().allow_percentage,
+        scenario.room.settings().wait_period_duration,
+        scenario.room.settings().draw_grid,
         scenario.control.map_or("none".to_string(), |c| format!(
             "{} new sessions/min, propagation {} s, log delay {} s",
             c.target_per_minute, c.propagation_delay, c.log_delay

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use simulate::cli::{Command, parse};
-use simulate::scenario::{Arrivals, Mix, PopCountsModel, Scenario};
+use simulate::scenario::{Arrivals, Mix, PopCountsModel, Room, Scenario};
+use waiting_room::settings::config::{KEYS, SessionMode};
 use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::refresh_mode::RefreshMode;
@@ -47,7 +48,7 @@ fn run_defaults_to_both_modes() {
 #[test]
 fn run_reads_every_scenario_option() {
     let line = "run --visitors 1_000 --arrivals flash:5 --duration 600 --allow-percentage 30 \
-                --wait-period 20 --allow-timeout 900 --session 2:30 --multi-device 0.2:4:5 \
+                --wait-period-duration 20 --allow-period-timeout 900 --session 2:30 --multi-device 0.2:4:5 \
                 --nat 0.1:50 --attackers 0.01 --seed 9 --refresh fixed --out x --quiet \
                 --draw-grid global --no-plots --tabs 0.4:2 --app-poll 0.2:5:9 --early 0.3 \
                 --abandon 0.5:300";
@@ -67,9 +68,9 @@ fn run_reads_every_scenario_option() {
     assert_eq!((s.duration, s.seed), (600, 9));
     assert_eq!(
         (
-            s.room.allow_percentage,
-            s.room.wait_period,
-            s.room.allow_timeout
+            s.room.settings().allow_percentage,
+            s.room.settings().wait_period_duration,
+            s.room.settings().allow_period_timeout
         ),
         (Percentage::whole(30), 20, 900)
     );
@@ -88,7 +89,7 @@ fn run_reads_every_scenario_option() {
     assert_eq!((s.mix.abandon_share, s.mix.patience), (0.5, 300));
     assert_eq!(modes, [RefreshMode::Fixed]);
     assert_eq!(
-        (grids, s.room.draw_grid),
+        (grids, s.room.settings().draw_grid),
         (vec![DrawGrid::Global], DrawGrid::Global)
     );
     assert!(quiet && no_plots);
@@ -98,7 +99,7 @@ fn run_reads_every_scenario_option() {
 fn run_reads_the_pops_counts() {
     let counts = |line: &str| match parse(args(line)).unwrap() {
         Command::Run { scenario, .. } => (
-            scenario.room.pop_new_sessions_per_minute,
+            scenario.room.settings().pop_new_sessions_per_minute,
             scenario.room.pop_counts,
         ),
         other => panic!("{line}: not a run but {other:?}"),
@@ -136,7 +137,10 @@ fn run_takes_both_grids_and_a_device_spread() {
         panic!("not a plan");
     };
     assert_eq!(
-        (scenario.room.draw_grid, scenario.mix.device_spread),
+        (
+            scenario.room.settings().draw_grid,
+            scenario.mix.device_spread
+        ),
         (DrawGrid::Global, 40)
     );
 }
@@ -164,7 +168,10 @@ fn run_reads_the_closed_loop() {
         (control.min, control.max),
         (Percentage::STEP, Percentage::whole(20))
     );
-    assert_eq!(scenario.room.allow_percentage, "1.25".parse().unwrap());
+    assert_eq!(
+        scenario.room.settings().allow_percentage,
+        "1.25".parse().unwrap()
+    );
     let scenario = run_scenario("run");
     assert_eq!(scenario.control, None);
 }
@@ -230,21 +237,60 @@ fn run_reads_a_second_room_and_gives_it_the_first_rooms_options() {
 
 #[test]
 fn plan_takes_lists() {
-    let line = "plan --visitors 200000 --arrivals flash:60 --allow-percentage 10,2.5 --allow-timeout 600,3600";
+    let line = "plan --visitors 200000 --arrivals flash:60 --allow-percentage 10,2.5 \
+                --allow-period-timeout 600,3600 --set session_mode=fixed";
     let Command::Plan {
-        percentages,
-        wait_periods,
-        allow_timeouts,
+        candidates,
         scenario,
         ..
     } = parse(args(line)).unwrap()
     else {
         panic!("not a plan");
     };
-    assert_eq!(percentages, [Percentage::whole(10), "2.5".parse().unwrap()]);
-    assert_eq!(wait_periods, [30]);
-    assert_eq!(allow_timeouts, [600, 3600]);
+    // Every combination, the first list outermost, each on the room of --set.
+    let rooms: Vec<_> = candidates
+        .iter()
+        .map(|room| {
+            (
+                room.stored("allow_percentage"),
+                room.stored("allow_period_timeout"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rooms,
+        [
+            (Some("10"), Some("600")),
+            (Some("10"), Some("3600")),
+            (Some("2.5"), Some("600")),
+            (Some("2.5"), Some("3600")),
+        ]
+    );
+    let fixed = |room: &Room| room.settings().session_mode == SessionMode::Fixed;
+    assert!(candidates.iter().all(fixed));
     assert_eq!(scenario.mix, Mix::plain());
+    // A list's default is the room's value, set or not; the old names are aliases.
+    let line = "plan --set wait_period_duration=45 --wait-period 10,20 --allow-timeout 600";
+    let Command::Plan { candidates, .. } = parse(args(line)).unwrap() else {
+        panic!("not a plan");
+    };
+    let rooms: Vec<_> = candidates
+        .iter()
+        .map(|room| {
+            (
+                room.stored("wait_period_duration"),
+                room.settings().allow_period_timeout,
+            )
+        })
+        .collect();
+    assert_eq!(rooms, [(Some("10"), 600), (Some("20"), 600)]);
+    let Command::Plan { candidates, .. } =
+        parse(args("plan --set wait_period_duration=45")).unwrap()
+    else {
+        panic!("not a plan");
+    };
+    assert_eq!(candidates.len(), 1);
+    assert_eq!(candidates[0].settings().wait_period_duration, 45);
 }
 
 #[test]
@@ -293,6 +339,13 @@ fn bad_input_is_an_error_not_a_panic() {
         "run --wait-period 0",
         "run --wait-period 31536001",
         "plan --allow-timeout 600,0",
+        "run --set",
+        "run --set queue_all",
+        "run --set bogus=1",
+        "run --set session_mode=sometimes",
+        "plan --set queue_all=maybe",
+        "cost --set fifo_hold=0",
+        "toll --set cookie_lifetime=-1",
         "run --bogus 1",
         "run --refresh sometimes",
         "run --seed 1 --seed 2",
@@ -385,7 +438,7 @@ fn the_mix_is_taken_whole_before_its_parts_wherever_they_stand() {
 fn plan_and_cost_have_their_own_defaults() {
     let Command::Plan {
         scenario,
-        percentages,
+        candidates,
         mode,
         sample,
         out,
@@ -401,7 +454,11 @@ fn plan_and_cost_have_their_own_defaults() {
             ..Scenario::default()
         }
     );
-    assert_eq!(percentages, [Percentage::whole(20)]);
+    assert_eq!(candidates, [Room::default()]);
+    assert_eq!(
+        candidates[0].settings().allow_percentage,
+        Percentage::whole(20)
+    );
     assert_eq!((mode, sample, out), (RefreshMode::Fixed, 20_000, None));
     let Command::Cost { scenario, sizes } = parse(args("cost")).unwrap() else {
         panic!("not a cost");
@@ -419,7 +476,7 @@ fn plan_and_cost_have_their_own_defaults() {
     };
     assert_eq!(sizes, [1_000, 20_000]);
     assert_eq!(
-        (scenario.room.draw_grid, scenario.seed),
+        (scenario.room.settings().draw_grid, scenario.seed),
         (DrawGrid::Global, 4)
     );
 }
@@ -439,7 +496,7 @@ fn fifo_mode_takes_one_grid_and_the_scenario_options() {
         panic!("not a FIFO run");
     };
     assert_eq!(
-        (scenario.room.draw_grid, scenario.mix),
+        (scenario.room.settings().draw_grid, scenario.mix),
         (DrawGrid::Global, Mix::heavy())
     );
     assert_eq!(spec.fifo_hold, 300);
@@ -457,8 +514,9 @@ fn help_comes_from_clap_and_names_every_option() {
         "--arrivals",
         "--duration",
         "--allow-percentage",
-        "--wait-period",
-        "--allow-timeout",
+        "--set",
+        "--wait-period-duration",
+        "--allow-period-timeout",
         "--session",
         "--mix",
         "--multi-device",
@@ -506,4 +564,89 @@ fn help_comes_from_clap_and_names_every_option() {
         assert!(text.contains(option), "cost --help lacks {option}");
     }
     assert!(help("--help").contains("plan and cost default to plain visitors"));
+}
+
+#[test]
+fn set_takes_any_key_the_room_reads() {
+    // Keys the simulator never names reach the room's settings as its reader reads them.
+    let s = run_scenario(
+        "run --set session_mode=fixed --set queue_all=true --set cookie_samesite=strict",
+    );
+    let settings = s.room.settings();
+    assert_eq!(settings.session_mode, SessionMode::Fixed);
+    assert!(settings.queue_all);
+    assert_eq!(s.room.stored("cookie_samesite"), Some("Strict"));
+    // Every key of the room is one --set takes.
+    for key in KEYS {
+        let Some(text) = Room::default().settings().stored(key) else {
+            continue;
+        };
+        let line = format!("cost --set {key}={text}");
+        assert!(parse(args(&line)).is_ok(), "{line}");
+    }
+    // The last of a key's --set wins, and its flag over them.
+    let s = run_scenario("run --set wait_period_duration=40 --set wait_period_duration=50");
+    assert_eq!(s.room.settings().wait_period_duration, 50);
+    let s = run_scenario("run --wait-period-duration 20 --set wait_period_duration=50");
+    assert_eq!(s.room.settings().wait_period_duration, 20);
+    // The keys that pick the runs.
+    let Command::Run { grids, modes, .. } =
+        parse(args("run --set draw_grid=global --set refresh_mode=fixed")).unwrap()
+    else {
+        panic!("not a run");
+    };
+    assert_eq!(
+        (grids, modes),
+        (vec![DrawGrid::Global], vec![RefreshMode::Fixed])
+    );
+    let line = "run --set queueing_method=fifo --set fifo_hold=600 --target-per-minute 600 \
+                --propagation-delay 30";
+    let Command::Fifo { spec, .. } = parse(args(line)).unwrap() else {
+        panic!("not a FIFO run");
+    };
+    assert_eq!(spec.fifo_hold, 600);
+}
+
+#[test]
+fn a_key_or_value_the_room_refuses_is_a_usage_error_naming_both() {
+    for (line, named) in [
+        ("run --set bogus=1", "bogus=1"),
+        ("run --set session_mode=sometimes", "session_mode=sometimes"),
+        ("plan --set queue_all=maybe", "queue_all=maybe"),
+        ("run --wait-period 0", "wait_period_duration=0"),
+        (
+            "run --fifo-hold 0 --queueing fifo --target-per-minute 60 --propagation-delay 0",
+            "fifo_hold=0",
+        ),
+    ] {
+        let e = parse(args(line)).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{line}");
+        assert!(e.to_string().contains(named), "{line}: {e}");
+    }
+}
+
+#[test]
+fn the_old_flags_are_aliases_of_the_keys() {
+    let room = |line: &str| run_scenario(line).room;
+    let keys = room(
+        "run --set allow_percentage=5 --set wait_period_duration=20 --set allow_period_timeout=900 \
+         --set draw_grid=global --set pop_new_sessions_per_minute=190 --set bot_toll_bits=8",
+    );
+    for line in [
+        "run --allow-percentage 5 --wait-period-duration 20 --allow-period-timeout 900 \
+         --draw-grid global --pop-new-sessions-per-minute 190 --bot-toll-bits 8",
+        "run --allow-percentage 5 --wait-period 20 --allow-timeout 900 \
+         --draw-grid global --pop-new-sessions-per-minute 190 --bot-toll-bits 8",
+    ] {
+        assert_eq!(room(line), keys, "{line}");
+    }
+    let s = keys.settings();
+    assert_eq!(
+        (
+            s.wait_period_duration,
+            s.allow_period_timeout,
+            s.bot_toll_bits
+        ),
+        (20, 900, 8)
+    );
 }

@@ -24,13 +24,11 @@ fn flash(control: Option<Control>, draw_grid: DrawGrid) -> Scenario {
         visitors: 24_000,
         arrivals: Arrivals::Flash { seconds: 10 },
         mix: Mix::plain(),
-        room: Room {
-            allow_percentage: Percentage::whole(20),
-            wait_period: 30,
-            allow_timeout: 3600,
-            draw_grid,
-            ..Room::default()
-        },
+        room: Room::default()
+            .with("allow_percentage", Percentage::whole(20))
+            .with("wait_period_duration", 30)
+            .with("allow_period_timeout", 3600)
+            .with("draw_grid", draw_grid),
         session: Session {
             requests: 1,
             interval: 60,
@@ -167,7 +165,7 @@ fn held_by_the_ceiling(grid: DrawGrid) {
     // new session, so no minute passes the ceiling, the first ones and the
     // crowd's last (the room opened to 100 %) included.
     let ceiling = (TARGET * 1.05) as u32;
-    scenario.room.pop_new_sessions_per_minute = Some(ceiling);
+    scenario.room = scenario.room.with("pop_new_sessions_per_minute", ceiling);
     scenario.room.pop_counts = PopCountsModel::Exact;
     let report = run(&scenario);
     let c = report.closed_loop.expect("a closed-loop report");
@@ -189,7 +187,7 @@ fn held_by_the_ceiling(grid: DrawGrid) {
     // zero at its first use and misses what was counted before it: about 54
     // reads go by before the last one's first).
     let ceiling = (TARGET * 0.95) as u32;
-    scenario.room.pop_new_sessions_per_minute = Some(ceiling);
+    scenario.room = scenario.room.with("pop_new_sessions_per_minute", ceiling);
     scenario.room.pop_counts = PopCountsModel::default();
     let report = run(&scenario);
     let c = report.closed_loop.expect("a closed-loop report");
@@ -245,12 +243,10 @@ fn two_rooms(filtered: bool, duration: u64) -> TwoRooms {
     // The FIFO test's room and rule (tools/simulate/tests/fifo.rs), at its own target.
     let drops = Scenario {
         visitors: 3_000,
-        room: Room {
-            allow_percentage: Percentage::whole(50),
-            wait_period: 10,
-            allow_timeout: 600,
-            ..Room::default()
-        },
+        room: Room::default()
+            .with("allow_percentage", Percentage::whole(50))
+            .with("wait_period_duration", 10)
+            .with("allow_period_timeout", 600),
         seed: 5,
         control: Some(Control {
             tick: 5,

@@ -18,12 +18,10 @@ fn flash() -> Scenario {
         visitors: 3_000,
         arrivals: Arrivals::Flash { seconds: 10 },
         mix: Mix::plain(),
-        room: Room {
-            allow_percentage: Percentage::whole(50),
-            wait_period: 10,
-            allow_timeout: 600,
-            ..Room::default()
-        },
+        room: Room::default()
+            .with("allow_percentage", Percentage::whole(50))
+            .with("wait_period_duration", 10)
+            .with("allow_period_timeout", 600),
         session: Session {
             requests: 1,
             interval: 60,

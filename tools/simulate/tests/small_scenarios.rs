@@ -25,13 +25,11 @@ fn small(arrivals: Arrivals, mix: Mix) -> Scenario {
         visitors: 4_000,
         arrivals,
         mix,
-        room: Room {
-            allow_percentage: Percentage::whole(50),
-            wait_period: 10,
-            allow_timeout: 600,
-            draw_grid: DrawGrid::Address,
-            ..Room::default()
-        },
+        room: Room::default()
+            .with("allow_percentage", Percentage::whole(50))
+            .with("wait_period_duration", 10)
+            .with("allow_period_timeout", 600)
+            .with("draw_grid", DrawGrid::Address),
         session: Session {
             requests: 1,
             interval: 30,
@@ -42,13 +40,10 @@ fn small(arrivals: Arrivals, mix: Mix) -> Scenario {
     }
 }
 
-fn on(grid: DrawGrid, scenario: Scenario) -> Scenario {
+fn on(grid: DrawGrid, scenario: &Scenario) -> Scenario {
     Scenario {
-        room: Room {
-            draw_grid: grid,
-            ..scenario.room
-        },
-        ..scenario
+        room: scenario.room.clone().with("draw_grid", grid),
+        ..scenario.clone()
     }
 }
 
@@ -65,8 +60,8 @@ fn lottery_stays_in_its_band_and_extra_devices_get_nobody_in_sooner_on_the_addre
         ..Mix::plain()
     };
     let scenario = small(Arrivals::Steady { seconds: 600 }, mix);
-    let address = run(&on(DrawGrid::Address, scenario), RefreshMode::Eligible).report;
-    let global = run(&on(DrawGrid::Global, scenario), RefreshMode::Eligible).report;
+    let address = run(&on(DrawGrid::Address, &scenario), RefreshMode::Eligible).report;
+    let global = run(&on(DrawGrid::Global, &scenario), RefreshMode::Eligible).report;
     for r in [&address, &global] {
         assert!(r.fairness.slots_checked >= 50, "{:?}", r.fairness);
         assert!(r.fairness.share_inside_band >= 0.95, "{:?}", r.fairness);
@@ -106,14 +101,14 @@ fn the_address_grid_spreads_a_flash_crowd_the_global_grid_bunches_it() {
     // 20 %: the crowd drains over some 30 draw periods.
     let scenario = Scenario {
         visitors: 10_000,
-        room: Room {
-            allow_percentage: Percentage::whole(20),
-            ..crowd.room
-        },
+        room: crowd
+            .room
+            .clone()
+            .with("allow_percentage", Percentage::whole(20)),
         ..crowd
     };
-    let address = run(&on(DrawGrid::Address, scenario), RefreshMode::Eligible).report;
-    let global = run(&on(DrawGrid::Global, scenario), RefreshMode::Eligible).report;
+    let address = run(&on(DrawGrid::Address, &scenario), RefreshMode::Eligible).report;
+    let global = run(&on(DrawGrid::Global, &scenario), RefreshMode::Eligible).report;
     let (a, g) = (address.admissions.dispersion, global.admissions.dispersion);
     assert!(a.seconds > 300 && a.index <= 2.0, "{a:?}");
     assert!(g.index > 2.0 * a.index, "global {g:?} address {a:?}");
