@@ -1,14 +1,15 @@
 //! Fastly's limits on what one execution may read, and the room's budget within
 //! them (docs/operate/platform-limits.md).
 //!
-//! Fastly's Compute resource limits allow 32 config-store lookups and 5 secret
-//! reads an execution; past them the host fails the call. The room holds itself to
-//! half as many lookups and 3 secret reads on every path, with every feature on, so
-//! that a lower limit (16 lookups until 2025), a host that counts a retried read
-//! twice, or tomorrow's feature does not silently switch a setting off. The edge's
-//! glue counts every read through a [`Counter`] set to the budget, locally and on
-//! Fastly alike: a read past it fails as the host's would, so every local run keeps
-//! within the budget or shows where it does not.
+//! Fastly allows 32 config-store lookups an execution (its Compute resource
+//! limits) and 5 secret reads a request (its Secret Store guide); past them the
+//! host fails the call. The room holds itself to half as many lookups and 3 secret
+//! reads on every path, with every feature on, so that a lower limit (16 lookups
+//! until 2025), a host that counts a retried read twice, or tomorrow's feature does
+//! not silently switch a setting off. The edge's glue counts every read through a
+//! [`Counter`] set to the budget, locally and on Fastly alike: a read past it fails
+//! as the host's would, so every local run keeps within the budget or shows where
+//! it does not.
 
 use std::cell::Cell;
 
@@ -17,7 +18,7 @@ use std::cell::Cell;
 pub const FASTLY_CONFIG_LOOKUPS: u32 = 32;
 /// Config-store lookups the room may make on any path: the limit its glue enforces.
 pub const CONFIG_LOOKUP_BUDGET: u32 = 16;
-/// Secret-store reads Fastly allows an execution.
+/// Secret-store reads Fastly allows a request (its Secret Store guide).
 pub const FASTLY_SECRET_READS: u32 = 5;
 /// Secret reads the room may make on any path: the limit its glue enforces.
 pub const SECRET_READ_BUDGET: u32 = 3;

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use waiting_room::admission::ceiling::UNDER_COUNT_PERCENT;
 use waiting_room::admission::estimate::draw_interval;
 use waiting_room::admission::refresh;
 use waiting_room::bots::challenge::ChallengeSettings;
@@ -39,6 +40,14 @@ pub use waiting_room::settings::config::KEYS;
 /// A `wait_period_duration` above this many seconds gets a warning: a new
 /// visitor's first draw can be up to three slots away.
 pub const LONG_WAIT_PERIOD: u64 = 300;
+
+/// A `pop_new_sessions_per_minute` under this many gets a warning: at 100 a
+/// minute the edge counters' documented under-count ([`UNDER_COUNT_PERCENT`]) is
+/// 10 sessions; below it, a handful, and the ceiling rests on what Fastly does not
+/// document: how its estimating counters count so few, and how many of a POP's
+/// nodes start at zero, which in the simulator puts a crowd's first minute tens of
+/// sessions over the ceiling (docs/operate/platform-limits.md).
+pub const FEW_POP_SESSIONS: u32 = 100;
 
 /// A config store read from a file: key → value.
 pub type Store = BTreeMap<String, String>;
@@ -619,6 +628,18 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
              lottery wins only, so it has no effect"
                 .into(),
         );
+    }
+    if let Some(n) = s.pop_new_sessions_per_minute
+        && !fifo
+        && n < FEW_POP_SESSIONS
+    {
+        w.push(format!(
+            "pop_new_sessions_per_minute {n} is under {FEW_POP_SESSIONS}: Fastly documents its \
+             edge counters to {UNDER_COUNT_PERCENT} % (here under {} sessions a minute), not how \
+             they count so few nor how many nodes start at zero (tens of sessions in a crowd's \
+             first minute): a rough guard, not a cap (docs/operate/platform-limits.md)",
+            u64::from(FEW_POP_SESSIONS) * UNDER_COUNT_PERCENT / 100
+        ));
     }
     if s.uid_ipv6_prefix < 64 {
         w.push(format!(

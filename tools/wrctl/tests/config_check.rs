@@ -268,6 +268,11 @@ fn each_surprising_combination_is_warned_about() {
             "pop_new_sessions_per_minute is set but queueing_method is fifo",
         ),
         (
+            json!({"pop_new_sessions_per_minute": "99"}),
+            "pop_new_sessions_per_minute 99 is under 100: Fastly documents its edge counters \
+             to 10 %",
+        ),
+        (
             json!({"uid_ipv6_prefix": "48"}),
             "uid_ipv6_prefix /48 is shorter than a /64",
         ),
@@ -297,6 +302,14 @@ fn each_surprising_combination_is_warned_about() {
         let err = warnings(json!({"refresh_mode": mode}), &[]);
         assert!(!err.contains("redeem_window"), "{mode}: {err}");
     }
+    // A ceiling of 100 a minute is not warned about, nor a low one FIFO ignores.
+    let err = warnings(json!({"pop_new_sessions_per_minute": "100"}), &[]);
+    assert!(err.contains("0 warning(s)"), "{err}");
+    let err = warnings(
+        json!({"queueing_method": "fifo", "fifo_cutoff": "1", "pop_new_sessions_per_minute": "5"}),
+        &[],
+    );
+    assert!(!err.contains("is under 100"), "{err}");
     // A fresh heartbeat with a fallback percentage: nothing to say.
     let err = warnings(
         json!({"controller_heartbeat": unix_now().to_string(), "allow_percentage_fallback": "5"}),
