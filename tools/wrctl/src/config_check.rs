@@ -328,7 +328,7 @@ fn room_store(store: &Store, scope: &Scope) -> (Store, Option<String>) {
 /// The layout and Fastly's limits on a store: settings stored as keys of their own
 /// that belong in `settings` (the room ignores them), `settings` that is not a JSON
 /// object, the entries against a store's 500 (100 on a trial account), each key's
-/// 256 bytes and each value's 8,000 characters, and the lookups of the worst path.
+/// 255 bytes and each value's 8,000 characters, and the lookups of the worst path.
 fn check_layout(report: &mut Report, store: &Store) {
     let moved = moved_keys(store);
     if !moved.is_empty() {

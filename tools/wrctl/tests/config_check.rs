@@ -357,6 +357,24 @@ fn a_fastly_export_is_read_like_a_store_file() {
 }
 
 #[test]
+fn a_store_key_over_255_bytes_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (longest, over) = ("p".repeat(255), "q".repeat(256));
+    let file = write(
+        dir.path(),
+        "c.json",
+        &store(json!({ longest.as_str(): "x", over.as_str(): "y" })),
+    );
+    let (code, out, err) = config_check(&file, &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("is 256 bytes: Fastly accepts at most 255"),
+        "{err}"
+    );
+    assert!(!err.contains("is 255 bytes"), "{err}");
+}
+
+#[test]
 fn unreadable_files_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in [
