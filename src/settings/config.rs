@@ -388,13 +388,16 @@ rows! {
         read: value(|raw| Some(raw.trim().to_string())),
         default: "key1".to_string() => "`key1`",
         write: text,
-        when_bad: "names no key, an empty key, or an id no token can carry: no token is \
+        when_bad: "names no key, an empty key, or an id no store can hold: no token is \
                    issued, `ALERT=active-key-unusable` \
                    ([what still works](#when-active_key-is-unusable))",
         when_unreadable: None,
         unset: "none",
         unit: Text,
-        samples: samples(&["key1", "key1", "key2", " key1 "], &["empty", "key3", "k&1", ""]),
+        samples: samples(
+            &["key1", "key1", "key2", " key1 "],
+            &["empty", "key3", "k&1", "k!1", ""],
+        ),
     }
     /// Log endpoint for the per-request line.
     LOGGER_NAME logger_name: Option<String> {

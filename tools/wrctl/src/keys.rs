@@ -12,7 +12,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::Args;
 use serde_json::{Map, Value};
-use waiting_room::credentials::keys::MIN_STRONG_KEY_LEN;
+use waiting_room::credentials::keys::{MAX_KID_LEN, MIN_STRONG_KEY_LEN};
 use waiting_room::credentials::token;
 use waiting_room::pages::view::human_duration;
 use waiting_room::settings::config::Settings;
@@ -78,8 +78,7 @@ pub fn check_kid(kid: &str) -> Result<(), String> {
     } else {
         Err(format!(
             "{:?} is not a key id: 1 to {} visible ASCII characters, no `&`",
-            kid,
-            token::MAX_KID_LEN
+            kid, MAX_KID_LEN
         ))
     }
 }
