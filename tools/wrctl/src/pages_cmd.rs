@@ -24,8 +24,9 @@ pub enum PagesCommand {
     /// Check a page for the page store: size, external loads, template variables.
     #[command(
         long_about = "Check an HTML page before it goes into the waitingroom_pages config \
-store. Errors (exit 1): its base64 value is over the config store's limit of 8,000 \
-characters; it loads anything from outside the page (scripts, stylesheets, images, fonts, \
+store, or onto the origin as a /path page. Errors (exit 1): its base64 value is over the \
+config store's limit of 8,000 characters; it is over 262,144 bytes, all the room reads of a \
+page it fetches from the origin; it loads anything from outside the page (scripts, stylesheets, images, fonts, \
 frames, media, <link>, CSS url() or @import with an http(s)://, // or relative address: \
 data: URLs are fine); it uses a {{variable}} the room does not know; it is not UTF-8. \
 Warnings (exit 0): no <meta name=\"viewport\">, no lang on <html>, no <title>. Each \
