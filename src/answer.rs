@@ -2,11 +2,12 @@
 //! the room's page for the visitor — status, headers and body — so that the edge
 //! only reads stores, sends requests and writes responses.
 
+use std::io::{self, Read};
 use std::time::Duration;
 
 use crate::admission::decision::Decision;
 use crate::credentials::{cookie, cookie_names};
-use crate::pages::page::{Page, PageBody};
+use crate::pages::page::{MAX_ORIGIN_PAGE_BYTES, Page, PageBody};
 use crate::pages::view::{self, Status};
 use crate::settings::context::RequestContext;
 use crate::{Plan, Visit, log};
@@ -59,6 +60,29 @@ impl Answered {
         Answered::Origin {
             ms: u64::try_from(rounded).unwrap_or(u64::MAX),
         }
+    }
+}
+
+/// Reads `body` to its end, but no further than one byte past `max`: enough to tell a
+/// body over `max` from one at it, never the whole of a body that could fill the heap.
+/// The edge reads the bodies it keeps this way: an origin-hosted page
+/// ([`origin_page`]), the challenge provider's verdict.
+pub fn read_capped(body: impl Read, max: usize) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+    body.take(limit).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// An origin-hosted page from the body of the origin's 2xx answer, read with
+/// [`read_capped`]: the template, or why the built-in page stands in, for
+/// [`Plan::fetched`]: `too-large` past [`MAX_ORIGIN_PAGE_BYTES`], `read-error` when
+/// the read failed.
+pub fn origin_page(body: impl Read) -> Result<Vec<u8>, String> {
+    match read_capped(body, MAX_ORIGIN_PAGE_BYTES) {
+        Ok(page) if page.len() > MAX_ORIGIN_PAGE_BYTES => Err("too-large".into()),
+        Ok(page) => Ok(page),
+        Err(_) => Err("read-error".into()),
     }
 }
 
@@ -192,7 +216,8 @@ impl Plan {
     }
 
     /// The template fetched from the origin for `page`, or the built-in page when the
-    /// fetch failed (`why`, logged as `page_fallback=origin:…`).
+    /// fetch failed (`why`, logged as `page_fallback=origin:…`: the origin's status,
+    /// its error, or [`origin_page`]'s word).
     pub fn fetched(&mut self, page: Page, fetched: Result<Vec<u8>, String>) -> Vec<u8> {
         fetched.unwrap_or_else(|why| {
             log::push_field(

@@ -507,6 +507,29 @@ fn regression_active_key_id_no_token_can_carry_minted_unreadable_tokens() {
     }
 }
 
+/// An `active_key` a token can carry but no Fastly store can hold (a `!`, a `/`):
+/// its read would fail on Fastly as an invalid name, so it is unusable, known
+/// without asking the store, whatever a file store holds under it.
+#[test]
+fn an_active_key_no_store_can_hold_is_unusable_and_never_read() {
+    for active in ["k!1", "k/1", "k:1"] {
+        let asked = std::cell::RefCell::new(Vec::new());
+        let store = |kid: &str| {
+            asked.borrow_mut().push(kid.to_string());
+            Some("a real secret of thirty-two bytes or more".to_string())
+        };
+        let mut s = settings(50);
+        s.active_key = active.to_string();
+        let v = decide(NOW, UID, None, &s, &store);
+        assert_eq!(
+            (v.decision, v.cookie, v.signing_key_missing),
+            (Decision::Anon, CookieAction::Keep, true),
+            "active_key={active:?}"
+        );
+        assert!(asked.borrow().is_empty(), "{active:?}: {asked:?}");
+    }
+}
+
 #[test]
 fn wait_and_deny_need_no_key() {
     let mut s = settings(0);

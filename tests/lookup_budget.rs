@@ -116,7 +116,8 @@ impl Reads {
     }
 }
 
-/// The signing keys, in a Secret Store or (the fallback) a config store.
+/// The signing keys, in a Secret Store or (the fallback) a config store. As on
+/// Fastly, a read of a name no store can hold fails (an invalid name).
 struct Keys<'r> {
     reads: &'r Reads,
     in_secrets: bool,
@@ -129,7 +130,10 @@ impl KeyStore for Keys<'_> {
             true => &self.reads.secrets,
             false => &self.reads.lookups,
         };
-        if counter.take().is_err() {
+        let invalid_name = !kid
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        if counter.take().is_err() || invalid_name {
             self.reads.failed.borrow_mut().push("signing-key".into());
             return None;
         }
@@ -378,6 +382,55 @@ fn every_path_keeps_within_16_lookups_and_3_secret_reads() {
     // docs/operate/platform-limits.md states them.
     assert!(verified, "no path verified the challenge");
     assert_eq!(worst, (16, 3));
+}
+
+/// Regression: a token or a pass under a key id no store can hold (`k!1`) was read,
+/// and on Fastly the read failed as an invalid name, logged
+/// `ALERT=unreadable:signing-key`: anyone could raise the alarm, at the cost of the
+/// request's reads. Such an id is an unknown key, read nowhere: the request costs
+/// what a newcomer's does.
+#[test]
+fn an_odd_key_id_costs_no_read_and_raises_no_alert() {
+    let store = full_store(false, false);
+    for in_secrets in [true, false] {
+        for room in ["", "drops"] {
+            let newcomer = walk(&store, in_secrets, &requests(room)[0]);
+            let (token_cookie, path) = match room {
+                "" => ("waiting_room", "/events/1"),
+                _ => ("waiting_room_drops", "/drops/1"),
+            };
+            for kid in ["k!1", "k/1", "k:1", "k%201"] {
+                let token = match room {
+                    "" => mint::mint(OLD.1, "allow", NOW + 60, UID, kid),
+                    _ => mint::mint_in_room(OLD.1, room, "allow", NOW + 60, UID, kid),
+                };
+                let request = Request {
+                    what: "an odd key id",
+                    path,
+                    query: None,
+                    cookie: Some(format!("{token_cookie}={token}")),
+                    pass_header: Some(mint::mint_pass(OLD.1, room, NOW - 10, NOW + 600, kid)),
+                    origin_down: false,
+                };
+                let counted = walk(&store, in_secrets, &request);
+                let case = format!("{kid} in {room:?} (keys in secrets {in_secrets}): {counted:?}");
+                assert_eq!(
+                    (counted.lookups, counted.secrets),
+                    (newcomer.lookups, newcomer.secrets),
+                    "{case}"
+                );
+                assert!(counted.failed.is_empty(), "{case}");
+                assert!(!counted.line.contains("ALERT="), "{case}");
+                assert!(
+                    counted
+                        .line
+                        .contains(&format!(" rejected=unknown-key kid={kid}"))
+                        && counted.line.contains(" pass_refused=unknown-key"),
+                    "{case}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

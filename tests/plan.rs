@@ -8,9 +8,9 @@ use std::time::Duration;
 use control::origin::OriginAnswer;
 use control::record::Record;
 use waiting_room::admission::decision::{Decision, Session};
-use waiting_room::answer::{Answered, BodySource, OriginOutcome};
+use waiting_room::answer::{Answered, BodySource, OriginOutcome, origin_page};
 use waiting_room::credentials::cookie::DELETE_COOKIE;
-use waiting_room::pages::page::{Page, PageBody};
+use waiting_room::pages::page::{MAX_ORIGIN_PAGE_BYTES, Page, PageBody};
 use waiting_room::settings::config::Settings;
 use waiting_room::settings::context::RequestContext;
 use waiting_room::{Action, OriginCookie, Visit, plan};
@@ -474,6 +474,53 @@ fn a_page_is_json_for_apps_and_a_store_template_for_browsers() {
     let unavailable = p.page(Page::OriginUnavailable, &browser, &s);
     assert_eq!(unavailable.status, 503);
     assert!(unavailable.headers.contains(&("Retry-After", "30".into())));
+}
+
+/// An origin-hosted page is read no further than its cap: a page at the cap is used,
+/// one over it (even an endless one) or one whose read fails is the built-in page,
+/// and the line says why.
+#[test]
+fn an_origin_page_over_its_cap_or_unread_is_the_built_in_page_and_says_why() {
+    // Lengths, not bytes: a failure prints a line, not a quarter of a megabyte.
+    let read = |body: &[u8]| origin_page(body).map(|page| page.len());
+    assert_eq!(
+        read(&vec![b'a'; MAX_ORIGIN_PAGE_BYTES]),
+        Ok(MAX_ORIGIN_PAGE_BYTES)
+    );
+    let too_large = Err("too-large".to_string());
+    assert_eq!(read(&vec![b'a'; MAX_ORIGIN_PAGE_BYTES + 1]), too_large);
+    let endless = origin_page(std::io::repeat(b'a')).map(|page| page.len());
+    assert_eq!(endless, too_large);
+    /// A body that breaks off after a few bytes.
+    struct BrokenOff(usize);
+    impl std::io::Read for BrokenOff {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0 == 0 {
+                return Err(std::io::ErrorKind::ConnectionReset.into());
+            }
+            let n = self.0.min(buf.len());
+            buf[..n].fill(b'a');
+            self.0 -= n;
+            Ok(n)
+        }
+    }
+    assert_eq!(origin_page(BrokenOff(10)), Err("read-error".to_string()));
+
+    let s = settings(&[]);
+    let mut p = plan(&visit("/events", None), &s, &keys());
+    for body in [
+        origin_page(std::io::repeat(b'a')),
+        origin_page(BrokenOff(10)),
+    ] {
+        let fetched = p.fetched(Page::Deny, body);
+        assert_eq!(fetched, Page::Deny.default_html().into_bytes());
+    }
+    assert!(
+        p.log_line
+            .ends_with(" page_fallback=origin:too-large page_fallback=origin:read-error"),
+        "{}",
+        p.log_line
+    );
 }
 
 #[test]

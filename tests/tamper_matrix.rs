@@ -45,6 +45,13 @@ fn with(name: &str, value: &str) -> String {
     mint::encode(&join(&f))
 }
 
+/// The token under key id `kid`, signed with the key of `key1` (which the store
+/// also holds under `kid`).
+fn resigned(kid: &str) -> String {
+    let text = format!("dec=allow&exp={EXP}&uid={UID}&kid={kid}");
+    mint::encode(&format!("{text}&sig={}", mint::vcl_sig(K1, &text)))
+}
+
 /// The token with field `name` removed.
 fn without(name: &str) -> String {
     let f: Vec<_> = fields().into_iter().filter(|(n, _)| n != name).collect();
@@ -120,6 +127,10 @@ fn matrix() -> Vec<(&'static str, String, Decision, Option<&'static str>)> {
         ("kid too long", cookie(with("kid", &"k".repeat(256))), Anon, Some("malformed:kid")),
         ("kid missing", cookie(without("kid")), Anon, Some("malformed:fields")),
         ("kid names an empty key", cookie(with("kid", "emptykey")), Anon, Some("unknown-key kid=emptykey")),
+        // An id a token carries but no store can hold names no key, though signed by
+        // what a file store holds under it; it is never read (tests/lookup_budget.rs).
+        ("kid no store can hold", cookie(resigned("k!1")), Anon, Some("unknown-key kid=k!1")),
+        ("kid with a slash", cookie(resigned("k/1")), Anon, Some("unknown-key kid=k/1")),
         // sig
         ("sig first digit changed", cookie(with("sig", &flipped(2))), Anon, Some("bad-signature")),
         ("sig last digit changed", cookie(with("sig", &flipped(65))), Anon, Some("bad-signature")),
@@ -159,6 +170,8 @@ fn every_tampering_gets_its_documented_outcome_and_reason() {
         ("key1".to_string(), K1.to_string()),
         ("key2".to_string(), K2.to_string()),
         ("emptykey".to_string(), String::new()),
+        ("k!1".to_string(), K1.to_string()),
+        ("k/1".to_string(), K1.to_string()),
     ]);
     let settings = Settings {
         enabled: true,

@@ -12,7 +12,7 @@ use crate::admission::grid;
 use crate::admission::lottery;
 use crate::bots::challenge::{self, BotChallenge, Outcome, Verifier};
 use crate::bots::toll;
-use crate::credentials::keys::{KeyStore, SigningKey};
+use crate::credentials::keys::{KeyStore, SigningKey, is_storable_kid};
 use crate::credentials::token::{self, Claims, Malformed, SignedToken, TokenKind};
 use crate::settings::config::{QueueingMethod, SessionMode, Settings};
 
@@ -410,11 +410,12 @@ pub fn decide_with(
     let (cookie, signing_key_missing) = match (decision, due) {
         (Decision::Deny, _) => (CookieAction::Delete, false),
         (_, None) => (CookieAction::Keep, false),
-        // A key id no token can carry would mint tokens that never read back,
-        // stranding every visitor: such a key is as unusable as a missing one.
-        (_, Some(due)) => match keys
-            .key(&settings.active_key)
-            .filter(|_| token::is_valid_kid(&settings.active_key))
+        // A key id no store can hold would mint tokens that never verify,
+        // stranding every visitor: such a key is as unusable as a missing one,
+        // known without a read.
+        (_, Some(due)) => match is_storable_kid(&settings.active_key)
+            .then(|| keys.key(&settings.active_key))
+            .flatten()
         {
             None => (CookieAction::Keep, true),
             // (`exp` above still names the token due: the log says when the

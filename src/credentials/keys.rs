@@ -13,6 +13,23 @@ use crate::settings::room::RoomName;
 /// keys should carry at least 256 bits).
 pub const MIN_STRONG_KEY_LEN: usize = 32;
 
+/// Longest key id, in bytes: Fastly's Secret Store takes secret names of at most 255
+/// bytes, and its config stores keys of at most 255 characters
+/// (docs/operate/platform-limits.md).
+pub const MAX_KID_LEN: usize = 255;
+
+/// Whether `kid` can name a stored key: 1 to [`MAX_KID_LEN`] letters, digits, `-`,
+/// `_` and `.`, the names Fastly's Secret Store accepts (its config stores accept
+/// these too). Any other id is no key, known before a read: on Fastly its read fails
+/// as an invalid name, an `ALERT=unreadable:signing-key` anyone could raise with a
+/// cookie, at the cost of the request's reads.
+pub fn is_storable_kid(kid: &str) -> bool {
+    (1..=MAX_KID_LEN).contains(&kid.len())
+        && kid
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
 /// A non-empty HMAC key, held as the HMAC-SHA256 state keyed with it (the inner
 /// and outer pads already hashed), so that every MAC of a request starts from that
 /// state instead of hashing the pads again. Its `Debug` prints nothing secret.
@@ -113,7 +130,8 @@ impl<F: Fn(&str) -> Option<String>> KeyStore for F {
 }
 
 /// The keys of one room: a store's keys, each derived for the room when it is a
-/// named one ([`SigningKey::for_room`]).
+/// named one ([`SigningKey::for_room`]). The store is asked only for the ids it can
+/// hold ([`is_storable_kid`]): every other id is unknown without a read.
 pub struct RoomKeys<'a, K> {
     keys: &'a K,
     room: Option<&'a RoomName>,
@@ -128,6 +146,9 @@ impl<'a, K: KeyStore> RoomKeys<'a, K> {
 
 impl<K: KeyStore> KeyStore for RoomKeys<'_, K> {
     fn key(&self, kid: &str) -> Option<SigningKey> {
+        if !is_storable_kid(kid) {
+            return None;
+        }
         let key = self.keys.key(kid)?;
         match self.room {
             None => Some(key),
@@ -159,6 +180,46 @@ mod tests {
             assert!(once.key("gone").is_none());
         }
         assert_eq!(reads.get(), 2);
+    }
+
+    #[test]
+    fn a_key_id_is_letters_digits_dash_underscore_and_dot_up_to_255_bytes() {
+        for kid in [
+            "key1",
+            "K-2",
+            "2027_a.b",
+            "-",
+            ".",
+            &"k".repeat(MAX_KID_LEN),
+        ] {
+            assert!(is_storable_kid(kid), "{kid:?}");
+        }
+        let odd = (0..=u8::MAX)
+            .filter(|b| !b.is_ascii_alphanumeric() && !b"-_.".contains(b))
+            .map(|b| format!("k{}1", char::from(b)));
+        for kid in odd.chain(["".into(), "k".repeat(MAX_KID_LEN + 1), "ключ".into()]) {
+            assert!(!is_storable_kid(&kid), "{kid:?}");
+        }
+    }
+
+    #[test]
+    fn an_odd_key_id_is_unknown_without_a_read() {
+        let reads = std::cell::Cell::new(0);
+        // A store that holds a key under any id, as a file store could.
+        let store = |_: &str| {
+            reads.set(reads.get() + 1);
+            Some("a long random secret of 32 bytes or more".to_string())
+        };
+        let drops = RoomName::new("drops").unwrap();
+        for room in [None, Some(&drops)] {
+            let keys = RoomKeys::new(&store, room);
+            for kid in ["k!1", "k/1", "k:1", "", &"k".repeat(MAX_KID_LEN + 1)] {
+                assert!(keys.key(kid).is_none(), "{kid:?}");
+            }
+            assert_eq!(reads.get(), 0);
+            assert!(keys.key("key1").is_some());
+            reads.set(0);
+        }
     }
 
     #[test]

@@ -28,12 +28,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hmac::Mac;
 
-use crate::credentials::keys::SigningKey;
+use crate::credentials::keys::{MAX_KID_LEN, SigningKey};
 
 /// Longest cookie value decoded, in bytes. A canonical token is under 600.
 pub const MAX_COOKIE_VALUE_LEN: usize = 1024;
-/// Longest key id accepted (config-store keys are at most 255 characters).
-pub const MAX_KID_LEN: usize = 255;
 /// Longest `uid` accepted: the longest textual IPv6 address.
 pub const MAX_UID_LEN: usize = 45;
 
@@ -315,6 +313,9 @@ fn valid_uid(raw: &str) -> Option<&str> {
 /// Whether a token can carry `kid`, so that a token signed under it reads back:
 /// 1 to [`MAX_KID_LEN`] visible ASCII characters (no spaces or control
 /// characters, as config-store keys are), none of them `&`, the field separator.
+/// The room reads and signs under fewer: the ids a store can hold
+/// ([`is_storable_kid`](crate::credentials::keys::is_storable_kid)); a token of
+/// any other is read and refused as an unknown key.
 pub fn is_valid_kid(kid: &str) -> bool {
     (1..=MAX_KID_LEN).contains(&kid.len()) && kid.bytes().all(|b| b.is_ascii_graphic() && b != b'&')
 }
@@ -545,6 +546,19 @@ mod tests {
             assert!(token.verify(&key()));
             assert!(!token.verify(&SigningKey::new("other").unwrap()));
         }
+    }
+
+    /// A token under any id the room signs with reads back: each byte a stored
+    /// id may hold is one a token carries, at the longest such id too.
+    #[test]
+    fn every_storable_key_id_is_one_a_token_carries() {
+        use crate::credentials::keys::is_storable_kid;
+        for b in 0..=u8::MAX {
+            let kid = format!("k{}", char::from(b));
+            assert!(!is_storable_kid(&kid) || is_valid_kid(&kid), "{kid:?}");
+        }
+        let longest = "k".repeat(MAX_KID_LEN);
+        assert!(is_storable_kid(&longest) && is_valid_kid(&longest));
     }
 
     /// The reference: the text, `&sig=0x`, the hex HMAC, base64, each step its own

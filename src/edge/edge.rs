@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::net::IpAddr;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -15,7 +15,9 @@ use fastly::log::Endpoint;
 use fastly::{Backend, ConfigStore, Request, Response, SecretStore};
 
 use waiting_room::admission::ceiling::PopCounts;
-use waiting_room::answer::{Answered, BodySource, CACHE_HEADER, OriginOutcome, RELEASE_HEADER};
+use waiting_room::answer::{
+    Answered, BodySource, CACHE_HEADER, OriginOutcome, RELEASE_HEADER, origin_page, read_capped,
+};
 use waiting_room::bots::challenge::{self, ChallengeSettings, Outcome, Reason, Verifier};
 use waiting_room::credentials::keys::{KeyStore, ReadOnce, SigningKey};
 use waiting_room::credentials::uid::uid_of;
@@ -235,7 +237,8 @@ fn page(
     resp
 }
 
-/// GETs an operator-hosted page from the origin, without the visitor's cookies.
+/// GETs an operator-hosted page from the origin, without the visitor's cookies; its
+/// body read up to the room's cap ([`origin_page`]).
 fn fetch_page(visitor: Option<&Request>, path: &str) -> Result<Vec<u8>, String> {
     let visitor = visitor.ok_or("no-request")?;
     let mut url = visitor.get_url().clone();
@@ -245,13 +248,13 @@ fn fetch_page(visitor: Option<&Request>, path: &str) -> Result<Vec<u8>, String> 
     if let Some(host) = visitor.get_header(HOST) {
         page_req.set_header(HOST, host.clone());
     }
-    let resp = page_req
+    let mut resp = page_req
         .send(BACKEND)
         .map_err(|err| format!("{:?}", err.root_cause().to_string()))?;
     if !resp.get_status().is_success() {
         return Err(resp.get_status().as_u16().to_string());
     }
-    Ok(resp.into_body_bytes())
+    origin_page(resp.take_body())
 }
 
 /// The POP's counts of new sessions, for `pop_new_sessions_per_minute`: an
@@ -353,11 +356,8 @@ impl Verifier for EdgeVerifier<'_> {
             Err(err) => Outcome::unreachable(&err.root_cause().to_string()),
             Ok(mut resp) => {
                 let status = resp.get_status().as_u16();
-                // One byte over the cap is enough to call the answer oversized.
-                let cap = challenge::MAX_ANSWER_BYTES as u64 + 1;
-                let mut answer = Vec::new();
-                match resp.take_body().take(cap).read_to_end(&mut answer) {
-                    Ok(_) => challenge::parse_verify_response(status, &answer, None),
+                match read_capped(resp.take_body(), challenge::MAX_ANSWER_BYTES) {
+                    Ok(answer) => challenge::parse_verify_response(status, &answer, None),
                     Err(err) => Outcome::unreachable(&err.to_string()),
                 }
             }

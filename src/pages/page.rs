@@ -30,6 +30,12 @@ pub enum PageBody {
     FromOrigin(String),
 }
 
+/// Most bytes of a page the room fetches from the origin (a `/path` in the page
+/// store): ample for a self-contained page (a stored one is at most 8,000 base64
+/// characters, about 6 KB), and a bound on what it costs the execution's 128 MB heap,
+/// which holds it again once filled in. A page any larger is the built-in one.
+pub const MAX_ORIGIN_PAGE_BYTES: usize = 256 * 1024;
+
 /// Why a stored page was not used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PageProblem {

@@ -32,8 +32,10 @@ use crate::settings::unix_time;
 /// Highest `pop_new_sessions_per_minute`.
 pub const MAX_POP_NEW_SESSIONS_PER_MINUTE: u32 = 10_000_000;
 
-/// Longest config-store key Fastly accepts, in bytes.
-pub const MAX_KEY_LEN: usize = 256;
+/// Longest config-store key Fastly accepts: 255 characters in its guide ("Working with
+/// config stores", docs/operate/platform-limits.md), where its API and Viceroy say 256;
+/// the lower holds under either.
+pub const MAX_KEY_LEN: usize = 255;
 
 /// Status codes a waiting page may use.
 pub const WAITING_STATUSES: [u16; 4] = [200, 202, 429, 503];
@@ -386,13 +388,16 @@ rows! {
         read: value(|raw| Some(raw.trim().to_string())),
         default: "key1".to_string() => "`key1`",
         write: text,
-        when_bad: "names no key, an empty key, or an id no token can carry: no token is \
+        when_bad: "names no key, an empty key, or an id no store can hold: no token is \
                    issued, `ALERT=active-key-unusable` \
                    ([what still works](#when-active_key-is-unusable))",
         when_unreadable: None,
         unset: "none",
         unit: Text,
-        samples: samples(&["key1", "key1", "key2", " key1 "], &["empty", "key3", "k&1", ""]),
+        samples: samples(
+            &["key1", "key1", "key2", " key1 "],
+            &["empty", "key3", "k&1", "k!1", ""],
+        ),
     }
     /// Log endpoint for the per-request line.
     LOGGER_NAME logger_name: Option<String> {
@@ -752,7 +757,7 @@ rows! {
         }),
         default: Vec::new() => "none",
         write: |keys: &Vec<String>| list(keys),
-        when_bad: "a key with a space or over 256 bytes: that key ignored",
+        when_bad: "a key with a space or over 255 bytes: that key ignored",
         when_unreadable: None,
         unset: "none",
         unit: Text,
@@ -1428,6 +1433,14 @@ mod tests {
         // An empty active_key is reported by the signer, not silently replaced.
         assert_eq!(settings(&[(ACTIVE_KEY, "")]).active_key, "");
         assert_eq!(settings(&[(ACTIVE_KEY, "key2")]).active_key, "key2");
+    }
+
+    #[test]
+    fn a_custom_page_key_over_255_bytes_is_ignored() {
+        let (longest, over) = ("p".repeat(255), "q".repeat(256));
+        let listed = format!("{longest},{over},deny");
+        let read = settings(&[(CUSTOM_PAGES, &listed)]);
+        assert_eq!(read.custom_pages, [longest.as_str(), "deny"]);
     }
 
     /// The keys [`RequestContext::for_request`] looks up in `pairs` for a request for

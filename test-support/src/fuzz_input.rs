@@ -21,17 +21,19 @@ use waiting_room::settings::row::{DURATIONS, Samples};
 use super::mint;
 
 /// The fixed key store the fuzzed room runs against: two real keys, one empty
-/// secret (which must count as no key at all), and one under an id no token
-/// can carry (which must never sign).
+/// secret (which must count as no key at all), one under an id no token can carry
+/// and one under an id a token carries but no Fastly store can hold (neither may
+/// ever be read, sign or verify).
 pub const KEYS: &[(&str, &str)] = &[
     ("key1", "fuzz-key-one-0123456789abcdef"),
     ("key2", "fuzz-key-two-0123456789abcdef"),
     ("empty", ""),
     ("k&1", "fuzz-key-amp-0123456789abcdef"),
+    ("k!1", "fuzz-key-odd-0123456789abcdef"),
 ];
 
 /// Key ids a token may name: the store's, an unknown one, and odd ones.
-const KIDS: &[&str] = &["key1", "key2", "empty", "key3", "k&1", "k 1", ""];
+const KIDS: &[&str] = &["key1", "key2", "empty", "key3", "k&1", "k!1", "k 1", ""];
 
 /// A secret no key id maps to: what a forger would sign with.
 pub const FORGER_KEY: &str = "not-a-key-of-the-room";

@@ -13,8 +13,9 @@ use waiting_room::admission::estimate::draw_interval;
 use waiting_room::admission::refresh;
 use waiting_room::bots::challenge::ChallengeSettings;
 use waiting_room::bots::toll;
-use waiting_room::credentials::keys::{MIN_STRONG_KEY_LEN, SigningKey};
-use waiting_room::credentials::token::is_valid_kid;
+use waiting_room::credentials::keys::{
+    MAX_KID_LEN, MIN_STRONG_KEY_LEN, SigningKey, is_storable_kid,
+};
 use waiting_room::settings::config::{self, Heartbeat, QueueingMethod, Settings};
 use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::refresh_mode::RefreshMode;
@@ -236,6 +237,13 @@ fn check_settings(
         }
     }
     warn(&mut report, store, settings, now);
+    if !is_storable_kid(&settings.active_key) {
+        report.errors.push(format!(
+            "active_key {:?} is not a key id the room reads (1 to {MAX_KID_LEN} letters, \
+             digits, -, _ and .): no token is issued (ALERT=active-key-unusable)",
+            settings.active_key.escape_debug().to_string()
+        ));
+    }
     if let Some(keys) = keys {
         check_keys(&mut report, keys, settings);
     }
@@ -337,7 +345,7 @@ fn room_store(store: &Store, scope: &Scope) -> (Store, Option<String>) {
 /// The layout and Fastly's limits on a store: settings stored as keys of their own
 /// that belong in `settings` (the room ignores them), `settings` that is not a JSON
 /// object, the entries against a store's 500 (100 on a trial account), each key's
-/// 256 bytes and each value's 8,000 characters, and the lookups of the worst path.
+/// 255 bytes and each value's 8,000 characters, and the lookups of the worst path.
 fn check_layout(report: &mut Report, store: &Store) {
     let moved = moved_keys(store);
     if !moved.is_empty() {
@@ -718,19 +726,23 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
     }
 }
 
+/// The keys file against the settings: the active key, and each stored key's id and
+/// strength (never a secret).
 fn check_keys(report: &mut Report, keys: &Store, s: &Settings) {
     let kid = &s.active_key;
-    if !is_valid_kid(kid) {
-        report.errors.push(format!(
-            "active_key {:?} is not an id a token can carry (1-255 visible ASCII characters, \
-             no &): no token is issued (ALERT=active-key-unusable)",
-            kid.escape_debug().to_string()
-        ));
-    } else if keys.get(kid).and_then(SigningKey::new).is_none() {
+    if is_storable_kid(kid) && keys.get(kid).and_then(SigningKey::new).is_none() {
         report.errors.push(format!(
             "active_key {:?} is not in the keys file (or its secret is empty): no token is \
              issued (ALERT=active-key-unusable)",
             kid.escape_debug().to_string()
+        ));
+    }
+    for id in keys.keys().filter(|id| !is_storable_kid(id)) {
+        report.errors.push(format!(
+            "signing key {:?} is under an id the room never reads (1 to {MAX_KID_LEN} \
+             letters, digits, -, _ and .; all a Secret Store name may hold): a token or \
+             pass naming it is refused as unknown-key",
+            id.escape_debug().to_string()
         ));
     }
     for (id, secret) in keys {

@@ -12,8 +12,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::Args;
 use serde_json::{Map, Value};
-use waiting_room::credentials::keys::MIN_STRONG_KEY_LEN;
-use waiting_room::credentials::token;
+use waiting_room::credentials::keys::{MAX_KID_LEN, MIN_STRONG_KEY_LEN, is_storable_kid};
 use waiting_room::pages::view::human_duration;
 use waiting_room::settings::config::Settings;
 use waiting_room::settings::context::RequestContext;
@@ -45,8 +44,8 @@ Example: --bytes 48"
         value_name = "ID",
         default_value_t = Settings::default().active_key,
         long_help = "The key id (kid) the printed commands store the key under: the name the \
-room's active_key setting and its tokens use: 1 to 255 visible ASCII characters without \
-`&` (else exit 2).\nExample: --kid key2"
+room's active_key setting and its tokens use: 1 to 255 letters, digits, `-`, `_` and `.`, \
+the names Fastly's Secret Store accepts (else exit 2).\nExample: --kid key2"
     )]
     pub kid: String,
     /// Allow a key under 32 bytes (for tests only).
@@ -71,15 +70,13 @@ pub fn check_size(bytes: usize, allow_weak: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks a key id is one a token can carry.
+/// Checks a key id is one the room reads: a name its stores can hold.
 pub fn check_kid(kid: &str) -> Result<(), String> {
-    if token::is_valid_kid(kid) {
+    if is_storable_kid(kid) {
         Ok(())
     } else {
         Err(format!(
-            "{:?} is not a key id: 1 to {} visible ASCII characters, no `&`",
-            kid,
-            token::MAX_KID_LEN
+            "{kid:?} is not a key id: 1 to {MAX_KID_LEN} letters, digits, `-`, `_` and `.`"
         ))
     }
 }

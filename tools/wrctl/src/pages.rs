@@ -2,7 +2,8 @@
 //! the `waitingroom_pages` config store.
 //!
 //! The checks are what the room needs of a page: its base64 value fits in one
-//! config-store value, it loads nothing from outside (the page is served to everyone
+//! config-store value (or, served from the origin, the page fits the room's cap on
+//! what it reads of one), it loads nothing from outside (the page is served to everyone
 //! held back, so anything it loads would either leak them to another site or send
 //! them to the origin the room protects), and it uses only the template variables
 //! the room fills ([`waiting_room::pages::view::VARIABLES`]). The HTML is read by
@@ -13,6 +14,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use html5gum::{DefaultEmitter, State, Token, Tokenizer};
+use waiting_room::pages::page::MAX_ORIGIN_PAGE_BYTES;
 use waiting_room::pages::view::VARIABLES;
 
 /// The longest value a Fastly config store holds, in characters.
@@ -94,6 +96,7 @@ pub fn check(bytes: &[u8]) -> Result<Vec<Finding>, String> {
         title: false,
     };
     let encoded = encoded_len(bytes.len());
+    let over_origin_cap = bytes.len() > MAX_ORIGIN_PAGE_BYTES;
     if encoded > MAX_VALUE_LEN {
         scan.findings.push(Finding {
             severity: Severity::Error,
@@ -101,11 +104,29 @@ pub fn check(bytes: &[u8]) -> Result<Vec<Finding>, String> {
             message: format!(
                 "the encoded page is {} characters ({} bytes of HTML), {} over the config \
                  store's limit of {} characters a value; make it smaller (inline images \
-                 cost 4/3 of their size) or serve it from the origin as a /path",
+                 cost 4/3 of their size){}",
                 thousands(encoded),
                 thousands(bytes.len()),
                 thousands(encoded - MAX_VALUE_LEN),
-                thousands(MAX_VALUE_LEN)
+                thousands(MAX_VALUE_LEN),
+                if over_origin_cap {
+                    ""
+                } else {
+                    " or serve it from the origin as a /path"
+                }
+            ),
+        });
+    }
+    if over_origin_cap {
+        scan.findings.push(Finding {
+            severity: Severity::Error,
+            line: 0,
+            message: format!(
+                "the page is {} bytes, over the {} bytes the room reads of a page it \
+                 fetches from the origin: served from there, it is the built-in page \
+                 (page_fallback=origin:too-large)",
+                thousands(bytes.len()),
+                thousands(MAX_ORIGIN_PAGE_BYTES)
             ),
         });
     }

@@ -24,8 +24,9 @@ pub enum PagesCommand {
     /// Check a page for the page store: size, external loads, template variables.
     #[command(
         long_about = "Check an HTML page before it goes into the waitingroom_pages config \
-store. Errors (exit 1): its base64 value is over the config store's limit of 8,000 \
-characters; it loads anything from outside the page (scripts, stylesheets, images, fonts, \
+store, or onto the origin as a /path page. Errors (exit 1): its base64 value is over the \
+config store's limit of 8,000 characters; it is over 262,144 bytes, all the room reads of a \
+page it fetches from the origin; it loads anything from outside the page (scripts, stylesheets, images, fonts, \
 frames, media, <link>, CSS url() or @import with an http(s)://, // or relative address: \
 data: URLs are fine); it uses a {{variable}} the room does not know; it is not UTF-8. \
 Warnings (exit 0): no <meta name=\"viewport\">, no lang on <html>, no <title>. Each \
@@ -120,8 +121,10 @@ combinations that work but are probably not meant: the room off, allow_percentag
 redeem window shorter than the refresh, a cookie shorter than the session, a controller \
 heartbeat without allow_percentage_fallback, a redeem window (in FIFO mode a hold) over half \
 of allow_period_timeout, a wait period over 300 s, a bot toll that would cost a phone more \
-than about 5 s (or that nobody pays, in a room open at 100 %), unknown keys. With --keys, \
-the signing keys too (active_key usable, strong enough; their values are never printed). \
+than about 5 s (or that nobody pays, in a room open at 100 %), unknown keys. An active_key \
+that is not a key id the room reads (1 to 255 letters, digits, -, _ and .) is an error. With \
+--keys, the signing keys too (active_key present, each key under such an id, strong enough; \
+their values are never printed). \
 With a rooms index, the same for every named room (its value, its controller's keys, the \
 service's logger_name and uid_ipv6_prefix), with its scope; a bad index entry, a room value \
 that is not a JSON object, and a bypass rule or an event the room would ignore are errors, \
@@ -161,7 +164,7 @@ pub struct ConfigCheckArgs {
     /// The config store: a JSON object, or a Fastly config-store export.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// The signing keys (same formats), to check active_key and key strength.
+    /// The signing keys (same formats), to check active_key, key ids and key strength.
     #[arg(long, value_name = "FILE")]
     pub keys: Option<PathBuf>,
 }

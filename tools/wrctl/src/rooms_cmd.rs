@@ -212,9 +212,9 @@ pub fn mint_pass(args: &PassArgs, now: u64) -> Result<(String, String, u64), Str
         return Err(format!("--until {} is not in the future", utc(until)));
     }
     let keys = store_strings(&read_store(&args.keys).map_err(|e| format!("--keys: {e}"))?);
-    if !waiting_room::credentials::token::is_valid_kid(&args.kid) {
+    if !waiting_room::credentials::keys::is_storable_kid(&args.kid) {
         return Err(format!(
-            "--kid {:?} is not a key id a pass can carry",
+            "--kid {:?} is not a key id the room reads (letters, digits, -, _ and .)",
             args.kid
         ));
     }

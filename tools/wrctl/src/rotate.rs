@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::Value;
-use waiting_room::credentials::keys::MIN_STRONG_KEY_LEN;
+use waiting_room::credentials::keys::{MIN_STRONG_KEY_LEN, is_storable_kid};
 use waiting_room::settings::config::ACTIVE_KEY;
 use waiting_room::settings::config::{QueueingMethod, Settings};
 use waiting_room::settings::context::RequestContext;
@@ -314,9 +314,9 @@ fn rotate_fastly(
 
 /// `wrctl revoke` through the Fastly API: never the active key.
 fn revoke_fastly(api: &Api, config_store: &str, secret_store: &str, kid: &str) -> ExitCode {
-    // The id goes into a URL path: letters, digits, `-`, `_` and `.` only.
-    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
-    if kid.is_empty() || !kid.chars().all(plain) || kid.starts_with('.') {
+    // The id goes into a URL path: an id the room reads (letters, digits, `-`, `_`
+    // and `.`), never a `.` or `..` segment.
+    if !is_storable_kid(kid) || kid.starts_with('.') {
         return fail(&format!(
             "{kid:?} is not a key id this command sends to the Fastly API"
         ));

@@ -9,12 +9,12 @@ use base64::engine::general_purpose::STANDARD;
 use clap::{Args, Subcommand};
 use waiting_room::admission::decision::decide;
 use waiting_room::admission::lottery;
-use waiting_room::credentials::keys::{KeyStore, SigningKey};
+use waiting_room::credentials::keys::{KeyStore, RoomKeys, SigningKey};
 use waiting_room::credentials::token::{self, Claims, SignedToken, TokenKind};
 use waiting_room::credentials::{cookie, cookie_names};
 
 use crate::clock::{millis_arg, seconds_arg, unix_now, utc, utc_millis};
-use crate::keys::{read_store, relative, settings, store_strings};
+use crate::keys::{check_kid, read_store, relative, settings, store_strings};
 
 /// `wrctl token …`.
 #[derive(Debug, Clone, Subcommand)]
@@ -266,6 +266,8 @@ fn inspect(args: InspectArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The service room's keys as the room reads them: only under the ids it reads.
+    let keys = keys.as_ref().map(|keys| RoomKeys::new(keys, None));
     print_fields(&token, value, now);
     match &keys {
         None => println!("signature  not checked (no --keys)"),
@@ -361,6 +363,10 @@ fn mint(args: MintArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Err(e) = check_kid(&args.kid) {
+        eprintln!("wrctl: --kid: {e}: the room never reads a key under it");
+        return ExitCode::FAILURE;
+    }
     let Some(secret) = keys.get(&args.kid) else {
         eprintln!("wrctl: no key {:?} in {}", args.kid, args.keys.display());
         return ExitCode::FAILURE;

@@ -349,6 +349,46 @@ fn signing_keys_are_checked_and_never_printed() {
     }
 }
 
+/// A key id outside what Fastly's Secret Store names hold (letters, digits, `-`,
+/// `_`, `.`): the room never reads it, so a stored key under it, or an active_key
+/// naming it, is an error, with or without the keys file.
+#[test]
+fn key_ids_the_room_never_reads_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let strong = "a-strong-secret-of-forty-bytes-or-so-123";
+    let keys = write(
+        dir.path(),
+        "k.json",
+        &json!({"key1": strong, "k!1": strong, "key.2_b-3": strong}),
+    );
+    let config = write(dir.path(), "c.json", &store(json!({})));
+    let (code, out, err) = config_check(&config, &["--keys", &keys]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("error: signing key \"k!1\" is under an id the room never reads"),
+        "{err}"
+    );
+    assert!(!err.contains("\"key.2_b-3\""), "{err}");
+    for active in ["k!1", "k&1", "k/1"] {
+        let odd = write(
+            dir.path(),
+            "c2.json",
+            &store(json!({ "active_key": active })),
+        );
+        for extra in [&[][..], &["--keys", &keys][..]] {
+            let (code, out, err) = config_check(&odd, extra);
+            assert_eq!(code, Some(1), "{active} {extra:?}: {out}{err}");
+            assert!(
+                err.contains(&format!(
+                    "active_key {active:?} is not a key id the room reads"
+                )),
+                "{err}"
+            );
+        }
+    }
+    assert!(!err.contains(strong), "{err}");
+}
+
 #[test]
 fn a_fastly_export_is_read_like_a_store_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -367,6 +407,24 @@ fn a_fastly_export_is_read_like_a_store_file() {
     assert!(out.contains("wait_period_duration = 20 s  (set)"), "{out}");
     assert!(out.contains("config_fallback=allow_percentage\n"), "{out}");
     assert!(out.contains("cookie_lifetime = 7200 s  (default)"), "{out}");
+}
+
+#[test]
+fn a_store_key_over_255_bytes_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (longest, over) = ("p".repeat(255), "q".repeat(256));
+    let file = write(
+        dir.path(),
+        "c.json",
+        &store(json!({ longest.as_str(): "x", over.as_str(): "y" })),
+    );
+    let (code, out, err) = config_check(&file, &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("is 256 bytes: Fastly accepts at most 255"),
+        "{err}"
+    );
+    assert!(!err.contains("is 255 bytes"), "{err}");
 }
 
 #[test]

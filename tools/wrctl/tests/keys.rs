@@ -95,6 +95,8 @@ fn keygen_refuses_a_weak_key_unless_asked() {
         Some(2)
     );
     assert_eq!(wrctl(&["keygen", "--kid", "a&b"], &[]).code, Some(2));
+    // An id the room never reads: Fastly's Secret Store cannot hold it.
+    assert_eq!(wrctl(&["keygen", "--kid", "k!1"], &[]).code, Some(2));
 }
 
 #[test]
@@ -222,6 +224,65 @@ fn inspect_says_why_a_token_is_refused() {
     let old = mint(KEY1, "key1", TokenKind::Allow, now - 5, "203.0.113.7");
     let run = inspect(&old, "203.0.113.7");
     assert!(run.out.contains("session-expired"), "{}", run.out);
+}
+
+/// A key id the room never reads (`k!1`): inspect says unknown-key as the room
+/// logs it, though the file holds a key under it, and mint refuses it.
+#[test]
+fn inspect_and_mint_treat_an_odd_key_id_as_the_room_does() {
+    let keys = json!({"key1": KEY1, "k!1": KEY1});
+    let (_dir, keys, conf) = key_and_config_files(keys, json!({"allow_percentage": "50"}));
+    let value = mint(
+        KEY1,
+        "k!1",
+        TokenKind::Allow,
+        unix_now() + 600,
+        "203.0.113.7",
+    );
+    let args = [
+        "token",
+        "inspect",
+        &value,
+        "--keys",
+        &keys,
+        "--uid",
+        "203.0.113.7",
+        "--config",
+        &conf,
+    ];
+    let run = wrctl(&args, &[]);
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert!(
+        run.out.contains("signature  unknown-key kid=k!1"),
+        "{}",
+        run.out
+    );
+    assert!(
+        run.out.contains("rejected=unknown-key kid=k!1"),
+        "{}",
+        run.out
+    );
+    let args = [
+        "token",
+        "mint",
+        "--keys",
+        &keys,
+        "--kid",
+        "k!1",
+        "--dec",
+        "allow",
+        "--exp",
+        "+600",
+        "--uid",
+        "203.0.113.7",
+    ];
+    let run = wrctl(&args, &[]);
+    assert_eq!(run.code, Some(1), "{}", run.all());
+    assert!(
+        run.err.contains("the room never reads a key under it"),
+        "{}",
+        run.err
+    );
 }
 
 #[test]

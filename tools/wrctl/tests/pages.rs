@@ -5,7 +5,7 @@ mod support;
 use std::path::Path;
 
 use support::{run_to_end, wrctl};
-use waiting_room::pages::page::{Page, PageBody};
+use waiting_room::pages::page::{MAX_ORIGIN_PAGE_BYTES, Page, PageBody};
 use waiting_room::pages::view::VARIABLES;
 use waiting_room::settings::language::Language;
 
@@ -169,6 +169,38 @@ fn check_refuses_a_page_over_the_config_store_limit_with_the_numbers() {
         err.contains("the encoded page is 8,004 characters (6,001 bytes of HTML), 4 over the config store's limit of 8,000"),
         "{err}"
     );
+}
+
+/// An origin-hosted page is read up to the room's cap: a page at it may be served
+/// from the origin, one over it may not (served from there, it is the built-in page).
+#[test]
+fn check_refuses_a_page_over_the_origin_cap_with_the_numbers() {
+    let shell = page("");
+    let fill = |n: usize| page(&"x".repeat(n - shell.len()));
+    let dir = tempfile::tempdir().unwrap();
+    let at_cap = write(dir.path(), "a.html", fill(MAX_ORIGIN_PAGE_BYTES).as_bytes());
+    let (code, err) = run_to_end(&["pages", "check", &at_cap], &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("or serve it from the origin as a /path"),
+        "{err}"
+    );
+    assert!(!err.contains("fetches from the origin"), "{err}");
+    let over = write(
+        dir.path(),
+        "b.html",
+        fill(MAX_ORIGIN_PAGE_BYTES + 1).as_bytes(),
+    );
+    let (code, err) = run_to_end(&["pages", "check", &over], &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(
+            "b.html: error: the page is 262,145 bytes, over the 262,144 bytes the room reads \
+             of a page it fetches from the origin"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("serve it from the origin"), "{err}");
 }
 
 #[test]
