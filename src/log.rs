@@ -73,6 +73,8 @@ pub const RELEASE_FIELD: &str = " release=origin";
 pub const STALE_FIELD: &str = " ALERT=controller-stale";
 /// Appended to decided lines in FIFO mode while no `fifo_cutoff` is set.
 pub const NO_CUTOFF_FIELD: &str = " ALERT=fifo-no-cutoff";
+/// Appended to every line while the store is in the earlier layout.
+pub const OLD_LAYOUT_FIELD: &str = " ALERT=old-layout";
 
 /// The line for a request the room did not apply to (`scope`: why).
 pub fn bypass_line(
@@ -126,8 +128,16 @@ fn undecided_line(
     if settings.controller_stale(now) {
         line.push_str(STALE_FIELD);
     }
-    push_unreadable(&mut line, &context.unreadable);
+    push_store_alerts(&mut line, context);
     line
+}
+
+/// Appends what the store's reads found: ` ALERT=old-layout`, ` ALERT=unreadable:<keys>`.
+fn push_store_alerts(line: &mut String, context: &RequestContext) {
+    if context.old_layout {
+        line.push_str(OLD_LAYOUT_FIELD);
+    }
+    push_unreadable(line, &context.unreadable);
 }
 
 /// Appends ` ALERT=unreadable:<keys>` when some store reads failed (config keys,
@@ -216,7 +226,7 @@ pub fn decision_line(
         line.push_str(" config_fallback=");
         line.push_str(&context.fallbacks.join(","));
     }
-    push_unreadable(&mut line, &context.unreadable);
+    push_store_alerts(&mut line, context);
     line
 }
 

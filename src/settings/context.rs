@@ -25,6 +25,10 @@ pub struct RequestContext {
     pub refusal: Option<Refusal>,
     /// Keys whose stored value was present but unusable, so a default was used.
     pub fallbacks: Vec<&'static str>,
+    /// Whether the store is in the earlier layout (settings as keys of their own, no
+    /// `settings`): the room holds its old protected paths, and every line says
+    /// `ALERT=old-layout` ([`crate::settings::layout::Members::OldLayout`]).
+    pub old_layout: bool,
     /// The config-store keys whose lookup failed: each took its unreadable outcome
     /// ([`crate::settings::config::when_unreadable`]), and the line says
     /// `ALERT=unreadable:<keys>`.

@@ -22,7 +22,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::settings::config::{KEYS, OWN_KEYS, text_of, when_unreadable};
+use crate::settings::config::{
+    KEYS, OWN_KEYS, PROTECTED_PATHS, QUEUE_ALL, text_of, when_unreadable,
+};
 
 /// Config-store key of the JSON object holding every other setting.
 pub const SETTINGS: &str = "settings";
@@ -41,6 +43,11 @@ pub enum Members {
     Read(BTreeMap<String, String>),
     /// Not a JSON object, or its lookup failed: every member unreadable.
     Unreadable,
+    /// No `settings` key but `protected_paths` stored as a key of its own: a store
+    /// written in the earlier layout, where every setting had a key of its own. Its
+    /// paths are kept and the room holds (`queue_all`): read as defaults, the store
+    /// would protect other paths than the operator set, and open the room.
+    OldLayout(String),
 }
 
 impl Members {
@@ -66,6 +73,11 @@ impl Members {
             Members::Absent => None,
             Members::Read(members) => members.get(key).cloned(),
             Members::Unreadable => when_unreadable(key),
+            Members::OldLayout(paths) => match key {
+                PROTECTED_PATHS => Some(paths.clone()),
+                QUEUE_ALL => Some("true".to_string()),
+                _ => None,
+            },
         }
     }
 }

@@ -117,14 +117,26 @@ impl<'r, 'a> ServiceStore<'r, 'a> {
     fn members(&self) -> &Members {
         self.members
             .get_or_init(|| match self.lookup.read(SETTINGS) {
+                // No `settings`: one lookup tells a store of the earlier layout.
+                Ok(None) => match self.lookup.read(PROTECTED_PATHS) {
+                    Ok(None) => Members::Absent,
+                    Ok(Some(paths)) => Members::OldLayout(paths),
+                    Err(LookupFailed) => Members::Unreadable,
+                },
                 Ok(raw) => Members::parse(raw.as_deref()),
                 Err(LookupFailed) => Members::Unreadable,
             })
     }
 
+    /// Whether the store is in the earlier layout ([`Members::OldLayout`]).
+    fn old_layout(&self) -> bool {
+        matches!(self.members.get(), Some(Members::OldLayout(_)))
+    }
+
     /// Whether `settings` is present but not a JSON object.
     fn unusable(&self) -> bool {
-        self.members.get() == Some(&Members::Unreadable) && self.lookup.read(SETTINGS).is_ok()
+        self.members.get() == Some(&Members::Unreadable)
+            && matches!(self.lookup.read(SETTINGS), Ok(Some(_)))
     }
 }
 
@@ -181,6 +193,7 @@ impl RequestContext {
         if service.unusable() {
             context.fallbacks.push(SETTINGS);
         }
+        context.old_layout = service.old_layout();
         context.unreadable = lookup.failed();
         context
     }
@@ -194,6 +207,7 @@ impl RequestContext {
         if service.unusable() {
             context.fallbacks.push(SETTINGS);
         }
+        context.old_layout = service.old_layout();
         context.unreadable = lookup.failed();
         context
     }
@@ -502,5 +516,44 @@ mod tests {
         assert_eq!(settings.room, Room::Service);
         assert!(settings.settings.protects("/drops/x"));
         assert_eq!(settings.fallbacks, vec![ROOMS]);
+    }
+
+    /// A store written before the settings moved into `settings`: its protected
+    /// paths are kept and the room holds them, never reads them as the defaults.
+    #[test]
+    fn a_store_of_the_earlier_layout_holds_its_own_paths() {
+        let old = |key: &str| {
+            let store = BTreeMap::from([
+                (ENABLED, "true"),
+                (PROTECTED_PATHS, "/shop"),
+                (ALLOW_PERCENTAGE, "100"),
+                (QUEUE_ALL, "false"),
+            ]);
+            store.get(key).map(|v| v.to_string())
+        };
+        for (path, held) in [("/shop/x", true), ("/events/x", false)] {
+            let context = RequestContext::for_request(&Remembered::new(old), None, path, 0);
+            assert!(context.old_layout, "{path}");
+            assert_eq!(context.settings.protects(path), held, "{path}");
+            // In the room, nobody new is let in (outside it, nothing is read).
+            assert_eq!(context.settings.queue_all, held, "{path}");
+        }
+        assert!(RequestContext::from_store(&Remembered::new(old)).old_layout);
+        // The current layout, and a store without either, are not it.
+        let (current, _) = read(&[(ENABLED, "true"), (PROTECTED_PATHS, "/shop")], None, "/shop");
+        assert!(!current.old_layout && !current.settings.queue_all);
+        let (empty, _) = read(&[], None, "/events");
+        assert!(!empty.old_layout && empty.fallbacks.is_empty());
+        // A failed probe is a failed `settings`: held, and said so.
+        let failing = Remembered::fallible(|key: &str| match key {
+            PROTECTED_PATHS => Err(LookupFailed),
+            ENABLED => Ok(Some("true".to_string())),
+            _ => Ok(None),
+        });
+        let context = RequestContext::for_request(&failing, None, "/events", 0);
+        assert!(context.settings.queue_all && !context.old_layout);
+        assert_eq!(context.unreadable, vec![PROTECTED_PATHS.to_string()]);
+        // `settings` is absent, not unusable.
+        assert!(!context.fallbacks.contains(&SETTINGS), "{:?}", context.fallbacks);
     }
 }

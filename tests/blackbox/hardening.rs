@@ -147,3 +147,34 @@ fn the_origin_receives_the_path_the_room_decided_on() {
         );
     }
 }
+
+/// A store written in the earlier layout (every setting a key of its own, no
+/// `settings`), as an upgrade finds it: the room keeps its protected paths and
+/// holds them, never reads them as the defaults, and every line says so.
+#[test]
+fn an_upgraded_store_of_the_earlier_layout_never_opens_the_room() {
+    let room = Room::start(&[("allow_percentage", "100")]);
+    let path = room.config_path();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut store: std::collections::BTreeMap<String, serde_json::Value> =
+        serde_json::from_str(&text).unwrap();
+    let members = store.remove("settings").unwrap_or_default();
+    let members: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(members.as_str().unwrap_or("{}")).unwrap();
+    store.extend(members);
+    store.insert("protected_paths".into(), "/shop".into());
+    std::fs::write(&path, serde_json::to_string(&store).unwrap()).unwrap();
+
+    // A newcomer to the old room's path waits, though the percentage admits all.
+    let r = room.get(2, "/shop/launch", &[]);
+    assert!(r.body.contains(START_PAGE), "{}", r.body);
+    assert_logged(&room, &["decision=wait", "ALERT=old-layout"]);
+    // A live session goes on: nobody loses a place.
+    let token = mint::mint(KEY1, "allow", now() + 600, "127.0.0.3", "key1");
+    let r = room.get_with_cookie(3, "/shop/launch", &format!("waiting_room={token}"));
+    assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+    // The defaults' paths are not the operator's: outside the room, and said so.
+    let r = room.get(4, "/events", &[]);
+    assert!(r.body.contains(ORIGIN_MARKER), "{}", r.body);
+    assert_logged(&room, &["decision=bypass", "ALERT=old-layout"]);
+}
