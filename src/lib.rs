@@ -7,10 +7,12 @@
 //!
 //! ```
 //! use std::collections::HashMap;
-//! use waiting_room::{Action, Visit, pages::page::Page, plan, settings::config::Settings};
+//! use waiting_room::settings::{context::RequestContext, room_settings::Remembered};
+//! use waiting_room::{Action, Visit, pages::page::Page, plan};
 //!
 //! let store = HashMap::from([("enabled", "true"), ("allow_percentage", "50")]);
-//! let settings = Settings::from_lookup(|key| store.get(key).map(|v| v.to_string()));
+//! let lookup = Remembered::new(|key: &str| store.get(key).map(|v| v.to_string()));
+//! let context = RequestContext::for_request(&lookup, None, "/events", 1_700_000_023);
 //! let keys = HashMap::from([("key1".to_string(), "a long random secret of 32 bytes or more".to_string())]);
 //! let visit = Visit {
 //!     now: 1_700_000_023,
@@ -27,7 +29,7 @@
 //!     client_ip: None,
 //!     challenge: None,
 //! };
-//! let plan = plan(&visit, &settings, &keys);
+//! let plan = plan(&visit, &context, &keys);
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
 //! assert!(plan.set_cookie.unwrap().starts_with("waiting_room="));
 //! assert_eq!(
