@@ -540,7 +540,11 @@ mod tests {
         }
         assert!(RequestContext::from_store(&Remembered::new(old)).old_layout);
         // The current layout, and a store without either, are not it.
-        let (current, _) = read(&[(ENABLED, "true"), (PROTECTED_PATHS, "/shop")], None, "/shop");
+        let (current, _) = read(
+            &[(ENABLED, "true"), (PROTECTED_PATHS, "/shop")],
+            None,
+            "/shop",
+        );
         assert!(!current.old_layout && !current.settings.queue_all);
         let (empty, _) = read(&[], None, "/events");
         assert!(!empty.old_layout && empty.fallbacks.is_empty());
@@ -554,6 +558,10 @@ mod tests {
         assert!(context.settings.queue_all && !context.old_layout);
         assert_eq!(context.unreadable, vec![PROTECTED_PATHS.to_string()]);
         // `settings` is absent, not unusable.
-        assert!(!context.fallbacks.contains(&SETTINGS), "{:?}", context.fallbacks);
+        assert!(
+            !context.fallbacks.contains(&SETTINGS),
+            "{:?}",
+            context.fallbacks
+        );
     }
 }
