@@ -129,7 +129,7 @@ pub struct Report {
 fn as_read(store: &Store) -> Store {
     let members = match Members::parse(store.get(SETTINGS).map(String::as_str)) {
         Members::Read(members) => members,
-        Members::Absent | Members::Unreadable => Store::new(),
+        Members::Absent | Members::Unreadable | Members::OldLayout(_) => Store::new(),
     };
     store
         .iter()
