@@ -165,10 +165,22 @@ fn an_upgraded_store_of_the_earlier_layout_never_opens_the_room() {
     store.insert("protected_paths".into(), "/shop".into());
     std::fs::write(&path, serde_json::to_string(&store).unwrap()).unwrap();
 
-    // A newcomer to the old room's path waits, though the percentage admits all.
+    // A newcomer to the old room's path waits, and a due wait token is held
+    // though the percentage admits all.
     let r = room.get(2, "/shop/launch", &[]);
     assert!(r.body.contains(START_PAGE), "{}", r.body);
-    assert_logged(&room, &["decision=wait", "ALERT=old-layout"]);
+    assert_logged(&room, &["decision=anon", "ALERT=old-layout"]);
+    let due = mint::mint(KEY1, "wait", now() - 1, "127.0.0.5", "key1");
+    let r = room.get_with_cookie(5, "/shop/launch", &format!("waiting_room={due}"));
+    assert!(!r.body.contains(ORIGIN_MARKER), "{}", r.body);
+    assert_logged(
+        &room,
+        &[
+            "decision=re-wait",
+            "transition=queue-all",
+            "ALERT=old-layout",
+        ],
+    );
     // A live session goes on: nobody loses a place.
     let token = mint::mint(KEY1, "allow", now() + 600, "127.0.0.3", "key1");
     let r = room.get_with_cookie(3, "/shop/launch", &format!("waiting_room={token}"));
