@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use std::time::Duration;
 
 use crate::admission::decision::Decision;
-use crate::credentials::{cookie, cookie_names};
+use crate::credentials::{cookie, cookie_names, pass};
 use crate::pages::page::{MAX_ORIGIN_PAGE_BYTES, Page, PageBody};
 use crate::pages::view::{self, Status};
 use crate::settings::context::RequestContext;
@@ -179,10 +179,13 @@ impl Plan {
         let refresh = status
             .refresh_after
             .unwrap_or(settings.wait_period_duration);
+        // A page is never the answer to a pass the room took from a link (that is a
+        // redirect): a refused one is not presented again at every refresh.
+        let again = pass::from_link(visit.path_and_query).map(|(_, without)| without);
         PageAnswer {
             page,
             status: page.status(settings.waiting_status),
-            headers: page.headers(refresh, visit.path_and_query, json),
+            headers: page.headers(refresh, again.as_deref().unwrap_or(visit.path_and_query), json),
             body: if json {
                 BodySource::Ready(status.json().into_bytes())
             } else {
