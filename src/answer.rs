@@ -185,7 +185,11 @@ impl Plan {
         PageAnswer {
             page,
             status: page.status(settings.waiting_status),
-            headers: page.headers(refresh, again.as_deref().unwrap_or(visit.path_and_query), json),
+            headers: page.headers(
+                refresh,
+                again.as_deref().unwrap_or(visit.path_and_query),
+                json,
+            ),
             body: if json {
                 BodySource::Ready(status.json().into_bytes())
             } else {
