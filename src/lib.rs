@@ -48,7 +48,6 @@ pub mod log;
 pub mod pages;
 pub mod settings;
 
-use crate::settings::context::RequestContext;
 use admission::decision::{CookieAction, Decision, Verdict};
 use admission::estimate::{Estimate, Place};
 use admission::{ceiling, decision, estimate, refresh};
@@ -57,6 +56,7 @@ use credentials::keys::{KeyStore, RoomKeys};
 use credentials::{cookie, cookie_names, pass};
 use pages::page::Page;
 use settings::config::{self, Settings};
+use settings::context::RequestContext;
 use settings::language::Language;
 use settings::refresh_mode::RefreshMode;
 use settings::rules;

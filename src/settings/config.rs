@@ -217,9 +217,6 @@ rows! {
         default: false => "`false` (off)",
         write: text,
         when_bad: "anything else: off, every request passes to the origin",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["true", " true ", "false"], &["TRUE", ""]),
     }
     /// Comma-separated path prefixes the room protects (a plain prefix match, like
@@ -229,11 +226,8 @@ rows! {
         roles: [Bypass, EventFixed],
         read: value(parse_paths),
         default: vec!["/events".to_string(), "/checkout".to_string()] => "`/events,/checkout`",
-        write: |paths: &Vec<String>| list(paths),
+        write: list,
         when_bad: "an empty list, or an entry not starting with `/`: the default",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["/events,/checkout", "/", "/events", " /a , /b "], &["events", ",", ""]),
     }
     /// `random`: the lottery; `fifo`: first in, first out up to `fifo_cutoff`
@@ -245,9 +239,6 @@ rows! {
         default: QueueingMethod::Random => "`random`",
         write: word,
         when_bad: "anything else: `random`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["fifo", "random", " FIFO "], &["lifo"]),
     }
     /// Percentage of eligible wait tokens each draw admits, up to four decimals:
@@ -266,9 +257,6 @@ rows! {
         write: text,
         when_bad: "not a number (`abc`, `50%`, `.5`): the default (fail open, as the VCL); \
                    numbers clamped to 0–100, cut after the fourth decimal",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(
             &["50", "1", "99", "0", "100", "12.5", "0.5", "0.0001", "99.99999"],
             &["250", "-5", "abc", "", ".5", "5.", "-0.5", "9223372036854775808", "-9223372036854775809"],
@@ -305,8 +293,6 @@ rows! {
         default: 120 => "`120`",
         write: text,
         when_bad: DURATION_WHEN_BAD,
-        when_unreadable: None,
-        unset: "none",
         unit: Seconds,
         samples: DURATIONS,
     }
@@ -319,9 +305,7 @@ rows! {
         default: None => "none",
         write: optional,
         when_bad: "not a number: unset (fail static)",
-        when_unreadable: None,
         unset: "none (fail static)",
-        unit: Text,
         samples: samples(&["1", "0", "100", "0.5"], &["abc"]),
     }
     /// Seconds an admitted visitor keeps access after their last request
@@ -333,8 +317,6 @@ rows! {
         default: 3600 => "`3600`",
         write: text,
         when_bad: DURATION_WHEN_BAD,
-        when_unreadable: None,
-        unset: "none",
         unit: Seconds,
         samples: DURATIONS,
     }
@@ -347,8 +329,6 @@ rows! {
         default: 30 => "`30`",
         write: text,
         when_bad: DURATION_WHEN_BAD,
-        when_unreadable: None,
-        unset: "none",
         unit: Seconds,
         samples: DURATIONS,
     }
@@ -360,8 +340,6 @@ rows! {
         default: 7200 => "`7200`",
         write: text,
         when_bad: DURATION_WHEN_BAD,
-        when_unreadable: None,
-        unset: "none",
         unit: Seconds,
         samples: DURATIONS,
     }
@@ -375,7 +353,6 @@ rows! {
         default: None => "none (one wait period)",
         write: optional,
         when_bad: DURATION_WHEN_BAD,
-        when_unreadable: None,
         unset: "none (one wait period)",
         unit: Seconds,
         samples: DURATIONS,
@@ -391,9 +368,6 @@ rows! {
         when_bad: "names no key, an empty key, or an id no store can hold: no token is \
                    issued, `ALERT=active-key-unusable` \
                    ([what still works](#when-active_key-is-unusable))",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(
             &["key1", "key1", "key2", " key1 "],
             &["empty", "key3", "k&1", "k!1", ""],
@@ -408,9 +382,7 @@ rows! {
         write: optional,
         when_bad: "missing, empty or unknown: the line goes to standard error \
                    (`fastly log-tail`)",
-        when_unreadable: None,
         unset: "none (standard error)",
-        unit: Text,
         samples: samples(&["testlog"], &["", " "]),
     }
     /// `eligible`: waiting pages come back when the visitor's next draw is due;
@@ -423,9 +395,6 @@ rows! {
         default: RefreshMode::Eligible => "`eligible`",
         write: word,
         when_bad: "anything else: `eligible`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["eligible", "fixed", " fixed "], &["sometimes"]),
     }
     /// HTTP status of the two waiting pages (HTML and JSON): `200`, `202`, `429`
@@ -437,9 +406,6 @@ rows! {
         default: 200 => "`200`",
         write: text,
         when_bad: "anything else: `200`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["200", "202", "429", "503"], &["404", "x"]),
     }
     /// `sliding`: a session ends between half and the whole `allow_period_timeout`
@@ -452,9 +418,6 @@ rows! {
         default: SessionMode::Sliding => "`sliding`",
         write: word,
         when_bad: "anything else: `sliding`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["sliding", "fixed", " Fixed "], &["forever"]),
     }
     /// `HttpOnly` on the cookie (`true`/`false`).
@@ -465,9 +428,6 @@ rows! {
         default: true => "`true`",
         write: word,
         when_bad: "anything else: `true`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["true", "false", "FALSE"], &["yes"]),
     }
     /// `SameSite` on the cookie: `Lax`, `Strict`, or `None` for rooms embedded in
@@ -480,9 +440,6 @@ rows! {
         default: SameSite::Lax => "`Lax`",
         write: word,
         when_bad: "anything else: `Lax`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["Lax", "strict", "None"], &["loose"]),
     }
     /// `Secure` on the cookie: `auto` (when the client connection is TLS),
@@ -494,9 +451,6 @@ rows! {
         default: SecureWhen::Auto => "`auto`",
         write: word,
         when_bad: "anything else: `auto`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["auto", "always", "never"], &["maybe"]),
     }
     /// `address`: each address draws on its own grid, `FNV-1a-64(uid) mod 2d`
@@ -509,9 +463,6 @@ rows! {
         default: DrawGrid::Address => "`address`",
         write: word,
         when_bad: "anything else: `address`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["address", "global", " Global "], &["slot"]),
     }
     /// Bits of an IPv6 visitor's address that identify them, 32–128 (a leading
@@ -524,9 +475,6 @@ rows! {
         default: FULL_IPV6_PREFIX => "`128`",
         write: text,
         when_bad: "anything else: `128`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["128", "64", "/64", "48", "32"], &["31", "129", "x"]),
     }
     /// FIFO: waiting visitors who arrived at or before this time are admitted: Unix
@@ -540,7 +488,6 @@ rows! {
         write: optional,
         when_bad: "neither, or before 1970: none (nobody admitted by FIFO, \
                    `ALERT=fifo-no-cutoff`)",
-        when_unreadable: None,
         unset: "none (nobody admitted by FIFO)",
         unit: UnixMillis,
         samples: samples(
@@ -557,7 +504,6 @@ rows! {
         default: None => "none",
         write: optional,
         when_bad: "not a number: none (entry time unknown)",
-        when_unreadable: None,
         unset: "none (entry time unknown)",
         unit: MillisPerSecond,
         samples: samples(&["1000", "1.5", "0", "0.001"], &["x", "-2"]),
@@ -570,8 +516,6 @@ rows! {
         default: 300 => "`300`",
         write: text,
         when_bad: DURATION_WHEN_BAD,
-        when_unreadable: None,
-        unset: "none",
         unit: Seconds,
         samples: DURATIONS,
     }
@@ -589,7 +533,6 @@ rows! {
         write: optional,
         when_bad: "neither, before 1970, or above 99,999,999,999 (milliseconds by mistake): \
                    none",
-        when_unreadable: None,
         unset: "none (no pre-queue)",
         unit: UnixSeconds,
         samples: samples(&["1700000000", "1700040000", "0"], &["18446744073709551615", "x"]),
@@ -609,9 +552,7 @@ rows! {
         default: None => "none",
         write: optional,
         when_bad: "not a whole number in 1–10,000,000: none",
-        when_unreadable: None,
         unset: "none (no ceiling)",
-        unit: Text,
         samples: samples(&["2500", "1", "10000000"], &["0", "-5", "2.5", "10000001"]),
     }
     /// `true`: hold everyone: newcomers wait, nobody is drawn or passes a FIFO
@@ -625,8 +566,6 @@ rows! {
         write: word,
         when_bad: "anything else: `false`",
         when_unreadable: Some("true"),
-        unset: "none",
-        unit: Text,
         samples: samples(&["false", "true", " TRUE "], &["yes"]),
     }
     /// Comma-separated address blocks (CIDR, IPv4 or IPv6) that go straight to the
@@ -636,11 +575,8 @@ rows! {
         roles: [EventFixed],
         read: list(|item: &str| item.parse().ok()),
         default: Vec::new() => "none",
-        write: |blocks: &Vec<Cidr>| list(blocks),
+        write: list,
         when_bad: "a bad block, or one holding everyone (`/0`): that block ignored",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["192.0.2.0/30", "2001:db8::/32, 198.51.100.0/24"], &["0.0.0.0/0", "192.0.2.0/33", "staff"]),
     }
     /// Comma-separated path prefixes inside the room that go straight to the
@@ -654,12 +590,9 @@ rows! {
                 .then(|| item.to_string())
         }),
         default: Vec::new() => "none",
-        write: |paths: &Vec<String>| list(paths),
+        write: list,
         when_bad: "a prefix of one of the room's own paths, or not starting with `/`: that \
                    prefix ignored",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["/events/static/", "/events/health, /checkout/assets/"], &["/", "/events", "static/"]),
     }
     /// Signed passes issued before this time (Unix seconds or RFC 3339) are
@@ -671,8 +604,6 @@ rows! {
         default: None => "none",
         write: optional,
         when_bad: "not a time: none",
-        when_unreadable: None,
-        unset: "none",
         unit: UnixSeconds,
         samples: samples(&["1700000000", "2023-11-14T22:13:20Z"], &["soon"]),
     }
@@ -690,9 +621,6 @@ rows! {
             Some(language.map_or("auto", Language::code).to_string())
         },
         when_bad: "anything else: `auto`",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["auto", "de", " FR "], &["klingon"]),
     }
     /// The bot toll: bits of proof of work, 0–32, a wait token's holder pays
@@ -707,8 +635,6 @@ rows! {
         when_bad: "anything else: `0`",
         // More bits than anyone pays: a wait token issued now is held.
         when_unreadable: Some("32"),
-        unset: "none",
-        unit: Text,
         samples: samples(&["0", "8", " 12 ", "32"], &["33", "08", "-1"]),
     }
     /// An external challenge (Turnstile or hCaptcha) instead of the proof of work:
@@ -737,7 +663,6 @@ rows! {
         // Not a challenge's JSON: held as an unreadable challenge.
         when_unreadable: Some("unreadable"),
         unset: "none (off)",
-        unit: Text,
         samples: samples(
             &[
                 r#"{"provider":"turnstile","site_key":"k-1"}"#,
@@ -756,11 +681,8 @@ rows! {
                 .then(|| key.to_string())
         }),
         default: Vec::new() => "none",
-        write: |keys: &Vec<String>| list(keys),
+        write: list,
         when_bad: "a key with a space or over 255 bytes: that key ignored",
-        when_unreadable: None,
-        unset: "none",
-        unit: Text,
         samples: samples(&["startwaiting", "startwaiting.fr, deny"], &["start waiting"]),
     }
 }

@@ -285,7 +285,20 @@ pub fn word<T: Words>(value: &T) -> Option<String> {
     Some(value.word().to_string())
 }
 
-/// Defines the settings from their rows: a key constant, a field of `Settings`, a
+/// The given value, else the default: a row's optional field.
+macro_rules! given {
+    (; $default:expr) => {
+        $default
+    };
+    ($given:expr; $default:expr) => {
+        $given
+    };
+}
+
+pub(crate) use given;
+
+/// Defines the settings from their rows (`when_unreadable`, `unset` and `unit` may be
+/// left out: as missing, `none`, as written): a key constant, a field of `Settings`, a
 /// [`Row`] of `ROWS`, the reader `Settings::read_rows` (each key read in the rows'
 /// order by the [`Reader`] method the row names, its default an expression that
 /// may use the fields read before it) and `Settings::stored` (each value's written
@@ -300,9 +313,9 @@ macro_rules! rows {
             default: $default:expr => $shown:literal,
             write: $write:expr,
             when_bad: $bad:expr,
-            when_unreadable: $unreadable:expr,
-            unset: $unset:literal,
-            unit: $unit:ident,
+            $(when_unreadable: $unreadable:expr,)?
+            $(unset: $unset:literal,)?
+            $(unit: $unit:ident,)?
             samples: $samples:expr,
         }
     )*) => {
@@ -321,9 +334,12 @@ macro_rules! rows {
                 default: $shown,
                 meaning: concat!($($doc),*),
                 when_bad: $bad,
-                when_unreadable: $unreadable,
-                unset: $unset,
-                unit: $crate::settings::row::Unit::$unit,
+                when_unreadable: $crate::settings::row::given!($($unreadable)?; None),
+                unset: $crate::settings::row::given!($($unset)?; "none"),
+                unit: $crate::settings::row::given!(
+                    $($crate::settings::row::Unit::$unit)?;
+                    $crate::settings::row::Unit::Text
+                ),
                 samples: $samples,
             },
         )*];
