@@ -128,15 +128,18 @@ impl<'r, 'a> ServiceStore<'r, 'a> {
             })
     }
 
-    /// Whether the store is in the earlier layout ([`Members::OldLayout`]).
-    fn old_layout(&self) -> bool {
-        matches!(self.members.get(), Some(Members::OldLayout(_)))
-    }
-
-    /// Whether `settings` is present but not a JSON object.
-    fn unusable(&self) -> bool {
-        self.members.get() == Some(&Members::Unreadable)
+    /// `context` with what reading the store found: a `settings` present but not a
+    /// JSON object (a fallback), a store of the earlier layout
+    /// ([`Members::OldLayout`]), the lookups that failed.
+    fn noted(&self, mut context: RequestContext) -> RequestContext {
+        if self.members.get() == Some(&Members::Unreadable)
             && matches!(self.lookup.read(SETTINGS), Ok(Some(_)))
+        {
+            context.fallbacks.push(SETTINGS);
+        }
+        context.old_layout = matches!(self.members.get(), Some(Members::OldLayout(_)));
+        context.unreadable = self.lookup.failed();
+        context
     }
 }
 
@@ -190,12 +193,7 @@ impl RequestContext {
             }
             context.named_rooms = index.rooms.iter().map(|s| s.name.clone()).collect();
         }
-        if service.unusable() {
-            context.fallbacks.push(SETTINGS);
-        }
-        context.old_layout = service.old_layout();
-        context.unreadable = lookup.failed();
-        context
+        service.noted(context)
     }
 
     /// Every setting of the service room as stored (its own keys and the members of
@@ -203,13 +201,7 @@ impl RequestContext {
     /// edge reads for a page outside every room.
     pub fn from_store(lookup: &Remembered<'_>) -> RequestContext {
         let service = ServiceStore::new(lookup);
-        let mut context = RequestContext::of(Settings::read(&|key| service.get(key)));
-        if service.unusable() {
-            context.fallbacks.push(SETTINGS);
-        }
-        context.old_layout = service.old_layout();
-        context.unreadable = lookup.failed();
-        context
+        service.noted(RequestContext::of(Settings::read(&|key| service.get(key))))
     }
 
     /// The service room's settings: its keys, and its `events` at `now`. Events that
