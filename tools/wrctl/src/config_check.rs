@@ -20,9 +20,7 @@ use waiting_room::settings::config::{self, Heartbeat, QueueingMethod, Settings};
 use waiting_room::settings::draw_grid::DrawGrid;
 use waiting_room::settings::refresh_mode::RefreshMode;
 
-use waiting_room::settings::config::EVENTS;
-use waiting_room::settings::config::ROOMS;
-use waiting_room::settings::config::{EVENT_FIXED_KEYS, OWN_KEYS, ROWS};
+use waiting_room::settings::config::{EVENT_FIXED_KEYS, EVENTS, OWN_KEYS, ROOMS, ROWS};
 use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::events::Schedule;
 use waiting_room::settings::layout::{self, Members, SETTINGS};
