@@ -417,19 +417,18 @@ impl Reads {
         name: &str,
         what: &str,
     ) -> Result<Option<Vec<u8>>, Unread> {
-        let read = self
-            .secrets
-            .take()
-            .ok()
-            .and_then(|()| match store.try_get(name) {
+        let read = match self.secrets.take() {
+            Err(_) => Err(()),
+            Ok(()) => match store.try_get(name) {
                 Ok(Some(secret)) => secret
                     .try_plaintext()
-                    .ok()
-                    .map(|bytes| Some(bytes.to_vec())),
-                Ok(None) => Some(None),
-                Err(_) => None,
-            });
-        read.ok_or_else(|| self.fail(what))
+                    .map(|b| Some(b.to_vec()))
+                    .map_err(drop),
+                Ok(None) => Ok(None),
+                Err(_) => Err(()),
+            },
+        };
+        read.map_err(|()| self.fail(what))
     }
 
     /// Records a failed read, named `what` in the line.
