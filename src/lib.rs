@@ -270,6 +270,7 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
     // Each pass presented in turn: the first that holds lets the visitor through,
     // else the first refusal is logged.
     let mut first_refusal = None;
+    let mut pass_unread = false;
     let mut accepted = None;
     for (from_link, value) in presented
         .into_iter()
@@ -288,6 +289,7 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
                 break;
             }
             Err(why) => {
+                pass_unread |= why == pass::Refusal::UnreadableKey;
                 first_refusal.get_or_insert(why);
             }
         }
@@ -334,8 +336,9 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
             challenge: visit.challenge,
         },
     );
-    let key_unread = verdict.unread || pass_refused == Some(pass::Refusal::UnreadableKey);
-    if key_unread && !verdict.stands_unread() {
+    // A key read the outcome may rest on failed (the token's, the active one, a
+    // pass's) or the challenge's secret: only a live session goes on.
+    if (verdict.unread || pass_unread) && !verdict.stands_unread() {
         return refused(Refusal::Unreadable);
     }
     let action = match verdict.decision {

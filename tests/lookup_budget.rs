@@ -760,6 +760,32 @@ fn a_failed_key_read_admits_nobody_and_takes_no_place_away() {
         (NEW.0, mint::mint(OLD.1, "wait", NOW - 5, UID, OLD.0), false),
         (NEW.0, String::new(), false),
     ];
+    // A newcomer with two passes: one under no stored key, one under the key
+    // that fails (so the one refusal logged is the unknown key).
+    let link = format!(
+        "/events/1?waiting_pass={}",
+        mint::mint_pass(OLD.1, "", NOW - 10, NOW + 600, "nokey")
+    );
+    let header = mint::mint_pass(OLD.1, "", NOW - 10, NOW + 600, OLD.0);
+    let planned = plan(
+        &Visit {
+            now: NOW,
+            uid: UID,
+            path: "/events/1",
+            path_and_query: &link,
+            pass_header: Some(&header),
+            ..Visit::default()
+        },
+        &context,
+        &Fails(failing(OLD.0)),
+    );
+    assert_eq!(planned.set_cookie, None, "{}", planned.log_line);
+    assert_eq!(
+        planned.action,
+        Action::Serve(Page::OriginUnavailable),
+        "{}",
+        planned.log_line
+    );
     for (fails, token, forwarded) in cases {
         let header = format!("waiting_room={token}");
         let visit = Visit {
