@@ -817,3 +817,38 @@ fn a_failed_key_read_admits_nobody_and_takes_no_place_away() {
         }
     }
 }
+
+/// The challenge's secret that cannot be read: the due draw is neither made nor
+/// lost (no new wait token), the visitor asked to try again.
+#[test]
+fn an_unread_challenge_secret_holds_the_draw() {
+    #[derive(Debug)]
+    struct Unreadable;
+    impl Verifier for Unreadable {
+        fn verify(&self, _token: &str, _signature: &[u8; 32]) -> Outcome {
+            Outcome::Unread
+        }
+    }
+    let store = full_store(false, true);
+    let context = with_failing(&store, &[], "/events/1");
+    let (tolled, _) = mint::mint_toll(NEW.1, NOW - 5, UID, NEW.0, 32);
+    let cookie = format!("waiting_room={tolled}; waiting_toll=XXXX.DUMMY.TOKEN.XXXX");
+    let keys = |kid: &str| (kid == NEW.0).then(|| NEW.1.to_string());
+    let visit = Visit {
+        now: NOW,
+        uid: UID,
+        path: "/events/1",
+        path_and_query: "/events/1",
+        cookie_header: Some(&cookie),
+        challenge: Some(&Unreadable),
+        ..Visit::default()
+    };
+    let planned = plan(&visit, &context, &keys);
+    assert_eq!(planned.set_cookie, None, "{}", planned.log_line);
+    assert_eq!(
+        planned.action,
+        Action::Serve(Page::OriginUnavailable),
+        "{}",
+        planned.log_line
+    );
+}
