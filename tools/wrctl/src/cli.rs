@@ -11,6 +11,7 @@ use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::room::RoomName;
 
 use crate::fastly_api::TOKEN_VAR;
+use crate::server::LOG_SECRET_VAR;
 use crate::sink::FASTLY_API;
 
 /// The waiting room's operator tool.
@@ -453,6 +454,35 @@ the Fastly log endpoint's custom header), others get 401; set but empty: usage e
 address that cannot be bound: exit 1.\nExample: --listen 127.0.0.1:8080"
     )]
     pub listen: Option<SocketAddr>,
+
+    /// Serve the dashboard, /metrics and /status.json here instead of on --listen.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        value_parser = listen_addr,
+        requires = "listen",
+        long_help = "Serve the dashboard (GET / and /dashboard), GET /metrics and GET \
+/status.json on this address, and no longer on --listen, which then takes only the log \
+POSTs and Fastly's challenge: the log endpoint can face the edge while the controller's \
+state stays on loopback (or a private network) for the operators and Prometheus. Port 0 \
+picks a free port; the address is printed on stderr at start (`serving the dashboard and \
+metrics on http://ADDR`). Needs --listen. An address that cannot be bound: exit 1.\n\
+Example: --listen 0.0.0.0:8080 --state-listen 127.0.0.1:7677"
+    )]
+    pub state_listen: Option<SocketAddr>,
+
+    /// Take log POSTs without WRCTL_LOG_SECRET on a non-loopback --listen, writing to Fastly.
+    #[arg(
+        long,
+        long_help = "Accept the risk of taking log lines from anyone who can reach --listen: \
+without it, --fastly-store-id with --listen on an address other than loopback and no \
+WRCTL_LOG_SECRET is a usage error, because whoever can post lines steers the controller \
+(a forged crowd cuts admissions, forged losses open the room up to --max). With it the \
+controller starts, says so on stderr every minute, and its metrics carry \
+wrctl_alert{alert=\"unauthenticated-logs\"} 1. Ignored, with a warning, when \
+WRCTL_LOG_SECRET is set.\nExample: --accept-unauthenticated-logs"
+    )]
+    pub accept_unauthenticated_logs: bool,
 
     /// A Fastly service ID allowed to post logs (repeatable).
     #[arg(
@@ -926,8 +956,35 @@ spaces or characters a token cannot have"
         Ok(SinkChoice::DryRun)
     }
 
+    /// Whether log POSTs are taken without a secret where the risk must be
+    /// accepted, given whether the writes go to the Fastly API (`api`) and whether
+    /// `WRCTL_LOG_SECRET` is set (`secret`): `Ok(true)` when the controller runs
+    /// with unauthenticated logs on `--accept-unauthenticated-logs` (it then
+    /// warns every minute), `Ok(false)` when there is nothing to accept, and the
+    /// usage error when the risk is not accepted: writing to a Fastly store,
+    /// listening on an address other than loopback, without the secret.
+    pub fn unauthenticated_logs(&self, api: bool, secret: bool) -> Result<bool, String> {
+        let Some(listen) = self.listen else {
+            return Ok(false);
+        };
+        if !api || secret || listen.ip().is_loopback() {
+            return Ok(false);
+        }
+        if self.accept_unauthenticated_logs {
+            return Ok(true);
+        }
+        Err(format!(
+            "--listen {listen} with --fastly-store-id takes log lines from anyone who can \
+reach it, and they steer the controller: set the environment variable \
+{LOG_SECRET_VAR} (and the same Authorization: Bearer header on the Fastly log endpoint), \
+listen on loopback behind a proxy that checks it, or accept the risk with \
+--accept-unauthenticated-logs"
+        ))
+    }
+
     /// Warnings about options that work but are probably wrong.
-    pub fn warnings(&self) -> Vec<String> {
+    /// `secret`: whether `WRCTL_LOG_SECRET` is set.
+    pub fn warnings(&self, secret: bool) -> Vec<String> {
         let mut warnings = Vec::new();
         if self.fastly_store_id.is_some() && self.api_budget > crate::budget::DEFAULT_BUDGET {
             warnings.push(format!(
@@ -956,6 +1013,11 @@ is rewritten, not well under the room's default controller_timeout of {} s",
         }
         if self.listen.is_none() && !self.service_ids.is_empty() {
             warnings.push("--service-id is used only with --listen".into());
+        }
+        if self.accept_unauthenticated_logs && (self.listen.is_none() || secret) {
+            warnings.push(format!(
+                "--accept-unauthenticated-logs is used only with --listen and without {LOG_SECRET_VAR}"
+            ));
         }
         warnings
     }

@@ -334,6 +334,16 @@ impl<R: Beat> Held for Room<R> {
     }
 }
 
+/// What the controller says on stderr, at start and every
+/// [`UNAUTHENTICATED_WARN_EVERY`] seconds, while it takes log lines without a
+/// secret on `--accept-unauthenticated-logs`.
+pub const UNAUTHENTICATED_LOGS: &str = "log lines are taken from anyone who can reach \
+--listen (--accept-unauthenticated-logs, no WRCTL_LOG_SECRET): forged lines steer the \
+controller; set WRCTL_LOG_SECRET and the log endpoint's Authorization header";
+
+/// Seconds between two warnings of [`UNAUTHENTICATED_LOGS`].
+pub const UNAUTHENTICATED_WARN_EVERY: u64 = 60;
+
 /// The control thread's state: the rooms, the one sink and its pacer.
 pub struct Control {
     rooms: Vec<Box<dyn Held>>,
@@ -347,6 +357,9 @@ pub struct Control {
     /// Room lines of rooms not held here.
     other_room_lines: u64,
     quiet: bool,
+    /// On `--accept-unauthenticated-logs` (log POSTs taken without a secret):
+    /// when the warning was last said (0: not yet).
+    unauthenticated_logs: Option<u64>,
 }
 
 impl Control {
@@ -379,6 +392,7 @@ impl Control {
             bad: BadCounts::default(),
             other_room_lines: 0,
             quiet,
+            unauthenticated_logs: None,
         };
         assert!(
             !rooms.is_empty(),
@@ -421,6 +435,14 @@ impl Control {
     /// Paces the updates with `pacer` (the Fastly API's budget).
     pub fn with_pacer(mut self, pacer: Pacer) -> Control {
         self.pacer = pacer;
+        self
+    }
+
+    /// Takes log lines without a secret (`--accept-unauthenticated-logs`, when
+    /// `on`): says so every [`UNAUTHENTICATED_WARN_EVERY`] seconds and raises
+    /// the alert `unauthenticated-logs`.
+    pub fn with_unauthenticated_logs(mut self, on: bool) -> Control {
+        self.unauthenticated_logs = on.then_some(unix_now());
         self
     }
 
@@ -540,6 +562,7 @@ impl Control {
             writer: Arc::new(self.pacer.status(now)),
             api: self.sink.budgeted(),
             other_room_lines: self.other_room_lines,
+            unauthenticated_logs: self.unauthenticated_logs.is_some(),
         }
     }
 
@@ -557,6 +580,13 @@ impl Control {
             (true, Some(r)) => format!("[{r}] "),
             (true, None) => "[service room] ".into(),
         };
+        if let Some(said) = self.unauthenticated_logs
+            && now >= said + UNAUTHENTICATED_WARN_EVERY
+        {
+            // Said even with --quiet.
+            eprintln!("{} warning: {UNAUTHENTICATED_LOGS}", rfc3339(now));
+            self.unauthenticated_logs = Some(now);
+        }
         let mut items = vec![None; self.rooms.len()];
         for (i, room) in self.rooms.iter_mut().enumerate() {
             let ticked = room.tick(now);

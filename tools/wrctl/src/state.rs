@@ -547,6 +547,9 @@ pub struct Views {
     pub api: bool,
     /// Room lines of rooms not held here.
     pub other_room_lines: u64,
+    /// Whether log POSTs are taken without a secret on
+    /// `--accept-unauthenticated-logs`.
+    pub unauthenticated_logs: bool,
 }
 
 /// Which room `status.json` shows: `?room=NAME`, `?room=` (the service room), or
@@ -671,6 +674,13 @@ impl Views {
         if self.api {
             self.api_metrics(&mut m);
         }
+        m.sample(
+            Kind::Gauge,
+            "wrctl_alert",
+            "1 while the alert is raised, else 0.",
+            with(&m.labels.clone(), "alert", "unauthenticated-logs"),
+            Val::U(u64::from(self.unauthenticated_logs)),
+        );
         m.encode()
     }
 
