@@ -68,9 +68,11 @@ exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
   fastly log-tail --service-id SERVICE | \\
     wrctl control --target-per-minute 3000 --max-active 20000 --fastly-store-id STORE_ID
 
-  # Fastly's HTTPS logging endpoint posting to the controller, dashboard on the same port:
+  # Fastly's HTTPS logging endpoint posting to the controller (its header carries
+  # Authorization: Bearer $WRCTL_LOG_SECRET), the dashboard and metrics on loopback:
+  export WRCTL_LOG_SECRET=...   # without it, a public --listen is refused
   wrctl control --target-per-minute 3000 --fastly-store-id STORE_ID \\
-    --listen 0.0.0.0:8080 --service-id SERVICE < /dev/null
+    --listen 0.0.0.0:8080 --state-listen 127.0.0.1:7677 --service-id SERVICE < /dev/null
 
   # Watch what it would do:
   wrctl control --target-per-minute 600 --dry-run --listen 127.0.0.1:8080 < recorded.log
@@ -80,7 +82,8 @@ exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
     wrctl control --queueing fifo --target-per-minute 600 --config-file config.json
 
   # Three rooms of one service, one writer: the service room at 600 a minute, drops in
-  # FIFO mode at 300 (1,200 during its event drop-1), vip at 100; one PATCH a tick:
+  # FIFO mode at 300 (1,200 during its event drop-1), vip at 100; one PATCH a tick
+  # (WRCTL_LOG_SECRET set as above):
   wrctl control --target-per-minute 600 --service-room \\
     --room drops:target=300,queueing=fifo,event.drop-1=1200 --room vip:target=100 \\
     --fastly-store-id STORE_ID --listen 0.0.0.0:8080 --service-id SERVICE < /dev/null"
