@@ -393,6 +393,9 @@ pub fn evaluate(figures: &Figures) -> Vec<(&'static str, bool)> {
 mod tests {
     use super::*;
 
+    /// An alert's name, and the change to [`calm`]'s figures that raises it alone.
+    type Case = (&'static str, fn(&mut Figures));
+
     fn alert(name: &str) -> &'static Alert {
         ALERTS.iter().find(|a| a.name == name).unwrap()
     }
@@ -441,7 +444,7 @@ mod tests {
 
     #[test]
     fn each_condition_fires_on_its_figures_and_only_its_alert() {
-        let cases: [(&str, fn(&mut Figures)); 12] = [
+        let cases: [Case; 12] = [
             ("controller-stale", |f| f.rooms[0].last_write = Some(9_879)),
             ("controller-stale", |f| {
                 f.rooms[0].last_write = None;

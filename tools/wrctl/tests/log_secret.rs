@@ -16,6 +16,9 @@ use support::{MockApi, Wrctl, metric, run_to_end, unix_now};
 const TOKEN: (&str, &str) = ("FASTLY_API_TOKEN", "token-for-tests");
 const SECRET: &str = "s3cret-for-tests";
 
+/// A process's environment: names and values.
+type Env<'a> = Vec<(&'a str, &'a str)>;
+
 /// `wrctl control` writing to the API stand-in's store, with `extra` arguments.
 fn to_fastly<'a>(api: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let args = [
@@ -118,7 +121,7 @@ fn a_fastly_writer_on_a_public_address_without_the_secret_is_refused() {
 fn loopback_another_sink_or_the_secret_starts_without_a_warning() {
     let api = MockApi::start(&[200], r#"{"status":"ok"}"#);
     let url = api.url();
-    let starts: [(Vec<&str>, Vec<(&str, &str)>); 4] = [
+    let starts: [(Vec<&str>, Env); 4] = [
         // Loopback, behind a proxy: the docs' setup, the secret asked for by the docs.
         (to_fastly(&url, &["--listen", "127.0.0.1:0"]), vec![TOKEN]),
         // The secret set.
