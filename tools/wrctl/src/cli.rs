@@ -1017,6 +1017,17 @@ is rewritten, not well under the room's default controller_timeout of {} s",
         if self.listen.is_none() && !self.service_ids.is_empty() {
             warnings.push("--service-id is used only with --listen".into());
         }
+        if let Some(listen) = self.listen
+            && listen.ip().is_loopback()
+            && self.fastly_store_id.is_some()
+            && !secret
+        {
+            warnings.push(format!(
+                "--listen {listen} takes log lines without {LOG_SECRET_VAR}: a proxy that \
+forwards the edge's batches to it forwards anyone's, and they steer the controller; set it \
+and the log endpoint's Authorization: Bearer header"
+            ));
+        }
         if self.accept_unauthenticated_logs && (self.listen.is_none() || secret) {
             warnings.push(format!(
                 "--accept-unauthenticated-logs is used only with --listen and without {LOG_SECRET_VAR}"

@@ -64,6 +64,8 @@ pub trait Held {
     fn hold(&mut self);
     /// The room's state, with the stream's bad lines `bad`.
     fn view(&self, bad: BadCounts) -> View;
+    /// The room's counters alone (no series: what the alerts count at each tick).
+    fn counters(&self) -> control::snapshot::Counters;
     /// Seconds between two ticks.
     fn tick_seconds(&self) -> u64;
     /// Holds `per_minute` during each named event instead of the base target.
@@ -306,6 +308,10 @@ impl<R: Beat> Held for Room<R> {
             info: Arc::clone(&self.info),
             fifo: self.controller.fifo_status(SERIES_SECONDS),
         }
+    }
+
+    fn counters(&self) -> control::snapshot::Counters {
+        self.controller.snapshot(0).counters
     }
 
     fn tick_seconds(&self) -> u64 {
@@ -585,11 +591,11 @@ impl Control {
     fn counts(&self) -> Counts {
         let mut counts = Counts {
             bad_lines: self.bad.missing_field + self.bad.unreadable_field,
-            throttled: self.pacer.status(unix_now()).counters.throttled,
+            throttled: self.pacer.counters().throttled,
             ..Counts::default()
         };
         for room in &self.rooms {
-            let c = room.view(BadCounts::default()).snapshot.counters;
+            let c = room.counters();
             counts.lines += c.lines;
             counts.unreadable_lines += c.unreadable_lines;
             counts.writes += c.writes;
