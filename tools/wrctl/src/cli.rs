@@ -482,8 +482,9 @@ without it, --fastly-store-id with --listen on an address other than loopback an
 WRCTL_LOG_SECRET is a usage error, because whoever can post lines steers the controller \
 (a forged crowd cuts admissions, forged losses open the room up to --max). With it the \
 controller starts, says so on stderr every minute, and its metrics carry \
-wrctl_alert{alert=\"unauthenticated-logs\"} 1. Ignored, with a warning, when \
-WRCTL_LOG_SECRET is set.\nExample: --accept-unauthenticated-logs"
+wrctl_alert{alert=\"unauthenticated-logs\"} 1. Ignored, with a warning, where there is \
+no risk to accept (WRCTL_LOG_SECRET set, --listen on loopback, or no --fastly-store-id).\n\
+Example: --accept-unauthenticated-logs"
     )]
     pub accept_unauthenticated_logs: bool,
 
@@ -1028,9 +1029,13 @@ forwards the edge's batches to it forwards anyone's, and they steer the controll
 and the log endpoint's Authorization: Bearer header"
             ));
         }
-        if self.accept_unauthenticated_logs && (self.listen.is_none() || secret) {
+        let at_risk = self.fastly_store_id.is_some()
+            && !secret
+            && self.listen.is_some_and(|a| !a.ip().is_loopback());
+        if self.accept_unauthenticated_logs && !at_risk {
             warnings.push(format!(
-                "--accept-unauthenticated-logs is used only with --listen and without {LOG_SECRET_VAR}"
+                "--accept-unauthenticated-logs is used only with --fastly-store-id, --listen on \
+an address other than loopback and no {LOG_SECRET_VAR}: there is no risk to accept here"
             ));
         }
         warnings

@@ -407,3 +407,53 @@ fn state_listen_needs_listen() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--listen"), "{err}");
 }
+
+#[test]
+fn accepting_a_risk_that_is_not_there_is_warned_about() {
+    let api = MockApi::start(&[200], r#"{"status":"ok"}"#);
+    let url = api.url();
+    let flag = "--accept-unauthenticated-logs";
+    let unused = "--accept-unauthenticated-logs is used only with";
+    let secret = [TOKEN, ("WRCTL_LOG_SECRET", SECRET)];
+    let no_risk: [(Vec<&str>, Env); 3] = [
+        (
+            to_fastly(&url, &["--listen", "0.0.0.0:0", flag]),
+            secret.to_vec(),
+        ),
+        (
+            to_fastly(&url, &["--listen", "127.0.0.1:0", flag]),
+            vec![TOKEN],
+        ),
+        (
+            vec![
+                "control",
+                "--target-per-minute",
+                "60",
+                "--dry-run",
+                "--listen",
+                "0.0.0.0:0",
+                flag,
+            ],
+            vec![],
+        ),
+    ];
+    for (args, env) in no_risk {
+        let wrctl = start(&args, &env);
+        assert!(
+            wrctl.stderr().contains(unused),
+            "{args:?}:\n{}",
+            wrctl.stderr()
+        );
+        assert_eq!(
+            metric(
+                &wrctl.get("/metrics"),
+                "wrctl_alert{alert=\"unauthenticated-logs\"}"
+            ),
+            Some(0.0),
+            "{args:?}"
+        );
+    }
+    // Where the risk is there, the flag is not said to be unused.
+    let wrctl = start(&to_fastly(&url, &["--listen", "0.0.0.0:0", flag]), &[TOKEN]);
+    assert!(!wrctl.stderr().contains(unused), "{}", wrctl.stderr());
+}
