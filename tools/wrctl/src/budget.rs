@@ -262,6 +262,11 @@ impl Pacer {
         }
     }
 
+    /// The counters so far.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
     /// The state at clock time `now`.
     pub fn status(&self, now: u64) -> Status {
         Status {

@@ -11,6 +11,7 @@ use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::room::RoomName;
 
 use crate::fastly_api::TOKEN_VAR;
+use crate::server::LOG_SECRET_VAR;
 use crate::sink::FASTLY_API;
 
 /// The waiting room's operator tool.
@@ -67,9 +68,11 @@ exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
   fastly log-tail --service-id SERVICE | \\
     wrctl control --target-per-minute 3000 --max-active 20000 --fastly-store-id STORE_ID
 
-  # Fastly's HTTPS logging endpoint posting to the controller, dashboard on the same port:
+  # Fastly's HTTPS logging endpoint posting to the controller (its header carries
+  # Authorization: Bearer $WRCTL_LOG_SECRET), the dashboard and metrics on loopback:
+  export WRCTL_LOG_SECRET=...   # without it, a public --listen is refused
   wrctl control --target-per-minute 3000 --fastly-store-id STORE_ID \\
-    --listen 0.0.0.0:8080 --service-id SERVICE < /dev/null
+    --listen 0.0.0.0:8080 --state-listen 127.0.0.1:7677 --service-id SERVICE < /dev/null
 
   # Watch what it would do:
   wrctl control --target-per-minute 600 --dry-run --listen 127.0.0.1:8080 < recorded.log
@@ -79,7 +82,8 @@ exits 0; with --listen it keeps running on what the HTTP endpoint receives.",
     wrctl control --queueing fifo --target-per-minute 600 --config-file config.json
 
   # Three rooms of one service, one writer: the service room at 600 a minute, drops in
-  # FIFO mode at 300 (1,200 during its event drop-1), vip at 100; one PATCH a tick:
+  # FIFO mode at 300 (1,200 during its event drop-1), vip at 100; one PATCH a tick
+  # (WRCTL_LOG_SECRET set as above):
   wrctl control --target-per-minute 600 --service-room \\
     --room drops:target=300,queueing=fifo,event.drop-1=1200 --room vip:target=100 \\
     --fastly-store-id STORE_ID --listen 0.0.0.0:8080 --service-id SERVICE < /dev/null"
@@ -453,6 +457,36 @@ the Fastly log endpoint's custom header), others get 401; set but empty: usage e
 address that cannot be bound: exit 1.\nExample: --listen 127.0.0.1:8080"
     )]
     pub listen: Option<SocketAddr>,
+
+    /// Serve the dashboard, /metrics and /status.json here instead of on --listen.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        value_parser = listen_addr,
+        requires = "listen",
+        long_help = "Serve the dashboard (GET / and /dashboard), GET /metrics and GET \
+/status.json on this address, and no longer on --listen, which then takes only the log \
+POSTs and Fastly's challenge: the log endpoint can face the edge while the controller's \
+state stays on loopback (or a private network) for the operators and Prometheus. Port 0 \
+picks a free port; the address is printed on stderr at start (`serving the dashboard and \
+metrics on http://ADDR`). Needs --listen. An address that cannot be bound: exit 1.\n\
+Example: --listen 0.0.0.0:8080 --state-listen 127.0.0.1:7677"
+    )]
+    pub state_listen: Option<SocketAddr>,
+
+    /// Take log POSTs without WRCTL_LOG_SECRET on a non-loopback --listen, writing to Fastly.
+    #[arg(
+        long,
+        long_help = "Accept the risk of taking log lines from anyone who can reach --listen: \
+without it, --fastly-store-id with --listen on an address other than loopback and no \
+WRCTL_LOG_SECRET is a usage error, because whoever can post lines steers the controller \
+(a forged crowd cuts admissions, forged losses open the room up to --max). With it the \
+controller starts, says so on stderr every minute, and its metrics carry \
+wrctl_alert{alert=\"unauthenticated-logs\"} 1. Ignored, with a warning, where there is \
+no risk to accept (WRCTL_LOG_SECRET set, --listen on loopback, or no --fastly-store-id).\n\
+Example: --accept-unauthenticated-logs"
+    )]
+    pub accept_unauthenticated_logs: bool,
 
     /// A Fastly service ID allowed to post logs (repeatable).
     #[arg(
@@ -926,8 +960,35 @@ spaces or characters a token cannot have"
         Ok(SinkChoice::DryRun)
     }
 
+    /// Whether log POSTs are taken without a secret where the risk must be
+    /// accepted, given whether the writes go to the Fastly API (`api`) and whether
+    /// `WRCTL_LOG_SECRET` is set (`secret`): `Ok(true)` when the controller runs
+    /// with unauthenticated logs on `--accept-unauthenticated-logs` (it then
+    /// warns every minute), `Ok(false)` when there is nothing to accept, and the
+    /// usage error when the risk is not accepted: writing to a Fastly store,
+    /// listening on an address other than loopback, without the secret.
+    pub fn unauthenticated_logs(&self, api: bool, secret: bool) -> Result<bool, String> {
+        let Some(listen) = self.listen else {
+            return Ok(false);
+        };
+        if !api || secret || listen.ip().is_loopback() {
+            return Ok(false);
+        }
+        if self.accept_unauthenticated_logs {
+            return Ok(true);
+        }
+        Err(format!(
+            "--listen {listen} with --fastly-store-id takes log lines from anyone who can \
+reach it, and they steer the controller: set the environment variable \
+{LOG_SECRET_VAR} (and the same Authorization: Bearer header on the Fastly log endpoint), \
+listen on loopback behind a proxy that checks it, or accept the risk with \
+--accept-unauthenticated-logs"
+        ))
+    }
+
     /// Warnings about options that work but are probably wrong.
-    pub fn warnings(&self) -> Vec<String> {
+    /// `secret`: whether `WRCTL_LOG_SECRET` is set.
+    pub fn warnings(&self, secret: bool) -> Vec<String> {
         let mut warnings = Vec::new();
         if self.fastly_store_id.is_some() && self.api_budget > crate::budget::DEFAULT_BUDGET {
             warnings.push(format!(
@@ -956,6 +1017,26 @@ is rewritten, not well under the room's default controller_timeout of {} s",
         }
         if self.listen.is_none() && !self.service_ids.is_empty() {
             warnings.push("--service-id is used only with --listen".into());
+        }
+        if let Some(listen) = self.listen
+            && listen.ip().is_loopback()
+            && self.fastly_store_id.is_some()
+            && !secret
+        {
+            warnings.push(format!(
+                "--listen {listen} takes log lines without {LOG_SECRET_VAR}: a proxy that \
+forwards the edge's batches to it forwards anyone's, and they steer the controller; set it \
+and the log endpoint's Authorization: Bearer header"
+            ));
+        }
+        let at_risk = self.fastly_store_id.is_some()
+            && !secret
+            && self.listen.is_some_and(|a| !a.ip().is_loopback());
+        if self.accept_unauthenticated_logs && !at_risk {
+            warnings.push(format!(
+                "--accept-unauthenticated-logs is used only with --fastly-store-id, --listen on \
+an address other than loopback and no {LOG_SECRET_VAR}: there is no risk to accept here"
+            ));
         }
         warnings
     }

@@ -6,7 +6,7 @@
 //! sends every room's write of a tick in one update through the one sink, paced
 //! by the API budget ([`Pacer`]), and answers state requests.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -18,6 +18,7 @@ use control::rule::Write as _;
 use waiting_room::settings::config::QueueingMethod;
 use waiting_room::settings::room::RoomName;
 
+use crate::alerts::{self, Counts, Figures, OriginFigures, RoomFigures};
 use crate::budget::Pacer;
 use crate::clock::{rfc3339, unix_now};
 use crate::ingest::Msg;
@@ -63,6 +64,8 @@ pub trait Held {
     fn hold(&mut self);
     /// The room's state, with the stream's bad lines `bad`.
     fn view(&self, bad: BadCounts) -> View;
+    /// The room's counters alone (no series: what the alerts count at each tick).
+    fn counters(&self) -> control::snapshot::Counters;
     /// Seconds between two ticks.
     fn tick_seconds(&self) -> u64;
     /// Holds `per_minute` during each named event instead of the base target.
@@ -307,6 +310,10 @@ impl<R: Beat> Held for Room<R> {
         }
     }
 
+    fn counters(&self) -> control::snapshot::Counters {
+        self.controller.snapshot(0).counters
+    }
+
     fn tick_seconds(&self) -> u64 {
         self.controller.tick_seconds()
     }
@@ -334,6 +341,16 @@ impl<R: Beat> Held for Room<R> {
     }
 }
 
+/// What the controller says on stderr, at start and every
+/// [`UNAUTHENTICATED_WARN_EVERY`] seconds, while it takes log lines without a
+/// secret on `--accept-unauthenticated-logs`.
+pub const UNAUTHENTICATED_LOGS: &str = "log lines are taken from anyone who can reach \
+--listen (--accept-unauthenticated-logs, no WRCTL_LOG_SECRET): forged lines steer the \
+controller; set WRCTL_LOG_SECRET and the log endpoint's Authorization header";
+
+/// Seconds between two warnings of [`UNAUTHENTICATED_LOGS`].
+pub const UNAUTHENTICATED_WARN_EVERY: u64 = 60;
+
 /// The control thread's state: the rooms, the one sink and its pacer.
 pub struct Control {
     rooms: Vec<Box<dyn Held>>,
@@ -347,6 +364,14 @@ pub struct Control {
     /// Room lines of rooms not held here.
     other_room_lines: u64,
     quiet: bool,
+    /// On `--accept-unauthenticated-logs` (log POSTs taken without a secret):
+    /// when the warning was last said.
+    unauthenticated_logs: Option<u64>,
+    /// Clock time the controller started.
+    started: u64,
+    /// The counts the alerts read, taken at each tick over the last
+    /// [`alerts::WINDOW_SECONDS`] (and at the start).
+    samples: VecDeque<(u64, Counts)>,
 }
 
 impl Control {
@@ -379,7 +404,13 @@ impl Control {
             bad: BadCounts::default(),
             other_room_lines: 0,
             quiet,
+            unauthenticated_logs: None,
+            started: unix_now(),
+            samples: VecDeque::new(),
         };
+        control
+            .samples
+            .push_back((control.started, Counts::default()));
         assert!(
             !rooms.is_empty(),
             "a control thread holds at least one room"
@@ -421,6 +452,14 @@ impl Control {
     /// Paces the updates with `pacer` (the Fastly API's budget).
     pub fn with_pacer(mut self, pacer: Pacer) -> Control {
         self.pacer = pacer;
+        self
+    }
+
+    /// Takes log lines without a secret (`--accept-unauthenticated-logs`, when
+    /// `on`): says so every [`UNAUTHENTICATED_WARN_EVERY`] seconds and raises
+    /// the alert `unauthenticated-logs`.
+    pub fn with_unauthenticated_logs(mut self, on: bool) -> Control {
+        self.unauthenticated_logs = on.then_some(unix_now());
         self
     }
 
@@ -533,13 +572,84 @@ impl Control {
         self.views_at(unix_now())
     }
 
-    /// Every room's state and the writer's at clock time `now`.
+    /// Every room's state and the writer's at clock time `now`, with the
+    /// alerts the controller raises ([`alerts::ALERTS`]).
     pub fn views_at(&self, now: u64) -> Views {
+        let rooms: Vec<View> = self.rooms.iter().map(|r| r.view(self.bad)).collect();
+        let writer = self.pacer.status(now);
+        let alerts = alerts::evaluate(&self.figures(now, &rooms, &writer));
         Views {
-            rooms: self.rooms.iter().map(|r| r.view(self.bad)).collect(),
-            writer: Arc::new(self.pacer.status(now)),
+            rooms,
+            writer: Arc::new(writer),
             api: self.sink.budgeted(),
             other_room_lines: self.other_room_lines,
+            alerts,
+        }
+    }
+
+    /// The counts the alerts read, now: every room's, the stream's and the writer's.
+    fn counts(&self) -> Counts {
+        let mut counts = Counts {
+            bad_lines: self.bad.missing_field + self.bad.unreadable_field,
+            throttled: self.pacer.counters().throttled,
+            ..Counts::default()
+        };
+        for room in &self.rooms {
+            let c = room.counters();
+            counts.lines += c.lines;
+            counts.unreadable_lines += c.unreadable_lines;
+            counts.writes += c.writes;
+            counts.write_failures += c.write_failures;
+        }
+        counts
+    }
+
+    /// What the alerts read at clock time `now`, from the rooms' `views` and
+    /// the `writer`'s state.
+    fn figures(&self, now: u64, views: &[View], writer: &crate::budget::Status) -> Figures {
+        let since = now.saturating_sub(alerts::WINDOW_SECONDS);
+        let earlier = self
+            .samples
+            .iter()
+            .find(|(t, _)| *t >= since)
+            .or(self.samples.back())
+            .map(|(_, c)| *c)
+            .unwrap_or_default();
+        let rooms = views
+            .iter()
+            .map(|v| RoomFigures {
+                last_write: v.snapshot.last_write,
+                admissions_last_minute: v.last_minute().admissions,
+                target_per_minute: v.target_per_minute(),
+                waiting: v.snapshot.waiting,
+                origin: v.snapshot.origin.as_ref().map(|o| OriginFigures {
+                    slow: o.state == control::origin::State::OriginSlow,
+                    p95_ms: o.reading.p95_ms,
+                    p95_bound_ms: o.healthy.p95_ms,
+                    error_share: o.reading.error_share,
+                    error_bound: o.healthy.error_share,
+                }),
+            })
+            .collect();
+        Figures {
+            now,
+            up_seconds: now.saturating_sub(self.started),
+            rooms,
+            recent: self.counts().since(&earlier),
+            rate_limit_remaining: writer.remaining,
+            unauthenticated_logs: self.unauthenticated_logs.is_some(),
+        }
+    }
+
+    /// Takes the counts of clock time `now` for the alerts' window.
+    fn sample(&mut self, now: u64) {
+        let counts = self.counts();
+        self.samples.push_back((now, counts));
+        // Keep the newest sample at or before the window's start: the counts
+        // since then cover the whole window.
+        let since = now.saturating_sub(alerts::WINDOW_SECONDS);
+        while self.samples.len() > 1 && self.samples[1].0 <= since {
+            self.samples.pop_front();
         }
     }
 
@@ -557,6 +667,14 @@ impl Control {
             (true, Some(r)) => format!("[{r}] "),
             (true, None) => "[service room] ".into(),
         };
+        self.sample(now);
+        if let Some(said) = self.unauthenticated_logs
+            && now >= said + UNAUTHENTICATED_WARN_EVERY
+        {
+            // Said even with --quiet.
+            eprintln!("{} warning: {UNAUTHENTICATED_LOGS}", rfc3339(now));
+            self.unauthenticated_logs = Some(now);
+        }
         let mut items = vec![None; self.rooms.len()];
         for (i, room) in self.rooms.iter_mut().enumerate() {
             let ticked = room.tick(now);

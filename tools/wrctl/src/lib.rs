@@ -20,6 +20,7 @@
 //! keeps running. A write to the Fastly API can take up to 10 s, during which the
 //! readers wait (the channel is bounded).
 
+pub mod alerts;
 pub mod budget;
 pub mod cli;
 pub mod clock;

@@ -104,7 +104,20 @@ fn run_control(rooms: Vec<(Option<RoomName>, ControlArgs, Chosen)>, args: Contro
     let choice = args
         .sink(std::env::var(TOKEN_VAR).ok())
         .unwrap_or_else(|e| usage_error(&e));
-    for warning in args.warnings() {
+    let log_secret = std::env::var(server::LOG_SECRET_VAR).ok();
+    if log_secret.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        usage_error(&format!(
+            "the environment variable {} is set but empty",
+            server::LOG_SECRET_VAR
+        ));
+    }
+    let unauthenticated = args
+        .unauthenticated_logs(
+            matches!(choice, SinkChoice::Fastly { .. }),
+            log_secret.is_some(),
+        )
+        .unwrap_or_else(|e| usage_error(&e));
+    for warning in args.warnings(log_secret.is_some()) {
         eprintln!("wrctl: warning: {warning}");
     }
     let sink: Box<dyn Sink> = match choice {
@@ -188,25 +201,41 @@ fn run_control(rooms: Vec<(Option<RoomName>, ControlArgs, Chosen)>, args: Contro
     let (tx, rx) = sync_channel(CHANNEL);
 
     if let Some(addr) = args.listen {
-        let log_secret = std::env::var(server::LOG_SECRET_VAR).ok();
-        if log_secret.as_deref().is_some_and(|s| s.trim().is_empty()) {
-            usage_error(&format!(
-                "the environment variable {} is set but empty",
-                server::LOG_SECRET_VAR
-            ));
-        }
         let settings = server::Settings {
             max_body: args.max_body_bytes,
             service_ids: args.service_ids.clone(),
             log_secret,
             timeout: std::time::Duration::from_secs(args.http_timeout),
+            serves: if args.state_listen.is_some() {
+                server::Serves::Logs
+            } else {
+                server::Serves::All
+            },
         };
+        if let Some(state) = args.state_listen {
+            let settings = server::Settings {
+                serves: server::Serves::State,
+                ..settings.clone()
+            };
+            match server::start(state, settings, tx.clone()) {
+                Ok(bound) => {
+                    eprintln!("wrctl: serving the dashboard and metrics on http://{bound}")
+                }
+                Err(e) => {
+                    eprintln!("wrctl: --state-listen {state}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         match server::start(addr, settings, tx.clone()) {
             Ok(bound) => eprintln!("wrctl: listening on http://{bound}"),
             Err(e) => {
                 eprintln!("wrctl: --listen {addr}: {e}");
                 return ExitCode::FAILURE;
             }
+        }
+        if unauthenticated {
+            eprintln!("wrctl: warning: {}", wrctl::control::UNAUTHENTICATED_LOGS);
         }
     }
     if names.len() > 1 {
@@ -234,6 +263,7 @@ fn run_control(rooms: Vec<(Option<RoomName>, ControlArgs, Chosen)>, args: Contro
     }
     Control::of_rooms(held, sink, args.quiet)
         .with_pacer(pacer)
+        .with_unauthenticated_logs(unauthenticated)
         .run(rx);
     ExitCode::SUCCESS
 }

@@ -29,6 +29,10 @@
 //! | GET | `/status.json` | a room's state and the writer's (see [`crate::state::Views::status_json`]); `?room=NAME` picks a room, `?room=` the service room |
 //! | GET | `/`, `/dashboard` | the dashboard page |
 //!
+//! With `--state-listen` ([`Serves`]), `--listen` serves only the POSTs and the
+//! challenge (`GET /`: 405), and the other address only the GETs of the state
+//! and the dashboard.
+//!
 //! HEAD is answered like GET, without the body. Another method on one of these
 //! paths: 405 with `Allow`; any other path: 404; a request that is not HTTP: 400
 //! from hyper, or the connection closed when nothing in it reads as a request.
@@ -101,6 +105,21 @@ pub struct Settings {
     pub log_secret: Option<String>,
     /// `--http-timeout`: see [`DEFAULT_TIMEOUT`].
     pub timeout: Duration,
+    /// What this listener serves: everything, or with `--state-listen` the log
+    /// POSTs and the challenge on one address and the state on the other.
+    pub serves: Serves,
+}
+
+/// What a listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Serves {
+    /// `--listen` alone: the log POSTs, the challenge, the dashboard, `/metrics`
+    /// and `/status.json`.
+    All,
+    /// `--listen` beside `--state-listen`: the log POSTs and the challenge.
+    Logs,
+    /// `--state-listen`: the dashboard, `/metrics` and `/status.json`.
+    State,
 }
 
 /// The environment variable holding the secret log POSTs must carry.
@@ -243,27 +262,36 @@ async fn linger(stream: std::net::TcpStream) {
 type App = State<Arc<Shared>>;
 
 fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route(
-            "/",
-            get(dashboard)
-                .post(logs)
-                .fallback(not_allowed("GET, HEAD, POST")),
-        )
-        .route(
-            "/dashboard",
-            get(dashboard).fallback(not_allowed("GET, HEAD")),
-        )
-        .route("/logs", post(logs).fallback(not_allowed("POST")))
-        .route(
-            CHALLENGE_PATH,
-            get(challenge).fallback(not_allowed("GET, HEAD")),
-        )
-        .route("/metrics", get(metrics).fallback(not_allowed("GET, HEAD")))
-        .route(
-            "/status.json",
-            get(status).fallback(not_allowed("GET, HEAD")),
-        )
+    let serves = shared.settings.serves;
+    let root = match serves {
+        Serves::All => get(dashboard)
+            .post(logs)
+            .fallback(not_allowed("GET, HEAD, POST")),
+        Serves::Logs => post(logs).fallback(not_allowed("POST")),
+        Serves::State => get(dashboard).fallback(not_allowed("GET, HEAD")),
+    };
+    let mut router = Router::new().route("/", root);
+    if serves != Serves::State {
+        router = router
+            .route("/logs", post(logs).fallback(not_allowed("POST")))
+            .route(
+                CHALLENGE_PATH,
+                get(challenge).fallback(not_allowed("GET, HEAD")),
+            );
+    }
+    if serves != Serves::Logs {
+        router = router
+            .route(
+                "/dashboard",
+                get(dashboard).fallback(not_allowed("GET, HEAD")),
+            )
+            .route("/metrics", get(metrics).fallback(not_allowed("GET, HEAD")))
+            .route(
+                "/status.json",
+                get(status).fallback(not_allowed("GET, HEAD")),
+            );
+    }
+    router
         .fallback(|| async { text(StatusCode::NOT_FOUND, "not found\n") })
         .with_state(shared)
 }

@@ -509,6 +509,11 @@ fn write_origin_metrics(m: &mut Metrics, labels: &Labels, o: &OriginStatus) {
         Some(rounded(o.reading.error_share)),
     );
     m.ratio(
+        "wrctl_origin_error_ratio_bound",
+        "The error share bound of --origin-healthy.",
+        Some(o.healthy.error_share),
+    );
+    m.ratio(
         "wrctl_origin_answers_per_second",
         "The origin's answers a second over the last window.",
         Some(rounded(o.reading.per_second)),
@@ -547,6 +552,9 @@ pub struct Views {
     pub api: bool,
     /// Room lines of rooms not held here.
     pub other_room_lines: u64,
+    /// Each alert the controller evaluates ([`crate::alerts::ALERTS`]), and
+    /// whether it is raised.
+    pub alerts: Vec<(&'static str, bool)>,
 }
 
 /// Which room `status.json` shows: `?room=NAME`, `?room=` (the service room), or
@@ -670,6 +678,15 @@ impl Views {
         );
         if self.api {
             self.api_metrics(&mut m);
+        }
+        for (alert, raised) in &self.alerts {
+            m.sample(
+                Kind::Gauge,
+                "wrctl_alert",
+                "1 while the controller's condition of the alert holds, else 0 (the alerts: SECURITY.md, Controller alerts).",
+                with(&m.labels.clone(), "alert", alert),
+                Val::U(u64::from(*raised)),
+            );
         }
         m.encode()
     }

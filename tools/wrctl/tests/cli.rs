@@ -198,6 +198,8 @@ fn the_help_documents_every_option_with_an_example() {
         "--fastly-api-url",
         "--dry-run",
         "--listen",
+        "--state-listen",
+        "--accept-unauthenticated-logs",
         "--service-id",
         "--max-body-bytes",
         "--http-timeout",
@@ -217,7 +219,7 @@ fn the_help_documents_every_option_with_an_example() {
             "{flag}"
         );
     }
-    assert_eq!(help.matches("Example:").count(), 31, "{help}");
+    assert_eq!(help.matches("Example:").count(), 33, "{help}");
     assert!(help.contains("FASTLY_API_TOKEN"));
 }
 

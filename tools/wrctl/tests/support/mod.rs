@@ -87,12 +87,14 @@ pub fn wrctl(args: &[&str], env: &[(&str, &str)]) -> Run {
     }
 }
 
-/// The `wrctl` command with `args`, without FASTLY_API_TOKEN unless `env` sets it.
+/// The `wrctl` command with `args`, without FASTLY_API_TOKEN and WRCTL_LOG_SECRET
+/// unless `env` sets them.
 fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_wrctl"));
     command
         .args(args)
         .env_remove("FASTLY_API_TOKEN")
+        .env_remove("WRCTL_LOG_SECRET")
         .envs(env.iter().copied());
     command
 }
@@ -173,6 +175,17 @@ impl Wrctl {
             wrctl.addr = Some(addr);
         }
         wrctl
+    }
+
+    /// The address of `--state-listen`, as printed at start.
+    pub fn state_addr(&self) -> SocketAddr {
+        eventually("the state listener's line", || {
+            let err = self.stderr();
+            let rest = err
+                .split("serving the dashboard and metrics on http://")
+                .nth(1)?;
+            rest.lines().next()?.parse().ok()
+        })
     }
 
     /// What it printed on stderr so far.
