@@ -360,7 +360,10 @@ fn the_crates_depend_downward_only() {
         ("edge-waiting-room", &[][..]),
         ("control", &["edge-waiting-room"][..]),
         ("wrctl", &["control", "edge-waiting-room", "svg-plot"][..]),
-        ("simulate", &["control", "edge-waiting-room", "svg-plot"][..]),
+        (
+            "simulate",
+            &["control", "edge-waiting-room", "svg-plot"][..],
+        ),
         ("svg-plot", &[][..]),
         ("demo-origin", &[][..]),
         ("toll-solver", &[][..]),

@@ -167,6 +167,25 @@ Exit status 1 when the index has entries the room ignores.",
     /// Mint signed passes for staff, partners and monitoring.
     #[command(subcommand)]
     Pass(crate::rooms_cmd::PassCommand),
+    /// Write a report of an event from its saved log: one HTML file of plots and tables.
+    #[command(
+        long_about = "Write a report of an event from its saved log, after the controller has \
+gone: the log's lines are replayed through the controller's own code (the rules, the alert \
+table) on the log's own clock, ticking every --tick seconds of it, with the options the \
+controller ran with (after --). The report is one self-contained HTML file (--out): for each \
+room, a minute at a time, the new sessions against the target, the people waiting, the \
+waits of the people admitted (median, 90th and 99th percentiles, from each address's first \
+waiting line to its new session), the allow_percentage (or the FIFO cutoff) in effect at the \
+edge, and with --origin-healthy the origin's p95 against its bound, as plots and as a table \
+of the same figures; then every alert the controller raised on a timeline, and a table of \
+them. A replay writes nothing and listens nowhere; it cannot know whether writes failed or \
+were throttled.",
+        after_long_help = "Example:
+  # The demo's log (Viceroy's output), as its controller held it:
+  wrctl report target/demo/room.log --out report.html -- \\
+    --target-per-minute 30 --wait-period 10 --max 50 --start 1"
+    )]
+    Report(crate::report::ReportArgs),
 }
 
 /// The options of `wrctl control`.

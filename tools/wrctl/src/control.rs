@@ -12,6 +12,8 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use control::fifo::FifoController;
+use control::percentage::Controller;
 use control::record::Record;
 use control::rule::Rule;
 use control::rule::Write as _;
@@ -20,6 +22,7 @@ use waiting_room::settings::room::RoomName;
 
 use crate::alerts::{self, Counts, Figures, OriginFigures, RoomFigures};
 use crate::budget::Pacer;
+use crate::cli::ControlArgs;
 use crate::clock::{rfc3339, unix_now};
 use crate::ingest::Msg;
 use crate::sink::Sink;
@@ -449,6 +452,13 @@ impl Control {
         }
     }
 
+    /// Started at clock time `t` (a replay's clock: the log's first second).
+    pub fn start_at(&mut self, t: u64) {
+        self.started = t;
+        self.samples.clear();
+        self.samples.push_back((t, Counts::default()));
+    }
+
     /// Paces the updates with `pacer` (the Fastly API's budget).
     pub fn with_pacer(mut self, pacer: Pacer) -> Control {
         self.pacer = pacer;
@@ -730,4 +740,86 @@ impl Control {
             }
         }
     }
+}
+
+/// A room's rule, chosen once per room.
+pub enum Chosen {
+    /// The percentage.
+    Percentage(Controller),
+    /// The FIFO cutoff.
+    Fifo(FifoController),
+}
+
+/// Each room `args` holds (the service room's, or each `--room`'s), with its
+/// own options and its rule; the usage error otherwise (naming the room when
+/// there are several).
+pub fn choose(args: &ControlArgs) -> Result<Vec<(Option<RoomName>, ControlArgs, Chosen)>, String> {
+    if args.target_per_minute.is_none() && args.room.is_empty() {
+        return Err(args.target().unwrap_err());
+    }
+    let rooms = args.rooms()?;
+    let mut chosen = Vec::with_capacity(rooms.len());
+    for (name, room_args) in rooms {
+        let named = |e: String| match &name {
+            Some(room) if args.room.len() > 1 || args.service_room => format!("--room {room}: {e}"),
+            _ => e,
+        };
+        let origin = room_args.origin().map_err(named)?;
+        let rule = if room_args.fifo() {
+            let options = room_args.fifo_options().map_err(named)?;
+            let rule = FifoController::new(options)
+                .and_then(|rule| match origin {
+                    Some(origin) => rule.following_origin(origin),
+                    None => Ok(rule),
+                })
+                .map_err(|e| named(e.to_string()))?;
+            Chosen::Fifo(rule)
+        } else {
+            let options = room_args.options().map_err(named)?;
+            let rule = Controller::new(options)
+                .and_then(|rule| match origin {
+                    Some(origin) => rule.following_origin(origin),
+                    None => Ok(rule),
+                })
+                .map_err(|e| named(e.to_string()))?;
+            Chosen::Percentage(rule)
+        };
+        chosen.push((name, room_args, rule));
+    }
+    Ok(chosen)
+}
+
+/// The rooms [`choose`] chose, as the control thread holds them: `described`
+/// says where the writes go, `dry_run` whether anywhere.
+pub fn held(
+    rooms: Vec<(Option<RoomName>, ControlArgs, Chosen)>,
+    args: &ControlArgs,
+    described: &str,
+    dry_run: bool,
+) -> Vec<Box<dyn Held>> {
+    rooms
+        .into_iter()
+        .map(|(room, room_args, rule)| {
+            let info = Info {
+                target_per_minute: room_args.target_per_minute.unwrap_or_default(),
+                max_active: room_args.max_active,
+                min: room_args.min,
+                max: room_args.max,
+                dry_run,
+                sink: described.to_string(),
+                room: room.as_ref().map(ToString::to_string),
+                room_dashboards: args.room_dashboard.clone(),
+            };
+            let targets = room_args.event_target.clone();
+            match rule {
+                Chosen::Percentage(rule) => {
+                    Box::new(Room::new(rule, info, room).with_event_targets(&targets))
+                        as Box<dyn Held>
+                }
+                Chosen::Fifo(rule) => {
+                    Box::new(Room::new(rule, info, room).with_event_targets(&targets))
+                }
+            }
+        })
+        .collect()
 }

@@ -33,6 +33,7 @@ pub mod keys;
 pub mod manual;
 pub mod pages;
 pub mod pages_cmd;
+pub mod report;
 pub mod rooms_cmd;
 pub mod rotate;
 pub mod server;

@@ -7,15 +7,12 @@ use std::sync::mpsc::sync_channel;
 use std::thread;
 
 use clap::Parser;
-use control::fifo::FifoController;
-use control::percentage::Controller;
 use waiting_room::settings::room::RoomName;
 use wrctl::budget::{self, Pacer};
 use wrctl::cli::{Cli, Command, ControlArgs, SinkChoice};
-use wrctl::control::{Control, Held, Room};
+use wrctl::control::{Chosen, Control};
 use wrctl::fastly_api::TOKEN_VAR;
 use wrctl::sink::{ConfigFile, DryRun, FastlyApi, Sink};
-use wrctl::state::Info;
 use wrctl::usage::usage_error;
 use wrctl::{ingest, server};
 
@@ -34,16 +31,21 @@ fn main() -> ExitCode {
         Command::Config(command) => wrctl::pages_cmd::config(command),
         Command::Rooms(args) => wrctl::rooms_cmd::rooms(args),
         Command::Pass(command) => wrctl::rooms_cmd::pass(command),
+        Command::Report(args) => match wrctl::report::run(&args) {
+            Ok(said) => {
+                eprintln!("wrctl: {said}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("wrctl: report: {e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
-/// A room's rule, chosen once per room.
-enum Chosen {
-    Percentage(Controller),
-    Fifo(FifoController),
-}
-
-/// `wrctl control`: each room's rule is chosen here, once; the rest runs either.
+/// `wrctl control`: each room's rule is chosen once ([`wrctl::control::choose`]);
+/// the rest runs either.
 fn control(mut args: ControlArgs) -> ExitCode {
     // The API's budget sets the least time between two updates: the tick is no shorter.
     if args.fastly_store_id.is_some() {
@@ -57,44 +59,7 @@ fn control(mut args: ControlArgs) -> ExitCode {
             args.tick = least;
         }
     }
-    if args.target_per_minute.is_none() && args.room.is_empty() {
-        usage_error(&args.target().unwrap_err());
-    }
-    let rooms = args.rooms().unwrap_or_else(|e| usage_error(&e));
-    let mut chosen = Vec::with_capacity(rooms.len());
-    for (name, room_args) in rooms {
-        let named = |e: String| match &name {
-            Some(room) if args.room.len() > 1 || args.service_room => format!("--room {room}: {e}"),
-            _ => e,
-        };
-        let origin = room_args
-            .origin()
-            .unwrap_or_else(|e| usage_error(&named(e)));
-        let rule = if room_args.fifo() {
-            let options = room_args
-                .fifo_options()
-                .unwrap_or_else(|e| usage_error(&named(e)));
-            let rule = FifoController::new(options)
-                .and_then(|rule| match origin {
-                    Some(origin) => rule.following_origin(origin),
-                    None => Ok(rule),
-                })
-                .unwrap_or_else(|e| usage_error(&named(e.to_string())));
-            Chosen::Fifo(rule)
-        } else {
-            let options = room_args
-                .options()
-                .unwrap_or_else(|e| usage_error(&named(e)));
-            let rule = Controller::new(options)
-                .and_then(|rule| match origin {
-                    Some(origin) => rule.following_origin(origin),
-                    None => Ok(rule),
-                })
-                .unwrap_or_else(|e| usage_error(&named(e.to_string())));
-            Chosen::Percentage(rule)
-        };
-        chosen.push((name, room_args, rule));
-    }
+    let chosen = wrctl::control::choose(&args).unwrap_or_else(|e| usage_error(&e));
     run_control(chosen, args)
 }
 
@@ -166,31 +131,7 @@ fn run_control(rooms: Vec<(Option<RoomName>, ControlArgs, Chosen)>, args: Contro
     } else {
         "allow_percentage, fifo_cutoff and fifo_rate".into()
     };
-    let held: Vec<Box<dyn Held>> = rooms
-        .into_iter()
-        .map(|(room, room_args, rule)| {
-            let info = Info {
-                target_per_minute: room_args.target_per_minute.unwrap_or_default(),
-                max_active: room_args.max_active,
-                min: room_args.min,
-                max: room_args.max,
-                dry_run: sink.is_dry_run(),
-                sink: described.clone(),
-                room: room.as_ref().map(ToString::to_string),
-                room_dashboards: args.room_dashboard.clone(),
-            };
-            let targets = room_args.event_target.clone();
-            match rule {
-                Chosen::Percentage(rule) => {
-                    Box::new(Room::new(rule, info, room).with_event_targets(&targets))
-                        as Box<dyn Held>
-                }
-                Chosen::Fifo(rule) => {
-                    Box::new(Room::new(rule, info, room).with_event_targets(&targets))
-                }
-            }
-        })
-        .collect();
+    let held = wrctl::control::held(rooms, &args, &described, sink.is_dry_run());
     let names: Vec<String> = held
         .iter()
         .map(|r| {
