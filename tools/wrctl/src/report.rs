@@ -267,7 +267,7 @@ impl Replay {
             .zip(&mut self.waits)
             .map(|(view, waits)| {
                 let s = &view.snapshot;
-                let inside = |t: u64| t + 60 >= end + 1 && t < end;
+                let inside = |t: u64| t + 60 >= end && t < end;
                 let mut waits = std::mem::take(waits);
                 waits.sort_unstable();
                 let cutoffs = view.fifo.as_ref().map(|f| &f.cutoffs);

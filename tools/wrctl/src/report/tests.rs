@@ -9,7 +9,8 @@ fn args(words: &[&str]) -> ControlArgs {
 }
 
 /// A log whose minutes are worked out by hand: three addresses start waiting
-/// in minute 0; in minute 1 two of them win (after 50 s and 80 s) and a third
+/// in minute 0; in minute 1 two of them win (after 40 s, in the minute's first
+/// second, and after 50 s) and a third
 /// address is let straight in; minute 2 has one line, at 7 %.
 fn hand_log() -> String {
     [
@@ -18,13 +19,13 @@ fn hand_log() -> String {
         format!("Viceroy's own line, not the room's"),
         format!("waitingroom t={} decision=anon uid=10.0.0.3 p=5 exp={} path=/", B + 30, B + 600),
         format!(
-            "waitingroom t={} decision=allow uid=10.0.0.1 p=5 session=new transition=lottery-won exp={} path=/",
-            B + 70,
+            "waitingroom_log :: waitingroom t={} decision=allow uid=10.0.0.2 p=5 session=new transition=lottery-won exp={} path=/",
+            B + 60,
             B + 700
         ),
         format!(
-            "waitingroom_log :: waitingroom t={} decision=allow uid=10.0.0.2 p=5 session=new transition=lottery-won exp={} path=/",
-            B + 100,
+            "waitingroom t={} decision=allow uid=10.0.0.1 p=5 session=new transition=lottery-won exp={} path=/",
+            B + 70,
             B + 700
         ),
         format!("waitingroom t={} decision=allow uid=10.0.0.9 p=5 session=new exp={} path=/", B + 110, B + 710),
@@ -68,12 +69,12 @@ fn a_replayed_minute_is_the_one_worked_out_by_hand() {
             cutoff_ms: None,
             p95_ms: None,
             p95_bound_ms: None,
-            waits: vec![0, 50, 80],
+            waits: vec![0, 40, 50],
         }
     );
     assert_eq!(
         (m[1].wait_quantile(0.5), m[1].wait_quantile(0.9)),
-        (Some(50), Some(80))
+        (Some(40), Some(50))
     );
     assert_eq!(
         (m[2].new_sessions, m[2].percentage_micros),
@@ -114,7 +115,7 @@ fn the_report_shows_the_figures_it_was_drawn_from() {
         rows,
         [
             ["01:46", "0", "30", "3", "0", "–", "–", "–", "5"],
-            ["01:47", "3", "30", "1", "3", "50", "80", "80", "5"],
+            ["01:47", "3", "30", "1", "3", "40", "50", "50", "5"],
             ["01:48", "0", "30", "1", "0", "–", "–", "–", "7"],
         ]
     );
