@@ -214,10 +214,28 @@ fn draw_panel<'a>(area: &Area<'a>, x: (f64, f64), panel: &Panel) -> Result<(), S
             lines,
         } => {
             builder.y_label_area_size(64);
-            let chart = builder
+            let mut chart = builder
                 .build_cartesian_2d(x.0..x.1, (y.0..y.1).log_scale())
                 .map_err(failed)?;
-            lines_on(chart, panel, lines)
+            // Only 1, 2 and 5 of each power of ten: the rest crowd each other.
+            let formatter = |v: &f64| {
+                let lead = *v / 10f64.powf(v.log10().floor());
+                if [1.0, 2.0, 5.0].iter().any(|l| (lead - l).abs() < 1e-6) {
+                    format!("{}", (v * 1e4).round() / 1e4)
+                } else {
+                    String::new()
+                }
+            };
+            chart
+                .configure_mesh()
+                .y_label_formatter(&formatter)
+                .y_labels(40)
+                .max_light_lines(0)
+                .y_desc(panel.y_desc.as_str())
+                .x_desc(panel.x_desc.as_deref().unwrap_or(""))
+                .draw()
+                .map_err(failed)?;
+            draw_lines(chart, lines)
         }
         Content::Spans { rows, colour } => {
             let longest = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0) as u32;
@@ -277,6 +295,20 @@ where
         mesh.x_desc(x_desc.as_str());
     }
     mesh.draw().map_err(failed)?;
+    draw_lines(chart, lines)
+}
+
+fn draw_lines<'a, Y>(
+    mut chart: ChartContext<
+        'a,
+        SVGBackend<'a>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, Y>,
+    >,
+    lines: &[Line],
+) -> Result<(), String>
+where
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
     let mut labelled = false;
     for line in lines {
         let style = line.colour.stroke_width(line.width);
