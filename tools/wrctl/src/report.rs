@@ -880,10 +880,10 @@ fn alert_table(out: &mut String, history: &History) {
                  controller_timeout and ran on allow_percentage_fallback",
             ),
         };
-        let _ = write!(
+        let _ = writeln!(
             out,
             "<tr><th scope=\"row\" class=\"l\">{}</th><td class=\"l\">{severity}</td><td>{}</td>\
-             <td>{}</td><td>{:.1}</td><td class=\"l\">{}</td></tr>\n",
+             <td>{}</td><td>{:.1}</td><td class=\"l\">{}</td></tr>",
             escape(a.name),
             utc(a.from).trim_end_matches(" UTC"),
             utc(a.to).trim_end_matches(" UTC"),

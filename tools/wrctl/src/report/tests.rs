@@ -16,7 +16,7 @@ fn hand_log() -> String {
     [
         format!("waitingroom t={} decision=anon uid=10.0.0.1 p=5 exp={} path=/", B + 20, B + 600),
         format!("waitingroom t={} decision=anon uid=10.0.0.2 p=5 exp={} path=/", B + 20, B + 600),
-        format!("Viceroy's own line, not the room's"),
+        "Viceroy's own line, not the room's".to_string(),
         format!("waitingroom t={} decision=anon uid=10.0.0.3 p=5 exp={} path=/", B + 30, B + 600),
         format!(
             "waitingroom_log :: waitingroom t={} decision=allow uid=10.0.0.2 p=5 session=new transition=lottery-won exp={} path=/",
