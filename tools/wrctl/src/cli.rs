@@ -185,7 +185,50 @@ were throttled.",
   wrctl report target/demo/room.log --out report.html -- \\
     --target-per-minute 30 --wait-period 10 --max 50 --start 1"
     )]
-    Report(crate::report::ReportArgs),
+    Report(ReportArgs),
+}
+
+/// The options of `wrctl report`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The saved log: the room's lines as the controller read them (`-`: stdin).
+    #[arg(
+        value_name = "LOG",
+        long_help = "The saved log: the room's log lines, as `wrctl control` read them (Viceroy's \
+output, `fastly log-tail`, the lines a log endpoint stored), in the order written; other \
+programs' lines are counted and skipped. `-` reads stdin.\nExample: demo.log"
+    )]
+    pub log: PathBuf,
+
+    /// Where the report goes: one HTML file.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "report.html",
+        long_help = "Where the report goes: one self-contained HTML file (its figures inline \
+SVG, no script, nothing fetched), replaced if it exists.\nExample: --out event.html"
+    )]
+    pub out: PathBuf,
+
+    /// The report's title.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        default_value = "The event, minute by minute"
+    )]
+    pub title: String,
+
+    /// After `--`: the options `wrctl control` ran with.
+    #[arg(
+        last = true,
+        required = true,
+        value_name = "CONTROL_OPTIONS",
+        long_help = "After `--`: the options `wrctl control` ran with, as they were (its target, \
+--wait-period, --queueing, --origin-healthy, --room, …), so that the replay holds what the \
+controller held. Its sink and listener options are read and left unused: the replay writes \
+nothing and listens nowhere.\nExample: -- --target-per-minute 600 --wait-period 30"
+    )]
+    pub controller: Vec<String>,
 }
 
 /// The options of `wrctl control`.

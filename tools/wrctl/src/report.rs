@@ -22,62 +22,18 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::PathBuf;
 
-use clap::{Args, Parser};
+use clap::Parser;
 use control::record::Record;
 use svg_plot::{BLUE, Content, GREEN, GREY, Line, ORANGE, Panel, RED, escape};
 use waiting_room::admission::decision::{Session, Transition};
 
 use crate::alerts::{self, ALERTS};
-use crate::cli::{Cli, Command, ControlArgs};
+use crate::cli::{Cli, Command, ControlArgs, ReportArgs};
 use crate::clock::utc;
 use crate::control::{Control, choose, held};
 use crate::ingest::{BATCH, Batch, MAX_LINE, Msg};
 use crate::sink::DryRun;
-
-/// The options of `wrctl report`.
-#[derive(Debug, Clone, Args)]
-pub struct ReportArgs {
-    /// The saved log: the room's lines as the controller read them (`-`: stdin).
-    #[arg(
-        value_name = "LOG",
-        long_help = "The saved log: the room's log lines, as `wrctl control` read them (Viceroy's \
-output, `fastly log-tail`, the lines a log endpoint stored), in the order written; other \
-programs' lines are counted and skipped. `-` reads stdin.\nExample: demo.log"
-    )]
-    pub log: PathBuf,
-
-    /// Where the report goes: one HTML file.
-    #[arg(
-        long,
-        value_name = "FILE",
-        default_value = "report.html",
-        long_help = "Where the report goes: one self-contained HTML file (its figures inline \
-SVG, no script, nothing fetched), replaced if it exists.\nExample: --out event.html"
-    )]
-    pub out: PathBuf,
-
-    /// The report's title.
-    #[arg(
-        long,
-        value_name = "TEXT",
-        default_value = "The event, minute by minute"
-    )]
-    pub title: String,
-
-    /// After `--`: the options `wrctl control` ran with.
-    #[arg(
-        last = true,
-        required = true,
-        value_name = "CONTROL_OPTIONS",
-        long_help = "After `--`: the options `wrctl control` ran with, as they were (its target, \
---wait-period, --queueing, --origin-healthy, --room, …), so that the replay holds what the \
-controller held. Its sink and listener options are read and left unused: the replay writes \
-nothing and listens nowhere.\nExample: -- --target-per-minute 600 --wait-period 30"
-    )]
-    pub controller: Vec<String>,
-}
 
 /// A replayed room's figures over one minute of log time.
 #[derive(Debug, Clone, Default, PartialEq)]
