@@ -29,8 +29,9 @@ if [ "${SETUP_BROWSER:-1}" != 0 ]; then
   # nginx's reading of a path (WAITING_ROOM_SKIP_NGINX=1 skips that check).
   [ -x /usr/sbin/nginx ] || browser_packages+=(nginx-light)
   # promtool (Debian's prometheus package), with which tools/wrctl/tests/promtool.rs
-  # checks and tests the alerts' rules (WAITING_ROOM_SKIP_PROMTOOL=1 skips that check).
-  command -v promtool >/dev/null 2>&1 || browser_packages+=(prometheus)
+  # checks and tests the alerts' rules, and the prometheus server that
+  # tools/wrctl/tests/prometheus.rs runs on loopback (WAITING_ROOM_SKIP_PROMTOOL=1 skips both).
+  { command -v promtool && command -v prometheus; } >/dev/null 2>&1 || browser_packages+=(prometheus)
   command -v node >/dev/null 2>&1 || browser_packages+=(nodejs npm)
   if [ "${#browser_packages[@]}" -gt 0 ]; then
     echo "setup: installing ${browser_packages[*]} (Debian packages) for the browser tests"

@@ -3,6 +3,8 @@
 //! records what it is sent, and synthetic log lines.
 #![allow(dead_code)]
 
+pub mod prometheus;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
