@@ -12,6 +12,7 @@ mod basics;
 mod capacity;
 mod challenge;
 mod controller;
+mod fail_safe;
 mod faults;
 mod fifo;
 mod hardening;
