@@ -1,7 +1,8 @@
 //! The project's Viceroy (tools/viceroy-faults), black-box: a request's
 //! `viceroy-fail-lookup` / `viceroy-fail-secret` header fails the reads it names, and
 //! only those, Viceroy names each one's store and key, the headers never reach the room
-//! or the origin, and past a limit a read is refused.
+//! or the origin, and past a limit a read is refused. `fail_safe` sweeps the room's
+//! worst paths with it.
 
 use demo_origin::ORIGIN_MARKER;
 use support::faults::{self, FAIL_LOOKUP, FAIL_SECRET, LOOKUP_LIMIT, Read};
