@@ -53,10 +53,10 @@ use admission::estimate::{Estimate, Place};
 use admission::{ceiling, decision, estimate, refresh};
 use bots::challenge;
 use credentials::keys::{KeyStore, RoomKeys};
-use credentials::{cookie, cookie_names, pass};
+use credentials::{cookie, cookie_names, pass, token};
 use pages::page::Page;
 use settings::config::{self, Settings};
-use settings::context::RequestContext;
+use settings::context::{Refusal, RequestContext};
 use settings::language::Language;
 use settings::refresh_mode::RefreshMode;
 use settings::rules;
@@ -196,20 +196,26 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
     );
     let keys = RoomKeys::new(keys, context.room.name());
     let language = Language::choose(visit.accept_language, settings.page_language);
+    // A refused request gets no cookie; one refused for a failed read gets the
+    // room's "try again" page, which no store read renders.
+    let refused = |refusal: Refusal| Plan {
+        action: match refusal {
+            Refusal::Unreadable => Action::Serve(Page::OriginUnavailable),
+            Refusal::AmbiguousPath => Action::Refuse(refusal.status()),
+        },
+        origin_cookie: origin_cookie.clone(),
+        set_cookie: None,
+        log_line: log::refused_line(visit.now, visit.uid, visit.path, refusal.word(), context),
+        refresh_after: None,
+        estimate: None,
+        place: None,
+        verdict: None,
+        cookie_name: cookie_name.clone(),
+        location: None,
+        language,
+    };
     if let Some(refusal) = context.refusal {
-        return Plan {
-            action: Action::Refuse(refusal.status()),
-            origin_cookie,
-            set_cookie: None,
-            log_line: log::refused_line(visit.now, visit.uid, visit.path, refusal.word(), context),
-            refresh_after: None,
-            estimate: None,
-            place: None,
-            verdict: None,
-            cookie_name,
-            location: None,
-            language,
-        };
+        return refused(refusal);
     }
     let bypass = if !settings.protects(visit.path) {
         Some(if settings.enabled {
@@ -252,9 +258,19 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
             .cookie_header
             .and_then(|header| cookie::find(header, &pass_cookie)),
     ];
+    // The keys of the visitor's token and of new tokens are read first: passes
+    // spend only the reads left ([`KeyStore::spare`]).
+    if presented.iter().any(Option::is_some) {
+        let token = room_cookie.and_then(|value| token::decode(value).ok());
+        if let Some(token) = token.filter(|token| token.claims.uid == visit.uid) {
+            let _ = keys.key(&token.claims.kid);
+        }
+        let _ = keys.key(&settings.active_key);
+    }
     // Each pass presented in turn: the first that holds lets the visitor through,
     // else the first refusal is logged.
     let mut first_refusal = None;
+    let mut pass_unread = false;
     let mut accepted = None;
     for (from_link, value) in presented
         .into_iter()
@@ -273,6 +289,7 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
                 break;
             }
             Err(why) => {
+                pass_unread |= why == pass::Refusal::UnreadableKey;
                 first_refusal.get_or_insert(why);
             }
         }
@@ -292,6 +309,14 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
         }
         None => first_refusal,
     };
+    // A read the decision rests on failed: nobody gains and nobody loses. A live
+    // session goes on (its token as it is), everyone else is asked to try again.
+    if context.holds() {
+        return match decision::live_session(visit.now, visit.uid, room_cookie, &keys) {
+            true => bypassed("live-session"),
+            false => refused(Refusal::Unreadable),
+        };
+    }
 
     // Read only where a token can owe a toll: most rooms ask none.
     let toll_nonce = visit
@@ -311,6 +336,11 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
             challenge: visit.challenge,
         },
     );
+    // A key read the outcome may rest on failed (the token's, the active one, a
+    // pass's) or the challenge's secret: only a live session goes on.
+    if (verdict.unread || pass_unread) && !verdict.stands_unread() {
+        return refused(Refusal::Unreadable);
+    }
     let action = match verdict.decision {
         // After an event that says so the room is closed (`room_settings`): its page
         // is the ended page.

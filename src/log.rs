@@ -43,8 +43,9 @@
 //! line keeping the origin's status.
 //!
 //! A request whose store reads failed ends its line with `ALERT=unreadable:<keys>`
-//! ([`crate::settings::config::when_unreadable`]); one the room refuses says
-//! `decision=refused reason=ambiguous-path|unreadable-rooms`.
+//! ([`crate::settings::row::Unreadable`]); one the room refuses says
+//! `decision=refused reason=ambiguous-path|unreadable`, and a live session let on
+//! while a read failed `decision=bypass scope=live-session`.
 //!
 //! Fields are `key=value` pairs separated by single spaces; no value contains a
 //! space (the path's spaces are written `%20`), so a reader splits on spaces and
@@ -326,6 +327,7 @@ mod tests {
             rejection: None,
             transition: None,
             signing_key_missing: false,
+            unread: false,
             wait_exp: Some(60),
             arr: None,
             session: None,
@@ -357,6 +359,7 @@ mod tests {
             rejection: None,
             transition: Some(Transition::LotteryWon),
             signing_key_missing: false,
+            unread: false,
             wait_exp: None,
             arr: Some(1_700_000_000_123),
             session: Some(Session::Renewed),

@@ -1,9 +1,10 @@
 //! The room's reads against Fastly's limits (docs/operate/platform-limits.md): every path a
 //! request can take, with every feature configured at once, walked the way the edge's
 //! glue reads (the settings through [`Remembered`], one page-store key, signing keys
-//! once each through [`ReadOnce`], the challenge's secret), each read counted by the
-//! glue's own [`Counter`]s. Every path stays within 16 config-store lookups and 3
-//! secret reads; a failed read is named, never taken for a missing key.
+//! once each through [`ReadOnce`], passes sparing the reads the rest needs, the
+//! challenge's secret), each read counted by the glue's own [`Counter`]s. Every path
+//! stays within 16 config-store lookups and 3 secret reads; a failed read is named,
+//! never taken for a missing key.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -12,11 +13,13 @@ use test_support::mint;
 use waiting_room::admission::ceiling::PopCounts;
 use waiting_room::answer::BodySource;
 use waiting_room::bots::challenge::{Outcome, Verifier};
-use waiting_room::credentials::keys::{KeyStore, ReadOnce, SigningKey};
+use waiting_room::credentials::keys::{KeyRead, KeyStore, ReadOnce, SigningKey, Unread};
 use waiting_room::pages::page::Page;
 use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::layout::store_entries;
-use waiting_room::settings::limits::{CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET};
+use waiting_room::settings::limits::{
+    CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET, kept_from_passes,
+};
 use waiting_room::settings::room_settings::{Looked, LookupFailed, Remembered};
 use waiting_room::{Action, Visit, plan};
 
@@ -25,6 +28,8 @@ const UID: &str = "192.0.2.10";
 /// The key tokens were signed with before the rotation, and the active one.
 const OLD: (&str, &str) = ("key1", "an old secret of thirty-two bytes or more..");
 const NEW: (&str, &str) = ("key2", "the new secret of thirty-two bytes or more.");
+/// A third stored key, which only a pass names.
+const THIRD: (&str, &str) = ("key3", "a third secret of thirty-two bytes or more..");
 const TURNSTILE: &str = r#"{"provider":"turnstile","site_key":"1x00000000000000000000AA"}"#;
 
 /// The store with every feature on: a controller, FIFO or the lottery, the POP's
@@ -99,6 +104,8 @@ struct Reads {
     lookups: Counter,
     secrets: Counter,
     failed: RefCell<Vec<String>>,
+    /// The key ids read.
+    kids: RefCell<Vec<String>>,
 }
 
 impl Reads {
@@ -107,6 +114,7 @@ impl Reads {
             lookups: Counter::new(lookups),
             secrets: Counter::new(SECRET_READ_BUDGET),
             failed: RefCell::default(),
+            kids: RefCell::default(),
         }
     }
 
@@ -121,23 +129,37 @@ impl Reads {
 struct Keys<'r> {
     reads: &'r Reads,
     in_secrets: bool,
+    challenge: bool,
     keys: HashMap<&'static str, &'static str>,
 }
 
-impl KeyStore for Keys<'_> {
-    fn key(&self, kid: &str) -> Option<SigningKey> {
-        let counter = match self.in_secrets {
+impl Keys<'_> {
+    fn counter(&self) -> &Counter {
+        match self.in_secrets {
             true => &self.reads.secrets,
             false => &self.reads.lookups,
-        };
+        }
+    }
+}
+
+impl KeyStore for Keys<'_> {
+    fn key(&self, kid: &str) -> KeyRead {
         let invalid_name = !kid
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-        if counter.take().is_err() || invalid_name {
+        if self.counter().take().is_err() || invalid_name {
             self.reads.failed.borrow_mut().push("signing-key".into());
-            return None;
+            return Err(Unread::Failed);
         }
-        self.keys.get(kid).and_then(SigningKey::new)
+        self.reads.kids.borrow_mut().push(kid.to_string());
+        Ok(self.keys.get(kid).and_then(SigningKey::new))
+    }
+
+    fn spare(&self, kid: &str) -> KeyRead {
+        if self.counter().left() <= kept_from_passes(self.in_secrets, self.challenge) {
+            return Err(Unread::NoReadsLeft);
+        }
+        self.key(kid)
     }
 }
 
@@ -191,6 +213,7 @@ struct Counted {
     lookups: u32,
     secrets: u32,
     failed: Vec<String>,
+    kids: Vec<String>,
     line: String,
     verified: bool,
 }
@@ -214,7 +237,8 @@ fn walk_with(
     let keys = ReadOnce::new(Keys {
         reads: &reads,
         in_secrets,
-        keys: HashMap::from([OLD, NEW]),
+        challenge: settings.settings.bot_challenge.is_on(),
+        keys: HashMap::from([OLD, NEW, THIRD]),
     });
     let challenge = Challenge(&reads, std::cell::Cell::new(false));
     let path_and_query = match &request.query {
@@ -259,6 +283,7 @@ fn walk_with(
         lookups: reads.lookups.used(),
         secrets: reads.secrets.used(),
         failed,
+        kids: reads.kids.take(),
         verified: challenge.1.get(),
         line: plan.log_line,
     }
@@ -332,6 +357,22 @@ fn requests(room: &str) -> Vec<Request> {
                 )),
             )
         },
+        // Three passes under three more key ids than the token's and the active
+        // one, while the token was signed before the rotation: the passes spend
+        // only the reads left, and the one that holds takes the visitor to an
+        // origin that is down.
+        Request {
+            query: Some(format!("{pass_cookie}={}", pass(OLD, "nokey"))),
+            pass_header: Some(pass(THIRD, THIRD.0)),
+            origin_down: true,
+            ..request(
+                "three passes under other keys, the origin down",
+                Some(format!(
+                    "{pass_cookie}={}; {token_cookie}={due_wait}",
+                    pass(NEW, NEW.0)
+                )),
+            )
+        },
         Request {
             path: "/events/static/app.js",
             ..request("a bypassed path", None)
@@ -371,6 +412,9 @@ fn every_path_keeps_within_16_lookups_and_3_secret_reads() {
                         assert!(!counted.line.contains("ALERT=unreadable"), "{case}");
                         assert!(counted.lookups <= CONFIG_LOOKUP_BUDGET, "{case}");
                         assert!(counted.secrets <= SECRET_READ_BUDGET, "{case}");
+                        // The token's key, the active one and at most one a pass
+                        // alone names.
+                        assert!(counted.kids.len() <= 3, "{case}");
                         worst = (worst.0.max(counted.lookups), worst.1.max(counted.secrets));
                         verified |= counted.verified;
                     }
@@ -455,12 +499,13 @@ fn a_lookup_past_the_limit_fails_and_is_named_in_the_line() {
         ..Visit::default()
     };
     let planned = plan(&visit, &settings, &keys);
-    // Without the rooms' scopes nothing is placed: refused, never let through.
-    assert_eq!(planned.action, Action::Refuse(503));
+    // Without the rooms' scopes nothing is placed: asked to try again, never let
+    // through.
+    assert_eq!(planned.action, Action::Serve(Page::OriginUnavailable));
     assert!(
         planned
             .log_line
-            .contains("decision=refused reason=unreadable-rooms")
+            .contains("decision=refused reason=unreadable")
             && planned.log_line.contains(" ALERT=unreadable:"),
         "{}",
         planned.log_line
@@ -517,32 +562,13 @@ fn unreadable_settings_hold_the_room_and_grant_nothing() {
             ),
         }
         let (action, line) = newcomer(&settings, "/events/static/app.js");
-        assert_eq!(action, Action::Serve(Page::StartWaiting), "{line}");
+        assert_eq!(action, Action::Serve(Page::OriginUnavailable), "{line}");
         assert!(line.contains(" ALERT=unreadable:settings"), "{line}");
-        assert!(!line.contains("decision=bypass"), "{line}");
+        assert!(
+            line.contains("decision=refused reason=unreadable"),
+            "{line}"
+        );
     }
-}
-
-#[test]
-fn unreadable_events_hold_newcomers() {
-    let store = full_store(false, false);
-    assert!(!with_failing(&store, &[], "/events/1").settings.queue_all);
-    let settings = with_failing(&store, &["events"], "/events/1");
-    assert!(settings.settings.queue_all);
-    let (_, line) = newcomer(&settings, "/events/1");
-    assert!(line.contains(" ALERT=unreadable:events"), "{line}");
-}
-
-#[test]
-fn an_unreadable_heartbeat_is_a_stale_controller() {
-    let store = full_store(false, false);
-    let settings = with_failing(&store, &["controller_heartbeat"], "/events/1");
-    assert!(settings.settings.controller_stale(NOW));
-    let (_, line) = newcomer(&settings, "/events/1");
-    assert!(
-        line.contains(" p=5 ") && line.contains("ALERT=controller-stale"),
-        "{line}"
-    );
 }
 
 #[test]
@@ -550,7 +576,8 @@ fn an_unreadable_named_room_holds_everyone() {
     let store = full_store(false, false);
     let settings = with_failing(&store, &["room.drops"], "/drops/1");
     assert!(settings.settings.enabled && settings.settings.queue_all);
-    let (_, line) = newcomer(&settings, "/drops/1");
+    let (action, line) = newcomer(&settings, "/drops/1");
+    assert_eq!(action, Action::Serve(Page::OriginUnavailable), "{line}");
     assert!(
         line.contains(" room=drops ") && line.contains(" ALERT=unreadable:room.drops"),
         "{line}"
@@ -567,5 +594,261 @@ fn an_unreadable_page_is_the_built_in_one_and_the_walk_names_it() {
         counted.failed,
         ["event.launch.startwaiting.fr"],
         "{counted:?}"
+    );
+}
+
+/// A pass under a key id of its own, during a rotation, with the keys in a Secret
+/// Store and the challenge on: the token's key and the active one take two of the
+/// three reads and the challenge's secret the third, so the pass is refused for
+/// want of reads (said as such, no alert), and the challenge is verified.
+#[test]
+fn a_pass_spends_only_the_reads_left() {
+    let store = full_store(false, true);
+    let (tolled, _) = mint::mint_toll(OLD.1, NOW - 5, UID, OLD.0, 32);
+    let request = Request {
+        what: "a pass under a third key, the challenge due",
+        path: "/events/1",
+        query: None,
+        cookie: Some(format!(
+            "waiting_room={tolled}; waiting_toll=XXXX.DUMMY.TOKEN.XXXX"
+        )),
+        pass_header: Some(mint::mint_pass(THIRD.1, "", NOW - 10, NOW + 600, THIRD.0)),
+        origin_down: false,
+    };
+    let counted = walk(&store, true, &request);
+    assert_eq!(counted.kids, [OLD.0, NEW.0], "{counted:?}");
+    assert!(
+        counted.line.contains(" pass_refused=no-reads-left") && !counted.line.contains("ALERT"),
+        "{counted:?}"
+    );
+    assert!(counted.verified && counted.secrets == 3, "{counted:?}");
+    // With the keys in a config store, this store's settings and the page leave
+    // the pass no lookup either.
+    let counted = walk(&store, false, &request);
+    assert!(
+        counted.line.contains(" pass_refused=no-reads-left") && counted.lookups == 16,
+        "{counted:?}"
+    );
+}
+
+/// A store key whose lookup fails never admits anyone nor takes a place away: for
+/// every key of the full store and every kind of visitor, a key that holds
+/// (`holds_when_unreadable`) lets on only a live session, its token as it is, and
+/// asks everyone else to try again with no cookie written; any other key leaves the
+/// outcome as it was. Nobody is forwarded who was not without the failure.
+#[test]
+fn a_failed_lookup_admits_nobody_and_takes_no_place_away() {
+    use waiting_room::settings::config::holds_when_unreadable;
+    let store = full_store(false, false);
+    let keys: HashMap<String, String> =
+        HashMap::from([OLD, NEW].map(|(k, v)| (k.into(), v.into())));
+    for (room, path, cookie) in [
+        ("", "/events/1", "waiting_room"),
+        ("drops", "/drops/1", "waiting_room_drops"),
+    ] {
+        let mint_in = |key: (&str, &str), dec: &str, exp: u64| match room {
+            "" => mint::mint(key.1, dec, exp, UID, key.0),
+            _ => mint::mint_in_room(key.1, room, dec, exp, UID, key.0),
+        };
+        let visitors = [
+            ("a newcomer", None, false),
+            (
+                "a due wait token",
+                Some(mint_in(OLD, "wait", NOW - 5)),
+                false,
+            ),
+            (
+                "a wait token not yet due",
+                Some(mint_in(NEW, "wait", NOW + 20)),
+                false,
+            ),
+            (
+                "a live session",
+                Some(mint_in(NEW, "allow", NOW + 600)),
+                true,
+            ),
+            (
+                "a live session of the old key",
+                Some(mint_in(OLD, "allow", NOW + 600)),
+                true,
+            ),
+        ];
+        let failing = store.keys().map(String::as_str).chain(["settings"]);
+        for key in failing {
+            let context = with_failing(&store, &[key], path);
+            if !context.unreadable.iter().any(|k| k == key) {
+                continue; // not read for this path
+            }
+            let clean = with_failing(&store, &[], path);
+            for (who, token, live) in &visitors {
+                let header = token.as_ref().map(|t| format!("{cookie}={t}"));
+                let visit = Visit {
+                    now: NOW,
+                    uid: UID,
+                    path,
+                    path_and_query: path,
+                    cookie_header: header.as_deref(),
+                    ..Visit::default()
+                };
+                let before = plan(&visit, &clean, &keys);
+                let after = plan(&visit, &context, &keys);
+                let case = format!("{key} failing, {who} in {room:?}: {}", after.log_line);
+                assert!(
+                    after.log_line.contains(&format!("unreadable:{key}")),
+                    "{case}"
+                );
+                if after.action == Action::Forward {
+                    assert_eq!(before.action, Action::Forward, "unearned: {case}");
+                }
+                if !holds_when_unreadable(key) {
+                    assert_eq!(after.action, before.action, "{case}");
+                    continue;
+                }
+                assert_eq!(after.set_cookie, None, "{case}");
+                match (live, key) {
+                    (true, k) if k != "rooms" => {
+                        assert_eq!(after.action, Action::Forward, "{case}");
+                        assert!(after.log_line.contains("scope=live-session"), "{case}");
+                    }
+                    _ => assert_eq!(
+                        after.action,
+                        Action::Serve(Page::OriginUnavailable),
+                        "{case}"
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// A signing key whose read fails: a token under it is neither honoured nor
+/// replaced, and a live session under a readable key goes on when the active key
+/// fails (not renewed).
+#[test]
+fn a_failed_key_read_admits_nobody_and_takes_no_place_away() {
+    let store = full_store(false, false);
+    let context = with_failing(&store, &[], "/events/1");
+    let failing = |fails: &'static str| {
+        move |kid: &str| -> KeyRead {
+            match kid {
+                k if k == fails => Err(Unread::Failed),
+                k => Ok([OLD, NEW]
+                    .iter()
+                    .find(|(id, _)| *id == k)
+                    .and_then(|(_, s)| SigningKey::new(s))),
+            }
+        }
+    };
+    struct Fails<F>(F);
+    impl<F: Fn(&str) -> KeyRead> KeyStore for Fails<F> {
+        fn key(&self, kid: &str) -> KeyRead {
+            (self.0)(kid)
+        }
+    }
+    let cases = [
+        (
+            OLD.0,
+            mint::mint(OLD.1, "allow", NOW + 600, UID, OLD.0),
+            false,
+        ),
+        (OLD.0, mint::mint(OLD.1, "wait", NOW - 5, UID, OLD.0), false),
+        (
+            NEW.0,
+            mint::mint(OLD.1, "allow", NOW + 600, UID, OLD.0),
+            true,
+        ),
+        (NEW.0, mint::mint(OLD.1, "wait", NOW - 5, UID, OLD.0), false),
+        (NEW.0, String::new(), false),
+    ];
+    // A newcomer with two passes: one under no stored key, one under the key
+    // that fails (so the one refusal logged is the unknown key).
+    let link = format!(
+        "/events/1?waiting_pass={}",
+        mint::mint_pass(OLD.1, "", NOW - 10, NOW + 600, "nokey")
+    );
+    let header = mint::mint_pass(OLD.1, "", NOW - 10, NOW + 600, OLD.0);
+    let planned = plan(
+        &Visit {
+            now: NOW,
+            uid: UID,
+            path: "/events/1",
+            path_and_query: &link,
+            pass_header: Some(&header),
+            ..Visit::default()
+        },
+        &context,
+        &Fails(failing(OLD.0)),
+    );
+    assert_eq!(planned.set_cookie, None, "{}", planned.log_line);
+    assert_eq!(
+        planned.action,
+        Action::Serve(Page::OriginUnavailable),
+        "{}",
+        planned.log_line
+    );
+    for (fails, token, forwarded) in cases {
+        let header = format!("waiting_room={token}");
+        let visit = Visit {
+            now: NOW,
+            uid: UID,
+            path: "/events/1",
+            path_and_query: "/events/1",
+            cookie_header: (!token.is_empty()).then_some(header.as_str()),
+            ..Visit::default()
+        };
+        let planned = plan(&visit, &context, &Fails(failing(fails)));
+        let case = format!("{fails} failing: {}", planned.log_line);
+        assert_eq!(planned.set_cookie, None, "{case}");
+        match forwarded {
+            true => assert_eq!(planned.action, Action::Forward, "{case}"),
+            false => {
+                assert_eq!(
+                    planned.action,
+                    Action::Serve(Page::OriginUnavailable),
+                    "{case}"
+                );
+                assert!(
+                    planned
+                        .log_line
+                        .contains("decision=refused reason=unreadable"),
+                    "{case}"
+                );
+            }
+        }
+    }
+}
+
+/// The challenge's secret that cannot be read: the due draw is neither made nor
+/// lost (no new wait token), the visitor asked to try again.
+#[test]
+fn an_unread_challenge_secret_holds_the_draw() {
+    #[derive(Debug)]
+    struct Unreadable;
+    impl Verifier for Unreadable {
+        fn verify(&self, _token: &str, _signature: &[u8; 32]) -> Outcome {
+            Outcome::Unread
+        }
+    }
+    let store = full_store(false, true);
+    let context = with_failing(&store, &[], "/events/1");
+    let (tolled, _) = mint::mint_toll(NEW.1, NOW - 5, UID, NEW.0, 32);
+    let cookie = format!("waiting_room={tolled}; waiting_toll=XXXX.DUMMY.TOKEN.XXXX");
+    let keys = |kid: &str| (kid == NEW.0).then(|| NEW.1.to_string());
+    let visit = Visit {
+        now: NOW,
+        uid: UID,
+        path: "/events/1",
+        path_and_query: "/events/1",
+        cookie_header: Some(&cookie),
+        challenge: Some(&Unreadable),
+        ..Visit::default()
+    };
+    let planned = plan(&visit, &context, &keys);
+    assert_eq!(planned.set_cookie, None, "{}", planned.log_line);
+    assert_eq!(
+        planned.action,
+        Action::Serve(Page::OriginUnavailable),
+        "{}",
+        planned.log_line
     );
 }

@@ -1,7 +1,7 @@
 //! The classifier: from the clock, the client, its cookie, the settings and the
 //! keys to a decision and the cookie to send back.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::str::FromStr;
 
@@ -12,7 +12,7 @@ use crate::admission::grid;
 use crate::admission::lottery;
 use crate::bots::challenge::{self, BotChallenge, Outcome, Verifier};
 use crate::bots::toll;
-use crate::credentials::keys::{KeyStore, SigningKey, is_storable_kid};
+use crate::credentials::keys::{KeyRead, KeyStore, is_storable_kid};
 use crate::credentials::token::{self, Claims, Malformed, SignedToken, TokenKind};
 use crate::settings::config::{QueueingMethod, SessionMode, Settings};
 
@@ -87,6 +87,11 @@ pub enum Rejection {
         /// The key id the token names (validated to visible ASCII).
         kid: String,
     },
+    /// Its key's read failed: the token is neither honoured nor replaced.
+    UnreadableKey {
+        /// The key id the token names.
+        kid: String,
+    },
     /// The signature does not match.
     BadSignature,
 }
@@ -98,6 +103,7 @@ impl fmt::Display for Rejection {
             Rejection::Malformed(m) => write!(f, "malformed:{m}"),
             Rejection::UidMismatch { token_uid } => write!(f, "uid-mismatch token_uid={token_uid}"),
             Rejection::UnknownKey { kid } => write!(f, "unknown-key kid={kid}"),
+            Rejection::UnreadableKey { kid } => write!(f, "unreadable-key kid={kid}"),
             Rejection::BadSignature => f.write_str("bad-signature"),
         }
     }
@@ -188,6 +194,9 @@ pub struct Verdict {
     pub transition: Option<Transition>,
     /// True when a token was due but `active_key` names no usable key, so none was issued.
     pub signing_key_missing: bool,
+    /// True when a signing key or the challenge's secret it rested on could not be
+    /// read: the verdict stands only for a live session ([`Verdict::stands_unread`]).
+    pub unread: bool,
     /// For a waiting visitor (`anon`, `wait`, `re-wait`): when their wait token
     /// expires: in random mode their next draw comes at `wait_exp + 1`; in FIFO
     /// mode it is the end of their place's hold.
@@ -213,6 +222,24 @@ pub struct Verdict {
     /// The external challenge's verification, when this request made one
     /// ([`crate::bots::challenge`]): its outcome is the toll's payment.
     pub challenge: Option<Outcome>,
+}
+
+impl Verdict {
+    /// Whether the verdict stands though a read it may rest on failed: it forwards
+    /// a visitor on the live session they brought, granting nothing new.
+    pub fn stands_unread(&self) -> bool {
+        self.decision == Decision::Allow
+            && matches!(self.session, Some(Session::Kept | Session::Renewed))
+    }
+}
+
+/// Whether `cookie` holds a live session of `uid`: a valid allow token before its
+/// own expiry. While a read the decision rests on fails, the one visitor the room
+/// lets on, with no draw and the token left as it is.
+pub fn live_session(now: u64, uid: &str, cookie: Option<&str>, keys: &impl KeyStore) -> bool {
+    cookie
+        .and_then(|value| validate(value, uid, keys).ok())
+        .is_some_and(|token| token.claims.dec == TokenKind::Allow && now <= token.claims.exp)
 }
 
 /// A bot toll to pay: the challenge (the signature of the wait token the visitor
@@ -281,7 +308,7 @@ pub fn decide_with(
     let now_ms = now
         .saturating_mul(1000)
         .saturating_add(u64::from(millis.min(999)));
-    let keys = &NotingWeak::new(keys);
+    let keys = &Noting::new(keys);
     let percentage = settings.percentage_at(now);
     // Holding everyone: nobody is drawn (below), and in FIFO mode nobody is past
     // the cutoff; live sessions go on.
@@ -414,7 +441,7 @@ pub fn decide_with(
         // stranding every visitor: such a key is as unusable as a missing one,
         // known without a read.
         (_, Some(due)) => match is_storable_kid(&settings.active_key)
-            .then(|| keys.key(&settings.active_key))
+            .then(|| keys.key(&settings.active_key).ok().flatten())
             .flatten()
         {
             None => (CookieAction::Keep, true),
@@ -445,6 +472,7 @@ pub fn decide_with(
         rejection,
         transition,
         signing_key_missing,
+        unread: keys.failed.get() || matches!(toll.checked, Some(Outcome::Unread)),
         wait_exp,
         arr,
         session,
@@ -566,10 +594,18 @@ fn validate(value: &str, uid: &str, keys: &impl KeyStore) -> Result<SignedToken,
             token_uid: token.claims.uid.clone(),
         });
     }
-    let Some(key) = keys.key(&token.claims.kid) else {
-        return Err(Rejection::UnknownKey {
-            kid: token.claims.kid.clone(),
-        });
+    let key = match keys.key(&token.claims.kid) {
+        Ok(Some(key)) => key,
+        Ok(None) => {
+            return Err(Rejection::UnknownKey {
+                kid: token.claims.kid.clone(),
+            });
+        }
+        Err(_) => {
+            return Err(Rejection::UnreadableKey {
+                kid: token.claims.kid.clone(),
+            });
+        }
     };
     if !token.verify(&key) {
         return Err(Rejection::BadSignature);
@@ -918,30 +954,36 @@ fn renewal_due(now: u64, claims: &Claims, settings: &Settings) -> bool {
 }
 
 /// The key store as one request uses it: notes the first weak key it hands out
-/// (to verify or to sign), for the log.
-struct NotingWeak<'s, K> {
+/// (to verify or to sign), for the log, and whether a read failed.
+struct Noting<'s, K> {
     store: &'s K,
     weak: RefCell<Option<String>>,
+    failed: Cell<bool>,
 }
 
-impl<'s, K: KeyStore> NotingWeak<'s, K> {
+impl<'s, K: KeyStore> Noting<'s, K> {
     fn new(store: &'s K) -> Self {
-        NotingWeak {
+        Noting {
             store,
             weak: RefCell::new(None),
+            failed: Cell::new(false),
         }
     }
 }
 
-impl<K: KeyStore> KeyStore for NotingWeak<'_, K> {
-    fn key(&self, kid: &str) -> Option<SigningKey> {
-        let key = self.store.key(kid)?;
-        if key.is_weak() {
-            self.weak
-                .borrow_mut()
-                .get_or_insert_with(|| kid.to_string());
+impl<K: KeyStore> KeyStore for Noting<'_, K> {
+    fn key(&self, kid: &str) -> KeyRead {
+        let key = self.store.key(kid);
+        match &key {
+            Ok(Some(key)) if key.is_weak() => {
+                self.weak
+                    .borrow_mut()
+                    .get_or_insert_with(|| kid.to_string());
+            }
+            Err(_) => self.failed.set(true),
+            Ok(_) => {}
         }
-        Some(key)
+        key
     }
 }
 
@@ -949,7 +991,7 @@ impl<K: KeyStore> KeyStore for NotingWeak<'_, K> {
 /// the HMAC of `prequeue&uid=…&opens=…` under the key `kid` (0 when it names
 /// no usable key: then no token is issued anyway).
 fn prequeue_offset(keys: &impl KeyStore, kid: &str, uid: &str, opens: u64) -> u64 {
-    let Some(key) = keys.key(kid) else {
+    let Ok(Some(key)) = keys.key(kid) else {
         return 0;
     };
     let mut mac = key.mac();

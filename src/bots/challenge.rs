@@ -562,6 +562,9 @@ pub enum Outcome {
     /// No usable answer: not reached, timed out, not 2xx, not the documented
     /// JSON, or the provider's own `internal-error`. [`WhenDown`] decides.
     ProviderDown(Reason),
+    /// The room's secret could not be read: nothing was asked, and the request
+    /// waits for a read that works (its token neither honoured nor replaced).
+    Unread,
 }
 
 impl Outcome {
@@ -580,6 +583,7 @@ impl Outcome {
             Outcome::Passed => true,
             Outcome::Failed(_) => false,
             Outcome::ProviderDown(_) => when_down == WhenDown::Open,
+            Outcome::Unread => false,
         }
     }
 
@@ -589,13 +593,14 @@ impl Outcome {
             Outcome::Passed => "passed",
             Outcome::Failed(_) => "failed",
             Outcome::ProviderDown(_) => "down",
+            Outcome::Unread => "unread",
         }
     }
 
     /// Why it failed or could not be made; `None` when passed.
     pub fn reason(&self) -> Option<&Reason> {
         match self {
-            Outcome::Passed => None,
+            Outcome::Passed | Outcome::Unread => None,
             Outcome::Failed(reason) | Outcome::ProviderDown(reason) => Some(reason),
         }
     }

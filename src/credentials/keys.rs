@@ -87,10 +87,31 @@ impl fmt::Debug for SigningKey {
     }
 }
 
+/// Why a key could not be had: the host failed its read (never an absent key), or
+/// the request has no read left for it ([`KeyStore::spare`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// The host failed the read: a decision that rests on the key waits.
+    Failed,
+    /// Kept for the reads the rest of the request needs: a pass goes unchecked.
+    NoReadsLeft,
+}
+
+/// What looking a key up gives: the usable key, `None` when absent or empty, or why
+/// it could not be had.
+pub type KeyRead = Result<Option<SigningKey>, Unread>;
+
 /// Where signing keys are looked up by key id (`kid`).
 pub trait KeyStore {
-    /// The usable key stored under `kid`; `None` when absent or empty.
-    fn key(&self, kid: &str) -> Option<SigningKey>;
+    /// The usable key stored under `kid`.
+    fn key(&self, kid: &str) -> KeyRead;
+
+    /// The key under `kid` if the request can spare the read: a key already read,
+    /// or a read left beyond those the rest of the request may need (a pass spends
+    /// only those). A store that counts no reads spares every one.
+    fn spare(&self, kid: &str) -> KeyRead {
+        self.key(kid)
+    }
 }
 
 /// A key store that reads each key id once, however many tokens and passes of the
@@ -98,7 +119,7 @@ pub trait KeyStore {
 /// another read of a key already read.
 pub struct ReadOnce<K> {
     keys: K,
-    read: RefCell<HashMap<String, Option<SigningKey>>>,
+    read: RefCell<HashMap<String, KeyRead>>,
 }
 
 impl<K: KeyStore> ReadOnce<K> {
@@ -111,21 +132,36 @@ impl<K: KeyStore> ReadOnce<K> {
     }
 }
 
-impl<K: KeyStore> KeyStore for ReadOnce<K> {
-    fn key(&self, kid: &str) -> Option<SigningKey> {
+impl<K: KeyStore> ReadOnce<K> {
+    /// The key under `kid` as first read, or read now through `read` (not kept
+    /// when the read was only refused for want of reads: a later one may have one).
+    fn once(&self, kid: &str, read: impl FnOnce(&K) -> KeyRead) -> KeyRead {
         if let Some(key) = self.read.borrow().get(kid) {
             return key.clone();
         }
-        let key = self.keys.key(kid);
-        self.read.borrow_mut().insert(kid.to_string(), key.clone());
+        let key = read(&self.keys);
+        if !matches!(key, Err(Unread::NoReadsLeft)) {
+            self.read.borrow_mut().insert(kid.to_string(), key.clone());
+        }
         key
     }
 }
 
-/// Any `kid → secret` function is a key store (the edge passes a config-store lookup).
+impl<K: KeyStore> KeyStore for ReadOnce<K> {
+    fn key(&self, kid: &str) -> KeyRead {
+        self.once(kid, |keys| keys.key(kid))
+    }
+
+    fn spare(&self, kid: &str) -> KeyRead {
+        self.once(kid, |keys| keys.spare(kid))
+    }
+}
+
+/// Any `kid → secret` function is a key store that never fails (a map, a file the
+/// tools read).
 impl<F: Fn(&str) -> Option<String>> KeyStore for F {
-    fn key(&self, kid: &str) -> Option<SigningKey> {
-        self(kid).and_then(SigningKey::new)
+    fn key(&self, kid: &str) -> KeyRead {
+        Ok(self(kid).and_then(SigningKey::new))
     }
 }
 
@@ -144,22 +180,32 @@ impl<'a, K: KeyStore> RoomKeys<'a, K> {
     }
 }
 
-impl<K: KeyStore> KeyStore for RoomKeys<'_, K> {
-    fn key(&self, kid: &str) -> Option<SigningKey> {
+impl<K: KeyStore> RoomKeys<'_, K> {
+    /// The room's key from the stored one `read` gives, for a storable `kid`.
+    fn derived(&self, kid: &str, read: impl FnOnce(&K) -> KeyRead) -> KeyRead {
         if !is_storable_kid(kid) {
-            return None;
+            return Ok(None);
         }
-        let key = self.keys.key(kid)?;
-        match self.room {
+        Ok(read(self.keys)?.and_then(|key| match self.room {
             None => Some(key),
             Some(room) => key.for_room(room),
-        }
+        }))
+    }
+}
+
+impl<K: KeyStore> KeyStore for RoomKeys<'_, K> {
+    fn key(&self, kid: &str) -> KeyRead {
+        self.derived(kid, |keys| keys.key(kid))
+    }
+
+    fn spare(&self, kid: &str) -> KeyRead {
+        self.derived(kid, |keys| keys.spare(kid))
     }
 }
 
 impl KeyStore for HashMap<String, String> {
-    fn key(&self, kid: &str) -> Option<SigningKey> {
-        self.get(kid).and_then(SigningKey::new)
+    fn key(&self, kid: &str) -> KeyRead {
+        Ok(self.get(kid).and_then(SigningKey::new))
     }
 }
 
@@ -176,8 +222,8 @@ mod tests {
         };
         let once = ReadOnce::new(store);
         for _ in 0..3 {
-            assert!(once.key("key1").is_some());
-            assert!(once.key("gone").is_none());
+            assert!(once.key("key1").unwrap().is_some());
+            assert!(once.key("gone").unwrap().is_none());
         }
         assert_eq!(reads.get(), 2);
     }
@@ -214,10 +260,10 @@ mod tests {
         for room in [None, Some(&drops)] {
             let keys = RoomKeys::new(&store, room);
             for kid in ["k!1", "k/1", "k:1", "", &"k".repeat(MAX_KID_LEN + 1)] {
-                assert!(keys.key(kid).is_none(), "{kid:?}");
+                assert!(keys.key(kid).unwrap().is_none(), "{kid:?}");
             }
             assert_eq!(reads.get(), 0);
-            assert!(keys.key("key1").is_some());
+            assert!(keys.key("key1").unwrap().is_some());
             reads.set(0);
         }
     }
@@ -242,9 +288,12 @@ mod tests {
             "a long random secret of 32 bytes or more".to_string(),
         )]);
         let room_keys = RoomKeys::new(&store, Some(&drops));
-        assert_eq!(tag(&room_keys.key("k").unwrap(), "text"), a);
+        assert_eq!(tag(&room_keys.key("k").unwrap().unwrap(), "text"), a);
         assert_eq!(
-            tag(&RoomKeys::new(&store, None).key("k").unwrap(), "text"),
+            tag(
+                &RoomKeys::new(&store, None).key("k").unwrap().unwrap(),
+                "text"
+            ),
             tag(&key, "text")
         );
     }
@@ -268,7 +317,7 @@ mod tests {
     fn empty_secret_is_no_key() {
         assert!(SigningKey::new("").is_none());
         let store = |kid: &str| (kid == "key1").then(String::new);
-        assert!(store.key("key1").is_none());
+        assert!(store.key("key1").unwrap().is_none());
     }
 
     /// The MAC of `text` under `key`, as bytes.
@@ -291,12 +340,15 @@ mod tests {
     fn closure_and_map_stores_look_up_by_kid() {
         let map = HashMap::from([("key1".to_string(), "secret".to_string())]);
         assert_eq!(
-            tag(&map.key("key1").unwrap(), "t"),
+            tag(&map.key("key1").unwrap().unwrap(), "t"),
             fresh_tag(b"secret", "t")
         );
-        assert!(map.key("key2").is_none());
+        assert!(map.key("key2").unwrap().is_none());
         let store = |kid: &str| (kid == "key2").then(|| "s2".to_string());
-        assert_eq!(tag(&store.key("key2").unwrap(), "t"), fresh_tag(b"s2", "t"));
+        assert_eq!(
+            tag(&store.key("key2").unwrap().unwrap(), "t"),
+            fresh_tag(b"s2", "t")
+        );
     }
 
     /// The keyed state is cloned for every MAC: one MAC never leaks into the next,

@@ -25,7 +25,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::Mac;
 
 use crate::credentials::cookie_names;
-use crate::credentials::keys::{KeyStore, SigningKey};
+use crate::credentials::keys::{KeyStore, SigningKey, Unread};
 use crate::credentials::token;
 use crate::settings::room::Room;
 
@@ -76,6 +76,11 @@ pub enum Refusal {
     OtherRoom,
     /// Its key is not in the store.
     UnknownKey,
+    /// Its key's read failed: the request waits for a read that works.
+    UnreadableKey,
+    /// Its key was not read: the request's reads are kept for its token and its
+    /// page ([`KeyStore::spare`]).
+    NoReadsLeft,
     /// The signature does not match.
     BadSignature,
     /// Past its `exp`.
@@ -90,6 +95,8 @@ impl fmt::Display for Refusal {
             Refusal::Malformed => "malformed",
             Refusal::OtherRoom => "other-room",
             Refusal::UnknownKey => "unknown-key",
+            Refusal::UnreadableKey => "unreadable-key",
+            Refusal::NoReadsLeft => "no-reads-left",
             Refusal::BadSignature => "bad-signature",
             Refusal::Expired => "expired",
             Refusal::Revoked => "revoked",
@@ -112,7 +119,12 @@ pub fn check(
     if claims.room != own {
         return Err(Refusal::OtherRoom);
     }
-    let key = keys.key(&claims.kid).ok_or(Refusal::UnknownKey)?;
+    let key = match keys.spare(&claims.kid) {
+        Ok(Some(key)) => key,
+        Ok(None) => return Err(Refusal::UnknownKey),
+        Err(Unread::Failed) => return Err(Refusal::UnreadableKey),
+        Err(Unread::NoReadsLeft) => return Err(Refusal::NoReadsLeft),
+    };
     let mut mac = key.mac();
     mac.update(text.as_bytes());
     mac.verify_slice(&sig).map_err(|_| Refusal::BadSignature)?;
@@ -206,7 +218,7 @@ mod tests {
             exp,
             kid: "key1".into(),
         };
-        claims.mint(&keys.key("key1").unwrap())
+        claims.mint(&keys.key("key1").unwrap().unwrap())
     }
 
     fn check_in(

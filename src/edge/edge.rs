@@ -19,7 +19,7 @@ use waiting_room::answer::{
     Answered, BodySource, CACHE_HEADER, OriginOutcome, RELEASE_HEADER, origin_page, read_capped,
 };
 use waiting_room::bots::challenge::{self, ChallengeSettings, Outcome, Reason, Verifier};
-use waiting_room::credentials::keys::{KeyStore, ReadOnce, SigningKey};
+use waiting_room::credentials::keys::{KeyRead, KeyStore, ReadOnce, SigningKey, Unread};
 use waiting_room::credentials::uid::uid_of;
 use waiting_room::log::push_unreadable;
 use waiting_room::pages::page::{NO_STORE, Page, PageBody};
@@ -27,7 +27,9 @@ use waiting_room::resources::{
     BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, NEW_SESSIONS, PAGE_STORE,
 };
 use waiting_room::settings::context::RequestContext;
-use waiting_room::settings::limits::{CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET};
+use waiting_room::settings::limits::{
+    CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET, kept_from_passes,
+};
 use waiting_room::settings::room::{Room, host_of};
 use waiting_room::settings::room_settings::{Looked, LookupFailed, Remembered};
 use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
@@ -46,7 +48,7 @@ pub fn handle(mut req: Request) -> Response {
     let (now, millis) = unix_now();
     let context = RequestContext::for_request(&config, host.as_deref(), &path, now);
     let settings = &context.settings;
-    let keys = SigningKeys::new(&reads);
+    let keys = SigningKeys::new(&reads, settings.bot_challenge.is_on());
 
     // Identity is the connection's address (an IPv6 client's network, when
     // `uid_ipv6_prefix` says so), never a request header.
@@ -221,7 +223,10 @@ fn page(
             let stored = key.and_then(|key| {
                 reads
                     .config(&open(PAGE_STORE), &key)
-                    .unwrap_or_else(|LookupFailed| reads.fail(key))
+                    .unwrap_or_else(|LookupFailed| {
+                        reads.fail(&key);
+                        None
+                    })
             });
             let template = match plan.template(page, stored.as_deref()) {
                 PageBody::Html(html) => html,
@@ -318,15 +323,20 @@ struct EdgeVerifier<'a> {
 
 impl EdgeVerifier<'_> {
     /// The secret key, trimmed (a file's final newline is no part of it); `None`
-    /// when the store, the entry or its plaintext is missing, or its read failed
-    /// (named in the line). Never `get` or `plaintext`: they panic.
-    fn secret(&self) -> Option<String> {
-        let store = SecretStore::open(challenge::SECRET_STORE).ok()?;
+    /// when the store, the entry or its plaintext is missing; `Err` when its read
+    /// failed (named in the line). Never `get` or `plaintext`: they panic.
+    fn secret(&self) -> Result<Option<String>, Unread> {
+        let Ok(store) = SecretStore::open(challenge::SECRET_STORE) else {
+            return Ok(None);
+        };
         let bytes = self
             .reads
             .secret(&store, self.settings.secret_name(), "challenge-secret")?;
-        let text = std::str::from_utf8(&bytes).ok()?.trim();
-        (!text.is_empty()).then(|| text.to_string())
+        let text = bytes.as_deref().and_then(|b| std::str::from_utf8(b).ok());
+        Ok(text
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string))
     }
 }
 
@@ -334,8 +344,10 @@ impl Verifier for EdgeVerifier<'_> {
     fn verify(&self, token: &str, signature: &[u8; 32]) -> Outcome {
         // A missing secret or backend is the operator's to mend, and a failure,
         // never "down": a room that fails open must not open on a missing setup.
-        let Some(secret) = self.secret() else {
-            return Outcome::Failed(Reason::from_codes(["missing-input-secret"]));
+        let secret = match self.secret() {
+            Ok(Some(secret)) => secret,
+            Ok(None) => return Outcome::Failed(Reason::from_codes(["missing-input-secret"])),
+            Err(_) => return Outcome::Unread,
         };
         let provider = self.settings.provider;
         let backend = match Backend::from_name(provider.backend()) {
@@ -397,26 +409,32 @@ impl Reads {
         store.try_get(key).map_err(|_| LookupFailed)
     }
 
-    /// The plaintext of secret `name`; `None` when missing or when the read failed,
-    /// a failure named `what` in the line.
-    fn secret(&self, store: &SecretStore, name: &str, what: &str) -> Option<Vec<u8>> {
-        if self.secrets.take().is_err() {
-            return self.fail(what.to_string());
-        }
-        match store.try_get(name) {
-            Ok(Some(secret)) => match secret.try_plaintext() {
-                Ok(bytes) => Some(bytes.to_vec()),
-                Err(_) => self.fail(what.to_string()),
+    /// The plaintext of secret `name`; `None` when missing; `Err` when the read
+    /// failed, a failure named `what` in the line.
+    fn secret(
+        &self,
+        store: &SecretStore,
+        name: &str,
+        what: &str,
+    ) -> Result<Option<Vec<u8>>, Unread> {
+        let read = match self.secrets.take() {
+            Err(_) => Err(()),
+            Ok(()) => match store.try_get(name) {
+                Ok(Some(secret)) => secret
+                    .try_plaintext()
+                    .map(|b| Some(b.to_vec()))
+                    .map_err(drop),
+                Ok(None) => Ok(None),
+                Err(_) => Err(()),
             },
-            Ok(None) => None,
-            Err(_) => self.fail(what.to_string()),
-        }
+        };
+        read.map_err(|()| self.fail(what))
     }
 
-    /// Records a failed read; reads as missing.
-    fn fail<T>(&self, what: String) -> Option<T> {
-        self.failed.borrow_mut().push(what);
-        None
+    /// Records a failed read, named `what` in the line.
+    fn fail(&self, what: &str) -> Unread {
+        self.failed.borrow_mut().push(what.to_string());
+        Unread::Failed
     }
 }
 
@@ -427,6 +445,8 @@ impl Reads {
 struct SigningKeys<'r> {
     reads: &'r Reads,
     stores: OnceCell<KeyStores>,
+    /// Whether the room's challenge may need its secret (a read a pass must leave).
+    challenge: bool,
 }
 
 enum KeyStores {
@@ -435,31 +455,46 @@ enum KeyStores {
 }
 
 impl<'r> SigningKeys<'r> {
-    fn new(reads: &'r Reads) -> ReadOnce<Self> {
+    fn new(reads: &'r Reads, challenge: bool) -> ReadOnce<Self> {
         ReadOnce::new(SigningKeys {
             reads,
             stores: OnceCell::new(),
+            challenge,
         })
+    }
+
+    fn stores(&self) -> &KeyStores {
+        self.stores
+            .get_or_init(|| match SecretStore::open(KEY_STORE) {
+                Ok(secrets) => KeyStores::Secrets(secrets),
+                Err(_) => KeyStores::Config(open(KEY_STORE)),
+            })
     }
 }
 
 impl KeyStore for SigningKeys<'_> {
-    fn key(&self, kid: &str) -> Option<SigningKey> {
-        let stores = self
-            .stores
-            .get_or_init(|| match SecretStore::open(KEY_STORE) {
-                Ok(secrets) => KeyStores::Secrets(secrets),
-                Err(_) => KeyStores::Config(open(KEY_STORE)),
-            });
-        match stores {
-            KeyStores::Secrets(store) => {
-                SigningKey::new(self.reads.secret(store, kid, "signing-key")?)
-            }
+    fn key(&self, kid: &str) -> KeyRead {
+        let secret = match self.stores() {
+            KeyStores::Secrets(store) => self.reads.secret(store, kid, "signing-key")?,
             KeyStores::Config(store) => match self.reads.config(store, kid) {
-                Ok(secret) => SigningKey::new(secret?),
-                Err(LookupFailed) => self.reads.fail("signing-key".to_string()),
+                Ok(secret) => secret.map(String::into_bytes),
+                Err(LookupFailed) => return Err(self.reads.fail("signing-key")),
             },
+        };
+        Ok(secret.and_then(SigningKey::new))
+    }
+
+    /// Leaves the reads the rest of the request may need ([`kept_from_passes`]).
+    fn spare(&self, kid: &str) -> KeyRead {
+        let in_secrets = matches!(self.stores(), KeyStores::Secrets(_));
+        let left = match in_secrets {
+            true => self.reads.secrets.left(),
+            false => self.reads.lookups.left(),
+        };
+        if left <= kept_from_passes(in_secrets, self.challenge) {
+            return Err(Unread::NoReadsLeft);
         }
+        self.key(kid)
     }
 }
 

@@ -208,6 +208,9 @@ pub enum Heartbeat {
     Unreadable,
 }
 
+/// Why a setting that only shapes the room's answer may read as missing.
+const SHAPES_THE_ANSWER: &str = "it shapes the answer, not who enters";
+
 rows! {
     /// The room runs only when this is exactly `true` (surrounding spaces ignored).
     ENABLED enabled: bool {
@@ -217,6 +220,7 @@ rows! {
         default: false => "`false` (off)",
         write: text,
         when_bad: "anything else: off, every request passes to the origin",
+        unreadable: holds_as("true"),
         samples: samples(&["true", " true ", "false"], &["TRUE", ""]),
     }
     /// Comma-separated path prefixes the room protects (a plain prefix match, like
@@ -228,6 +232,7 @@ rows! {
         default: vec!["/events".to_string(), "/checkout".to_string()] => "`/events,/checkout`",
         write: list,
         when_bad: "an empty list, or an entry not starting with `/`: the default",
+        unreadable: holds_as("/"),
         samples: samples(&["/events,/checkout", "/", "/events", " /a , /b "], &["events", ",", ""]),
     }
     /// `random`: the lottery; `fifo`: first in, first out up to `fifo_cutoff`
@@ -278,7 +283,7 @@ rows! {
         },
         when_bad: "not a time: stale at once (next row)",
         // Not a time: a stale controller, so `allow_percentage_fallback` applies.
-        when_unreadable: Some("unreadable"),
+        unreadable: holds_as("unreadable"),
         unset: "none (manual tuning)",
         unit: UnixSeconds,
         samples: samples(&["1700000000", "1700003600", "0"], &["soon", ""]),
@@ -382,6 +387,7 @@ rows! {
         write: optional,
         when_bad: "missing, empty or unknown: the line goes to standard error \
                    (`fastly log-tail`)",
+        unreadable: as_missing("the line goes to standard error: who enters does not rest on it"),
         unset: "none (standard error)",
         samples: samples(&["testlog"], &["", " "]),
     }
@@ -406,6 +412,7 @@ rows! {
         default: 200 => "`200`",
         write: text,
         when_bad: "anything else: `200`",
+        unreadable: as_missing(SHAPES_THE_ANSWER),
         samples: samples(&["200", "202", "429", "503"], &["404", "x"]),
     }
     /// `sliding`: a session ends between half and the whole `allow_period_timeout`
@@ -504,6 +511,7 @@ rows! {
         default: None => "none",
         write: optional,
         when_bad: "not a number: none (entry time unknown)",
+        unreadable: as_missing("only the estimate of a place's entry time rests on it"),
         unset: "none (entry time unknown)",
         unit: MillisPerSecond,
         samples: samples(&["1000", "1.5", "0", "0.001"], &["x", "-2"]),
@@ -565,7 +573,7 @@ rows! {
         default: false => "`false`",
         write: word,
         when_bad: "anything else: `false`",
-        when_unreadable: Some("true"),
+        unreadable: holds_as("true"),
         samples: samples(&["false", "true", " TRUE "], &["yes"]),
     }
     /// Comma-separated address blocks (CIDR, IPv4 or IPv6) that go straight to the
@@ -621,6 +629,7 @@ rows! {
             Some(language.map_or("auto", Language::code).to_string())
         },
         when_bad: "anything else: `auto`",
+        unreadable: as_missing(SHAPES_THE_ANSWER),
         samples: samples(&["auto", "de", " FR "], &["klingon"]),
     }
     /// The bot toll: bits of proof of work, 0–32, a wait token's holder pays
@@ -634,7 +643,7 @@ rows! {
         write: text,
         when_bad: "anything else: `0`",
         // More bits than anyone pays: a wait token issued now is held.
-        when_unreadable: Some("32"),
+        unreadable: holds_as("32"),
         samples: samples(&["0", "8", " 12 ", "32"], &["33", "08", "-1"]),
     }
     /// An external challenge (Turnstile or hCaptcha) instead of the proof of work:
@@ -661,7 +670,7 @@ rows! {
         },
         when_bad: "unreadable: still on, every due draw is held",
         // Not a challenge's JSON: held as an unreadable challenge.
-        when_unreadable: Some("unreadable"),
+        unreadable: holds_as("unreadable"),
         unset: "none (off)",
         samples: samples(
             &[
@@ -683,6 +692,7 @@ rows! {
         default: Vec::new() => "none",
         write: list,
         when_bad: "a key with a space or over 255 bytes: that key ignored",
+        unreadable: as_missing(SHAPES_THE_ANSWER),
         samples: samples(&["startwaiting", "startwaiting.fr, deny"], &["start waiting"]),
     }
 }
@@ -718,11 +728,21 @@ pub fn row(key: &str) -> Option<&'static crate::settings::row::Row> {
     ROWS.iter().find(|row| row.key == key)
 }
 
-/// What a setting whose lookup failed (the execution's lookups used, a value too
-/// long, any error of the host) reads as: its row's unreadable outcome where its
-/// default would switch a guard off, else as missing (its default).
+/// What a setting whose lookup failed reads as ([`Unreadable::reading`]; `None`: as
+/// missing, its default).
 pub fn when_unreadable(key: &str) -> Option<String> {
-    row(key)?.when_unreadable.map(str::to_string)
+    row(key)?.unreadable.reading().map(str::to_string)
+}
+
+/// Whether a failed lookup of `key` holds the request ([`Unreadable::Holds`]): a
+/// setting's row says, a named room's controller key (`room.<name>.<key>`) as its
+/// setting; every other key (`settings`, `rooms`, `events`, `room.<name>`) holds.
+pub fn holds_when_unreadable(key: &str) -> bool {
+    let setting = key
+        .strip_prefix("room.")
+        .and_then(|rest| rest.split_once('.'))
+        .map_or(key, |(_, setting)| setting);
+    row(setting).is_none_or(|row| row.unreadable.holds())
 }
 
 impl Default for Settings {

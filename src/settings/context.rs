@@ -3,7 +3,7 @@
 //! refusal, the keys that fell back or could not be read). The edge builds it
 //! ([`RequestContext::for_request`]); the decision and the log read it.
 
-use crate::settings::config::Settings;
+use crate::settings::config::{Settings, holds_when_unreadable};
 use crate::settings::room::{Room, RoomName};
 
 /// The stored settings of a request's room, and the request's own findings.
@@ -30,12 +30,18 @@ pub struct RequestContext {
     /// `ALERT=old-layout` ([`crate::settings::layout::Members::OldLayout`]).
     pub old_layout: bool,
     /// The config-store keys whose lookup failed: each took its unreadable outcome
-    /// ([`crate::settings::config::when_unreadable`]), and the line says
+    /// ([`crate::settings::row::Unreadable`]), and the line says
     /// `ALERT=unreadable:<keys>`.
     pub unreadable: Vec<String>,
 }
 
 impl RequestContext {
+    /// Whether a key the decision rests on could not be read
+    /// ([`holds_when_unreadable`]): only a bypass, a pass or a live session goes on.
+    pub fn holds(&self) -> bool {
+        self.unreadable.iter().any(|key| holds_when_unreadable(key))
+    }
+
     /// The context of settings read in the service room, with their fallbacks.
     pub fn of(read: (Settings, Vec<&'static str>)) -> RequestContext {
         let (settings, fallbacks) = read;
@@ -60,8 +66,10 @@ pub enum Refusal {
     /// Its path reads into different rooms at different origins
     /// ([`crate::settings::path_readings`]): `400`.
     AmbiguousPath,
-    /// The `rooms` index could not be looked up, so nothing can be placed: `503`.
-    UnreadableRooms,
+    /// A key the decision rests on could not be read, and nothing lets the request
+    /// through without it (nor can anything when it is `rooms`: nothing can be
+    /// placed): `503`, the room's "try again" page.
+    Unreadable,
 }
 
 impl Refusal {
@@ -69,7 +77,7 @@ impl Refusal {
     pub fn status(self) -> u16 {
         match self {
             Refusal::AmbiguousPath => 400,
-            Refusal::UnreadableRooms => 503,
+            Refusal::Unreadable => 503,
         }
     }
 
@@ -77,7 +85,7 @@ impl Refusal {
     pub fn word(self) -> &'static str {
         match self {
             Refusal::AmbiguousPath => "ambiguous-path",
-            Refusal::UnreadableRooms => "unreadable-rooms",
+            Refusal::Unreadable => "unreadable",
         }
     }
 }

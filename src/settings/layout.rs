@@ -17,8 +17,9 @@
 //! A member's value is text, a number, a boolean or a list of texts
 //! ([`text_of`]). A missing `settings` key is an object with no members: every
 //! member takes its default. A `settings` value that is not a JSON object, or
-//! that cannot be read, gives every member its unreadable outcome
-//! ([`crate::settings::config::when_unreadable`]): the room holds, it never opens.
+//! that cannot be read, gives every member its reading after a failed read
+//! ([`crate::settings::config::when_unreadable`]): every path protected, nobody
+//! drawn; a failed read also holds the request ([`crate::settings::row::Unreadable`]).
 
 use std::collections::BTreeMap;
 

@@ -23,6 +23,17 @@ pub const FASTLY_SECRET_READS: u32 = 5;
 /// Secret reads the room may make on any path: the limit its glue enforces.
 pub const SECRET_READ_BUDGET: u32 = 3;
 
+/// Reads a pass may not spend ([`crate::credentials::keys::KeyStore::spare`]): those
+/// the rest of the request may need after it. With the keys in a Secret Store, the
+/// challenge's secret (when the room has a challenge); in a config store, the
+/// page's lookup.
+pub fn kept_from_passes(keys_in_secrets: bool, challenge: bool) -> u32 {
+    match keys_in_secrets {
+        true => u32::from(challenge),
+        false => 1,
+    }
+}
+
 /// Counts one kind of read against a limit.
 #[derive(Debug)]
 pub struct Counter {
@@ -53,6 +64,11 @@ impl Counter {
         Ok(())
     }
 
+    /// Reads left before the limit.
+    pub fn left(&self) -> u32 {
+        self.limit.saturating_sub(self.used.get())
+    }
+
     /// Reads counted so far (refused ones not included).
     pub fn used(&self) -> u32 {
         self.used.get()
@@ -69,7 +85,7 @@ mod tests {
         assert_eq!(counter.take(), Ok(()));
         assert_eq!(counter.take(), Ok(()));
         assert_eq!(counter.take(), Err(LimitReached));
-        assert_eq!(counter.used(), 2);
+        assert_eq!((counter.used(), counter.left()), (2, 0));
     }
 
     #[test]

@@ -165,7 +165,7 @@ impl RequestContext {
             // Nothing can be placed without the rooms' scopes: refused, never a
             // named room's request let through as one outside every room.
             Err(LookupFailed) => {
-                bypass.refusal = Some(Refusal::UnreadableRooms);
+                bypass.refusal = Some(Refusal::Unreadable);
                 bypass.unreadable = lookup.failed();
                 return bypass;
             }
@@ -204,16 +204,11 @@ impl RequestContext {
         service.noted(RequestContext::of(Settings::read(&|key| service.get(key))))
     }
 
-    /// The service room's settings: its keys, and its `events` at `now`. Events that
-    /// cannot be read hold newcomers: one may be in its pre-queue.
+    /// The service room's settings: its keys, and its `events` at `now` (events that
+    /// cannot be read hold the request: [`RequestContext::holds`]).
     fn service_room(service: &ServiceStore<'_, '_>, now: u64) -> RequestContext {
-        let events = service.lookup.read(EVENTS);
-        let mut context =
-            RequestContext::scheduled(|key| service.get(key), events.clone().ok().flatten(), now);
-        if events.is_err() {
-            context.settings.queue_all = true;
-        }
-        context
+        let events = service.lookup.read(EVENTS).ok().flatten();
+        RequestContext::scheduled(|key| service.get(key), events, now)
     }
 
     /// A named room's settings (see the module's documentation).

@@ -27,6 +27,47 @@ pub enum Role {
     EventFixed,
 }
 
+/// What a failed lookup of a setting does: the host failed it (a limit, a value too
+/// long, any error), so it is never read as a missing key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreadable {
+    /// The decision rests on it: the request is held, a 503 "try again" that writes
+    /// no cookie, unless a bypass, a pass or a live session lets it through without
+    /// it. Meanwhile it reads as this text (`None`: its default), so that what is
+    /// settled first (the room, whether the path is protected) protects the most.
+    Holds(Option<&'static str>),
+    /// It reads as missing (its default), safe for the reason given.
+    AsMissing(&'static str),
+}
+
+impl Unreadable {
+    /// Holds, reading as its default meanwhile.
+    pub const HOLDS: Unreadable = Unreadable::Holds(None);
+
+    /// Holds, reading as `text` meanwhile.
+    pub const fn holds_as(text: &'static str) -> Unreadable {
+        Unreadable::Holds(Some(text))
+    }
+
+    /// Reads as missing, for the reason `why`.
+    pub const fn as_missing(why: &'static str) -> Unreadable {
+        Unreadable::AsMissing(why)
+    }
+
+    /// The text the setting reads as (`None`: as missing).
+    pub const fn reading(self) -> Option<&'static str> {
+        match self {
+            Unreadable::Holds(text) => text,
+            Unreadable::AsMissing(_) => None,
+        }
+    }
+
+    /// Whether the request is held.
+    pub const fn holds(self) -> bool {
+        matches!(self, Unreadable::Holds(_))
+    }
+}
+
 /// What a setting's value counts, for showing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
@@ -68,9 +109,8 @@ pub struct Row {
     pub meaning: &'static str,
     /// What a bad value does (Markdown, one table cell).
     pub when_bad: &'static str,
-    /// The text it reads as when its lookup fails, where its default would switch
-    /// a guard off; `None`: as if missing.
-    pub when_unreadable: Option<&'static str>,
+    /// What a failed lookup does.
+    pub unreadable: Unreadable,
     /// What `wrctl config check` shows when it is unset (`none` and why).
     pub unset: &'static str,
     /// How `wrctl config check` shows its value.
@@ -297,8 +337,8 @@ macro_rules! given {
 
 pub(crate) use given;
 
-/// Defines the settings from their rows (`when_unreadable`, `unset` and `unit` may be
-/// left out: as missing, `none`, as written): a key constant, a field of `Settings`, a
+/// Defines the settings from their rows (`unreadable`, `unset` and `unit` may be
+/// left out: holds, `none`, as written): a key constant, a field of `Settings`, a
 /// [`Row`] of `ROWS`, the reader `Settings::read_rows` (each key read in the rows'
 /// order by the [`Reader`] method the row names, its default an expression that
 /// may use the fields read before it) and `Settings::stored` (each value's written
@@ -313,7 +353,7 @@ macro_rules! rows {
             default: $default:expr => $shown:literal,
             write: $write:expr,
             when_bad: $bad:expr,
-            $(when_unreadable: $unreadable:expr,)?
+            $(unreadable: $unreadable:ident$(($($why:expr),*))?,)?
             $(unset: $unset:literal,)?
             $(unit: $unit:ident,)?
             samples: $samples:expr,
@@ -334,7 +374,10 @@ macro_rules! rows {
                 default: $shown,
                 meaning: concat!($($doc),*),
                 when_bad: $bad,
-                when_unreadable: $crate::settings::row::given!($($unreadable)?; None),
+                unreadable: $crate::settings::row::given!(
+                    $($crate::settings::row::Unreadable::$unreadable$(($($why),*))?)?;
+                    $crate::settings::row::Unreadable::HOLDS
+                ),
                 unset: $crate::settings::row::given!($($unset)?; "none"),
                 unit: $crate::settings::row::given!(
                     $($crate::settings::row::Unit::$unit)?;
@@ -399,7 +442,7 @@ mod tests {
                 default: "none",
                 meaning: "",
                 when_bad: "",
-                when_unreadable: None,
+                unreadable: Unreadable::HOLDS,
                 unset: "none",
                 unit: Unit::Text,
                 samples: DURATIONS,
@@ -411,7 +454,7 @@ mod tests {
                 default: "none",
                 meaning: "",
                 when_bad: "",
-                when_unreadable: None,
+                unreadable: Unreadable::HOLDS,
                 unset: "none",
                 unit: Unit::Text,
                 samples: DURATIONS,

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::settings::config::{EVENTS, ROOMS, ROWS};
-use crate::settings::row::{Row, Stored, Unit, samples};
+use crate::settings::row::{Row, Stored, Unit, Unreadable, samples};
 
 /// The other keys of `waitingroom_config`, each read by a reader of its own:
 /// the named rooms and the scheduled events.
@@ -21,7 +21,7 @@ pub const OTHER_ROWS: [Row; 2] = [
                    room ignored; a room whose value is missing or unreadable holds everyone \
                    (`config_fallback=room`)",
         roles: &[],
-        when_unreadable: None,
+        unreadable: Unreadable::HOLDS,
         unset: "none",
         unit: Unit::Text,
         samples: samples(&[], &[]),
@@ -35,7 +35,7 @@ pub const OTHER_ROWS: [Row; 2] = [
         when_bad: "an event that does not parse, ends before it starts or overlaps another: \
                    ignored, `config_fallback=events`",
         roles: &[],
-        when_unreadable: None,
+        unreadable: Unreadable::HOLDS,
         unset: "none",
         unit: Unit::Text,
         samples: samples(&[], &[]),
@@ -53,20 +53,27 @@ pub const END: &str = "<!-- END of the generated key table -->";
 /// [`OTHER_ROWS`].
 pub fn reference() -> String {
     let mut out = String::from(
-        "| key | stored | default | meaning | on a bad value |\n|---|---|---|---|---|\n",
+        "| key | stored | default | meaning | on a bad value | on a failed read |\n\
+         |---|---|---|---|---|---|\n",
     );
     for row in ROWS.iter().chain(&OTHER_ROWS) {
         let stored = match row.stored {
             Stored::Own => "own key",
             Stored::Member => "in `settings`",
         };
+        let unreadable = match row.unreadable {
+            Unreadable::Holds(None) => "holds".to_string(),
+            Unreadable::Holds(Some(text)) => format!("holds (reads `{text}` meanwhile)"),
+            Unreadable::AsMissing(why) => format!("as missing: {why}"),
+        };
         let _ = writeln!(
             out,
-            "| `{}` | {stored} | {} | {} | {} |",
+            "| `{}` | {stored} | {} | {} | {} | {} |",
             row.key,
             cell(row.default),
             cell(row.meaning.trim()),
-            cell(row.when_bad)
+            cell(row.when_bad),
+            cell(&unreadable)
         );
     }
     out
@@ -86,6 +93,8 @@ mod tests {
         let reference = reference();
         assert_eq!(reference.lines().count(), 2 + ROWS.len() + OTHER_ROWS.len());
         assert!(reference.contains("| `queue_all` | in `settings` | `false` |"));
+        assert!(reference.contains("| holds (reads `true` meanwhile) |"));
+        assert!(reference.contains("| as missing: it shapes the answer, not who enters |"));
         assert!(reference.contains("| `enabled` | own key | `false` (off) |"));
         assert!(reference.contains("`^/(events\\|checkout)`"));
     }

@@ -220,6 +220,7 @@ pub fn mint_pass(args: &PassArgs, now: u64) -> Result<(String, String, u64), Str
     }
     let key = RoomKeys::new(&keys, room.name())
         .key(&args.kid)
+        .map_err(|_| format!("cannot read key {:?} in {}", args.kid, args.keys.display()))?
         .ok_or_else(|| format!("no usable key {:?} in {}", args.kid, args.keys.display()))?;
     let claims = PassClaims {
         room: room.name().map_or(String::new(), ToString::to_string),

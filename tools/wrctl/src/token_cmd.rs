@@ -339,19 +339,21 @@ fn print_fields(token: &SignedToken, value: &str, now: u64) {
     println!("sig        {}", sig_abbreviated(value));
 }
 
-/// `valid`, `bad-signature` or `unknown-key kid=…`, checked by the room's code.
+/// `valid`, `bad-signature`, `unknown-key kid=…` or `unreadable-key kid=…`, checked
+/// by the room's code.
 fn signature(token: &SignedToken, keys: &impl KeyStore) -> String {
     let kid = &token.claims.kid;
     match keys.key(kid) {
-        None => format!("unknown-key kid={kid}"),
-        Some(key) if token.verify(&key) => {
+        Err(_) => format!("unreadable-key kid={kid}"),
+        Ok(None) => format!("unknown-key kid={kid}"),
+        Ok(Some(key)) if token.verify(&key) => {
             if key.is_weak() {
                 format!("valid (WARN=weak-key kid={kid})")
             } else {
                 "valid".into()
             }
         }
-        Some(_) => "bad-signature".into(),
+        Ok(Some(_)) => "bad-signature".into(),
     }
 }
 
