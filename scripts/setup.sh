@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares this machine for building and running the room: the wasm32-wasip1
-# target and Viceroy (Fastly's local Compute runtime). Safe to run again: it
-# installs only what is missing. Sourced by scripts/demo.sh and scripts/test.sh.
+# target and Viceroy (Fastly's local Compute runtime), the project's build of it.
+# Safe to run again: it installs only what is missing. Sourced by scripts/demo.sh
+# and scripts/test.sh.
 set -euo pipefail
 
 VICEROY_VERSION="0.22.0"
@@ -12,9 +13,16 @@ if ! rustup target list --installed | grep -qx wasm32-wasip1; then
   rustup target add wasm32-wasip1
 fi
 
-if ! viceroy --version 2>/dev/null | grep -q "$VICEROY_VERSION"; then
-  echo "setup: installing Viceroy $VICEROY_VERSION (about 16 minutes on 2 cores, once)"
-  cargo install --locked "viceroy@$VICEROY_VERSION"
+# Viceroy $VICEROY_VERSION with the project's patch (tools/viceroy-faults/): Fastly's
+# per-execution limits on store reads enforced, and reads failed on demand for the
+# fail-safe tests (docs/development.md, "The project's Viceroy"). Installed as
+# $HOME/.cargo/bin/viceroy, in place of a plain one; its `--version` names the patch's
+# stamp, so a rerun is instant and a changed patch is rebuilt (incrementally: the
+# sources and their build stay in ~/.cache/viceroy-faults).
+viceroy_faults="$(dirname "${BASH_SOURCE[0]}")/../tools/viceroy-faults/build.sh"
+if ! "$viceroy_faults" --check; then
+  echo "setup: building the project's Viceroy $VICEROY_VERSION (about 20 minutes on 2 cores, once)"
+  "$viceroy_faults"
 fi
 
 # The browser tests (the binary tests/browser/) drive Debian's
@@ -29,8 +37,9 @@ if [ "${SETUP_BROWSER:-1}" != 0 ]; then
   # nginx's reading of a path (WAITING_ROOM_SKIP_NGINX=1 skips that check).
   [ -x /usr/sbin/nginx ] || browser_packages+=(nginx-light)
   # promtool (Debian's prometheus package), with which tools/wrctl/tests/promtool.rs
-  # checks and tests the alerts' rules (WAITING_ROOM_SKIP_PROMTOOL=1 skips that check).
-  command -v promtool >/dev/null 2>&1 || browser_packages+=(prometheus)
+  # checks and tests the alerts' rules, and the prometheus server that
+  # tools/wrctl/tests/prometheus.rs runs on loopback (WAITING_ROOM_SKIP_PROMTOOL=1 skips both).
+  { command -v promtool && command -v prometheus; } >/dev/null 2>&1 || browser_packages+=(prometheus)
   command -v node >/dev/null 2>&1 || browser_packages+=(nodejs npm)
   if [ "${#browser_packages[@]}" -gt 0 ]; then
     echo "setup: installing ${browser_packages[*]} (Debian packages) for the browser tests"

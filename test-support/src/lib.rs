@@ -14,6 +14,8 @@ pub mod controller;
 #[cfg(feature = "processes")]
 pub mod crowd;
 pub mod docs;
+#[cfg(feature = "processes")]
+pub mod faults;
 pub mod fuzz_input;
 #[cfg(feature = "processes")]
 pub mod http;

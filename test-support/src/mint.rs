@@ -51,6 +51,11 @@ pub fn open(cookie_value: &str) -> String {
     String::from_utf8(STANDARD.decode(cookie_value).unwrap()).unwrap()
 }
 
+/// The plain text inside a cookie value; `None` when it is not base64 of UTF-8.
+pub fn try_open(cookie_value: &str) -> Option<String> {
+    String::from_utf8(STANDARD.decode(cookie_value).ok()?).ok()
+}
+
 /// The number in field `name` (`exp`, `arr`, …) of a token's plain text.
 pub fn number(text: &str, name: &str) -> u64 {
     text.split('&')

@@ -61,6 +61,9 @@ pub struct RoomSpec<'a> {
     /// When set, the Secret Store `waitingroom_challenge` with these entries
     /// (site key → secret key); else the room has none.
     pub challenge_secrets: Option<&'a [(&'a str, &'a str)]>,
+    /// Environment variables for Viceroy, such as the project's Viceroy's limits
+    /// (`VICEROY_LOOKUP_LIMIT`, `VICEROY_SECRET_LIMIT`: [`super::faults`]).
+    pub viceroy_env: &'a [(&'a str, &'a str)],
 }
 
 /// A room under test. Dropping it stops Viceroy and removes its files.
@@ -205,7 +208,7 @@ file = "{dir}/pages.json"
             } else {
                 free_addr()
             };
-            let mut viceroy = spawn_viceroy(&dir, addr, spec.pipe_stdout);
+            let mut viceroy = spawn_viceroy(&dir, addr, spec.pipe_stdout, spec.viceroy_env);
             match wait_until_listening(&mut viceroy, addr, &dir) {
                 Ok(()) => return Room { viceroy, addr, dir },
                 Err(output) if attempt < 3 && output.contains("Address already in use") => {}
@@ -231,6 +234,51 @@ file = "{dir}/pages.json"
     /// Everything Viceroy printed so far.
     pub fn viceroy_output(&self) -> String {
         viceroy_output(&self.dir)
+    }
+
+    /// How many bytes Viceroy printed so far: a mark for [`Room::output_since`].
+    pub fn output_mark(&self) -> usize {
+        fs::metadata(viceroy_log(&self.dir)).map_or(0, |m| m.len() as usize)
+    }
+
+    /// What Viceroy printed after `mark` ([`Room::output_mark`]).
+    pub fn output_since(&self, mark: usize) -> String {
+        let bytes = fs::read(viceroy_log(&self.dir)).unwrap_or_default();
+        String::from_utf8_lossy(bytes.get(mark..).unwrap_or_default()).into_owned()
+    }
+
+    /// The room's log line written after `mark` ([`Room::output_mark`]), once it has
+    /// been written: the line of the one request made since.
+    pub fn log_line_since(&self, mark: usize) -> String {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(line) = self.try_log_line_since(mark) {
+                return line;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no log line:\n{}",
+                self.output_since(mark)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The room's log line written after `mark`, if it is there yet: at the log
+    /// endpoint, or on standard error when the room could not read the endpoint's
+    /// name. Panics when there are several.
+    pub fn try_log_line_since(&self, mark: usize) -> Option<String> {
+        let start = format!("{} t=", waiting_room::log::PREFIX);
+        let output = self.output_since(mark);
+        let lines: Vec<&str> = output
+            .lines()
+            .filter_map(|l| l.find(&start).map(|at| &l[at..]))
+            .collect();
+        assert!(
+            lines.len() <= 1,
+            "more than one log line since the mark:\n{output}"
+        );
+        lines.first().map(|l| l.to_string())
     }
 
     /// `GET path` from visitor 127.0.0.`from`.
@@ -279,6 +327,16 @@ file = "{dir}/pages.json"
         self.edit_store("config.json", |s| layout::set(s, key, value));
     }
 
+    /// Replaces the whole config store live: [`base_config`] overridden by `config`,
+    /// stored as the room reads them (no `custom_pages` but what `config` lists).
+    pub fn reset_config(&self, config: &[(&str, &str)]) {
+        let mut settings = store(&base_config());
+        settings.extend(store(config));
+        let settings =
+            layout::store_entries(settings.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        write_json(&self.config_path(), &settings);
+    }
+
     /// Removes a signing key live (emergency revocation).
     pub fn remove_key(&self, kid: &str) {
         self.edit_store("keys.json", |s| {
@@ -302,8 +360,8 @@ impl Drop for Room {
     }
 }
 
-/// Viceroy serving the room whose files are in `dir` at `addr`.
-fn spawn_viceroy(dir: &Path, addr: SocketAddr, pipe_stdout: bool) -> Child {
+/// Viceroy serving the room whose files are in `dir` at `addr`, with `env`.
+fn spawn_viceroy(dir: &Path, addr: SocketAddr, pipe_stdout: bool, env: &[(&str, &str)]) -> Child {
     let log = fs::File::create(viceroy_log(dir)).unwrap();
     let stdout = if pipe_stdout {
         Stdio::piped()
@@ -317,6 +375,7 @@ fn spawn_viceroy(dir: &Path, addr: SocketAddr, pipe_stdout: bool) -> Child {
         .arg("--addr")
         .arg(addr.to_string())
         .arg(wasm_path())
+        .envs(env.iter().copied())
         .stdout(stdout)
         .stderr(Stdio::from(log))
         .spawn()
@@ -377,7 +436,7 @@ fn free_addr_v6() -> SocketAddr {
 }
 
 /// Viceroy: `VICEROY`, or `viceroy` on `PATH`.
-fn viceroy_bin() -> String {
+pub fn viceroy_bin() -> String {
     std::env::var("VICEROY").unwrap_or_else(|_| "viceroy".to_string())
 }
 

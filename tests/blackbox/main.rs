@@ -12,6 +12,8 @@ mod basics;
 mod capacity;
 mod challenge;
 mod controller;
+mod fail_safe;
+mod faults;
 mod fifo;
 mod hardening;
 mod hostile_paths;
@@ -43,6 +45,14 @@ fn origin_saw_cookie(body: &str) -> Option<String> {
                 .filter(|(n, _)| n.eq_ignore_ascii_case("cookie"))
         })
         .map(|(_, v)| v.trim().to_string())
+}
+
+/// The keys a log line names after `ALERT=unreadable:` (none: empty).
+fn unreadable(line: &str) -> Vec<String> {
+    line.split(' ')
+        .find_map(|field| field.strip_prefix("ALERT=unreadable:"))
+        .map(|keys| keys.split(',').map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// Checks the room's last log line holds every one of `has`.

@@ -675,6 +675,40 @@ error.\n\
 Example: --room-dashboard drops=http://127.0.0.1:7679/"
     )]
     pub room_dashboard: Vec<(String, String)>,
+
+    /// With WRCTL_WEBHOOK_URL: posts to the webhook a minute at most.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::notify::DEFAULT_PER_MINUTE,
+        value_parser = clap::value_parser!(u32).range(1..=600),
+        long_help = "With the environment variable WRCTL_WEBHOOK_URL set (the URL is a \
+secret: from the environment only, never a flag, never printed), every alert of the alert \
+table raised or cleared (SECURITY.md, Controller alerts) is posted to it as JSON: the room \
+(or the service), the alert, its severity, the figures that caused it, the runbook link, \
+and a text field that Slack-compatible receivers show. The posts run on a thread of their \
+own and never delay a write: at most N in any 60 s (1 to 600, retries included), each \
+within 10 s; a failed post is retried after 1 s, doubling up to 60 s, 8 attempts at most. \
+Messages wait in a queue of --webhook-queue; a message that finds it full, or whose \
+attempts are spent, is dropped and counted (wrctl_webhook_dropped_total), and the next \
+message delivered says how many were dropped before it. Set but empty, or not an \
+http(s) URL: usage error.\n\
+Example: --webhook-per-minute 20"
+    )]
+    pub webhook_per_minute: u32,
+
+    /// With WRCTL_WEBHOOK_URL: notifications waiting at most.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::notify::DEFAULT_QUEUE,
+        value_parser = clap::value_parser!(u32).range(1..=10_000),
+        long_help = "With WRCTL_WEBHOOK_URL: alert notifications waiting to be posted at most \
+(1 to 10000), besides the one being posted; one more is dropped and counted \
+(wrctl_webhook_dropped_total).\n\
+Example: --webhook-queue 64"
+    )]
+    pub webhook_queue: u32,
 }
 
 /// `--room NAME[:KEY=VALUE,...]`: a named room, and its own settings.
@@ -1046,6 +1080,38 @@ reach it, and they steer the controller: set the environment variable \
 listen on loopback behind a proxy that checks it, or accept the risk with \
 --accept-unauthenticated-logs"
         ))
+    }
+
+    /// The notifier's options, with the webhook's URL read from the environment
+    /// (`url`: `WRCTL_WEBHOOK_URL`'s value): `None` without one; the error never
+    /// has the URL in it.
+    pub fn webhook(
+        &self,
+        url: Option<String>,
+    ) -> Result<Option<(String, crate::notify::Options)>, String> {
+        let Some(url) = url else {
+            return Ok(None);
+        };
+        let var = crate::notify::URL_VAR;
+        let url = url.trim().to_string();
+        if url.is_empty() {
+            return Err(format!("the environment variable {var} is set but empty"));
+        }
+        let rest = url
+            .strip_prefix("https://")
+            .or_else(|| url.strip_prefix("http://"));
+        if rest.is_none_or(|r| r.is_empty() || r.bytes().any(|b| b.is_ascii_control() || b == b' '))
+        {
+            return Err(format!(
+                "the environment variable {var} is not an http:// or https:// URL"
+            ));
+        }
+        let options = crate::notify::Options {
+            queue: self.webhook_queue as usize,
+            per_minute: self.webhook_per_minute,
+            ..crate::notify::Options::default()
+        };
+        Ok(Some((url, options)))
     }
 
     /// Warnings about options that work but are probably wrong.

@@ -25,6 +25,7 @@ use crate::budget::Pacer;
 use crate::cli::ControlArgs;
 use crate::clock::{rfc3339, unix_now};
 use crate::ingest::Msg;
+use crate::notify::{Notifier, Transitions};
 use crate::sink::Sink;
 use crate::state::{BadCounts, Info, SERIES_SECONDS, View, Views};
 
@@ -375,6 +376,8 @@ pub struct Control {
     /// The counts the alerts read, taken at each tick over the last
     /// [`alerts::WINDOW_SECONDS`] (and at the start).
     samples: VecDeque<(u64, Counts)>,
+    /// With `WRCTL_WEBHOOK_URL`: the notifier, and the alerts last said to it.
+    notifier: Option<(Notifier, Transitions)>,
 }
 
 impl Control {
@@ -410,6 +413,7 @@ impl Control {
             unauthenticated_logs: None,
             started: unix_now(),
             samples: VecDeque::new(),
+            notifier: None,
         };
         control
             .samples
@@ -470,6 +474,13 @@ impl Control {
     /// the alert `unauthenticated-logs`.
     pub fn with_unauthenticated_logs(mut self, on: bool) -> Control {
         self.unauthenticated_logs = on.then_some(unix_now());
+        self
+    }
+
+    /// Posts every transition of the alerts to `notifier` (`WRCTL_WEBHOOK_URL`),
+    /// evaluated at each tick after its write.
+    pub fn with_notifier(mut self, notifier: Notifier) -> Control {
+        self.notifier = Some((notifier, Transitions::default()));
         self
     }
 
@@ -594,6 +605,7 @@ impl Control {
             api: self.sink.budgeted(),
             other_room_lines: self.other_room_lines,
             alerts,
+            webhook: self.notifier.as_ref().map(|(n, _)| n.counters()),
         }
     }
 
@@ -670,7 +682,34 @@ impl Control {
 
     /// One tick at clock time `now`: every room decides; what they have to write
     /// goes in one update, when the pacer lets it; each room is told the outcome.
+    /// Then, with a notifier, the alerts' transitions are queued for it (never
+    /// waited on).
     pub fn tick(&mut self, now: u64) {
+        self.tick_rooms(now);
+        self.notify(now);
+    }
+
+    /// Queues the alerts' transitions since the last tick for the notifier.
+    fn notify(&mut self, now: u64) {
+        if self.notifier.is_none() {
+            return;
+        }
+        let views: Vec<View> = self.rooms.iter().map(|r| r.view(self.bad)).collect();
+        let writer = self.pacer.status(now);
+        let figures = self.figures(now, &views, &writer);
+        let names: Vec<Option<String>> = self
+            .rooms
+            .iter()
+            .map(|r| r.room().map(ToString::to_string))
+            .collect();
+        if let Some((notifier, transitions)) = &mut self.notifier {
+            for transition in transitions.update(&figures, &names) {
+                notifier.notify(transition);
+            }
+        }
+    }
+
+    fn tick_rooms(&mut self, now: u64) {
         let several = self.rooms.len() > 1;
         let tag = |room: Option<&RoomName>| match (several, room) {
             (false, _) => String::new(),

@@ -31,6 +31,7 @@ pub mod fastly_api;
 pub mod ingest;
 pub mod keys;
 pub mod manual;
+pub mod notify;
 pub mod pages;
 pub mod pages_cmd;
 pub mod report;

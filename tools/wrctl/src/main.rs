@@ -76,6 +76,9 @@ fn run_control(rooms: Vec<(Option<RoomName>, ControlArgs, Chosen)>, args: Contro
             server::LOG_SECRET_VAR
         ));
     }
+    let webhook = args
+        .webhook(std::env::var(wrctl::notify::URL_VAR).ok())
+        .unwrap_or_else(|e| usage_error(&e));
     let unauthenticated = args
         .unauthenticated_logs(
             matches!(choice, SinkChoice::Fastly { .. }),
@@ -202,10 +205,27 @@ fn run_control(rooms: Vec<(Option<RoomName>, ControlArgs, Chosen)>, args: Contro
         eprintln!("wrctl: cannot start the stdin reader: {e}");
         return ExitCode::FAILURE;
     }
-    Control::of_rooms(held, sink, args.quiet)
+    let mut control = Control::of_rooms(held, sink, args.quiet)
         .with_pacer(pacer)
-        .with_unauthenticated_logs(unauthenticated)
-        .run(rx);
+        .with_unauthenticated_logs(unauthenticated);
+    if let Some((url, options)) = webhook {
+        let (queue, per_minute) = (options.queue, options.per_minute);
+        match wrctl::notify::Notifier::start(url, options) {
+            Ok(notifier) => {
+                eprintln!(
+                    "wrctl: posting alert transitions to the webhook of {} (at most {per_minute} \
+                     a minute, {queue} waiting)",
+                    wrctl::notify::URL_VAR
+                );
+                control = control.with_notifier(notifier);
+            }
+            Err(e) => {
+                eprintln!("wrctl: cannot start the webhook's thread: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    control.run(rx);
     ExitCode::SUCCESS
 }
 

@@ -555,6 +555,8 @@ pub struct Views {
     /// Each alert the controller evaluates ([`crate::alerts::ALERTS`]), and
     /// whether it is raised.
     pub alerts: Vec<(&'static str, bool)>,
+    /// With `WRCTL_WEBHOOK_URL`: the notifier's counters.
+    pub webhook: Option<crate::notify::Counters>,
 }
 
 /// Which room `status.json` shows: `?room=NAME`, `?room=` (the service room), or
@@ -678,6 +680,28 @@ impl Views {
         );
         if self.api {
             self.api_metrics(&mut m);
+        }
+        if let Some(w) = &self.webhook {
+            m.counter(
+                "wrctl_webhook_delivered_total",
+                "Alert notifications the webhook (WRCTL_WEBHOOK_URL) took with a 2xx.",
+                w.delivered,
+            );
+            m.counter(
+                "wrctl_webhook_failed_posts_total",
+                "Posts to the webhook that failed (no answer in time, or not 2xx); each is retried with back-off.",
+                w.failed_posts,
+            );
+            m.counter(
+                "wrctl_webhook_dropped_total",
+                "Alert notifications dropped: the queue was full, or every attempt failed.",
+                w.dropped,
+            );
+            m.gauge(
+                "wrctl_webhook_queued",
+                "Alert notifications waiting to be posted, the one being posted included.",
+                Some(w.queued),
+            );
         }
         for (alert, raised) in &self.alerts {
             m.sample(

@@ -213,13 +213,15 @@ fn the_help_documents_every_option_with_an_example() {
         "--origin-floor",
         "--origin-ceiling",
         "--session-length",
+        "--webhook-per-minute",
+        "--webhook-queue",
     ] {
         assert!(
             help.contains(&format!("Example: {flag}")) || help.contains(&format!("{flag} ")),
             "{flag}"
         );
     }
-    assert_eq!(help.matches("Example:").count(), 33, "{help}");
+    assert_eq!(help.matches("Example:").count(), 35, "{help}");
     assert!(help.contains("FASTLY_API_TOKEN"));
 }
 

@@ -3,6 +3,8 @@
 //! records what it is sent, and synthetic log lines.
 #![allow(dead_code)]
 
+pub mod prometheus;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -87,14 +89,15 @@ pub fn wrctl(args: &[&str], env: &[(&str, &str)]) -> Run {
     }
 }
 
-/// The `wrctl` command with `args`, without FASTLY_API_TOKEN and WRCTL_LOG_SECRET
-/// unless `env` sets them.
+/// The `wrctl` command with `args`, without FASTLY_API_TOKEN, WRCTL_LOG_SECRET and
+/// WRCTL_WEBHOOK_URL unless `env` sets them.
 fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_wrctl"));
     command
         .args(args)
         .env_remove("FASTLY_API_TOKEN")
         .env_remove("WRCTL_LOG_SECRET")
+        .env_remove("WRCTL_WEBHOOK_URL")
         .envs(env.iter().copied());
     command
 }
