@@ -235,3 +235,76 @@ fn a_log_without_room_lines_has_nothing_to_report() {
     assert!(history.minutes.is_empty());
     assert_eq!((history.lines, history.bad_lines), (2, 2));
 }
+
+/// Two rooms in one report: the service room by the percentage and a FIFO room
+/// `drops`, whose minutes carry the cutoff its lines said last (and no
+/// percentage of the other room's), a table and a cutoff plot of their own.
+#[test]
+fn a_fifo_room_beside_the_service_room_has_its_cutoff_and_table() {
+    let cutoff = |s: u64| (B + s) * 1000;
+    let log = [
+        format!("waitingroom t={} decision=anon uid=10.0.0.1 p=5 exp={} path=/", B + 5, B + 600),
+        format!(
+            "waitingroom t={} decision=wait uid=10.0.1.1 room=drops p=50 exp={} arr={} cutoff={} path=/drops/1",
+            B + 10,
+            B + 300,
+            cutoff(9),
+            cutoff(0)
+        ),
+        format!(
+            "waitingroom t={} decision=wait uid=10.0.1.2 room=drops p=50 exp={} arr={} cutoff={} path=/drops/1",
+            B + 50,
+            B + 300,
+            cutoff(40),
+            cutoff(8)
+        ),
+        format!(
+            "waitingroom t={} decision=allow uid=10.0.1.1 room=drops p=50 session=new transition=cutoff-reached exp={} arr={} cutoff={} path=/drops/1",
+            B + 70,
+            B + 900,
+            cutoff(9),
+            cutoff(20)
+        ),
+        format!("waitingroom t={} decision=wait uid=10.0.0.1 p=7 exp={} path=/", B + 80, B + 600),
+    ]
+    .join("\n");
+    let history = replay(
+        log.as_bytes(),
+        &args(&[
+            "--service-room",
+            "--target-per-minute",
+            "30",
+            "--room",
+            "drops:target=20,queueing=fifo",
+        ]),
+    )
+    .unwrap();
+    assert_eq!(history.rooms, [SERVICE_ROOM, "drops"]);
+    assert_eq!(history.fifo, [false, true]);
+    let drops: Vec<&RoomMinute> = history.minutes.iter().map(|m| &m[1]).collect();
+    assert_eq!(
+        drops.iter().map(|m| m.cutoff_ms).collect::<Vec<_>>(),
+        [Some(cutoff(8)), Some(cutoff(20))]
+    );
+    assert_eq!((drops[0].new_sessions, drops[1].new_sessions), (0, 1));
+    assert_eq!((drops[0].target, drops[1].target), (20.0, 20.0));
+    let service: Vec<&RoomMinute> = history.minutes.iter().map(|m| &m[0]).collect();
+    assert_eq!(
+        service
+            .iter()
+            .map(|m| (m.percentage_micros, m.cutoff_ms))
+            .collect::<Vec<_>>(),
+        [(Some(50_000), None), (Some(70_000), None)]
+    );
+    let html = html(&history, "Two rooms", "two.log").unwrap();
+    assert_eq!(table_rows(&html, "drops").len(), 2);
+    assert_eq!(table_rows(&html, SERVICE_ROOM).len(), 2);
+    assert!(
+        html.contains("the FIFO cutoff in effect"),
+        "the drops room's cutoff plot"
+    );
+    assert_eq!(
+        html.matches("<svg").count(),
+        html.matches(" role=\"img\"").count()
+    );
+}
