@@ -196,16 +196,12 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
     );
     let keys = RoomKeys::new(keys, context.room.name());
     let language = Language::choose(visit.accept_language, settings.page_language);
-    // A refused request gets no cookie; one refused for a failed read gets the
-    // room's "try again" page, which no store read renders.
-    let refused = |refusal: Refusal| Plan {
-        action: match refusal {
-            Refusal::Unreadable => Action::Serve(Page::OriginUnavailable),
-            Refusal::AmbiguousPath => Action::Refuse(refusal.status()),
-        },
+    // A plan made without a decision: no cookie written, nothing shown but the page.
+    let undecided = |action: Action, log_line: String| Plan {
+        action,
         origin_cookie: origin_cookie.clone(),
         set_cookie: None,
-        log_line: log::refused_line(visit.now, visit.uid, visit.path, refusal.word(), context),
+        log_line,
         refresh_after: None,
         estimate: None,
         place: None,
@@ -213,6 +209,16 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
         cookie_name: cookie_name.clone(),
         location: None,
         language,
+    };
+    // One refused for a failed read gets the room's "try again" page, which no
+    // store read renders.
+    let refused = |refusal: Refusal| {
+        let action = match refusal {
+            Refusal::Unreadable => Action::Serve(Page::OriginUnavailable),
+            Refusal::AmbiguousPath => Action::Refuse(refusal.status()),
+        };
+        let line = log::refused_line(visit.now, visit.uid, visit.path, refusal.word(), context);
+        undecided(action, line)
     };
     if let Some(refusal) = context.refusal {
         return refused(refusal);
@@ -231,18 +237,9 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
             &settings.bypass_addresses,
         )
     };
-    let bypassed = |scope: &str| Plan {
-        action: Action::Forward,
-        origin_cookie: origin_cookie.clone(),
-        set_cookie: None,
-        log_line: log::bypass_line(visit.now, visit.uid, visit.path, scope, context),
-        refresh_after: None,
-        estimate: None,
-        place: None,
-        verdict: None,
-        cookie_name: cookie_name.clone(),
-        location: None,
-        language,
+    let bypassed = |scope: &str| {
+        let line = log::bypass_line(visit.now, visit.uid, visit.path, scope, context);
+        undecided(Action::Forward, line)
     };
     if let Some(scope) = bypass {
         return bypassed(scope);

@@ -364,7 +364,7 @@ fn the_crates_depend_downward_only() {
             "simulate",
             &["control", "edge-waiting-room", "svg-plot"][..],
         ),
-        ("svg-plot", &[][..]),
+        ("svg-plot", &["edge-waiting-room"][..]),
         ("demo-origin", &[][..]),
         ("toll-solver", &[][..]),
         (

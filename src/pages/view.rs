@@ -361,7 +361,9 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-fn escape_html(text: &str) -> String {
+/// `text` escaped for HTML and XML: the pages' variables, and the tools' SVG figures
+/// and report.
+pub fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

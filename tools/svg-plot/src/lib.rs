@@ -12,6 +12,7 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
+use waiting_room::pages::view::escape_html;
 
 pub use plotters;
 
@@ -79,7 +80,7 @@ pub fn accessible(svg: &str, title: &str) -> String {
     format!(
         "{} role=\"img\" aria-labelledby=\"{id}\"><title id=\"{id}\">{}</title>{}",
         &svg[..end],
-        escape(title),
+        escape_html(title),
         &svg[end + 1..]
     )
 }
@@ -89,22 +90,6 @@ fn fnv(text: &str) -> u32 {
     text.bytes().fold(0x811c_9dc5, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
     })
-}
-
-/// `text` escaped for XML and HTML.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// One line of a panel: its points, colour and width, and the legend's label

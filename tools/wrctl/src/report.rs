@@ -25,8 +25,9 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use clap::Parser;
 use control::record::Record;
-use svg_plot::{BLUE, Content, GREEN, GREY, Line, ORANGE, Panel, RED, escape};
+use svg_plot::{BLUE, Content, GREEN, GREY, Line, ORANGE, Panel, RED};
 use waiting_room::admission::decision::{Session, Transition};
+use waiting_room::pages::view::escape_html;
 
 use crate::alerts::{self, ALERTS};
 use crate::cli::{Cli, Command, ControlArgs, ReportArgs};
@@ -679,7 +680,7 @@ fn figure_of_alerts(history: &History) -> Result<String, String> {
 /// The report: one HTML document, its figures inline.
 pub fn html(history: &History, title: &str, source: &str) -> Result<String, String> {
     let mut out = String::new();
-    let title = escape(title);
+    let title = escape_html(title);
     let _ = write!(
         out,
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -692,13 +693,13 @@ pub fn html(history: &History, title: &str, source: &str) -> Result<String, Stri
         history.minutes.len(),
         history.lines,
         history.bad_lines,
-        escape(source),
+        escape_html(source),
     );
     for (i, room) in history.rooms.iter().enumerate() {
         let _ = write!(
             out,
             "<section aria-labelledby=\"room-{i}\">\n<h2 id=\"room-{i}\">{}</h2>\n<figure>{}</figure>\n",
-            escape(&capitalised(room)),
+            escape_html(&capitalised(room)),
             figure_of_room(history, i)?
         );
         minute_table(&mut out, history, i);
@@ -754,8 +755,8 @@ fn minute_table(out: &mut String, history: &History, room: usize) {
          <th scope=\"col\">waiting</th><th scope=\"col\">admitted with a known wait</th>\
          <th scope=\"col\">median wait, s</th><th scope=\"col\">90th, s</th>\
          <th scope=\"col\">99th, s</th><th scope=\"col\">{}</th>{}</tr></thead>\n<tbody>\n",
-        escape(&history.rooms[room]),
-        escape(&capitalised(&history.rooms[room])),
+        escape_html(&history.rooms[room]),
+        escape_html(&capitalised(&history.rooms[room])),
         if fifo {
             "FIFO cutoff (UTC)"
         } else {
@@ -789,7 +790,7 @@ fn minute_table(out: &mut String, history: &History, room: usize) {
             or_dash(m.wait_quantile(0.5)),
             or_dash(m.wait_quantile(0.9)),
             or_dash(m.wait_quantile(0.99)),
-            escape(&setting),
+            escape_html(&setting),
         );
         if origin {
             let _ = write!(
@@ -840,11 +841,11 @@ fn alert_table(out: &mut String, history: &History) {
             out,
             "<tr><th scope=\"row\" class=\"l\">{}</th><td class=\"l\">{severity}</td><td>{}</td>\
              <td>{}</td><td>{:.1}</td><td class=\"l\">{}</td></tr>",
-            escape(a.name),
+            escape_html(a.name),
             utc(a.from).trim_end_matches(" UTC"),
             utc(a.to).trim_end_matches(" UTC"),
             (a.to - a.from) as f64 / 60.0,
-            escape(summary),
+            escape_html(summary),
         );
     }
     out.push_str("</tbody></table></div>\n");
