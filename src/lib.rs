@@ -28,6 +28,7 @@
 //!     pass_header: None,
 //!     client_ip: None,
 //!     challenge: None,
+//!     login: None,
 //! };
 //! let plan = plan(&visit, &context, &keys);
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
@@ -53,13 +54,15 @@ use admission::estimate::{Estimate, Place};
 use admission::{ceiling, decision, estimate, refresh};
 use bots::challenge;
 use credentials::keys::{KeyStore, RoomKeys};
+use credentials::login::Login;
 use credentials::{cookie, cookie_names, pass, token};
 use pages::page::Page;
+use pages::view;
 use settings::config::{self, Settings};
 use settings::context::{Refusal, RequestContext};
 use settings::language::Language;
 use settings::refresh_mode::RefreshMode;
-use settings::rules;
+use settings::{identity, rules};
 
 /// Names of the Fastly resources the program uses.
 pub mod resources {
@@ -67,6 +70,8 @@ pub mod resources {
     pub const CONFIG_STORE: &str = "waitingroom_config";
     /// Config store with the signing keys (key id → secret).
     pub const KEY_STORE: &str = "waitingroom_signingkeys";
+    /// Secret Store with the secrets of HS256 login keys, by `kid`.
+    pub const LOGIN_STORE: &str = "waitingroom_login";
     /// Config store with the pages (base64 HTML or an origin `/path`).
     pub const PAGE_STORE: &str = "waitingroom_pages";
     /// The protected site.
@@ -84,7 +89,8 @@ pub struct Visit<'a> {
     pub now: u64,
     /// Milliseconds past `now` (0–999): FIFO places are kept to the millisecond.
     pub millis: u16,
-    /// The connection's client IP, as text (IPv6 compressed): the visitor's identity.
+    /// The visitor's identity: their login's hash, else the connection's client IP
+    /// as text (IPv6 compressed, or its network by `uid_ipv6_prefix`).
     pub uid: &'a str,
     /// URL path, without the query.
     pub path: &'a str,
@@ -109,6 +115,9 @@ pub struct Visit<'a> {
     /// The verifier of the room's external challenge (`bot_challenge`), asked only
     /// at a due draw (`None`: a challenged room's draws come unpaid).
     pub challenge: Option<&'a dyn challenge::Verifier>,
+    /// The visitor's login, when the service's identity is `login` and the path is
+    /// in a room (`None`: identity by address).
+    pub login: Option<&'a Login>,
 }
 
 /// What the edge does with the request.
@@ -185,6 +194,14 @@ impl OriginCookie {
 
 /// Plans the response to `visit`.
 pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -> Plan {
+    let mut plan = plan_visit(visit, context, keys);
+    if let Some(Login::Refused(why)) = visit.login {
+        log::push_field(&mut plan.log_line, "login_refused", why.word());
+    }
+    plan
+}
+
+fn plan_visit(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -> Plan {
     let settings = &context.settings;
     let cookie_name = cookie_names::token(&context.room);
     let room_cookie = visit
@@ -213,12 +230,19 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
     // One refused for a failed read gets the room's "try again" page, which no
     // store read renders.
     let refused = |refusal: Refusal| {
+        let sign_in = settings
+            .sign_in_url
+            .as_deref()
+            .filter(|_| refusal == Refusal::LoginRequired && !view::wants_json(visit.accept));
         let action = match refusal {
             Refusal::Unreadable => Action::Serve(Page::OriginUnavailable),
-            Refusal::AmbiguousPath => Action::Refuse(refusal.status()),
+            _ if sign_in.is_some() => Action::Redirect,
+            _ => Action::Refuse(refusal.status()),
         };
         let line = log::refused_line(visit.now, visit.uid, visit.path, refusal.word(), context);
-        undecided(action, line)
+        let mut plan = undecided(action, line);
+        plan.location = sign_in.map(|url| identity::sign_in_location(url, visit.path_and_query));
+        plan
     };
     if let Some(refusal) = context.refusal {
         return refused(refusal);
@@ -306,6 +330,19 @@ pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -
         }
         None => first_refusal,
     };
+    // Who may wait: a room for members asks for a login (or one audience's); a
+    // login whose key could not be read says nothing of who the visitor is.
+    match visit.login {
+        Some(Login::Unread) => return refused(Refusal::Unreadable),
+        Some(login) if !login.may_wait(&settings.who_may_wait) => {
+            return refused(match login {
+                Login::Person { .. } => Refusal::NotInAudience,
+                _ => Refusal::LoginRequired,
+            });
+        }
+        None if settings.who_may_wait.needs_login() => return refused(Refusal::LoginRequired),
+        _ => {}
+    }
     // A read the decision rests on failed: nobody gains and nobody loses. A live
     // session goes on (its token as it is), everyone else is asked to try again.
     if context.holds() {

@@ -4,7 +4,11 @@
 
 pub mod cookie;
 pub mod cookie_names;
+pub mod jwt_verifiers;
 pub mod keys;
+pub mod login;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod login_mint;
 pub mod pass;
 pub mod token;
 pub mod uid;

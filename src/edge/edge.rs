@@ -9,7 +9,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use fastly::erl::{CounterDuration, Penaltybox, RateCounter};
 use fastly::http::header::{
-    ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE,
+    ACCEPT, ACCEPT_LANGUAGE, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, LOCATION,
+    SET_COOKIE, WWW_AUTHENTICATE,
 };
 use fastly::log::Endpoint;
 use fastly::{Backend, ConfigStore, Request, Response, SecretStore};
@@ -20,13 +21,15 @@ use waiting_room::answer::{
 };
 use waiting_room::bots::challenge::{self, ChallengeSettings, Outcome, Reason, Verifier};
 use waiting_room::credentials::keys::{KeyRead, KeyStore, ReadOnce, SigningKey, Unread};
+use waiting_room::credentials::login;
 use waiting_room::credentials::uid::uid_of;
 use waiting_room::log::push_unreadable;
 use waiting_room::pages::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{
-    BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, NEW_SESSIONS, PAGE_STORE,
+    BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, LOGIN_STORE, NEW_SESSIONS, PAGE_STORE,
 };
 use waiting_room::settings::context::RequestContext;
+use waiting_room::settings::identity::Identity;
 use waiting_room::settings::limits::{
     CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET, kept_from_passes,
 };
@@ -50,14 +53,30 @@ pub fn handle(mut req: Request) -> Response {
     let settings = &context.settings;
     let keys = SigningKeys::new(&reads, settings.bot_challenge.is_on());
 
+    // Browsers send one Cookie header; HTTP/2 may split it, so join them all.
+    let cookie_header = req.get_header_all_str_lossy(COOKIE).join("; ");
+    let cookies = (!cookie_header.is_empty()).then_some(cookie_header.as_str());
     // Identity is the connection's address (an IPv6 client's network, when
-    // `uid_ipv6_prefix` says so), never a request header.
-    let uid = client_ip.map_or_else(
+    // `uid_ipv6_prefix` says so), never a request header; in a room of a service
+    // whose identity is `login`, the person a verified login names.
+    let address_uid = client_ip.map_or_else(
         || "unknown".to_string(),
         |ip| uid_of(ip, settings.uid_ipv6_prefix),
     );
-    // Browsers send one Cookie header; HTTP/2 may split it, so join them all.
-    let cookie_header = req.get_header_all_str_lossy(COOKIE).join("; ");
+    let login = (settings.identity == Identity::Login && settings.protects(&path)).then(|| {
+        let authorization = req.get_header_str_lossy(AUTHORIZATION);
+        let token = login::presented(
+            authorization.as_deref(),
+            cookies,
+            settings.login_cookie.as_deref(),
+        );
+        let store = SecretStore::open(LOGIN_STORE).ok();
+        login::verify(token, settings, &address_uid, now, &mut |kid| match &store {
+            Some(store) => reads.secret(store, kid, "login-key"),
+            None => Ok(None),
+        })
+    });
+    let uid = login.as_ref().map_or(address_uid.as_str(), |l| l.uid(&address_uid));
     let path_and_query = match req.get_query_str() {
         Some(query) => Cow::Owned(format!("{path}?{query}")),
         None => Cow::Borrowed(path.as_str()),
@@ -84,10 +103,10 @@ pub fn handle(mut req: Request) -> Response {
     let visit = Visit {
         now,
         millis,
-        uid: &uid,
+        uid,
         path: &path,
         path_and_query: &path_and_query,
-        cookie_header: (!cookie_header.is_empty()).then_some(cookie_header.as_str()),
+        cookie_header: cookies,
         tls: req.get_tls_protocol_bytes().is_some(),
         accept: accept.as_deref(),
         accept_language: accept_language.as_deref(),
@@ -95,6 +114,7 @@ pub fn handle(mut req: Request) -> Response {
         pass_header: pass_header.as_deref(),
         client_ip,
         challenge: verifier.as_ref().map(|v| v as &dyn Verifier),
+        login: login.as_ref(),
     };
     let mut plan = plan(&visit, &context, &keys);
     if let (Some(pop), Some(key)) = (
@@ -176,9 +196,19 @@ pub fn handle(mut req: Request) -> Response {
             })
         }
         Action::Serve(shown) => page(&mut plan, shown, &visit, &context, Some(&req), &reads),
+        Action::Refuse(401) => {
+            // RFC 6750: apps learn the room wants a login, and from which scheme.
+            let mut resp = Response::from_status(401)
+                .with_body_json(&serde_json::json!({"error": "login-required"}))
+                .unwrap_or_else(|_| Response::from_status(401));
+            resp.set_header(WWW_AUTHENTICATE, "Bearer realm=\"waiting room\"");
+            resp.set_header(CACHE_CONTROL, NO_STORE);
+            resp
+        }
         Action::Refuse(status) => {
             let text = match status {
                 400 => "Bad Request\n",
+                403 => "Forbidden\n",
                 _ => "Service Unavailable\n",
             };
             let mut resp = Response::from_status(status).with_body_text_plain(text);

@@ -18,6 +18,9 @@
 use crate::bots::challenge::{BotChallenge, ChallengeSettings};
 use crate::bots::toll;
 use crate::settings::draw_grid::DrawGrid;
+use crate::settings::identity::{
+    HashKey, Identity, LoginKey, WhoMayWait, login_keys_text, parse_login_keys,
+};
 use crate::settings::language::Language;
 use crate::settings::percentage::Percentage;
 use crate::settings::refresh_mode::RefreshMode;
@@ -484,6 +487,131 @@ rows! {
         when_bad: "anything else: `128`",
         samples: samples(&["128", "64", "/64", "48", "32"], &["31", "129", "x"]),
     }
+    /// Who a visitor is: `address` (their connection's, the VCL's) or `login` (a
+    /// verified JWT from the site's sign-in, their address without one)
+    /// ([identity](rooms.md#identity-from-the-sites-login)).
+    IDENTITY identity: Identity {
+        stored: Member,
+        roles: [ServiceWide, EventFixed],
+        read: word(),
+        default: Identity::Address => "`address`",
+        write: word,
+        when_bad: "anything else: `address`",
+        samples: samples(&["address", "login", " Login "], &["jwt"]),
+    }
+    /// Login: the token's required `iss`.
+    LOGIN_ISSUER login_issuer: Option<String> {
+        stored: Member,
+        roles: [ServiceWide, EventFixed],
+        read: value(non_empty),
+        default: None => "none",
+        write: optional,
+        when_bad: "empty: none (every login refused, `login_refused=unconfigured`)",
+        unset: "none (no login accepted)",
+        samples: samples(&["https://id.example.com/"], &[""]),
+    }
+    /// Login: the audience the token's `aud` (text or list) must hold.
+    LOGIN_AUDIENCE login_audience: Option<String> {
+        stored: Member,
+        roles: [ServiceWide, EventFixed],
+        read: value(non_empty),
+        default: None => "none",
+        write: optional,
+        when_bad: "empty: none (every login refused, `login_refused=unconfigured`)",
+        unset: "none (no login accepted)",
+        samples: samples(&["waiting-room"], &[""]),
+    }
+    /// Login: the claim that names the person.
+    LOGIN_CLAIM login_claim: String {
+        stored: Member,
+        roles: [ServiceWide, EventFixed],
+        read: value(|raw| non_empty(raw).flatten()),
+        default: "sub".to_string() => "`sub`",
+        write: text,
+        when_bad: "empty: `sub`",
+        samples: samples(&["sub", "email"], &[""]),
+    }
+    /// Login: the cookie holding the site's JWT for browsers (apps send
+    /// `Authorization: Bearer`, read first).
+    LOGIN_COOKIE login_cookie: Option<String> {
+        stored: Member,
+        roles: [ServiceWide, EventFixed],
+        read: value(|raw| {
+            let name = raw.trim();
+            is_cookie_name(name).then(|| Some(name.to_string()))
+        }),
+        default: None => "none",
+        write: optional,
+        when_bad: "not a cookie name: none (`Authorization: Bearer` only)",
+        unset: "none (`Authorization: Bearer` only)",
+        samples: samples(&["session", "id_token"], &["a b", "x;y"]),
+    }
+    /// Login: `true` binds a person's place to their address as well, as the VCL
+    /// advises: a move to another network starts again, a stolen login needs the
+    /// address too.
+    LOGIN_BINDS_ADDRESS login_binds_address: bool {
+        stored: Member,
+        roles: [ServiceWide, EventFixed],
+        read: word(),
+        default: false => "`false`",
+        write: word,
+        when_bad: "anything else: `false`",
+        samples: samples(&["false", "true"], &["yes"]),
+    }
+    /// Login: the keys tokens are verified with, a JWKS (`wrctl login keys` strips
+    /// a provider's): RS256 (`RSA`, 2048 bits or more), ES256 (`EC`, `P-256`), or
+    /// HS256 (`oct`, its secret in the Secret Store `waitingroom_login` under its `kid`).
+    LOGIN_KEYS login_keys: Vec<LoginKey> {
+        stored: Member,
+        roles: [ServiceWide, EventFixed],
+        read: value(parse_login_keys),
+        default: Vec::new() => "none",
+        write: |keys: &Vec<LoginKey>| login_keys_text(keys),
+        when_bad: "not a JWKS: none; a key of another type or `alg`, an RSA key under \
+                   2048 bits, or an `oct` key holding its secret: that key ignored",
+        unset: "none (no login accepted)",
+        samples: samples(&[r#"{"keys":[{"kty":"oct","kid":"site"}]}"#], &["[]", r#"{"keys":[{"kty":"oct","kid":"s","k":"c2VjcmV0"}]}"#]),
+    }
+    /// Login: 64 hex digits, the key of the hash that names a person in tokens and
+    /// logs (never the claim); unlike the signing keys it must not rotate.
+    LOGIN_HASH_KEY login_hash_key: Option<HashKey> {
+        stored: Member,
+        roles: [ServiceWide, EventFixed],
+        read: value(|raw| HashKey::parse(raw).map(Some)),
+        default: None => "none",
+        write: optional,
+        when_bad: "not 64 hex digits: none (every login refused, `login_refused=unconfigured`)",
+        unset: "none (no login accepted)",
+        samples: samples(&["00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"], &["00", "xyz"]),
+    }
+    /// Who may wait in the room: `anyone`, `signed-in` (a verified login), or one
+    /// audience, `<claim>=<value>` (`tier=presale`).
+    WHO_MAY_WAIT who_may_wait: WhoMayWait {
+        stored: Member,
+        roles: [],
+        read: value_or(WhoMayWait::parse, WhoMayWait::SignedIn),
+        default: WhoMayWait::Anyone => "`anyone`",
+        write: text,
+        when_bad: "anything else: `signed-in`",
+        samples: samples(&["anyone", "signed-in", "tier=presale"], &["=x", "members"]),
+    }
+    /// Where a visitor without the login a room asks for signs in: an `https://`
+    /// URL; `{return}` in it becomes the request's own path, else `return_to=` is
+    /// added. Without it browsers get the `401` apps do.
+    SIGN_IN_URL sign_in_url: Option<String> {
+        stored: Member,
+        roles: [],
+        read: value(|raw| {
+            let url = raw.trim();
+            (url.starts_with("https://") && url.len() <= 1024 && !url.bytes().any(|b| b.is_ascii_control() || b == b' '))
+                .then(|| Some(url.to_string()))
+        }),
+        default: None => "none",
+        write: optional,
+        when_bad: "not an `https://` URL: none (`401`)",
+        unset: "none (`401`)",
+        samples: samples(&["https://shop.example/login", "https://id.example/sign-in?next={return}"], &["http://x", "/login"]),
+    }
     /// FIFO: waiting visitors who arrived at or before this time are admitted: Unix
     /// milliseconds, or RFC 3339 to the millisecond. Written by the controller, or
     /// by hand.
@@ -834,6 +962,20 @@ pub fn text_of(value: &serde_json::Value) -> Option<String> {
         ),
         other => Some(other.to_string()),
     }
+}
+
+/// Text, trimmed, that is not empty.
+fn non_empty(raw: &str) -> Option<Option<String>> {
+    let text = raw.trim();
+    (!text.is_empty()).then(|| Some(text.to_string()))
+}
+
+/// A cookie's name (RFC 6265's token): visible ASCII but separators.
+fn is_cookie_name(name: &str) -> bool {
+    (1..=255).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b))
 }
 
 /// `"/a, /b"` → `["/a", "/b"]`; `None` when any entry does not start with `/`

@@ -68,8 +68,14 @@ pub enum Refusal {
     AmbiguousPath,
     /// A key the decision rests on could not be read, and nothing lets the request
     /// through without it (nor can anything when it is `rooms`: nothing can be
-    /// placed): `503`, the room's "try again" page.
+    /// placed), or a login's key could not be read: `503`, the room's "try again" page.
     Unreadable,
+    /// The room is for signed-in visitors and the visitor is not: to `sign_in_url`,
+    /// else `401`.
+    LoginRequired,
+    /// The room is for one audience (`who_may_wait`) and the visitor's login is not
+    /// of it: `403`.
+    NotInAudience,
 }
 
 impl Refusal {
@@ -78,6 +84,8 @@ impl Refusal {
         match self {
             Refusal::AmbiguousPath => 400,
             Refusal::Unreadable => 503,
+            Refusal::LoginRequired => 401,
+            Refusal::NotInAudience => 403,
         }
     }
 
@@ -86,6 +94,8 @@ impl Refusal {
         match self {
             Refusal::AmbiguousPath => "ambiguous-path",
             Refusal::Unreadable => "unreadable",
+            Refusal::LoginRequired => "login-required",
+            Refusal::NotInAudience => "not-in-audience",
         }
     }
 }

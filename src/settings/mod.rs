@@ -6,6 +6,7 @@ pub mod config;
 pub mod context;
 pub mod draw_grid;
 pub mod events;
+pub mod identity;
 pub mod language;
 pub mod layout;
 pub mod limits;

@@ -20,6 +20,8 @@ pub mod fuzz_input;
 #[cfg(feature = "processes")]
 pub mod http;
 pub mod invariants;
+#[cfg(feature = "processes")]
+pub mod logins;
 pub mod mint;
 pub mod origins;
 #[cfg(feature = "processes")]
