@@ -13,22 +13,14 @@ use crate::settings::room::RoomName;
 /// keys should carry at least 256 bits).
 pub const MIN_STRONG_KEY_LEN: usize = 32;
 
-/// Longest key id, in bytes: Fastly's Secret Store takes secret names of at most 255
-/// bytes, and its config stores keys of at most 255 characters
-/// (docs/operate/platform-limits.md).
-pub const MAX_KID_LEN: usize = 255;
+/// Whether `kid` can name a stored key: a name Fastly's Secret Store accepts (its
+/// config stores accept these too). Any other id is no key, known before a read: on
+/// Fastly its read fails as an invalid name, an `ALERT=unreadable:signing-key` anyone
+/// could raise with a cookie, at the cost of the request's reads.
+pub use crate::settings::limits::is_secret_name as is_storable_kid;
 
-/// Whether `kid` can name a stored key: 1 to [`MAX_KID_LEN`] letters, digits, `-`,
-/// `_` and `.`, the names Fastly's Secret Store accepts (its config stores accept
-/// these too). Any other id is no key, known before a read: on Fastly its read fails
-/// as an invalid name, an `ALERT=unreadable:signing-key` anyone could raise with a
-/// cookie, at the cost of the request's reads.
-pub fn is_storable_kid(kid: &str) -> bool {
-    (1..=MAX_KID_LEN).contains(&kid.len())
-        && kid
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
+/// Longest key id, in bytes.
+pub use crate::settings::limits::MAX_SECRET_NAME_LEN as MAX_KID_LEN;
 
 /// A non-empty HMAC key, held as the HMAC-SHA256 state keyed with it (the inner
 /// and outer pads already hashed), so that every MAC of a request starts from that

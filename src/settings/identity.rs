@@ -8,7 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
-use crate::credentials::keys::is_storable_kid;
+use crate::settings::limits::is_secret_name;
 use crate::settings::row::Words;
 
 /// Shortest RSA modulus a login key may have, bits.
@@ -121,7 +121,7 @@ impl LoginKey {
     /// or an `oct` key holding its secret (`k`) is refused.
     pub fn from_jwk(jwk: &Value) -> Result<LoginKey, &'static str> {
         let field = |name: &str| jwk.get(name).and_then(Value::as_str);
-        let kid = field("kid").filter(|kid| is_storable_kid(kid)).ok_or("kid")?;
+        let kid = field("kid").filter(|kid| is_secret_name(kid)).ok_or("kid")?;
         let (kind, alg) = match field("kty") {
             Some("RSA") => {
                 let (n, e) = (field("n").ok_or("n")?, field("e").ok_or("e")?);

@@ -13,6 +13,20 @@
 
 use std::cell::Cell;
 
+/// Longest Secret Store secret name, in bytes: Fastly's Secret Store takes names of
+/// at most 255 bytes, and its config stores keys of at most 255 characters
+/// (docs/operate/platform-limits.md).
+pub const MAX_SECRET_NAME_LEN: usize = 255;
+
+/// Whether `name` can name a secret: 1 to [`MAX_SECRET_NAME_LEN`] letters, digits,
+/// `-`, `_` and `.`, the names Fastly's Secret Store accepts.
+pub fn is_secret_name(name: &str) -> bool {
+    (1..=MAX_SECRET_NAME_LEN).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
 /// Config-store lookups Fastly allows an execution (every `get`, a missing key
 /// included).
 pub const FASTLY_CONFIG_LOOKUPS: u32 = 32;

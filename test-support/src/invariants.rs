@@ -548,9 +548,16 @@ fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
     log_line_reads_back(visit, settings, plan);
 
     let Some(verdict) = &plan.verdict else {
-        assert!(!settings.protects(visit.path));
-        assert_eq!((plan.action, &plan.set_cookie), (Action::Forward, &None));
-        assert_eq!(plan.refresh_after, None);
+        assert_eq!((&plan.set_cookie, plan.refresh_after), (&None, None));
+        if settings.protects(visit.path) {
+            // Only a room for members refuses without a decision here (no login is
+            // presented): to sign in, or 401; never forwarded.
+            assert!(settings.who_may_wait.needs_login(), "{line}");
+            assert!(line.contains(" decision=refused reason=login-required "), "{line}");
+            assert!(matches!(plan.action, Action::Redirect | Action::Refuse(401)), "{line}");
+        } else {
+            assert_eq!(plan.action, Action::Forward);
+        }
         return;
     };
     assert!(settings.protects(visit.path));
