@@ -71,7 +71,10 @@ fn each_key_type_names_the_person_by_the_documented_hash() {
     // Another person, another uid; the uid never holds the claim.
     let bob = mint(&logins::claims("bob", NOW), &logins::keys()[0], KIDS[0]);
     assert_eq!(verify(&bob).uid(ADDRESS), logins::person_uid("bob", None));
-    assert_ne!(logins::person_uid("bob", None), logins::person_uid("alice", None));
+    assert_ne!(
+        logins::person_uid("bob", None),
+        logins::person_uid("alice", None)
+    );
 }
 
 #[test]
@@ -80,7 +83,10 @@ fn bound_to_the_address_the_uid_changes_with_it() {
     let token = mint(&logins::claims("alice", NOW), &logins::keys()[1], KIDS[1]);
     for address in [ADDRESS, "198.51.100.7"] {
         let login = login::verify(Some(&token), &bound, address, NOW, &mut |_| Ok(None));
-        assert_eq!(login.uid(address), logins::person_uid("alice", Some(address)));
+        assert_eq!(
+            login.uid(address),
+            logins::person_uid("alice", Some(address))
+        );
     }
 }
 
@@ -130,47 +136,177 @@ fn every_bad_token_gets_its_outcome() {
         out
     };
     let cases: Vec<(&str, String, LoginRefused)> = vec![
-        ("tampered claims", format!("{head}.{tampered_body}.{sig}"), LoginRefused::Signature),
-        ("tampered signature", format!("{head}.{body}.{}", URL_SAFE_NO_PAD.encode([7u8; 256])), LoginRefused::Signature),
-        ("expired past the leeway", mint(&with(json!({"exp": NOW - LEEWAY - 1})), &rs, KIDS[0]), LoginRefused::Expired),
-        ("not yet valid", mint(&with(json!({"nbf": NOW + LEEWAY + 1})), &rs, KIDS[0]), LoginRefused::NotYetValid),
-        ("wrong iss", mint(&with(json!({"iss": "https://evil.example/"})), &rs, KIDS[0]), LoginRefused::Issuer),
-        ("no iss", mint(&with(json!({"iss": null})), &rs, KIDS[0]), LoginRefused::Issuer),
-        ("wrong aud", mint(&with(json!({"aud": "another-app"})), &es, KIDS[1]), LoginRefused::Audience),
-        ("aud list without ours", mint(&with(json!({"aud": ["a", "b"]})), &es, KIDS[1]), LoginRefused::Audience),
-        ("no aud", mint(&with(json!({"aud": null})), &es, KIDS[1]), LoginRefused::Audience),
-        ("no exp", mint(&with(json!({"exp": null})), &hs, KIDS[2]), LoginRefused::NoExp),
-        ("exp not a number", mint(&with(json!({"exp": "tomorrow"})), &hs, KIDS[2]), LoginRefused::NoExp),
-        ("no sub", mint(&with(json!({"sub": null})), &hs, KIDS[2]), LoginRefused::NoIdentity),
-        ("empty sub", mint(&with(json!({"sub": ""})), &hs, KIDS[2]), LoginRefused::NoIdentity),
-        ("sub not text", mint(&with(json!({"sub": 42})), &hs, KIDS[2]), LoginRefused::NoIdentity),
-        ("unknown kid", mint(&good, &rs, "another-key"), LoginRefused::UnknownKid),
-        ("no kid among three keys", mint_with_header(&json!({"alg": "RS256"}), &good, &rs), LoginRefused::UnknownKid),
-        ("alg none", format!("{}.{}.", b64(&json!({"alg": "none", "kid": KIDS[0]})), b64(&good)), LoginRefused::Malformed),
-        ("alg none, unsigned", format!("{}.{}", b64(&json!({"alg": "none"})), b64(&good)), LoginRefused::Malformed),
+        (
+            "tampered claims",
+            format!("{head}.{tampered_body}.{sig}"),
+            LoginRefused::Signature,
+        ),
+        (
+            "tampered signature",
+            format!("{head}.{body}.{}", URL_SAFE_NO_PAD.encode([7u8; 256])),
+            LoginRefused::Signature,
+        ),
+        (
+            "expired past the leeway",
+            mint(&with(json!({"exp": NOW - LEEWAY - 1})), &rs, KIDS[0]),
+            LoginRefused::Expired,
+        ),
+        (
+            "not yet valid",
+            mint(&with(json!({"nbf": NOW + LEEWAY + 1})), &rs, KIDS[0]),
+            LoginRefused::NotYetValid,
+        ),
+        (
+            "wrong iss",
+            mint(&with(json!({"iss": "https://evil.example/"})), &rs, KIDS[0]),
+            LoginRefused::Issuer,
+        ),
+        (
+            "no iss",
+            mint(&with(json!({"iss": null})), &rs, KIDS[0]),
+            LoginRefused::Issuer,
+        ),
+        (
+            "wrong aud",
+            mint(&with(json!({"aud": "another-app"})), &es, KIDS[1]),
+            LoginRefused::Audience,
+        ),
+        (
+            "aud list without ours",
+            mint(&with(json!({"aud": ["a", "b"]})), &es, KIDS[1]),
+            LoginRefused::Audience,
+        ),
+        (
+            "no aud",
+            mint(&with(json!({"aud": null})), &es, KIDS[1]),
+            LoginRefused::Audience,
+        ),
+        (
+            "no exp",
+            mint(&with(json!({"exp": null})), &hs, KIDS[2]),
+            LoginRefused::NoExp,
+        ),
+        (
+            "exp not a number",
+            mint(&with(json!({"exp": "tomorrow"})), &hs, KIDS[2]),
+            LoginRefused::NoExp,
+        ),
+        (
+            "no sub",
+            mint(&with(json!({"sub": null})), &hs, KIDS[2]),
+            LoginRefused::NoIdentity,
+        ),
+        (
+            "empty sub",
+            mint(&with(json!({"sub": ""})), &hs, KIDS[2]),
+            LoginRefused::NoIdentity,
+        ),
+        (
+            "sub not text",
+            mint(&with(json!({"sub": 42})), &hs, KIDS[2]),
+            LoginRefused::NoIdentity,
+        ),
+        (
+            "unknown kid",
+            mint(&good, &rs, "another-key"),
+            LoginRefused::UnknownKid,
+        ),
+        (
+            "no kid among three keys",
+            mint_with_header(&json!({"alg": "RS256"}), &good, &rs),
+            LoginRefused::UnknownKid,
+        ),
+        (
+            "alg none",
+            format!(
+                "{}.{}.",
+                b64(&json!({"alg": "none", "kid": KIDS[0]})),
+                b64(&good)
+            ),
+            LoginRefused::Malformed,
+        ),
+        (
+            "alg none, unsigned",
+            format!("{}.{}", b64(&json!({"alg": "none"})), b64(&good)),
+            LoginRefused::Malformed,
+        ),
         (
             "HS256 keyed with the RSA public key",
-            mint_with_header(&json!({"alg": "HS256", "kid": KIDS[0]}), &good, &MintKey::Hs256(rsa_public_pem)),
+            mint_with_header(
+                &json!({"alg": "HS256", "kid": KIDS[0]}),
+                &good,
+                &MintKey::Hs256(rsa_public_pem),
+            ),
             LoginRefused::Algorithm,
         ),
-        ("RS256 header on the ES256 key", mint_with_header(&json!({"alg": "RS256", "kid": KIDS[1]}), &good, &rs), LoginRefused::Algorithm),
-        ("unknown crit", mint_with_header(&json!({"alg": "RS256", "kid": KIDS[0], "crit": ["exp-v2"], "exp-v2": 1}), &good, &rs), LoginRefused::Crit),
-        ("ES256 signature of zeros", format!("{es_message}.{}", URL_SAFE_NO_PAD.encode([0u8; 64])), LoginRefused::Signature),
-        ("ES256 signature in DER", format!("{es_message}.{}", URL_SAFE_NO_PAD.encode(&der)), LoginRefused::Signature),
-        ("oversized", format!("{}.{}.{sig}", head, "A".repeat(MAX_TOKEN_LEN)), LoginRefused::Oversized),
-        ("two parts", format!("{head}.{body}"), LoginRefused::Malformed),
+        (
+            "RS256 header on the ES256 key",
+            mint_with_header(&json!({"alg": "RS256", "kid": KIDS[1]}), &good, &rs),
+            LoginRefused::Algorithm,
+        ),
+        (
+            "unknown crit",
+            mint_with_header(
+                &json!({"alg": "RS256", "kid": KIDS[0], "crit": ["exp-v2"], "exp-v2": 1}),
+                &good,
+                &rs,
+            ),
+            LoginRefused::Crit,
+        ),
+        (
+            "ES256 signature of zeros",
+            format!("{es_message}.{}", URL_SAFE_NO_PAD.encode([0u8; 64])),
+            LoginRefused::Signature,
+        ),
+        (
+            "ES256 signature in DER",
+            format!("{es_message}.{}", URL_SAFE_NO_PAD.encode(&der)),
+            LoginRefused::Signature,
+        ),
+        (
+            "oversized",
+            format!("{}.{}.{sig}", head, "A".repeat(MAX_TOKEN_LEN)),
+            LoginRefused::Oversized,
+        ),
+        (
+            "two parts",
+            format!("{head}.{body}"),
+            LoginRefused::Malformed,
+        ),
         ("four parts", format!("{valid}.x"), LoginRefused::Malformed),
-        ("header not JSON", format!("bm90IGpzb24.{body}.{sig}"), LoginRefused::Malformed),
-        ("claims not JSON, signed", {
-            let message = format!("{head}.bm90IGpzb24");
-            format!("{message}.{}", URL_SAFE_NO_PAD.encode(rs.sign(message.as_bytes())))
-        }, LoginRefused::Malformed),
-        ("claims not JSON", format!("{head}.bm90IGpzb24.{sig}"), LoginRefused::Signature),
-        ("not base64", "@@@.@@@.@@@".to_string(), LoginRefused::Malformed),
+        (
+            "header not JSON",
+            format!("bm90IGpzb24.{body}.{sig}"),
+            LoginRefused::Malformed,
+        ),
+        (
+            "claims not JSON, signed",
+            {
+                let message = format!("{head}.bm90IGpzb24");
+                format!(
+                    "{message}.{}",
+                    URL_SAFE_NO_PAD.encode(rs.sign(message.as_bytes()))
+                )
+            },
+            LoginRefused::Malformed,
+        ),
+        (
+            "claims not JSON",
+            format!("{head}.bm90IGpzb24.{sig}"),
+            LoginRefused::Signature,
+        ),
+        (
+            "not base64",
+            "@@@.@@@.@@@".to_string(),
+            LoginRefused::Malformed,
+        ),
         ("empty", String::new(), LoginRefused::Malformed),
     ];
     // The raw signature verifies: the DER and zero cases fail on their form alone.
-    assert!(matches!(verify(&format!("{es_message}.{}", URL_SAFE_NO_PAD.encode(&es_raw))), Login::Person { .. }));
+    assert!(matches!(
+        verify(&format!("{es_message}.{}", URL_SAFE_NO_PAD.encode(&es_raw))),
+        Login::Person { .. }
+    ));
     for (what, token, why) in cases {
         assert_eq!(refused(&token), why, "{what}");
     }
@@ -188,13 +324,28 @@ fn foreign_key_headers_are_ignored_and_the_leeway_holds() {
         json!({"alg": "RS256", "kid": KIDS[0], "x5u": "https://evil.example/cert"}),
         json!({"alg": "RS256", "kid": KIDS[0], "x5c": ["MIIB"]}),
     ] {
-        assert!(matches!(verify(&mint_with_header(&header, &claims, &attacker)), Login::Refused(_)), "{header}");
-        assert!(matches!(verify(&mint_with_header(&header, &claims, &rs)), Login::Person { .. }), "{header}");
+        assert!(
+            matches!(
+                verify(&mint_with_header(&header, &claims, &attacker)),
+                Login::Refused(_)
+            ),
+            "{header}"
+        );
+        assert!(
+            matches!(
+                verify(&mint_with_header(&header, &claims, &rs)),
+                Login::Person { .. }
+            ),
+            "{header}"
+        );
     }
     let mut late = claims.clone();
     late["exp"] = json!(NOW - LEEWAY);
     late["nbf"] = json!(NOW + LEEWAY);
-    assert!(matches!(verify(&mint(&late, &rs, KIDS[0])), Login::Person { .. }));
+    assert!(matches!(
+        verify(&mint(&late, &rs, KIDS[0])),
+        Login::Person { .. }
+    ));
 }
 
 #[test]
@@ -203,7 +354,10 @@ fn only_a_configured_hs256_key_is_read_and_a_failed_read_is_no_login() {
     let [rs, _, hs] = logins::keys();
     // An unknown kid names no store entry: nothing is read.
     let (login, reads) = verify_counting(&mint(&logins::claims("a", NOW), &hs, "waitingroom"), &s);
-    assert_eq!((login, reads), (Login::Refused(LoginRefused::UnknownKid), 0));
+    assert_eq!(
+        (login, reads),
+        (Login::Refused(LoginRefused::UnknownKid), 0)
+    );
     let (_, reads) = verify_counting(&mint(&logins::claims("a", NOW), &rs, KIDS[0]), &s);
     assert_eq!(reads, 0);
     let token = mint(&logins::claims("a", NOW), &hs, KIDS[2]);
@@ -224,18 +378,27 @@ fn incomplete_settings_accept_no_login() {
     for missing in ["login_issuer", "login_audience", "login_hash_key"] {
         let s = settings(&[(missing, "")]);
         let login = login::verify(Some(&token), &s, ADDRESS, NOW, &mut |_| Ok(None));
-        assert_eq!(login, Login::Refused(LoginRefused::Unconfigured), "{missing}");
+        assert_eq!(
+            login,
+            Login::Refused(LoginRefused::Unconfigured),
+            "{missing}"
+        );
     }
     let s = settings(&[("login_keys", "[]")]);
     let login = login::verify(Some(&token), &s, ADDRESS, NOW, &mut |_| Ok(None));
     assert_eq!(login, Login::Refused(LoginRefused::UnknownKid));
-    assert_eq!(login::verify(None, &s, ADDRESS, NOW, &mut |_| Ok(None)), Login::Absent);
+    assert_eq!(
+        login::verify(None, &s, ADDRESS, NOW, &mut |_| Ok(None)),
+        Login::Absent
+    );
 }
 
 #[test]
 fn login_keys_keep_only_what_verifies_and_refuse_weak_keys() {
     let [rs, es, _] = logins::keys();
-    let weak = MintKey::from_pem(logins::RS256_1024_PEM).unwrap().public_jwk("weak");
+    let weak = MintKey::from_pem(logins::RS256_1024_PEM)
+        .unwrap()
+        .public_jwk("weak");
     let mut with_chain = rs.public_jwk("rs");
     with_chain["x5c"] = json!(["MIIC..."]);
     with_chain["use"] = json!("sig");
@@ -252,7 +415,11 @@ fn login_keys_keep_only_what_verifies_and_refuse_weak_keys() {
     let kids: Vec<&str> = keys.iter().map(|k| k.kid.as_str()).collect();
     assert_eq!(kids, ["rs", "es", "hs2"]);
     assert_eq!(LoginKey::from_jwk(&weak), Err("rsa-bits"));
-    assert_eq!(keys[0].to_jwk().as_object().unwrap().len(), 5, "x5c and use stripped");
+    assert_eq!(
+        keys[0].to_jwk().as_object().unwrap().len(),
+        5,
+        "x5c and use stripped"
+    );
     assert_eq!(parse_login_keys("[]"), None);
     assert_eq!(parse_login_keys("not json"), None);
 }
@@ -260,9 +427,18 @@ fn login_keys_keep_only_what_verifies_and_refuse_weak_keys() {
 #[test]
 fn the_token_comes_from_bearer_then_the_cookie() {
     let cookies = Some("a=1; session=from-cookie; b=2");
-    assert_eq!(login::presented(Some("Bearer from-header"), cookies, Some("session")), Some("from-header"));
-    assert_eq!(login::presented(Some("bearer  spaced "), None, None), Some("spaced"));
-    assert_eq!(login::presented(Some("Basic dXNlcg=="), cookies, Some("session")), Some("from-cookie"));
+    assert_eq!(
+        login::presented(Some("Bearer from-header"), cookies, Some("session")),
+        Some("from-header")
+    );
+    assert_eq!(
+        login::presented(Some("bearer  spaced "), None, None),
+        Some("spaced")
+    );
+    assert_eq!(
+        login::presented(Some("Basic dXNlcg=="), cookies, Some("session")),
+        Some("from-cookie")
+    );
     assert_eq!(login::presented(None, cookies, None), None);
     assert_eq!(login::presented(None, cookies, Some("other")), None);
 }
@@ -274,7 +450,10 @@ fn sign_in_returns_to_the_own_path_only() {
         "https://shop.example/login?return_to=%2Fevents%2Fa%3Fb%3D1"
     );
     assert_eq!(
-        sign_in_location("https://id.example/in?app=1&next={return}", "//evil.example/x"),
+        sign_in_location(
+            "https://id.example/in?app=1&next={return}",
+            "//evil.example/x"
+        ),
         "https://id.example/in?app=1&next=%2Fevil.example%2Fx"
     );
     assert_eq!(
@@ -284,7 +463,11 @@ fn sign_in_returns_to_the_own_path_only() {
 }
 
 fn planned(login: Option<&Login>, who: &str, accept: Option<&str>) -> waiting_room::Plan {
-    let mut s = settings(&[("who_may_wait", who), ("sign_in_url", "https://shop.example/login"), ("allow_percentage", "100")]);
+    let mut s = settings(&[
+        ("who_may_wait", who),
+        ("sign_in_url", "https://shop.example/login"),
+        ("allow_percentage", "100"),
+    ]);
     s.enabled = true;
     let context = RequestContext::from(s);
     let uid = login.map_or(ADDRESS, |l| l.uid(ADDRESS));
@@ -297,45 +480,84 @@ fn planned(login: Option<&Login>, who: &str, accept: Option<&str>) -> waiting_ro
         login,
         ..Visit::default()
     };
-    let keys = HashMap::from([("key1".to_string(), "a-strong-test-key-of-at-least-32-bytes".to_string())]);
+    let keys = HashMap::from([(
+        "key1".to_string(),
+        "a-strong-test-key-of-at-least-32-bytes".to_string(),
+    )]);
     plan(&visit, &context, &keys)
 }
 
 #[test]
 fn rooms_for_members_send_the_others_to_sign_in() {
-    let alice = verify(&mint(&logins::claims("alice", NOW), &logins::keys()[0], KIDS[0]));
+    let alice = verify(&mint(
+        &logins::claims("alice", NOW),
+        &logins::keys()[0],
+        KIDS[0],
+    ));
     let mut presale = logins::claims("pat", NOW);
     presale["tier"] = json!(["presale", "vip"]);
     let pat = verify(&mint(&presale, &logins::keys()[0], KIDS[0]));
-    let expired = verify(&mint(&json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "x", "exp": 1}), &logins::keys()[0], KIDS[0]));
+    let expired = verify(&mint(
+        &json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "x", "exp": 1}),
+        &logins::keys()[0],
+        KIDS[0],
+    ));
     // An open room: everyone waits or enters, a refused token by address.
     for login in [&Login::Absent, &alice, &expired] {
         assert_eq!(planned(Some(login), "anyone", None).action, Action::Forward);
     }
     let p = planned(Some(&expired), "anyone", None);
-    assert!(p.log_line.contains(&format!("uid={ADDRESS}")) && p.log_line.ends_with("login_refused=expired"), "{}", p.log_line);
+    assert!(
+        p.log_line.contains(&format!("uid={ADDRESS}"))
+            && p.log_line.ends_with("login_refused=expired"),
+        "{}",
+        p.log_line
+    );
     // Members only: the others to sign in (browsers) or 401 (apps).
     for login in [Some(&Login::Absent), Some(&expired), None] {
         let p = planned(login, "signed-in", None);
         assert_eq!(p.action, Action::Redirect);
-        assert_eq!(p.location.as_deref(), Some("https://shop.example/login?return_to=%2Fevents%3Fx%3D1"));
-        assert!(p.log_line.contains("decision=refused reason=login-required"), "{}", p.log_line);
+        assert_eq!(
+            p.location.as_deref(),
+            Some("https://shop.example/login?return_to=%2Fevents%3Fx%3D1")
+        );
+        assert!(
+            p.log_line
+                .contains("decision=refused reason=login-required"),
+            "{}",
+            p.log_line
+        );
         assert_eq!(p.set_cookie, None);
-        assert_eq!(planned(login, "signed-in", Some("application/json")).action, Action::Refuse(401));
+        assert_eq!(
+            planned(login, "signed-in", Some("application/json")).action,
+            Action::Refuse(401)
+        );
     }
     let p = planned(Some(&alice), "signed-in", None);
     assert_eq!(p.action, Action::Forward);
-    assert!(p.log_line.contains(&format!("uid={}", logins::person_uid("alice", None))));
+    assert!(
+        p.log_line
+            .contains(&format!("uid={}", logins::person_uid("alice", None)))
+    );
     // One audience: its members wait, other logins are refused.
-    assert_eq!(planned(Some(&pat), "tier=presale", None).action, Action::Forward);
+    assert_eq!(
+        planned(Some(&pat), "tier=presale", None).action,
+        Action::Forward
+    );
     let p = planned(Some(&alice), "tier=presale", None);
     assert_eq!(p.action, Action::Refuse(403));
     assert!(p.log_line.contains("reason=not-in-audience"));
-    assert_eq!(planned(Some(&Login::Absent), "tier=presale", None).action, Action::Redirect);
+    assert_eq!(
+        planned(Some(&Login::Absent), "tier=presale", None).action,
+        Action::Redirect
+    );
     // A login whose key could not be read: try again, never as the address.
     for who in ["anyone", "signed-in"] {
         let p = planned(Some(&Login::Unread), who, None);
-        assert_eq!(p.action, Action::Serve(waiting_room::pages::page::Page::OriginUnavailable));
+        assert_eq!(
+            p.action,
+            Action::Serve(waiting_room::pages::page::Page::OriginUnavailable)
+        );
         assert!(p.log_line.contains("reason=unreadable"));
     }
 }
@@ -345,7 +567,13 @@ fn who_may_wait_reads_fail_closed() {
     let read = |raw: &str| settings(&[("who_may_wait", raw)]).who_may_wait;
     assert_eq!(read("anyone"), WhoMayWait::Anyone);
     assert_eq!(read(" signed-in "), WhoMayWait::SignedIn);
-    assert_eq!(read("tier=presale"), WhoMayWait::Audience { claim: "tier".into(), value: "presale".into() });
+    assert_eq!(
+        read("tier=presale"),
+        WhoMayWait::Audience {
+            claim: "tier".into(),
+            value: "presale".into()
+        }
+    );
     for bad in ["members", "=x", "tier=", "a b=c"] {
         assert_eq!(read(bad), WhoMayWait::SignedIn, "{bad}");
     }

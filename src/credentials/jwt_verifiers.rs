@@ -33,9 +33,7 @@ fn verifier_factory(
         return Err(ErrorKind::InvalidKeyFormat.into());
     }
     let verifier: Box<dyn JwtVerifier> = match (algorithm, key.kind()) {
-        (Algorithm::HS256, DecodingKeyKind::SecretOrDer(secret)) => {
-            Box::new(Hs256(secret.clone()))
-        }
+        (Algorithm::HS256, DecodingKeyKind::SecretOrDer(secret)) => Box::new(Hs256(secret.clone())),
         (Algorithm::RS256, DecodingKeyKind::RsaModulusExponent { n, e }) => Box::new(Rs256(
             PublicKey::new(
                 BoxedUint::from_be_slice_vartime(n),
@@ -58,17 +56,23 @@ struct Es256(p256::ecdsa::VerifyingKey);
 
 impl Verifier<Vec<u8>> for Hs256 {
     fn verify(&self, msg: &[u8], signature: &Vec<u8>) -> Result<(), signature::Error> {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).map_err(|_| signature::Error::new())?;
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.0).map_err(|_| signature::Error::new())?;
         mac.update(msg);
         // Constant time.
-        mac.verify_slice(signature).map_err(|_| signature::Error::new())
+        mac.verify_slice(signature)
+            .map_err(|_| signature::Error::new())
     }
 }
 
 impl Verifier<Vec<u8>> for Rs256 {
     fn verify(&self, msg: &[u8], signature: &Vec<u8>) -> Result<(), signature::Error> {
         self.0
-            .verify(Pkcs1v15Sign::new::<Sha256>(), &Sha256::digest(msg), signature)
+            .verify(
+                Pkcs1v15Sign::new::<Sha256>(),
+                &Sha256::digest(msg),
+                signature,
+            )
             .map_err(|_| signature::Error::new())
     }
 }

@@ -13,7 +13,7 @@ use crate::credentials::cookie;
 use crate::credentials::jwt_verifiers::PROVIDER;
 use crate::credentials::keys::Unread;
 use crate::settings::config::Settings;
-use crate::settings::identity::{HashKey, LoginKey, LoginKeyKind, WhoMayWait};
+use crate::settings::identity::{HashKey, Identity, LoginKey, LoginKeyKind, WhoMayWait};
 
 /// Longest token read, bytes: a login JWT is a few hundred; anything past this is refused unread.
 pub const MAX_TOKEN_LEN: usize = 4096;
@@ -135,6 +135,29 @@ pub fn presented<'a>(
     bearer.or_else(|| cookie::find(cookie_header?, cookie_name?))
 }
 
+/// The login of a request to `path` at `now`, from `address_uid`, presenting the
+/// headers `authorization` and `cookie_header`: read only when the service's identity
+/// is `login` and the path is in its room (`None`: the visitor is their address).
+pub fn of_request(
+    settings: &Settings,
+    path: &str,
+    authorization: Option<&str>,
+    cookie_header: Option<&str>,
+    address_uid: &str,
+    now: u64,
+    secret: &mut dyn FnMut(&str) -> Result<Option<Vec<u8>>, Unread>,
+) -> Option<Login> {
+    if settings.identity != Identity::Login || !settings.protects(path) {
+        return None;
+    }
+    let token = presented(
+        authorization,
+        cookie_header,
+        settings.login_cookie.as_deref(),
+    );
+    Some(verify(token, settings, address_uid, now, secret))
+}
+
 /// The login of a request presenting `token` at `now`, from `address_uid`, under the
 /// service's settings. `secret` reads an HS256 key's secret by its configured id
 /// (never a name taken from the token).
@@ -219,7 +242,9 @@ fn claims_of(
         .map_err(|err| {
             Some(match err.kind() {
                 ErrorKind::InvalidSignature => LoginRefused::Signature,
-                ErrorKind::InvalidAlgorithm | ErrorKind::InvalidKeyFormat => LoginRefused::Algorithm,
+                ErrorKind::InvalidAlgorithm | ErrorKind::InvalidKeyFormat => {
+                    LoginRefused::Algorithm
+                }
                 ErrorKind::InvalidIssuer => LoginRefused::Issuer,
                 ErrorKind::InvalidAudience => LoginRefused::Audience,
                 ErrorKind::MissingRequiredClaim(claim) if claim == "iss" => LoginRefused::Issuer,
@@ -229,7 +254,11 @@ fn claims_of(
             })
         })?
         .claims;
-    let time = |name: &str| claims.get(name).map(|v| v.as_f64().filter(|t| t.is_finite()));
+    let time = |name: &str| {
+        claims
+            .get(name)
+            .map(|v| v.as_f64().filter(|t| t.is_finite()))
+    };
     let now = now as f64;
     match time("exp") {
         None | Some(None) => return Err(Some(LoginRefused::NoExp)),
@@ -238,7 +267,9 @@ fn claims_of(
     }
     match time("nbf") {
         Some(None) => return Err(Some(LoginRefused::Malformed)),
-        Some(Some(nbf)) if nbf > now + LEEWAY as f64 => return Err(Some(LoginRefused::NotYetValid)),
+        Some(Some(nbf)) if nbf > now + LEEWAY as f64 => {
+            return Err(Some(LoginRefused::NotYetValid));
+        }
         _ => {}
     }
     Ok(claims)

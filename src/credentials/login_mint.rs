@@ -68,9 +68,9 @@ impl MintKey {
                 mac.update(message);
                 mac.finalize().into_bytes().to_vec()
             }
-            MintKey::Rs256(key) => {
-                rsa::pkcs1v15::SigningKey::<Sha256>::new((**key).clone()).sign(message).to_vec()
-            }
+            MintKey::Rs256(key) => rsa::pkcs1v15::SigningKey::<Sha256>::new((**key).clone())
+                .sign(message)
+                .to_vec(),
             MintKey::Es256(key) => {
                 let signature: p256::ecdsa::Signature = key.sign(message);
                 signature.to_bytes().to_vec()
@@ -93,5 +93,9 @@ pub fn mint_with_header(header: &Value, claims: &Value, key: &MintKey) -> String
 
 /// A login token of `claims` under `key`, named `kid`.
 pub fn mint(claims: &Value, key: &MintKey, kid: &str) -> String {
-    mint_with_header(&json!({"alg": key.alg(), "typ": "JWT", "kid": kid}), claims, key)
+    mint_with_header(
+        &json!({"alg": key.alg(), "typ": "JWT", "kid": kid}),
+        claims,
+        key,
+    )
 }

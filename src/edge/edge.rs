@@ -29,7 +29,6 @@ use waiting_room::resources::{
     BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, LOGIN_STORE, NEW_SESSIONS, PAGE_STORE,
 };
 use waiting_room::settings::context::RequestContext;
-use waiting_room::settings::identity::Identity;
 use waiting_room::settings::limits::{
     CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET, kept_from_passes,
 };
@@ -63,20 +62,23 @@ pub fn handle(mut req: Request) -> Response {
         || "unknown".to_string(),
         |ip| uid_of(ip, settings.uid_ipv6_prefix),
     );
-    let login = (settings.identity == Identity::Login && settings.protects(&path)).then(|| {
-        let authorization = req.get_header_str_lossy(AUTHORIZATION);
-        let token = login::presented(
-            authorization.as_deref(),
-            cookies,
-            settings.login_cookie.as_deref(),
-        );
-        let store = SecretStore::open(LOGIN_STORE).ok();
-        login::verify(token, settings, &address_uid, now, &mut |kid| match &store {
+    let authorization = req.get_header_str_lossy(AUTHORIZATION);
+    let login_store = OnceCell::new();
+    let login = login::of_request(
+        settings,
+        &path,
+        authorization.as_deref(),
+        cookies,
+        &address_uid,
+        now,
+        &mut |kid| match login_store.get_or_init(|| SecretStore::open(LOGIN_STORE).ok()) {
             Some(store) => reads.secret(store, kid, "login-key"),
             None => Ok(None),
-        })
-    });
-    let uid = login.as_ref().map_or(address_uid.as_str(), |l| l.uid(&address_uid));
+        },
+    );
+    let uid = login
+        .as_ref()
+        .map_or(address_uid.as_str(), |l| l.uid(&address_uid));
     let path_and_query = match req.get_query_str() {
         Some(query) => Cow::Owned(format!("{path}?{query}")),
         None => Cow::Borrowed(path.as_str()),

@@ -121,7 +121,9 @@ impl LoginKey {
     /// or an `oct` key holding its secret (`k`) is refused.
     pub fn from_jwk(jwk: &Value) -> Result<LoginKey, &'static str> {
         let field = |name: &str| jwk.get(name).and_then(Value::as_str);
-        let kid = field("kid").filter(|kid| is_secret_name(kid)).ok_or("kid")?;
+        let kid = field("kid")
+            .filter(|kid| is_secret_name(kid))
+            .ok_or("kid")?;
         let (kind, alg) = match field("kty") {
             Some("RSA") => {
                 let (n, e) = (field("n").ok_or("n")?, field("e").ok_or("e")?);
@@ -129,8 +131,15 @@ impl LoginKey {
                 if !(MIN_RSA_BITS..=MAX_RSA_BITS).contains(&bits) {
                     return Err("rsa-bits");
                 }
-                URL_SAFE_NO_PAD.decode(e).ok().filter(|e| !e.is_empty() && e.len() <= 8).ok_or("e")?;
-                let kind = LoginKeyKind::Rs256 { n: n.to_string(), e: e.to_string() };
+                URL_SAFE_NO_PAD
+                    .decode(e)
+                    .ok()
+                    .filter(|e| !e.is_empty() && e.len() <= 8)
+                    .ok_or("e")?;
+                let kind = LoginKeyKind::Rs256 {
+                    n: n.to_string(),
+                    e: e.to_string(),
+                };
                 (kind, "RS256")
             }
             Some("EC") => {
@@ -143,7 +152,13 @@ impl LoginKey {
                 point.extend(coordinate(x).ok_or("x")?);
                 point.extend(coordinate(y).ok_or("y")?);
                 p256::ecdsa::VerifyingKey::from_sec1_bytes(&point).map_err(|_| "point")?;
-                (LoginKeyKind::Es256 { x: x.to_string(), y: y.to_string() }, "ES256")
+                (
+                    LoginKeyKind::Es256 {
+                        x: x.to_string(),
+                        y: y.to_string(),
+                    },
+                    "ES256",
+                )
             }
             Some("oct") if jwk.get("k").is_none() => (LoginKeyKind::Hs256, "HS256"),
             Some("oct") => return Err("k"),
@@ -152,14 +167,19 @@ impl LoginKey {
         if field("alg").is_some_and(|given| given != alg) {
             return Err("alg");
         }
-        Ok(LoginKey { kid: kid.to_string(), kind })
+        Ok(LoginKey {
+            kid: kid.to_string(),
+            kind,
+        })
     }
 
     /// The key as a JWK, with only what verifying needs.
     pub fn to_jwk(&self) -> Value {
         let kid = &self.kid;
         match &self.kind {
-            LoginKeyKind::Rs256 { n, e } => json!({"kty": "RSA", "kid": kid, "alg": "RS256", "n": n, "e": e}),
+            LoginKeyKind::Rs256 { n, e } => {
+                json!({"kty": "RSA", "kid": kid, "alg": "RS256", "n": n, "e": e})
+            }
             LoginKeyKind::Es256 { x, y } => {
                 json!({"kty": "EC", "kid": kid, "alg": "ES256", "crv": "P-256", "x": x, "y": y})
             }
@@ -191,7 +211,10 @@ pub fn jwks_entries(raw: &str) -> Option<Vec<Value>> {
 /// it is not a JWKS or holds no usable key.
 pub fn parse_login_keys(raw: &str) -> Option<Vec<LoginKey>> {
     let mut keys: Vec<LoginKey> = Vec::new();
-    for key in jwks_entries(raw)?.iter().filter_map(|jwk| LoginKey::from_jwk(jwk).ok()) {
+    for key in jwks_entries(raw)?
+        .iter()
+        .filter_map(|jwk| LoginKey::from_jwk(jwk).ok())
+    {
         if !keys.iter().any(|kept| kept.kid == key.kid) {
             keys.push(key);
         }
@@ -201,7 +224,8 @@ pub fn parse_login_keys(raw: &str) -> Option<Vec<LoginKey>> {
 
 /// `login_keys` as written: a JWKS with only what verifying needs.
 pub fn login_keys_text(keys: &[LoginKey]) -> Option<String> {
-    (!keys.is_empty()).then(|| json!({"keys": keys.iter().map(LoginKey::to_jwk).collect::<Vec<_>>()}).to_string())
+    (!keys.is_empty())
+        .then(|| json!({"keys": keys.iter().map(LoginKey::to_jwk).collect::<Vec<_>>()}).to_string())
 }
 
 /// The key of the hash that names a person (`login_hash_key`): 32 bytes, written as

@@ -553,8 +553,14 @@ fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
             // Only a room for members refuses without a decision here (no login is
             // presented): to sign in, or 401; never forwarded.
             assert!(settings.who_may_wait.needs_login(), "{line}");
-            assert!(line.contains(" decision=refused reason=login-required "), "{line}");
-            assert!(matches!(plan.action, Action::Redirect | Action::Refuse(401)), "{line}");
+            assert!(
+                line.contains(" decision=refused reason=login-required "),
+                "{line}"
+            );
+            assert!(
+                matches!(plan.action, Action::Redirect | Action::Refuse(401)),
+                "{line}"
+            );
         } else {
             assert_eq!(plan.action, Action::Forward);
         }
