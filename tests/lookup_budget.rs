@@ -929,7 +929,10 @@ fn an_unread_challenge_secret_holds_the_draw() {
 fn an_hs256_login_beside_secret_keys_and_the_challenge_holds_the_draw() {
     let store = full_store_with(false, true, true);
     let claims = logins::claims("alice", NOW);
-    let cookie = format!("session={}", mint_login(&claims, &logins::keys()[2], logins::KIDS[2]));
+    let cookie = format!(
+        "session={}",
+        mint_login(&claims, &logins::keys()[2], logins::KIDS[2])
+    );
     let uid = logins::person_uid("alice", None);
     let due = &requests_of("", &uid, Some(&cookie))[2];
     assert!(due.what.starts_with("a due wait token of the toll"));
@@ -938,5 +941,11 @@ fn an_hs256_login_beside_secret_keys_and_the_challenge_holds_the_draw() {
     // which the won draw's new token needs, is not: the visitor is asked to try again.
     assert_eq!(counted.failed, ["signing-key"], "{counted:?}");
     assert_eq!(counted.secrets, SECRET_READ_BUDGET);
-    assert!(counted.line.contains(" decision=refused reason=unreadable "), "{}", counted.line);
+    assert!(
+        counted
+            .line
+            .contains(" decision=refused reason=unreadable "),
+        "{}",
+        counted.line
+    );
 }

@@ -61,6 +61,9 @@ pub struct RoomSpec<'a> {
     /// When set, the Secret Store `waitingroom_challenge` with these entries
     /// (site key → secret key); else the room has none.
     pub challenge_secrets: Option<&'a [(&'a str, &'a str)]>,
+    /// When set, the Secret Store `waitingroom_login` with these entries (an HS256
+    /// login key's id → its secret); else the room has none.
+    pub login_secrets: Option<&'a [(&'a str, &'a str)]>,
     /// Environment variables for Viceroy, such as the project's Viceroy's limits
     /// (`VICEROY_LOOKUP_LIMIT`, `VICEROY_SECRET_LIMIT`: [`super::faults`]).
     pub viceroy_env: &'a [(&'a str, &'a str)],
@@ -167,6 +170,13 @@ impl Room {
                     server.url()
                 ));
             }
+        }
+        if let Some(secrets) = spec.login_secrets {
+            write_json(&dir.join("login-secrets.json"), &store(secrets));
+            extra.push_str(&format!(
+                "[local_server.secret_stores.waitingroom_login]\nformat = \"json\"\nfile = \"{}/login-secrets.json\"\n",
+                dir.display()
+            ));
         }
         if let Some(secrets) = spec.challenge_secrets {
             write_json(&dir.join("challenge-secrets.json"), &store(secrets));

@@ -18,6 +18,7 @@ mod fifo;
 mod hardening;
 mod hostile_paths;
 mod load;
+mod login;
 mod needs;
 mod origin_live;
 mod real_crowd;
