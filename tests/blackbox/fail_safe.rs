@@ -32,8 +32,11 @@ use demo_origin::ORIGIN_MARKER;
 use support::challenge_server::{ChallengeServer, StandIn};
 use support::faults::{self, FAIL_LOOKUP, FAIL_SECRET, Read};
 use support::http::{self, Response};
+use support::logins;
 use support::mint;
 use support::room::{Backend, KEY1, KEY2, Room, RoomSpec, now};
+
+use waiting_room::credentials::login_mint::mint as mint_login;
 
 use crate::{due_token, unreadable, winning_exp};
 
@@ -98,6 +101,12 @@ impl Path {
         self
     }
 
+    /// The service's identity is the login of [`logins`].
+    fn login(mut self) -> Path {
+        self.config.extend(logins::settings_members());
+        self
+    }
+
     fn cookie(mut self, cookie: String) -> Path {
         self.headers.push(("Cookie", cookie));
         self
@@ -137,6 +146,10 @@ fn paths(t: u64) -> Vec<Path> {
     let nonce = mint::toll_nonce(&toll_challenge, 8);
     let (challenge_token, _) = due_token(33, 32, true);
     let rooms = r#"{"drops": {"paths": ["/drops/"]}}"#;
+    let keys = logins::keys();
+    let login = |i: usize| mint_login(&logins::claims("alice", t), &keys[i], logins::KIDS[i]);
+    let person = logins::person_uid("alice", None);
+    let person_wins = winning_exp(t - 20..t - 2, &person, 50).expect("one of 18 wins");
     vec![
         Path::new("newcomer", 10, Expect::Held(None)).config("allow_percentage", NOBODY),
         Path::new("newcomer-admitted", 11, Expect::Forwarded).config("allow_percentage", "100"),
@@ -234,6 +247,32 @@ fn paths(t: u64) -> Vec<Path> {
         Path::new("stored-page", 40, Expect::Held(Some(STORED_PAGE)))
             .config("allow_percentage", NOBODY)
             .config("custom_pages", "startwaiting"),
+        // Logins: an HS256 one (its secret a read) and an RS256 one (none).
+        Path::new("login-newcomer", 41, Expect::Held(None))
+            .login()
+            .config("allow_percentage", NOBODY)
+            .cookie(format!("session={}", login(2))),
+        Path::new("login-due-wait-token-wins", 42, Expect::Forwarded)
+            .login()
+            .config("allow_percentage", "50")
+            .cookie(format!(
+                "session={}; waiting_room={}",
+                login(2),
+                mint::mint(KEY1, "wait", person_wins, &person, "key1")
+            )),
+        Path::new("login-allow-token-members-only", 43, Expect::Forwarded)
+            .login()
+            .config("allow_percentage", NOBODY)
+            .config("who_may_wait", "signed-in")
+            .cookie(format!(
+                "session={}; waiting_room={}",
+                login(0),
+                mint::mint(KEY1, "allow", t + 600, &person, "key1")
+            )),
+        Path::new("members-only-sign-in", 44, Expect::Redirect)
+            .login()
+            .config("who_may_wait", "signed-in")
+            .config("sign_in_url", "https://shop.example/login"),
     ]
 }
 
@@ -282,6 +321,7 @@ impl Bench {
             },
             challenge_server: Some(&challenge),
             challenge_secrets: Some(TURNSTILE_SECRETS),
+            login_secrets: Some(&[(logins::KIDS[2], logins::HS256_SECRET)]),
             ..RoomSpec::default()
         });
         Bench {
@@ -494,6 +534,7 @@ fn broken(base: &Answer, f: &Answer, fault: &faults::Line) -> Vec<String> {
     let named = match (fault.read, fault.store.as_str()) {
         (_, "waitingroom_signingkeys") => "signing-key".to_string(),
         (Read::Secret, "waitingroom_challenge") => "challenge-secret".to_string(),
+        (Read::Secret, "waitingroom_login") => "login-key".to_string(),
         _ => fault.key.clone(),
     };
     match &f.line {
