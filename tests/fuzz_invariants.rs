@@ -130,6 +130,21 @@ fn the_bot_toll_draws_only_paid_tokens_and_parses_only_canonical_numbers() {
 }
 
 #[test]
+fn a_login_is_a_person_only_on_a_minted_token() {
+    let mut reached: BTreeMap<&str, usize> = BTreeMap::new();
+    run("login", 10, invariants::login, |word| {
+        *reached.entry(word.unwrap_or("none")).or_default() += 1;
+    });
+    // Valid, expired, tampered and garbled logins were all tried.
+    for word in ["person", "expired", "signature", "malformed"] {
+        assert!(
+            reached.contains_key(word),
+            "never reached {word}: {reached:#?}"
+        );
+    }
+}
+
+#[test]
 fn settings_stay_in_range_and_follow_the_documented_fallbacks() {
     run("settings", 3, invariants::settings, drop);
 }

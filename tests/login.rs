@@ -197,10 +197,12 @@ fn login_keys_keep_only_what_verifies_and_refuse_weak_keys() {
     let mut with_chain = rs.public_jwk("rs");
     with_chain["x5c"] = json!(["MIIC..."]);
     with_chain["use"] = json!("sig");
+    let mut encryption = rs.public_jwk("enc");
+    encryption["use"] = json!("enc");
     let mut wrong_alg = es.public_jwk("es2");
     wrong_alg["alg"] = json!("ES384");
     let jwks = json!({"keys": [
-        with_chain, weak, wrong_alg, es.public_jwk("es"),
+        with_chain, weak, encryption, wrong_alg, es.public_jwk("es"),
         {"kty": "oct", "kid": "hs", "k": "c2VjcmV0"}, {"kty": "oct", "kid": "hs2"},
         {"kty": "OKP", "kid": "ed", "crv": "Ed25519", "x": "AAAA"},
         {"kty": "EC", "kid": "off", "crv": "P-256", "x": URL_SAFE_NO_PAD.encode([1u8; 32]), "y": URL_SAFE_NO_PAD.encode([2u8; 32])},
@@ -210,6 +212,7 @@ fn login_keys_keep_only_what_verifies_and_refuse_weak_keys() {
     let kids: Vec<&str> = keys.iter().map(|k| k.kid.as_str()).collect();
     assert_eq!(kids, ["rs", "es", "hs2"]);
     assert_eq!(LoginKey::from_jwk(&weak), Err("rsa-bits"));
+    assert_eq!(LoginKey::from_jwk(&encryption), Err("use"));
     assert_eq!(
         keys[0].to_jwk().as_object().unwrap().len(),
         5,

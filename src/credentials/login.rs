@@ -24,6 +24,10 @@ pub const LEEWAY: u64 = 60;
 /// Hex digits of a person's uid: 128 bits of the keyed hash.
 pub const UID_HEX_LEN: usize = 32;
 
+/// Reads an HS256 key's secret by its configured id: `None` when missing, `Err`
+/// when the read failed.
+pub type ReadSecret<'a> = dyn FnMut(&str) -> Result<Option<Vec<u8>>, Unread> + 'a;
+
 /// A request's login, when the service's identity is `login` and the path is in a room.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Login {
@@ -145,7 +149,7 @@ pub fn of_request(
     cookie_header: Option<&str>,
     address_uid: &str,
     now: u64,
-    secret: &mut dyn FnMut(&str) -> Result<Option<Vec<u8>>, Unread>,
+    secret: &mut ReadSecret<'_>,
 ) -> Option<Login> {
     if settings.identity != Identity::Login || !settings.protects(path) {
         return None;
@@ -166,7 +170,7 @@ pub fn verify(
     settings: &Settings,
     address_uid: &str,
     now: u64,
-    secret: &mut dyn FnMut(&str) -> Result<Option<Vec<u8>>, Unread>,
+    secret: &mut ReadSecret<'_>,
 ) -> Login {
     let Some(token) = token else {
         return Login::Absent;
@@ -210,7 +214,7 @@ fn claims_of(
     token: &str,
     settings: &Settings,
     now: u64,
-    secret: &mut dyn FnMut(&str) -> Result<Option<Vec<u8>>, Unread>,
+    secret: &mut ReadSecret<'_>,
 ) -> Result<Map<String, Value>, Option<LoginRefused>> {
     if token.len() > MAX_TOKEN_LEN {
         return Err(Some(LoginRefused::Oversized));
@@ -254,31 +258,36 @@ fn claims_of(
             })
         })?
         .claims;
-    let time = |name: &str| {
-        claims
-            .get(name)
-            .map(|v| v.as_f64().filter(|t| t.is_finite()))
-    };
-    let now = now as f64;
+    let time = |name: &str| claims.get(name).map(seconds);
+    let (now, leeway) = (i128::from(now), i128::from(LEEWAY));
     match time("exp") {
         None | Some(None) => return Err(Some(LoginRefused::NoExp)),
-        Some(Some(exp)) if exp + (LEEWAY as f64) < now => return Err(Some(LoginRefused::Expired)),
+        Some(Some(exp)) if exp + leeway < now => return Err(Some(LoginRefused::Expired)),
         _ => {}
     }
     match time("nbf") {
         Some(None) => return Err(Some(LoginRefused::Malformed)),
-        Some(Some(nbf)) if nbf > now + LEEWAY as f64 => {
-            return Err(Some(LoginRefused::NotYetValid));
-        }
+        Some(Some(nbf)) if nbf > now + leeway => return Err(Some(LoginRefused::NotYetValid)),
         _ => {}
     }
     Ok(claims)
 }
 
+/// A NumericDate as whole seconds, exactly (RFC 7519 allows fractions: rounded down).
+fn seconds(value: &Value) -> Option<i128> {
+    match (value.as_i64(), value.as_u64(), value.as_f64()) {
+        (Some(t), _, _) => Some(i128::from(t)),
+        (_, Some(t), _) => Some(i128::from(t)),
+        // Beyond the integers only f64 can say it; the cast saturates.
+        (_, _, Some(t)) if t.is_finite() => Some(t.floor() as i128),
+        _ => None,
+    }
+}
+
 /// The algorithm and key of a login key; an HS256 key's secret is read.
 fn decoding_key(
     key: &LoginKey,
-    secret: &mut dyn FnMut(&str) -> Result<Option<Vec<u8>>, Unread>,
+    secret: &mut ReadSecret<'_>,
 ) -> Result<(Algorithm, DecodingKey), Option<LoginRefused>> {
     let malformed = |_| Some(LoginRefused::UnknownKid);
     match &key.kind {

@@ -117,8 +117,8 @@ pub enum LoginKeyKind {
 impl LoginKey {
     /// One JWK of `login_keys`, or why it is not used. `kty` decides the algorithm
     /// (`RSA`: RS256, `EC` with `crv` `P-256`: ES256, `oct`: HS256); an `alg` other
-    /// than that one, an RSA modulus under [`MIN_RSA_BITS`], a point off the curve,
-    /// or an `oct` key holding its secret (`k`) is refused.
+    /// than that one, a `use` other than `sig`, an RSA modulus under [`MIN_RSA_BITS`],
+    /// a point off the curve, or an `oct` key holding its secret (`k`) is refused.
     pub fn from_jwk(jwk: &Value) -> Result<LoginKey, &'static str> {
         let field = |name: &str| jwk.get(name).and_then(Value::as_str);
         let kid = field("kid")
@@ -166,6 +166,10 @@ impl LoginKey {
         };
         if field("alg").is_some_and(|given| given != alg) {
             return Err("alg");
+        }
+        // A provider's encryption key is not one its tokens are signed with.
+        if field("use").is_some_and(|usage| usage != "sig") {
+            return Err("use");
         }
         Ok(LoginKey {
             kid: kid.to_string(),

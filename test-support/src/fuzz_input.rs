@@ -52,7 +52,7 @@ const OTHER_COOKIE_NAMES: &[&str] = &[
 ];
 
 /// A Unix time around which tokens expire.
-const EPOCH: u64 = 1_700_000_000;
+pub const EPOCH: u64 = 1_700_000_000;
 
 /// Raw bytes, read as choices that never fail.
 pub struct Input<'a>(Unstructured<'a>);

@@ -27,7 +27,7 @@ use waiting_room::settings::room_settings::Remembered;
 use waiting_room::{Action, Plan, Visit};
 
 use super::fuzz_input::{self, Input, KEYS};
-use super::{mint, origins};
+use super::{logins, mint, origins};
 
 /// `token::decode` on any cookie value; `decode(mint(claims))` round-trips.
 pub fn token(data: &[u8]) {
@@ -1238,4 +1238,74 @@ pub fn path(data: &[u8]) -> Routed {
         format!("/{target}")
     };
     path_is_held(&target)
+}
+
+/// `login::verify` on a login token under the fixed keys of [`logins`]: minted (for
+/// any subject, valid or expired), a byte away, or any text. A login is a person
+/// only when the token's signed part is the minted one, its claims hold, and its uid is
+/// the documented hash of its subject, computed independently.
+pub fn login(data: &[u8]) -> Option<&'static str> {
+    use waiting_room::credentials::login::{self, LEEWAY, Login};
+    use waiting_room::credentials::login_mint::mint;
+
+    let mut input = Input::new(data);
+    let now = input.now();
+    // The keys' PEM parse is slow: the settings are read once.
+    static SETTINGS: std::sync::OnceLock<Settings> = std::sync::OnceLock::new();
+    let settings = SETTINGS.get_or_init(|| {
+        let members = logins::settings_members();
+        Settings::read(&|key| {
+            members
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone())
+        })
+        .0
+    });
+    // Signing is slow in test builds: a few tokens each key, minted once.
+    static MINTED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let minted = MINTED.get_or_init(|| {
+        let keys = logins::keys();
+        let subs = ["alice", "bob", "", "\u{1F600}\"'", "x"];
+        let mut minted = Vec::new();
+        for (i, sub) in subs.into_iter().enumerate() {
+            for exp in [fuzz_input::EPOCH - 3600, fuzz_input::EPOCH + 3600] {
+                let mut claims = logins::claims(sub, fuzz_input::EPOCH - 7200);
+                claims["exp"] = serde_json::json!(exp);
+                minted.push(mint(&claims, &keys[i % 3], logins::KIDS[i % 3]));
+            }
+        }
+        minted
+    });
+    let minted = minted[input.below(minted.len())].as_str();
+    let now = match input.below(2) {
+        0 => fuzz_input::EPOCH,
+        _ => now,
+    };
+    let presented = match input.below(4) {
+        0 => input.text(600),
+        1 | 2 => input.mutate(minted),
+        _ => minted.to_string(),
+    };
+    let login = login::verify(Some(&presented), settings, "192.0.2.1", now, &mut |kid| {
+        Ok((kid == logins::KIDS[2]).then(|| logins::HS256_SECRET.as_bytes().to_vec()))
+    });
+    match login {
+        Login::Person { uid, claims } => {
+            let signed = |token: &str| token.rsplit_once('.').map(|(m, _)| m.to_string());
+            assert_eq!(signed(&presented), signed(minted), "{presented:?}");
+            assert!(
+                claims["exp"]
+                    .as_u64()
+                    .is_some_and(|exp| exp.saturating_add(LEEWAY) >= now)
+            );
+            assert_eq!(
+                uid,
+                logins::person_uid(claims["sub"].as_str().unwrap(), None)
+            );
+            Some("person")
+        }
+        Login::Refused(why) => Some(why.word()),
+        Login::Absent | Login::Unread => panic!("{login:?} for a presented token"),
+    }
 }

@@ -20,7 +20,6 @@ pub mod fuzz_input;
 #[cfg(feature = "processes")]
 pub mod http;
 pub mod invariants;
-#[cfg(feature = "processes")]
 pub mod logins;
 pub mod mint;
 pub mod origins;

@@ -57,7 +57,7 @@ pub fn settings_members() -> Vec<(&'static str, String)> {
 
 /// Claims of person `sub` valid from `now` for an hour.
 pub fn claims(sub: &str, now: u64) -> Value {
-    json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 3600})
+    json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now.saturating_add(3600)})
 }
 
 /// The uid of person `sub` of [`ISSUER`] (at `address`, when bound): the first 32 hex
