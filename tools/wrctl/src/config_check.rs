@@ -440,7 +440,7 @@ fn worst_lookups(store: &Store) -> (u32, String) {
 const MAX_STORE_ENTRIES: usize = 500;
 const TRIAL_STORE_ENTRIES: usize = 100;
 /// Characters a config-store value holds.
-const MAX_VALUE_CHARS: usize = 8_000;
+pub const MAX_VALUE_CHARS: usize = 8_000;
 
 /// Every key the room reads from `waitingroom_config`: the settings table's rows, the
 /// settings then the other keys.
