@@ -25,6 +25,7 @@ pub mod budget;
 pub mod cli;
 pub mod clock;
 pub mod config_check;
+pub mod config_login;
 pub mod config_set;
 pub mod control;
 pub mod fastly_api;

@@ -351,27 +351,30 @@ fn settings_of(jwk: &Value) -> Settings {
 #[test]
 fn minted_tokens_verify_with_the_rooms_own_code() {
     let dir = tempfile::tempdir().unwrap();
-    let hs = [("WRCTL_LOGIN_SECRET", HS256_SECRET)];
-    let mut cases: Vec<(&str, Vec<String>, &[(&str, &str)])> = Vec::new();
-    for (name, pem, kid) in [
-        ("rs.pem", RS256_PEM, "site-rs"),
-        ("es.pem", ES256_PEM, "site-es"),
-    ] {
+    let pem_file = |name: &str, pem: &str| {
         let path = dir.path().join(name);
         std::fs::write(&path, pem).unwrap();
-        let key = vec![
-            "--key".to_string(),
-            path.to_str().unwrap().to_string(),
-            "--kid".into(),
-            kid.into(),
-        ];
-        cases.push((kid, key, &[]));
-    }
-    cases.push(("site-hs", vec!["--kid".into(), "site-hs".into()], &hs));
+        path.to_str().unwrap().to_string()
+    };
+    let (rs, es) = (pem_file("rs.pem", RS256_PEM), pem_file("es.pem", ES256_PEM));
+    let hs = [("WRCTL_LOGIN_SECRET", HS256_SECRET)];
+    // (kid, the key's options, the environment)
+    let cases = [
+        (
+            "site-rs",
+            vec!["--key", rs.as_str(), "--kid", "site-rs"],
+            &[][..],
+        ),
+        (
+            "site-es",
+            vec!["--key", es.as_str(), "--kid", "site-es"],
+            &[],
+        ),
+        ("site-hs", vec!["--kid", "site-hs"], &hs),
+    ];
     let hash_key = HashKey::parse(HASH_KEY).unwrap();
     let presale = WhoMayWait::parse("tier=presale").unwrap();
     for (kid, key, env) in cases {
-        let key: Vec<&str> = key.iter().map(String::as_str).collect();
         let printed = mint(&[&key[..], &["--print-jwk"]].concat(), &[]);
         assert_eq!(printed.code, Some(0), "{kid}: {}", printed.all());
         let jwk: Value = serde_json::from_str(printed.out.trim()).unwrap();
