@@ -111,6 +111,9 @@ on a command line. Under 32 bytes is refused (exit 2) unless --allow-weak.",
   wrctl token mint --keys local/signingkeys.json --kid key1 --dec allow --exp +600 --uid 127.0.0.1"
     )]
     Token(crate::token_cmd::TokenCommand),
+    /// Identity from the site's login: login_keys from a provider's JWKS, test login tokens.
+    #[command(subcommand)]
+    Login(crate::login_cmd::LoginCommand),
     /// Add a new signing key and switch active_key to it; say when the old key can go.
     #[command(
         long_about = "Add a new strong key (generated here, never printed) to the key store and \

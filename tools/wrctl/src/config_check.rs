@@ -31,6 +31,7 @@ use waiting_room::settings::row::Unit;
 use waiting_room::settings::table;
 
 use crate::clock::{utc, utc_millis};
+use crate::config_login::{self, KeysIn};
 
 /// Every setting the room reads from `waitingroom_config`, in the order of the settings
 /// table (and docs/operate/configuration.md's).
@@ -119,6 +120,8 @@ pub struct Report {
     pub errors: Vec<String>,
     /// Works, but probably not as meant.
     pub warnings: Vec<String>,
+    /// Works as meant, with a consequence worth knowing.
+    pub notes: Vec<String>,
 }
 
 /// The settings of `store` one key each, as the room reads them: its keys of their
@@ -142,10 +145,14 @@ fn as_read(store: &Store) -> Store {
         .collect()
 }
 
-/// Checks the store `stored`, and the signing keys `keys` when given.
-pub fn check(stored: &Store, keys: Option<&Store>, now: u64) -> Report {
+/// Checks the store `stored`, and the signing keys `keys` when given, kept where
+/// `keys_in` says.
+pub fn check(stored: &Store, keys: Option<&Store>, keys_in: KeysIn, now: u64) -> Report {
     let read = RequestContext::from_store(&Remembered::new(|key: &str| stored.get(key).cloned()));
-    let mut report = check_settings(&read.settings, &read.fallbacks, &as_read(stored), keys, now);
+    let flat = as_read(stored);
+    let (settings, fallbacks) = (&read.settings, &read.fallbacks);
+    let mut report = check_settings(settings, fallbacks, &flat, keys, keys_in, now);
+    config_login::check_service(&mut report, settings, &flat, fallbacks);
     check_layout(&mut report, stored);
     report
 }
@@ -156,6 +163,7 @@ fn check_settings(
     fallbacks: &[&str],
     store: &Store,
     keys: Option<&Store>,
+    keys_in: KeysIn,
     now: u64,
 ) -> Report {
     let mut report = Report::default();
@@ -187,9 +195,9 @@ fn check_settings(
             let stored = store.get(*key).map_or("", String::as_str);
             let when_bad = config::row(key).map_or("", |row| row.when_bad);
             report.errors.push(format!(
-                "{key} = {:?} is unusable ({when_bad}): the room uses {} and logs \
+                "{key} = {} is unusable ({when_bad}): the room uses {} and logs \
                  config_fallback={key} on the requests that read it",
-                stored.escape_debug().to_string(),
+                config_login::stored(key, stored),
                 effective(settings, key)
             ));
         }
@@ -235,6 +243,7 @@ fn check_settings(
         }
     }
     warn(&mut report, store, settings, now);
+    config_login::check_room(&mut report, settings, store, keys_in);
     if !is_storable_kid(&settings.active_key) {
         report.errors.push(format!(
             "active_key {:?} is not a key id the room reads (1 to {MAX_KID_LEN} letters, \
@@ -266,6 +275,7 @@ pub struct RoomReport {
 pub fn check_rooms(
     store: &Store,
     keys: Option<&Store>,
+    keys_in: KeysIn,
     now: u64,
 ) -> (Vec<String>, Vec<RoomReport>) {
     let Some(raw) = store.get(ROOMS) else {
@@ -281,7 +291,7 @@ pub fn check_rooms(
     for scope in &index.rooms {
         let (room_store, value_error) = room_store(store, scope);
         let (settings, fallbacks) = Settings::read(&|key| room_store.get(key).cloned());
-        let mut report = check_settings(&settings, &fallbacks, &room_store, keys, now);
+        let mut report = check_settings(&settings, &fallbacks, &room_store, keys, keys_in, now);
         // The index is the service's.
         report
             .effective
@@ -314,7 +324,9 @@ fn describe_scope(scope: &Scope) -> String {
 /// value is unusable, if it is.
 fn room_store(store: &Store, scope: &Scope) -> (Store, Option<String>) {
     let key = scope.name.store_key();
-    let named = NamedRoom::read(|k: &str| store.get(k).cloned(), scope);
+    // The service-wide settings it takes are members of `settings`: read as the edge reads them.
+    let service = as_read(store);
+    let named = NamedRoom::read(|k: &str| service.get(k).cloned(), scope);
     // Every key the room reads, and whatever else its value sets (to be warned about).
     let keys: Vec<String> = unique_keys()
         .map(str::to_string)
@@ -440,7 +452,7 @@ fn worst_lookups(store: &Store) -> (u32, String) {
 const MAX_STORE_ENTRIES: usize = 500;
 const TRIAL_STORE_ENTRIES: usize = 100;
 /// Characters a config-store value holds.
-const MAX_VALUE_CHARS: usize = 8_000;
+pub const MAX_VALUE_CHARS: usize = 8_000;
 
 /// Every key the room reads from `waitingroom_config`: the settings table's rows, the
 /// settings then the other keys.
@@ -454,6 +466,9 @@ fn effective(s: &Settings, key: &str) -> String {
     let Some(row) = config::row(key) else {
         return "none".into();
     };
+    if let Some(shown) = config_login::effective(s, key) {
+        return shown;
+    }
     let Some(text) = s.stored(key) else {
         return row.unset.into();
     };

@@ -87,9 +87,16 @@ pub fn migrated(store: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     entries
 }
 
-fn load(path: &Path) -> Result<BTreeMap<String, String>, String> {
+/// A local store file's entries.
+pub fn load(path: &Path) -> Result<BTreeMap<String, String>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     parse_store(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Replaces a local store file with `entries` (atomically: renamed over it).
+pub fn save(path: &Path, entries: &BTreeMap<String, String>) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(entries).expect("a map of strings") + "\n";
+    replace(path, text.as_bytes())
 }
 
 /// `wrctl config set`: exit 0 once written, 1 when the value is refused or the
@@ -108,8 +115,7 @@ pub fn run_set(args: SetArgs) -> ExitCode {
             Ok(done) => done,
             Err(e) => return fail(1, e),
         };
-        let text = serde_json::to_string_pretty(&entries).expect("a map of strings") + "\n";
-        if let Err(e) = replace(path, text.as_bytes()) {
+        if let Err(e) = save(path, &entries) {
             return fail(1, e);
         }
         eprintln!("wrctl: {} set in {}", changed.0, path.display());

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Command::Control(args) => control(*args),
         Command::Keygen(args) => wrctl::keys::keygen(args),
         Command::Token(command) => wrctl::token_cmd::run(command),
+        Command::Login(command) => wrctl::login_cmd::run(command),
         Command::Rotate(args) => wrctl::rotate::rotate(args),
         Command::Revoke(args) => wrctl::rotate::revoke(args),
         Command::Pages(command) => wrctl::pages_cmd::pages(command),

@@ -128,7 +128,15 @@ their values are never printed). \
 With a rooms index, the same for every named room (its value, its controller's keys, the \
 service's logger_name and uid_ipv6_prefix), with its scope; a bad index entry, a room value \
 that is not a JSON object, and a bypass rule or an event the room would ignore are errors, \
-and each event is listed.\n\nExit status: 0 \
+and each event is listed. \
+With identity = login, a missing login_issuer, login_audience or login_hash_key, or no usable \
+key in login_keys, is an error; each JWK of login_keys the room ignores is named with why (an \
+RSA key under 2048 bits among them); login_hash_key is shown as set, never its value. A room \
+whose who_may_wait asks for a login while identity is address is an error, and one without \
+sign_in_url gets a note (browsers get a 401). An HS256 login key with the signing keys in a \
+Secret Store (--keys-in) and bot_challenge is an error: 4 secret reads a request, over the \
+room's 3. The settings item, as every value, is checked against a config-store value's 8,000 \
+characters.\n\nExit status: 0 \
 (warnings allowed), 1 when the room would fall back on something or could not issue \
 tokens, 2 on bad usage or an unreadable file.",
         after_long_help = "Example:\n  wrctl config check local/config.json --keys local/signingkeys.json\n  \
@@ -167,6 +175,19 @@ pub struct ConfigCheckArgs {
     /// The signing keys (same formats), to check active_key, key ids and key strength.
     #[arg(long, value_name = "FILE")]
     pub keys: Option<PathBuf>,
+    /// Where the service keeps its signing keys: the secret reads a request may make.
+    #[arg(
+        long,
+        value_name = "STORE",
+        value_enum,
+        default_value = "secret-store",
+        long_help = "Where the service keeps its signing keys (waitingroom_signingkeys): a \
+Secret Store (the recommended set-up; the edge reads one whenever the service has it), or a \
+config store of that name (local runs, a service without a Secret Store). A store file \
+cannot say which; it decides the secret reads a request may make, which an HS256 login key \
+and bot_challenge add to.\nExample: --keys-in config-store"
+    )]
+    pub keys_in: crate::config_login::KeysIn,
 }
 
 fn percentage(text: &str) -> Result<Percentage, String> {
@@ -361,8 +382,8 @@ pub fn config(command: ConfigCommand) -> ExitCode {
         Err(e) => return usage(e),
     };
     let now = unix_now();
-    let mut report = config_check::check(&store, keys.as_ref(), now);
-    let (index_errors, rooms) = config_check::check_rooms(&store, keys.as_ref(), now);
+    let mut report = config_check::check(&store, keys.as_ref(), args.keys_in, now);
+    let (index_errors, rooms) = config_check::check_rooms(&store, keys.as_ref(), args.keys_in, now);
     report.errors.extend(index_errors);
     let mut errors = 0;
     let mut warnings = 0;
@@ -379,6 +400,9 @@ pub fn config(command: ConfigCommand) -> ExitCode {
         }
         for warning in &report.warnings {
             eprintln!("warning: {warning}");
+        }
+        for note in &report.notes {
+            eprintln!("note: {note}");
         }
         errors += report.errors.len();
         warnings += report.warnings.len();

@@ -577,3 +577,203 @@ fn a_bot_toll_a_phone_pays_quickly_is_not_warned_about() {
         "{err}"
     );
 }
+
+/// A sound room whose identity is the login (test-support's service: RS256, ES256
+/// and HS256 keys), with `changes` applied.
+fn login_store(changes: serde_json::Value) -> serde_json::Value {
+    let mut all = json!({});
+    for (key, value) in test_support::logins::settings_members() {
+        all[key] = value.into();
+    }
+    for (key, value) in changes.as_object().unwrap() {
+        all[key] = value.clone();
+    }
+    store(all)
+}
+
+/// `wrctl config check` of `json` (as [`write`] stores it): (exit code, stdout, stderr).
+fn check_json(json: &serde_json::Value, extra: &[&str]) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "c.json", json);
+    config_check(&file, extra)
+}
+
+const CHALLENGE: &str = r#"{"provider":"turnstile","site_key":"k"}"#;
+
+#[test]
+fn a_login_identity_needs_its_issuer_audience_hash_key_and_a_usable_key() {
+    let (code, out, err) = check_json(&store(json!({"identity": "login"})), &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    for key in ["login_issuer", "login_audience", "login_hash_key"] {
+        assert!(
+            err.contains(&format!(
+                "error: identity = login without {key}: every login is refused"
+            )),
+            "{key}: {err}"
+        );
+    }
+    assert!(
+        err.contains("error: identity = login without a usable key in login_keys"),
+        "{err}"
+    );
+
+    // Complete: no error; the hash key is set, never shown; the keys are named.
+    let (code, out, err) = check_json(&login_store(json!({})), &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(err.contains("0 error(s), 0 warning(s)"), "{err}");
+    assert!(
+        out.contains("login_hash_key = set (64 hex digits)  (set)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "login_keys = 3 key(s): site-rs RS256 (2048 bits), site-es ES256 (P-256), site-hs HS256"
+        ),
+        "{out}"
+    );
+    let hash_key = test_support::logins::HASH_KEY;
+    assert!(!out.contains(hash_key) && !err.contains(hash_key));
+
+    // A hash key the room cannot use: named, its value never shown.
+    let (code, out, err) = check_json(&login_store(json!({"login_hash_key": "deadbeefcafe"})), &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("login_hash_key = a value of 12 characters is unusable"),
+        "{err}"
+    );
+    assert!(!out.contains("deadbeefcafe") && !err.contains("deadbeefcafe"));
+}
+
+#[test]
+fn each_login_key_the_room_ignores_is_named_and_no_secret_shown() {
+    use waiting_room::credentials::login_mint::MintKey;
+    let jwk = |pem: &str, kid: &str| MintKey::from_pem(pem).unwrap().public_jwk(kid);
+    let weak = jwk(test_support::logins::RS256_1024_PEM, "rs-old");
+    let leak = json!({"kty": "oct", "kid": "leak", "k": "c2VjcmV0LW9mLXRoZS1zaXRl"});
+    let keys = json!({"keys": [weak, jwk(test_support::logins::ES256_PEM, "es-1"), leak]});
+    let (code, out, err) = check_json(&login_store(json!({"login_keys": keys.to_string()})), &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        err.contains(
+            "warning: login_keys: kid \"rs-old\" is ignored: an RSA key of 1024 bits: the room \
+             takes 2048 to 4096 (rsa-bits)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: login_keys: kid \"leak\" is ignored: an oct key holding its secret"),
+        "{err}"
+    );
+    assert!(
+        out.contains("login_keys = 1 key(s): es-1 ES256 (P-256)"),
+        "{out}"
+    );
+
+    // None usable: the room falls back, and still no secret is shown.
+    let keys = json!({"keys": [weak, leak]});
+    let (code, out, err) = check_json(&login_store(json!({"login_keys": keys.to_string()})), &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(err.contains("error: login_keys = a value of "), "{err}");
+    assert!(err.contains("kid \"rs-old\" is ignored"), "{err}");
+    for text in [&out, &err] {
+        assert!(!text.contains("c2VjcmV0LW9mLXRoZS1zaXRl"), "{text}");
+    }
+}
+
+#[test]
+fn a_room_for_members_needs_the_login_identity_and_else_gets_a_note_without_sign_in() {
+    // The service room, identity by address: nobody can sign in.
+    let (code, out, err) = check_json(&store(json!({"who_may_wait": "signed-in"})), &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains(
+            "error: who_may_wait = signed-in asks for a login, but the service's identity is address"
+        ),
+        "{err}"
+    );
+    // A named room for one audience, the same.
+    let rooms = json!({
+        "rooms": r#"{"vip": {"paths": ["/vip/"]}}"#,
+        "room.vip": r#"{"enabled": true, "who_may_wait": "tier=presale"}"#,
+    });
+    let (code, out, err) = check_json(&store(rooms.clone()), &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("error: who_may_wait = tier=presale asks for a login"),
+        "{err}"
+    );
+    // With the login identity: works; without sign_in_url, a note (not a warning).
+    let (code, out, err) = check_json(&login_store(rooms), &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        err.contains("note: who_may_wait = tier=presale without sign_in_url: a visitor without the login gets a 401"),
+        "{err}"
+    );
+    assert!(err.contains("0 error(s), 0 warning(s)"), "{err}");
+    let with_sign_in = json!({
+        "rooms": r#"{"vip": {"paths": ["/vip/"]}}"#,
+        "room.vip": r#"{"enabled": true, "who_may_wait": "tier=presale", "sign_in_url": "https://shop.example/login"}"#,
+    });
+    let (code, out, err) = check_json(&login_store(with_sign_in), &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(!err.contains("note:"), "{err}");
+}
+
+#[test]
+fn an_hs256_login_key_signing_keys_in_a_secret_store_and_a_challenge_are_too_many_secret_reads() {
+    let over = "make 4 secret reads a request > the room's 3";
+    let challenged = login_store(json!({"bot_challenge": CHALLENGE}));
+    let (code, out, err) = check_json(&challenged, &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("error: the HS256 login key site-hs (its secret read from the Secret Store waitingroom_login: 1 read)"),
+        "{err}"
+    );
+    assert!(err.contains(over), "{err}");
+    // The signing keys in a config store cost lookups, not secret reads.
+    let (code, out, err) = check_json(&challenged, &["--keys-in", "config-store"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    // Without the HS256 key, or without the challenge: within the budget.
+    let asymmetric = json!({"keys": test_support::logins::jwks()["keys"].as_array().unwrap()[..2]});
+    let (code, out, err) = check_json(
+        &login_store(json!({"bot_challenge": CHALLENGE, "login_keys": asymmetric.to_string()})),
+        &[],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, _, err) = check_json(&login_store(json!({})), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    // A named room's challenge, or an event's, counts as well.
+    let room = json!({
+        "rooms": r#"{"drops": {"paths": ["/drops/"]}}"#,
+        "room.drops": format!(r#"{{"enabled": true, "bot_challenge": {CHALLENGE}}}"#),
+    });
+    let (code, out, err) = check_json(&login_store(room), &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(err.contains(over), "{err}");
+    let events = format!(
+        r#"[{{"name": "drop-1", "start": "2030-01-01T10:00:00Z", "end": "2030-01-01T12:00:00Z",
+            "settings": {{"bot_challenge": {CHALLENGE}}}}}]"#
+    );
+    let (code, out, err) = check_json(&login_store(json!({"events": events})), &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("bot_challenge (set by event drop-1) (1 read, its secret)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_settings_item_is_held_to_a_config_store_values_length() {
+    use waiting_room::credentials::login_mint::MintKey;
+    let key = MintKey::from_pem(test_support::logins::RS256_PEM).unwrap();
+    let keys: Vec<_> = (0..20)
+        .map(|i| key.public_jwk(&format!("rs-{i}")))
+        .collect();
+    let login_keys = json!({"keys": keys}).to_string();
+    let (code, out, err) = check_json(&login_store(json!({"login_keys": login_keys})), &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("settings's value is ") && err.contains("Fastly stores at most 8000"),
+        "{err}"
+    );
+}

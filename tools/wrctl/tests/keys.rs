@@ -106,6 +106,8 @@ fn every_subcommand_has_an_example() {
         &["token", "--help"],
         &["token", "inspect", "--help"],
         &["token", "mint", "--help"],
+        &["login", "keys", "--help"],
+        &["login", "mint", "--help"],
         &["rotate", "--help"],
         &["revoke", "--help"],
     ] {
