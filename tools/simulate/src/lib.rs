@@ -23,6 +23,8 @@ pub mod cli;
 pub mod closed_loop;
 pub mod engine;
 pub mod fifo;
+pub mod identity;
+pub mod identity_odds;
 pub mod origin;
 pub mod planning;
 pub mod plot;

@@ -13,6 +13,9 @@ pub enum Kind {
     MultiDevice,
     /// One device on an address shared with other people.
     Nat,
+    /// Several devices, each on an address of its own (Wi-Fi, mobile data,
+    /// office): one person the room, by address, takes for several.
+    MultiAddress,
     /// One device on their own address, keeping and replaying tokens.
     Attacker,
     /// Not a person: a bot on an address of its own ([`crate::bots`]).
@@ -110,6 +113,13 @@ impl Population {
                 Kind::Nat
             } else if roll < mix.attacker_share + mix.nat_share + mix.multi_device_share {
                 Kind::MultiDevice
+            } else if roll
+                < mix.attacker_share
+                    + mix.nat_share
+                    + mix.multi_device_share
+                    + mix.multi_address_share
+            {
+                Kind::MultiAddress
             } else {
                 Kind::Single
             };
@@ -136,10 +146,10 @@ impl Population {
                 arrival,
                 gives_up_after,
             });
-            let devices = if kind == Kind::MultiDevice {
-                mix.devices.max(1)
-            } else {
-                1
+            let devices = match kind {
+                Kind::MultiDevice => mix.devices.max(1),
+                Kind::MultiAddress => mix.addresses_each.max(1),
+                _ => 1,
             };
             for device in 0..devices {
                 let delay = if device == 0 {
@@ -160,6 +170,11 @@ impl Population {
                     Habit::Early
                 } else {
                     Habit::Refresh
+                };
+                let address = if kind == Kind::MultiAddress && device > 0 {
+                    population.new_address()
+                } else {
+                    address
                 };
                 population.devices.push(Device {
                     person,
