@@ -336,6 +336,48 @@ mod tests {
     }
 
     #[test]
+    fn a_person_on_several_addresses_has_a_device_on_each() {
+        let scenario = Scenario {
+            visitors: 5_000,
+            mix: Mix {
+                multi_address_share: 0.2,
+                addresses_each: 3,
+                nat_share: 0.1,
+                ..Mix::plain()
+            },
+            ..Scenario::default()
+        };
+        let p = Population::draw(&scenario);
+        let multi: Vec<usize> = (0..p.people.len())
+            .filter(|&i| p.people[i].kind == Kind::MultiAddress)
+            .collect();
+        assert!((multi.len() as f64 / 5_000.0 - 0.2).abs() < 0.02);
+        assert_eq!(p.devices.len(), 5_000 + 2 * multi.len());
+        for &i in &multi {
+            let devices: Vec<&Device> = p
+                .devices
+                .iter()
+                .filter(|d| d.person as usize == i)
+                .collect();
+            assert_eq!(devices.len(), 3);
+            let addresses: std::collections::HashSet<u32> =
+                devices.iter().map(|d| d.address).collect();
+            assert_eq!(addresses.len(), 3);
+            // Nobody else on them; the devices join within the spread.
+            assert!(
+                p.devices
+                    .iter()
+                    .all(|d| d.person as usize == i || !addresses.contains(&d.address))
+            );
+            assert!(
+                devices
+                    .iter()
+                    .all(|d| d.arrival - p.people[i].arrival <= 10)
+            );
+        }
+    }
+
+    #[test]
     fn each_bot_comes_alone_on_an_address_of_its_own_after_the_people() {
         let people = Scenario {
             visitors: 500,
