@@ -579,7 +579,7 @@ struct IdentityArgs {
     #[arg(long, value_name = "IDENTITY,…", value_parser = ["address", "login"], value_delimiter = ',', action = ArgAction::Set, default_value = "address,login")]
     identity: Vec<String>,
     /// Crowds: one for each seed from --seed on, run with each identity.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100), default_value_t = 5)]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100), default_value_t = 10)]
     seeds: u64,
     #[command(flatten)]
     room: RoomArgs,

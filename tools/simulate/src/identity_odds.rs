@@ -159,8 +159,13 @@ pub fn run_one(
     let admitted = (0..population.people.len())
         .filter(|&i| record.is_admitted(i))
         .count();
+    // Bound to the address, a login is a person on one address: say so.
+    let identity = match (identity, scenario.room.settings().login_binds_address) {
+        (Identity::Login, true) => "login bound to the address",
+        _ => identity.word(),
+    };
     Run {
-        identity: identity.word(),
+        identity,
         seed: scenario.seed,
         groups: GROUPS.map(|(kind, _)| odds(population, &uids, &record, kind)),
         sessions_per_person: record.new_tokens.iter().sum::<u64>() as f64 / admitted.max(1) as f64,
@@ -223,35 +228,41 @@ fn mean_sd(values: &[f64], decimals: usize) -> String {
 }
 
 /// The runs as a Markdown table: a row per group and identity, each figure the
-/// mean ± the sample standard deviation over the runs of that identity; then
-/// the new sessions the controller counts per person admitted.
+/// mean ± the sample standard deviation over the runs of that identity (the
+/// share admitted also against the people alone of the same run); then the new
+/// sessions the controller counts per person admitted.
 pub fn table(runs: &[Run]) -> String {
     let mut identities: Vec<&str> = runs.iter().map(|r| r.identity).collect();
     identities.dedup();
     let mut out = String::from(
         "| people | identity | people a run | uids per person | admitted within the run | \
-         seconds to admission (of those admitted) | shared addresses all in or all out |\n\
-         |---|---|---:|---:|---:|---:|---:|\n",
+         against those alone | seconds to admission (of those admitted) | \
+         shared addresses all in or all out |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for (g, (_, name)) in GROUPS.iter().enumerate() {
         for (k, identity) in identities.iter().enumerate() {
-            let of: Vec<&Odds> = runs
-                .iter()
-                .filter(|r| r.identity == *identity)
-                .map(|r| &r.groups[g])
-                .collect();
-            let figures = |f: &dyn Fn(&Odds) -> Option<f64>| -> Vec<f64> {
-                of.iter().filter_map(|o| f(o)).collect()
+            let of: Vec<&Run> = runs.iter().filter(|r| r.identity == *identity).collect();
+            let figure = |f: &dyn Fn(&Odds, &Odds) -> Option<f64>, decimals: usize| {
+                let values: Vec<f64> = of
+                    .iter()
+                    .filter_map(|r| f(&r.groups[g], &r.groups[0]))
+                    .collect();
+                mean_sd(&values, decimals)
             };
             let _ = writeln!(
                 out,
-                "| {} | {identity} | {} | {} | {} | {} | {} |",
+                "| {} | {identity} | {} | {} | {} | {} | {} | {} |",
                 if k == 0 { name } else { "" },
-                mean_sd(&figures(&|o| Some(o.people as f64)), 0),
-                mean_sd(&figures(&|o| Some(o.uids_per_person)), 2),
-                mean_sd(&figures(&|o| Some(o.admitted)), 3),
-                mean_sd(&figures(&|o| o.mean_wait), 0),
-                mean_sd(&figures(&|o| o.together), 3),
+                figure(&|o, _| Some(o.people as f64), 0),
+                figure(&|o, _| Some(o.uids_per_person), 2),
+                figure(&|o, _| Some(o.admitted), 3),
+                figure(
+                    &|o, alone| (g > 0).then_some(o.admitted - alone.admitted),
+                    3
+                ),
+                figure(&|o, _| o.mean_wait, 0),
+                figure(&|o, _| o.together, 3),
             );
         }
     }
@@ -340,7 +351,14 @@ mod tests {
                 (1..=2).map(move |seed| Run {
                     identity,
                     seed,
-                    groups: [odds; 3],
+                    groups: [
+                        odds,
+                        Odds {
+                            admitted: 0.75,
+                            ..odds
+                        },
+                        odds,
+                    ],
                     sessions_per_person: 1.0,
                 })
             })
@@ -349,7 +367,13 @@ mod tests {
         assert_eq!(table.lines().filter(|l| l.starts_with("| ")).count(), 7);
         assert!(
             table.contains(
-                "| alone on their address | address | 10 ± 0 | 1.00 ± 0.00 | 0.500 ± 0.000 | 120 ± 0 | – |"
+                "| alone on their address | address | 10 ± 0 | 1.00 ± 0.00 | 0.500 ± 0.000 | – | 120 ± 0 | – |"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "| behind a shared address | address | 10 ± 0 | 1.00 ± 0.00 | 0.750 ± 0.000 | 0.250 ± 0.000 | 120 ± 0 | – |"
             ),
             "{table}"
         );

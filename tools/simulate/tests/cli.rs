@@ -510,7 +510,7 @@ fn identity_by_login_and_people_on_several_addresses() {
     };
     assert_eq!(scenario, simulate::identity_odds::crowd());
     assert_eq!(identities, [Identity::Address, Identity::Login]);
-    assert_eq!((seeds, quiet), (5, false));
+    assert_eq!((seeds, quiet), (10, false));
     let line = "identity --identity login --seeds 3 --visitors 900 --allow-percentage 10 \
                 --nat 0.5:10 --seed 4 --quiet";
     let Command::Identity {
