@@ -1,5 +1,5 @@
-//! The command line: `run`, `plan`, `cost`, `toll` and `identity`, read by clap. Compound values
-//! (`--session 5:60`, `--nat 0.02:20`, …) go through the small parsers at the end;
+//! The command line: `run`, `plan`, `cost`, `toll` and `identity`, read by clap.
+//! Compound values (`--session 5:60`, `--nat 0.02:20`, …) go through the small parsers at the end;
 //! what depends on several options (the scenario's bounds, the controller's and
 //! the FIFO rule's options) is checked once the whole line is read.
 

@@ -32,8 +32,8 @@ use crate::scenario::{Arrivals, Mix, Room, Scenario, Session};
 /// third alone on their address, a third behind addresses shared by 20 (about
 /// 100 addresses), a third on 3 addresses each (their devices joining within
 /// 10 s), all arriving in the sale's first second; a room letting 5 % through at
-/// each draw, every 60 s (`wait_period_duration` 30 s), for 10 minutes: some 9
-/// draws an address, too few to admit everyone. Admitted people make one more
+/// each draw, every 60 s (`wait_period_duration` 30 s), for 10 minutes: 9 or 10
+/// draws a uid, too few to admit everyone. Admitted people make one more
 /// request.
 pub fn crowd() -> Scenario {
     Scenario {
@@ -84,7 +84,7 @@ pub struct Odds {
 /// controller counts (distinct allow tokens) per person admitted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Run {
-    /// The room's `identity`.
+    /// The room's `identity` (`login bound to the address` with `login_binds_address`).
     pub identity: &'static str,
     /// The crowd's seed.
     pub seed: u64,

@@ -8,8 +8,8 @@
 //! lottery's fairness slot by slot, what extra devices and shared addresses change,
 //! realised waits against the displayed estimate, and what a replay attacker gets.
 //! The room takes a device for its address, or with `identity = login` for its
-//! person ([`identity`]); [`identity_odds`] sets each kind of person's odds by
-//! the one against the other.
+//! person ([`identity`]); [`identity_odds`] compares each kind of person's odds
+//! of admission under the two.
 //!
 //! One event loop ([`engine`]) serves both queueing methods: the lottery, and
 //! FIFO mode ([`fifo`]). With a target of new sessions a minute, the room's own
