@@ -1,5 +1,5 @@
-//! The command line: `run`, `plan`, `cost` and `toll`, read by clap. Compound values
-//! (`--session 5:60`, `--nat 0.02:20`, …) go through the small parsers at the end;
+//! The command line: `run`, `plan`, `cost`, `toll` and `identity`, read by clap.
+//! Compound values (`--session 5:60`, `--nat 0.02:20`, …) go through the small parsers at the end;
 //! what depends on several options (the scenario's bounds, the controller's and
 //! the FIFO rule's options) is checked once the whole line is read.
 
@@ -10,11 +10,12 @@ use clap::{ArgAction, Args, CommandFactory, Parser};
 use control::options::DEFAULT_EXPECTED_PROPAGATION;
 use waiting_room::admission::ceiling::DEFAULT_NODES;
 use waiting_room::settings::config::{
-    ALLOW_PERCENTAGE, ALLOW_PERIOD_TIMEOUT, BOT_TOLL_BITS, DRAW_GRID, FIFO_HOLD,
+    ALLOW_PERCENTAGE, ALLOW_PERIOD_TIMEOUT, BOT_TOLL_BITS, DRAW_GRID, FIFO_HOLD, IDENTITY,
     POP_NEW_SESSIONS_PER_MINUTE, REFRESH_MODE, WAIT_PERIOD_DURATION,
 };
 use waiting_room::settings::config::{MAX_DURATION, QueueingMethod};
 use waiting_room::settings::draw_grid::DrawGrid;
+use waiting_room::settings::identity::Identity;
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::refresh_mode::RefreshMode;
 use waiting_room::settings::room::RoomName;
@@ -109,6 +110,17 @@ pub enum Command {
         /// No progress lines.
         quiet: bool,
     },
+    /// Each kind of person's odds of admission by identity (see [`crate::identity_odds`]).
+    Identity {
+        /// The crowd and the room (its `identity` replaced by each of `identities`).
+        scenario: Scenario,
+        /// The room's identities to compare, one run each per seed.
+        identities: Vec<Identity>,
+        /// Seeds: the scenario's and the ones after it, one crowd each.
+        seeds: u64,
+        /// No progress lines.
+        quiet: bool,
+    },
 }
 
 /// Parses the arguments after the program name. `--help` and every refusal come
@@ -121,6 +133,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, clap::Er
         Sub::Plan(plan) => ("plan", plan.resolve()),
         Sub::Cost(cost) => ("cost", cost.resolve()),
         Sub::Toll(toll) => ("toll", toll.resolve()),
+        Sub::Identity(identity) => ("identity", identity.resolve()),
     };
     command.map_err(|why| {
         let mut cli = Sub::command();
@@ -151,6 +164,10 @@ enum Sub {
     /// list for --bot-toll-bits): the places each takes, and the hashes and CPU
     /// a bot spends per place.
     Toll(TollArgs),
+    /// Each kind of person's odds of admission with the room's identity by
+    /// address and by login, side by side, over several seeds: people alone on
+    /// their address, behind shared addresses, and on several addresses.
+    Identity(IdentityArgs),
 }
 
 #[derive(Args)]
@@ -192,6 +209,11 @@ struct RunArgs {
     /// people's pages and paying bots pay it, skipping bots never do.
     #[arg(long, value_name = "BITS", value_parser = toll_bits)]
     bot_toll_bits: Option<u8>,
+    /// identity: who the room takes a visitor for: their address (the room's
+    /// default) or their login (every person presents one: all their devices, on
+    /// any address, are one uid, the room's own hash of the person).
+    #[arg(long, value_name = "IDENTITY", value_parser = ["address", "login"])]
+    identity: Option<String>,
     #[command(flatten)]
     second: SecondRoomArgs,
     #[command(flatten)]
@@ -302,6 +324,7 @@ impl RunArgs {
             (DRAW_GRID, self.draw_grid.clone().filter(|_| !both)),
             (BOT_TOLL_BITS, text(self.bot_toll_bits)),
             (FIFO_HOLD, text(self.fifo_hold)),
+            (IDENTITY, self.identity.clone()),
         ])?;
         let grids = if both {
             vec![DrawGrid::Address, DrawGrid::Global]
@@ -547,7 +570,56 @@ impl TollArgs {
     }
 }
 
-/// `--draw-grid` of `plan`, `cost` and `toll`.
+#[derive(Args)]
+struct IdentityArgs {
+    /// People [default: 6000].
+    #[arg(long, value_name = "N", value_parser = number::<u64>)]
+    visitors: Option<u64>,
+    /// The room's identities to compare, one run each per seed.
+    #[arg(long, value_name = "IDENTITY,…", value_parser = ["address", "login"], value_delimiter = ',', action = ArgAction::Set, default_value = "address,login")]
+    identity: Vec<String>,
+    /// Crowds: one for each seed from --seed on, run with each identity.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100), default_value_t = 10)]
+    seeds: u64,
+    #[command(flatten)]
+    room: RoomArgs,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+    #[command(flatten)]
+    grid: GridArg,
+    /// No progress lines.
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl IdentityArgs {
+    fn resolve(self) -> Result<Command, String> {
+        let crowd = crate::identity_odds::crowd();
+        let room = self.room.room_on(crowd.room.clone(), [self.grid.flag()])?;
+        let scenario = self.scenario.apply(Scenario {
+            visitors: self.visitors.unwrap_or(crowd.visitors),
+            room,
+            ..crowd
+        });
+        check(&scenario)?;
+        let identities = self
+            .identity
+            .iter()
+            .map(|word| match word.as_str() {
+                "login" => Identity::Login,
+                _ => Identity::Address,
+            })
+            .collect();
+        Ok(Command::Identity {
+            scenario,
+            identities,
+            seeds: self.seeds,
+            quiet: self.quiet,
+        })
+    }
+}
+
+/// `--draw-grid` of `plan`, `cost`, `toll` and `identity`.
 #[derive(Args)]
 struct GridArg {
     /// draw_grid: where new wait tokens expire: each address's own grid (the room's
@@ -629,7 +701,15 @@ impl RoomArgs {
         &self,
         flags: [(&'static str, Option<String>); N],
     ) -> Result<Room, String> {
-        let mut room = Room::default();
+        self.room_on(Room::default(), flags)
+    }
+
+    /// [`RoomArgs::room`], from the command's own default room `room`.
+    fn room_on<const N: usize>(
+        &self,
+        mut room: Room,
+        flags: [(&'static str, Option<String>); N],
+    ) -> Result<Room, String> {
         room.pop_counts = match self.pop_counts.as_str() {
             "exact" => PopCountsModel::Exact,
             _ => PopCountsModel::Edge {
@@ -682,6 +762,11 @@ struct ScenarioArgs {
     /// People behind shared addresses, and how many per address [default mix: 0.02:20].
     #[arg(long, value_name = "SHARE:SIZE", value_parser = share_and::<u32>)]
     nat: Option<(f64, u32)>,
+    /// People with a device on each of several addresses of their own (Wi-Fi,
+    /// mobile data, office), joining within the device spread: their share, and
+    /// addresses each [default: 0:3; identity: a third, 3 each].
+    #[arg(long, value_name = "SHARE:ADDRESSES", value_parser = share_and::<u32>)]
+    multi_address: Option<(f64, u32)>,
     /// People who keep and replay their tokens [default mix: 0.001].
     #[arg(long, value_name = "SHARE", value_parser = fraction)]
     attackers: Option<f64>,
@@ -727,6 +812,9 @@ impl ScenarioArgs {
         }
         m.device_spread = self.device_spread.unwrap_or(m.device_spread);
         (m.nat_share, m.nat_size) = self.nat.unwrap_or((m.nat_share, m.nat_size));
+        (m.multi_address_share, m.addresses_each) = self
+            .multi_address
+            .unwrap_or((m.multi_address_share, m.addresses_each));
         m.attacker_share = self.attackers.unwrap_or(m.attacker_share);
         (m.tabs_share, m.tabs) = self.tabs.unwrap_or((m.tabs_share, m.tabs));
         (m.poller_share, m.poll_every) = self.app_poll.unwrap_or((m.poller_share, m.poll_every));
@@ -831,8 +919,12 @@ fn check(s: &Scenario) -> Result<(), String> {
     refuse(m.device_spread > DAY, "--device-spread is at most a day")?;
     refuse(m.nat_size == 0, "--nat needs at least 1 person per address")?;
     refuse(
-        m.multi_device_share + m.nat_share + m.attacker_share > 1.0,
-        "the shares of --multi-device, --nat and --attackers exceed 1",
+        !(1..=64).contains(&m.addresses_each),
+        "--multi-address needs 1 to 64 addresses",
+    )?;
+    refuse(
+        m.multi_device_share + m.nat_share + m.attacker_share + m.multi_address_share > 1.0,
+        "the shares of --multi-device, --nat, --multi-address and --attackers exceed 1",
     )?;
     refuse(!(1..=64).contains(&m.tabs), "--tabs needs 1 to 64 tabs")?;
     let (least, most) = m.poll_every;

@@ -34,8 +34,9 @@ use waiting_room::settings::room::RoomName;
 
 use crate::attacker::Jar;
 use crate::closed_loop::{self, ClosedLoop, Line};
+use crate::identity::Uids;
 use crate::origin::Origin;
-use crate::population::{Kind, Population, address_text};
+use crate::population::{Kind, Population};
 use crate::progress::Progress;
 use crate::record::Record;
 use crate::scenario::{PopCountsModel, START, Scenario};
@@ -259,7 +260,7 @@ pub fn run_method<R: Rule>(
     method: Method<R>,
     progress: &mut Progress,
 ) -> (Record, Option<R>) {
-    let uids = addresses(population, 0);
+    let uids = Uids::new(&method.room.context.settings, population, None);
     let logging = method.closed_loop.is_some();
     let mut queue = first_requests(&method, 0);
     let mut sim = Simulation::new(scenario, population, method, &uids, logging);
@@ -290,7 +291,7 @@ pub fn run_method<R: Rule>(
 /// line goes into the one log stream in the order written, and the stream is
 /// fed whole to both controllers, each counting only its own room's lines.
 /// Each room runs for its own scenario's duration; the second crowd's
-/// addresses follow the first's. What happened in each room, and each
+/// addresses and people follow the first's. What happened in each room, and each
 /// controller's rule as it ended.
 pub fn run_rooms<A: Rule, B: Rule>(
     first: Lane<'_, A>,
@@ -301,8 +302,12 @@ pub fn run_rooms<A: Rule, B: Rule>(
         first.method.room.context.room, second.method.room.context.room,
         "two rooms of one service have two names"
     );
-    let first_uids = addresses(first.population, 0);
-    let second_uids = addresses(second.population, first.population.addresses);
+    let first_uids = Uids::new(&first.method.room.context.settings, first.population, None);
+    let second_uids = Uids::new(
+        &second.method.room.context.settings,
+        second.population,
+        Some(first.population),
+    );
     // A room without a controller still writes its lines: the other reads them.
     let logging = first.method.closed_loop.is_some() || second.method.closed_loop.is_some();
     let mut queue = first_requests(&first.method, 0);
@@ -360,13 +365,6 @@ pub fn run_rooms<A: Rule, B: Rule>(
     (a.finish(started), b.finish(started))
 }
 
-/// The text of each of `population`'s addresses, the first numbered `offset`.
-fn addresses(population: &Population, offset: u32) -> Vec<String> {
-    (0..population.addresses)
-        .map(|i| address_text(offset + i))
-        .collect()
-}
-
 /// Each device's first request in `method`, as events of room `room`.
 fn first_requests<R: Rule>(method: &Method<R>, room: u8) -> BinaryHeap<Reverse<(u64, u8, u32)>> {
     method
@@ -380,17 +378,23 @@ fn first_requests<R: Rule>(method: &Method<R>, room: u8) -> BinaryHeap<Reverse<(
 /// When `device` would have been admitted had it been its person's only device
 /// (seconds from the start; `None`: not by `end`), in `room` at its static
 /// percentage: the very requests the run made for it until another of its
-/// person's devices got in, continued alone.
-pub fn alone(room: &Room, population: &Population, device: usize, end: u64) -> Option<u64> {
+/// person's devices got in, continued alone (`uids`: the run's).
+pub fn alone(
+    room: &Room,
+    population: &Population,
+    uids: &Uids,
+    device: usize,
+    end: u64,
+) -> Option<u64> {
     let seen = population.devices.get(device)?;
-    let uid = address_text(seen.address);
+    let uid = uids.of(device);
     let mut cookie: Option<String> = None;
     // A person's page pays every toll it is shown before the next request.
     let mut toll_cookie: Option<String> = None;
     let mut t = seen.arrival;
     while t < end {
         let now = START + t;
-        let verdict = room.decide_at(now, 0, &uid, cookie.as_deref(), toll_cookie.as_deref());
+        let verdict = room.decide_at(now, 0, uid, cookie.as_deref(), toll_cookie.as_deref());
         if let Some(due) = &verdict.toll {
             toll_cookie = Some(toll::solve(due).0.to_string());
         }
@@ -403,7 +407,7 @@ pub fn alone(room: &Room, population: &Population, device: usize, end: u64) -> O
             Decision::Allow => return Some(t),
             Decision::Anon | Decision::Wait | Decision::ReWait => {
                 let exp = verdict.wait_exp?;
-                t += outlook(now, exp, verdict.arr, &uid, &room.context.settings).refresh_after;
+                t += outlook(now, exp, verdict.arr, uid, &room.context.settings).refresh_after;
             }
             Decision::Deny => return None,
         }
@@ -411,7 +415,8 @@ pub fn alone(room: &Room, population: &Population, device: usize, end: u64) -> O
     None
 }
 
-/// A 64-bit key of an address's text, for counting tokens per address.
+/// A 64-bit key of a uid's text (an address's, or a person's), for counting
+/// tokens per uid.
 pub fn address_key(uid: &str) -> u64 {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let mut hasher = DefaultHasher::new();
@@ -423,7 +428,7 @@ struct Simulation<'a, R: Rule> {
     scenario: &'a Scenario,
     population: &'a Population,
     room: Room,
-    uids: &'a [String],
+    uids: &'a Uids,
     devices: Vec<DeviceState>,
     jars: HashMap<u32, Jar>,
     record: Record,
@@ -445,7 +450,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
         scenario: &'a Scenario,
         population: &'a Population,
         method: Method<R>,
-        uids: &'a [String],
+        uids: &'a Uids,
         logging: bool,
     ) -> Self {
         Simulation {
@@ -512,7 +517,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
         }
         let now = START + t;
         let uids = self.uids;
-        let uid = uids[seen.address as usize].as_str();
+        let uid = uids.of(index);
         let presented = self.devices[index].cookie.clone();
         let presented_exp = self.devices[index].wait_exp;
         let toll_cookie = self.pay_toll(index, kind);
@@ -545,7 +550,8 @@ impl<'a, R: Rule> Simulation<'a, R> {
             )
         {
             let p = self.room.context.settings.percentage_at(now).fraction();
-            self.record.draw(seen.address, presented_exp, now, won, p);
+            self.record
+                .draw(address_key(uid), presented_exp, now, won, p);
         }
         self.apply_cookie(index, &verdict);
         if let Some(arr) = verdict.arr {

@@ -7,6 +7,9 @@
 //! It reports the origin's load (new sessions per second, sessions at once), the
 //! lottery's fairness slot by slot, what extra devices and shared addresses change,
 //! realised waits against the displayed estimate, and what a replay attacker gets.
+//! The room takes a device for its address, or with `identity = login` for its
+//! person ([`identity`]); [`identity_odds`] compares each kind of person's odds
+//! of admission under the two.
 //!
 //! One event loop ([`engine`]) serves both queueing methods: the lottery, and
 //! FIFO mode ([`fifo`]). With a target of new sessions a minute, the room's own
@@ -23,6 +26,8 @@ pub mod cli;
 pub mod closed_loop;
 pub mod engine;
 pub mod fifo;
+pub mod identity;
+pub mod identity_odds;
 pub mod origin;
 pub mod planning;
 pub mod plot;

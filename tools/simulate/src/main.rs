@@ -75,6 +75,12 @@ fn main() -> ExitCode {
             bits,
             quiet,
         } => simulate::toll_table::run_and_print(&scenario, &bits, !quiet),
+        Command::Identity {
+            scenario,
+            identities,
+            seeds,
+            quiet,
+        } => simulate::identity_odds::run_and_print(&scenario, &identities, seeds, !quiet),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

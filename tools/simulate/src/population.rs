@@ -13,6 +13,9 @@ pub enum Kind {
     MultiDevice,
     /// One device on an address shared with other people.
     Nat,
+    /// Several devices, each on an address of its own (Wi-Fi, mobile data,
+    /// office): one person the room, by address, takes for several.
+    MultiAddress,
     /// One device on their own address, keeping and replaying tokens.
     Attacker,
     /// Not a person: a bot on an address of its own ([`crate::bots`]).
@@ -110,6 +113,13 @@ impl Population {
                 Kind::Nat
             } else if roll < mix.attacker_share + mix.nat_share + mix.multi_device_share {
                 Kind::MultiDevice
+            } else if roll
+                < mix.attacker_share
+                    + mix.nat_share
+                    + mix.multi_device_share
+                    + mix.multi_address_share
+            {
+                Kind::MultiAddress
             } else {
                 Kind::Single
             };
@@ -136,10 +146,10 @@ impl Population {
                 arrival,
                 gives_up_after,
             });
-            let devices = if kind == Kind::MultiDevice {
-                mix.devices.max(1)
-            } else {
-                1
+            let devices = match kind {
+                Kind::MultiDevice => mix.devices.max(1),
+                Kind::MultiAddress => mix.addresses_each.max(1),
+                _ => 1,
             };
             for device in 0..devices {
                 let delay = if device == 0 {
@@ -160,6 +170,11 @@ impl Population {
                     Habit::Early
                 } else {
                     Habit::Refresh
+                };
+                let address = if kind == Kind::MultiAddress && device > 0 {
+                    population.new_address()
+                } else {
+                    address
                 };
                 population.devices.push(Device {
                     person,
@@ -317,6 +332,48 @@ mod tests {
                 assert_eq!(pair[0].address, pair[1].address);
                 assert!(pair[1].arrival - p.people[pair[0].person as usize].arrival <= 10);
             }
+        }
+    }
+
+    #[test]
+    fn a_person_on_several_addresses_has_a_device_on_each() {
+        let scenario = Scenario {
+            visitors: 5_000,
+            mix: Mix {
+                multi_address_share: 0.2,
+                addresses_each: 3,
+                nat_share: 0.1,
+                ..Mix::plain()
+            },
+            ..Scenario::default()
+        };
+        let p = Population::draw(&scenario);
+        let multi: Vec<usize> = (0..p.people.len())
+            .filter(|&i| p.people[i].kind == Kind::MultiAddress)
+            .collect();
+        assert!((multi.len() as f64 / 5_000.0 - 0.2).abs() < 0.02);
+        assert_eq!(p.devices.len(), 5_000 + 2 * multi.len());
+        for &i in &multi {
+            let devices: Vec<&Device> = p
+                .devices
+                .iter()
+                .filter(|d| d.person as usize == i)
+                .collect();
+            assert_eq!(devices.len(), 3);
+            let addresses: std::collections::HashSet<u32> =
+                devices.iter().map(|d| d.address).collect();
+            assert_eq!(addresses.len(), 3);
+            // Nobody else on them; the devices join within the spread.
+            assert!(
+                p.devices
+                    .iter()
+                    .all(|d| d.person as usize == i || !addresses.contains(&d.address))
+            );
+            assert!(
+                devices
+                    .iter()
+                    .all(|d| d.arrival - p.people[i].arrival <= 10)
+            );
         }
     }
 

@@ -75,7 +75,7 @@ pub struct Record {
     pub decide_nanos: u128,
     /// Wall-clock seconds of the run.
     pub wall_seconds: f64,
-    drawn: HashSet<(u32, u64)>,
+    drawn: HashSet<(u64, u64)>,
     prune_at: usize,
     /// Allow tokens handed out, by address key and `exp`, while they live.
     tokens: HashSet<(u64, u64)>,
@@ -164,10 +164,11 @@ impl Record {
         }
     }
 
-    /// A draw of the wait token expiring at `exp` held at `address`, at a
-    /// percentage of `p` (a fraction); a token shared by several devices counts once.
-    pub fn draw(&mut self, address: u32, exp: u64, now: u64, won: bool, p: f64) {
-        if !self.drawn.insert((address, exp)) {
+    /// A draw of the wait token expiring at `exp` held by `uid` (a key of its
+    /// text), at a percentage of `p` (a fraction); a token shared by several
+    /// devices counts once.
+    pub fn draw(&mut self, uid: u64, exp: u64, now: u64, won: bool, p: f64) {
+        if !self.drawn.insert((uid, exp)) {
             return;
         }
         bump(

@@ -270,7 +270,8 @@ fn label(report: &RunReport) -> String {
     format!("{grid}, {refresh}")
 }
 
-fn describe(scenario: &Scenario) -> String {
+/// How `scenario`'s people arrive, in words.
+pub fn describe(scenario: &Scenario) -> String {
     match scenario.arrivals {
         crate::scenario::Arrivals::Steady { seconds } => format!("steady over {seconds} s"),
         crate::scenario::Arrivals::Flash { seconds } => format!("flash crowd in {seconds} s"),

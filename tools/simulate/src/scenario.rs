@@ -114,6 +114,12 @@ pub struct Mix {
     pub nat_share: f64,
     /// People per shared address.
     pub nat_size: u32,
+    /// Share of people whose devices each come from an address of their own
+    /// (none in the named mixes).
+    pub multi_address_share: f64,
+    /// Addresses (one device on each) each of them uses; their devices join
+    /// within `device_spread`, as several devices behind one address do.
+    pub addresses_each: u32,
     /// Share of people who keep copies of their tokens and replay them.
     pub attacker_share: f64,
     /// Share of devices with several tabs open on the waiting page, sharing
@@ -146,6 +152,8 @@ impl Default for Mix {
             device_spread: 10,
             nat_share: 0.02,
             nat_size: 20,
+            multi_address_share: 0.0,
+            addresses_each: 3,
             attacker_share: 0.001,
             tabs_share: 0.3,
             tabs: 3,
@@ -195,6 +203,8 @@ impl Mix {
             device_spread: 120,
             nat_share: 0.1,
             nat_size: 20,
+            multi_address_share: 0.0,
+            addresses_each: 3,
             attacker_share: 0.01,
             tabs_share: 0.6,
             tabs: 4,

@@ -7,6 +7,7 @@ use waiting_room::settings::refresh_mode::RefreshMode;
 use crate::attacker::AttackTally;
 use crate::bots::Bot;
 use crate::engine;
+use crate::identity::Uids;
 use crate::population::{Kind, Population};
 use crate::record::{Record, SlotDraws};
 use crate::scenario::Scenario;
@@ -240,6 +241,8 @@ pub struct Groups {
     pub multi_device: GroupWaits,
     /// People behind a shared address.
     pub nat: GroupWaits,
+    /// One person with devices on several addresses of their own.
+    pub multi_address: GroupWaits,
     /// For each `k`: the share of multi-device people admitted within `k` draw
     /// periods of their first arrival over the share of single-device people.
     pub multi_device_within: [Ratio; 4],
@@ -677,16 +680,13 @@ fn groups(
             .map(|i| wait(i, record.admitted_at(i)))
             .collect()
     };
-    let (single, multi, nat) = (
-        of_kind(Kind::Single),
-        of_kind(Kind::MultiDevice),
-        of_kind(Kind::Nat),
-    );
-    let (s, m, n) = (
-        group_waits(&single, period),
-        group_waits(&multi, period),
-        group_waits(&nat, period),
-    );
+    let [s, m, n, a] = [
+        Kind::Single,
+        Kind::MultiDevice,
+        Kind::Nat,
+        Kind::MultiAddress,
+    ]
+    .map(|kind| group_waits(&of_kind(kind), period));
     let within = std::array::from_fn(|k| {
         share_ratio(
             m.admitted_within[k],
@@ -697,6 +697,7 @@ fn groups(
     });
     let alone = scenario.control.is_none().then(|| {
         let room = engine::Room::new(scenario, mode);
+        let uids = Uids::new(scenario.room.settings(), population, None);
         let mut first_device = vec![usize::MAX; population.people.len()];
         for (index, device) in population.devices.iter().enumerate().rev() {
             first_device[device.person as usize] = index;
@@ -710,7 +711,7 @@ fn groups(
             let actual = wait(i, record.admitted_at(i));
             let solo = wait(
                 i,
-                engine::alone(&room, population, first_device[i], scenario.duration),
+                engine::alone(&room, population, &uids, first_device[i], scenario.duration),
             );
             alone.people += 1;
             alone.sooner += u64::from(actual < solo);
@@ -731,6 +732,7 @@ fn groups(
         single: s,
         multi_device: m,
         nat: n,
+        multi_address: a,
         multi_device_alone: alone,
     }
 }

@@ -8,6 +8,7 @@ use simulate::cli::{Command, parse};
 use simulate::scenario::{Arrivals, Mix, PopCountsModel, Room, Scenario};
 use waiting_room::settings::config::{KEYS, SessionMode};
 use waiting_room::settings::draw_grid::DrawGrid;
+use waiting_room::settings::identity::Identity;
 use waiting_room::settings::percentage::Percentage;
 use waiting_room::settings::refresh_mode::RefreshMode;
 
@@ -327,6 +328,12 @@ fn bad_input_is_an_error_not_a_panic() {
         "run --allow-percentage 300",
         "run --nat 2:5",
         "run --multi-device 0.1:3",
+        "run --multi-address 0.1",
+        "run --multi-address 0.1:0",
+        "run --multi-address 0.6:3 --nat 0.5:20",
+        "run --identity person",
+        "identity --identity address,person",
+        "identity --seeds 0",
         "run --tabs 0.5:0",
         "run --tabs 0.5:65",
         "run --tabs 1.5:2",
@@ -482,6 +489,56 @@ fn plan_and_cost_have_their_own_defaults() {
 }
 
 #[test]
+fn identity_by_login_and_people_on_several_addresses() {
+    let s = run_scenario("run --identity login --multi-address 0.25:4");
+    assert_eq!(s.room.settings().identity, Identity::Login);
+    assert_eq!(s.room.stored("identity"), Some("login"));
+    assert_eq!((s.mix.multi_address_share, s.mix.addresses_each), (0.25, 4));
+    // By address and with none on several addresses unless told.
+    let s = run_scenario("run");
+    assert_eq!(s.room.settings().identity, Identity::Address);
+    assert_eq!((s.mix.multi_address_share, s.mix.addresses_each), (0.0, 3));
+
+    let Command::Identity {
+        scenario,
+        identities,
+        seeds,
+        quiet,
+    } = parse(args("identity")).unwrap()
+    else {
+        panic!("not an identity table");
+    };
+    assert_eq!(scenario, simulate::identity_odds::crowd());
+    assert_eq!(identities, [Identity::Address, Identity::Login]);
+    assert_eq!((seeds, quiet), (10, false));
+    let line = "identity --identity login --seeds 3 --visitors 900 --allow-percentage 10 \
+                --nat 0.5:10 --seed 4 --quiet";
+    let Command::Identity {
+        scenario,
+        identities,
+        seeds,
+        quiet,
+    } = parse(args(line)).unwrap()
+    else {
+        panic!("not an identity table");
+    };
+    assert_eq!(identities, [Identity::Login]);
+    assert_eq!(
+        (seeds, quiet, scenario.visitors, scenario.seed),
+        (3, true, 900, 4)
+    );
+    assert_eq!(
+        scenario.room.settings().allow_percentage,
+        Percentage::whole(10)
+    );
+    assert_eq!((scenario.mix.nat_share, scenario.mix.nat_size), (0.5, 10));
+    assert_eq!(
+        scenario.mix.multi_address_share,
+        simulate::identity_odds::crowd().mix.multi_address_share
+    );
+}
+
+#[test]
 fn fifo_mode_takes_one_grid_and_the_scenario_options() {
     let line = "run --queueing fifo --target-per-minute 600 --propagation-delay 30 \
                 --draw-grid global --mix heavy --out x --quiet";
@@ -522,6 +579,7 @@ fn help_comes_from_clap_and_names_every_option() {
         "--multi-device",
         "--device-spread",
         "--nat",
+        "--multi-address",
         "--attackers",
         "--tabs",
         "--app-poll",
@@ -549,6 +607,7 @@ fn help_comes_from_clap_and_names_every_option() {
         "--pop-new-sessions-per-minute",
         "--pop-counts",
         "--pop-nodes",
+        "--identity",
     ];
     let text = help("run --help");
     for option in scenario.iter().chain(&run) {
