@@ -1,16 +1,17 @@
 //! The pure parts of the whole-program cost run (`src/main.rs` drives the processes):
 //! reading a process's CPU time from `/proc`, minting the room's tokens, the
-//! ten-room service's and the draw cases' settings, the request each case is sent
-//! (with the tests' HTTP client, test-support's `http`), the checks each case's
-//! responses must pass, and the tables.
+//! ten-room service's, the draw cases' and the login cases' settings, the request
+//! each case is sent (with the tests' HTTP client, test-support's `http`), the
+//! checks each case's responses and log lines must pass, and the tables.
 
 use std::net::SocketAddr;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 pub use test_support::http::Response;
-use test_support::mint;
+use test_support::{logins, mint};
 use waiting_room::admission::lottery;
+use waiting_room::credentials::login_mint;
 use waiting_room::settings::percentage::Percentage;
 
 /// The loopback address requests come from: the `uid` of the tokens sent.
@@ -89,6 +90,41 @@ pub fn due_wait_token(key: &str, kid: &str, now: u64, toll: Option<u8>) -> (Stri
         .expect("one of 99 tokens wins")
 }
 
+/// The person the login cases' JWTs name (`sub`, of test-support's issuer).
+pub const PERSON: &str = "cost-person";
+
+/// The login cases' `login_cookie` (test-support's [`logins::settings_members`]).
+pub const LOGIN_COOKIE: &str = "session";
+
+/// The config-store entries the login cases' service has beside the service room's
+/// keys: `identity = login` with test-support's issuer, audience, hash key and login
+/// cookie ([`logins::settings_members`]), and in `login_keys` only key `i` of
+/// [`logins::KIDS`] (RS256, ES256, HS256): a site signs with one key.
+pub fn login_config(i: usize) -> Vec<(String, String)> {
+    let jwks = format!(
+        r#"{{"keys": [{}]}}"#,
+        logins::keys()[i].public_jwk(logins::KIDS[i])
+    );
+    logins::settings_members()
+        .into_iter()
+        .map(|(key, value)| match key {
+            "login_keys" => (key.to_string(), jwks.clone()),
+            _ => (key.to_string(), value),
+        })
+        .collect()
+}
+
+/// The Secret Store of the login cases' manifests, inline: the HS256 key's secret
+/// under its kid (read only by the HS256 case's room).
+pub fn login_secret_store() -> String {
+    format!(
+        "[[local_server.secret_stores.{}]]\nkey = \"{}\"\ndata = \"{}\"\n",
+        waiting_room::resources::LOGIN_STORE,
+        logins::KIDS[2],
+        logins::HS256_SECRET
+    )
+}
+
 /// The named rooms of the ten-room service ([`rooms_config`]).
 pub const ROOM_COUNT: usize = 10;
 
@@ -156,6 +192,14 @@ pub enum Case {
     /// The room, on a young allow token (more than half its period left): lazy
     /// renewal keeps it, one HMAC and no `Set-Cookie`.
     RoomYoung,
+    /// The room in a service whose identity is the login ([`login_config`]), on the
+    /// young allow token of [`PERSON`]'s uid, with their JWT signed RS256 in
+    /// [`LOGIN_COOKIE`]: the JWT verified, the uid hashed, then as [`Case::RoomYoung`].
+    LoginRs256,
+    /// The same with a JWT signed ES256 (P-256).
+    LoginEs256,
+    /// The same with a JWT signed HS256, its secret read from the Secret Store.
+    LoginHs256,
     /// The room, on an allow token with less than half its period left: verified
     /// and renewed, two HMACs and a fresh `Set-Cookie`.
     RoomRenewing,
@@ -186,8 +230,11 @@ pub enum Case {
 
 impl Case {
     /// Every case, in round order.
-    pub const ALL: [Case; 11] = [
+    pub const ALL: [Case; 14] = [
         Case::RoomYoung,
+        Case::LoginRs256,
+        Case::LoginEs256,
+        Case::LoginHs256,
         Case::RoomRenewing,
         Case::RoomsYoung,
         Case::RoomsRenewing,
@@ -204,6 +251,9 @@ impl Case {
     pub fn name(self) -> &'static str {
         match self {
             Case::RoomYoung => "room, young token (kept)",
+            Case::LoginRs256 => "room, young token (kept), login RS256",
+            Case::LoginEs256 => "room, young token (kept), login ES256",
+            Case::LoginHs256 => "room, young token (kept), login HS256",
             Case::RoomRenewing => "room, renewing token",
             Case::RoomsYoung => "room among 10 rooms, young token (kept)",
             Case::RoomsRenewing => "room among 10 rooms, renewing token",
@@ -221,6 +271,9 @@ impl Case {
     pub fn short(self) -> &'static str {
         match self {
             Case::RoomYoung => "room young",
+            Case::LoginRs256 => "login RS256",
+            Case::LoginEs256 => "login ES256",
+            Case::LoginHs256 => "login HS256",
             Case::RoomRenewing => "room renewing",
             Case::RoomsYoung => "10 rooms young",
             Case::RoomsRenewing => "10 rooms renewing",
@@ -248,6 +301,27 @@ impl Case {
         matches!(self, Case::RoomsYoung | Case::RoomsRenewing)
     }
 
+    /// The login case's key: its index in [`logins::KIDS`] (RS256, ES256, HS256);
+    /// `None` for the cases whose visitor is their address.
+    pub fn login_key(self) -> Option<usize> {
+        match self {
+            Case::LoginRs256 => Some(0),
+            Case::LoginEs256 => Some(1),
+            Case::LoginHs256 => Some(2),
+            _ => None,
+        }
+    }
+
+    /// The uid the room's log line must name, for the cases whose line is read:
+    /// [`PERSON`]'s for a login case, [`CLIENT`] for the room by address it is set
+    /// against.
+    pub fn log_uid(self) -> Option<String> {
+        match self.login_key() {
+            Some(_) => Some(logins::person_uid(PERSON, None)),
+            None => (self == Case::RoomYoung).then(|| CLIENT.to_string()),
+        }
+    }
+
     /// Whether the case is sent a wait token due for its draw (else an allow token).
     pub fn draws(self) -> bool {
         matches!(self, Case::DrawNoToll | Case::DrawTollPaid | Case::DrawHeld)
@@ -264,9 +338,11 @@ impl Case {
 
     /// The config-store entries the case's service has beside the service room's
     /// keys: the ten-room cases' [`rooms_config`], the draw cases' [`draw_config`],
-    /// none for the others.
+    /// the login cases' [`login_config`], none for the others.
     pub fn store(self, kid: &str, allow_period: u64) -> Vec<(String, String)> {
-        if self.in_rooms() {
+        if let Some(i) = self.login_key() {
+            login_config(i)
+        } else if self.in_rooms() {
             rooms_config(kid, allow_period)
         } else if self.draws() {
             draw_config(self.toll_bits())
@@ -301,8 +377,17 @@ impl Case {
     /// the ten-room cases' signed with room [`rooms_room`]'s key (the tests' own minter,
     /// `test_support::mint`). The draw cases', a wait token due at `now` that wins
     /// ([`due_wait_token`]), owing the toll in the toll's room, and for
-    /// [`Case::DrawTollPaid`] the first nonce that pays in `waiting_toll`.
+    /// [`Case::DrawTollPaid`] the first nonce that pays in `waiting_toll`. The login
+    /// cases', the young allow token of [`PERSON`]'s uid and their JWT, valid from
+    /// `now` for an hour, in [`LOGIN_COOKIE`].
     pub fn cookie(self, key: &str, kid: &str, now: u64, allow_period: u64) -> String {
+        if let Some(i) = self.login_key() {
+            let uid = logins::person_uid(PERSON, None);
+            let token = mint::mint(key, "allow", now + allow_period - 100, &uid, kid);
+            let claims = logins::claims(PERSON, now);
+            let jwt = login_mint::mint(&claims, &logins::keys()[i], logins::KIDS[i]);
+            return format!("{}={token}; {LOGIN_COOKIE}={jwt}", self.cookie_name());
+        }
         if self.draws() {
             let toll = Some(self.toll_bits()).filter(|bits| *bits > 0);
             let (token, challenge) = due_wait_token(key, kid, now, toll);
@@ -333,7 +418,12 @@ impl Case {
     /// forward + 2 HMAC for the renewing one; `None` for those programs themselves.
     pub fn reference(self) -> Option<Case> {
         match self {
-            Case::RoomYoung | Case::RoomsYoung | Case::BaselineYoung => Some(Case::ForwardOnly),
+            Case::RoomYoung
+            | Case::LoginRs256
+            | Case::LoginEs256
+            | Case::LoginHs256
+            | Case::RoomsYoung
+            | Case::BaselineYoung => Some(Case::ForwardOnly),
             Case::RoomRenewing
             | Case::RoomsRenewing
             | Case::BaselineRenewing
@@ -344,10 +434,12 @@ impl Case {
     }
 
     /// The case a room case is also set against, the same but for one thing: a
-    /// ten-room case's one-room case (the same token in the one-room service), the
+    /// ten-room case's one-room case (the same token in the one-room service), a
+    /// login case's room by address (the same token, of the address), the
     /// toll-paying draw's draw without the toll; `None` for the others.
     pub fn pair(self) -> Option<Case> {
         match self {
+            Case::LoginRs256 | Case::LoginEs256 | Case::LoginHs256 => Some(Case::RoomYoung),
             Case::RoomsYoung => Some(Case::RoomYoung),
             Case::RoomsRenewing => Some(Case::RoomRenewing),
             Case::DrawTollPaid => Some(Case::DrawNoToll),
@@ -441,6 +533,31 @@ impl Case {
         };
         if !right {
             return Err(format!("{}: not {kind}: {cookie}", self.name()));
+        }
+        Ok(())
+    }
+}
+
+/// The room's log line in a line of Viceroy's output (`waitingroom_log :: waitingroom
+/// t=…`), when it holds one.
+pub fn room_line(output: &str) -> Option<&str> {
+    let start = output.find(&format!("{} t=", waiting_room::log::PREFIX))?;
+    Some(&output[start..])
+}
+
+impl Case {
+    /// Checks the room's log line of one request of this case, when it has a
+    /// [`Case::log_uid`]: an allow decision for that uid, no login refused.
+    pub fn check_log(self, line: &str) -> Result<(), String> {
+        let Some(uid) = self.log_uid() else {
+            return Ok(());
+        };
+        let allowed = line.contains(" decision=allow ") && line.contains(&format!(" uid={uid} "));
+        if !allowed || line.contains("login_refused") {
+            return Err(format!(
+                "{}: the log line is not an allow for uid {uid}: {line}",
+                self.name()
+            ));
         }
         Ok(())
     }
@@ -670,9 +787,12 @@ pub fn summary(runs: &[Vec<Cost>]) -> String {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+    use waiting_room::credentials::keys::Unread;
+    use waiting_room::credentials::login;
     use waiting_room::pages::page::Page;
     use waiting_room::settings::config::Settings;
     use waiting_room::settings::context::RequestContext;
+    use waiting_room::settings::identity::Identity;
     use waiting_room::settings::room_settings::Remembered;
     use waiting_room::{Action, Visit, plan};
 
@@ -795,7 +915,7 @@ mod tests {
     fn a_baseline_room_is_set_against_the_same_programs() {
         let costs: Vec<Cost> = Case::ALL
             .into_iter()
-            .filter(|case| !case.in_rooms() && !case.draws())
+            .filter(|case| !case.in_rooms() && !case.draws() && case.login_key().is_none())
             .zip([840, 900, 880, 950, 800, 810])
             .map(|(case, us)| cost(case, us))
             .collect();
@@ -1030,7 +1150,7 @@ mod tests {
     fn ten_room_cases_are_set_against_the_programs_and_the_one_room_cases() {
         let costs: Vec<Cost> = Case::ALL
             .into_iter()
-            .filter(|case| !case.draws())
+            .filter(|case| !case.draws() && case.login_key().is_none())
             .filter(|case| !matches!(case, Case::BaselineYoung | Case::BaselineRenewing))
             .zip([840, 900, 880, 954, 800, 810])
             .map(|(case, us)| cost(case, us))
@@ -1204,6 +1324,7 @@ mod tests {
         let costs: Vec<Cost> = Case::ALL
             .into_iter()
             .filter(|case| !matches!(case, Case::BaselineYoung | Case::BaselineRenewing))
+            .filter(|case| case.login_key().is_none())
             .zip([840, 900, 880, 954, 920, 966, 1100, 800, 810])
             .map(|(case, us)| cost(case, us))
             .collect();
@@ -1232,6 +1353,138 @@ mod tests {
         assert!(
             summary.contains("| 1.136 | 1.193 | 1.048 | 1.060 | 1.050 |"),
             "{summary}"
+        );
+    }
+
+    const LOGINS: [Case; 3] = [Case::LoginRs256, Case::LoginEs256, Case::LoginHs256];
+
+    #[test]
+    fn the_login_services_differ_from_the_address_one_only_in_the_login() {
+        let address = settings_for(&store_of(Case::RoomYoung), "/events").settings;
+        for (i, case) in LOGINS.into_iter().enumerate() {
+            let login = settings_for(&store_of(case), "/events");
+            assert!(login.fallbacks.is_empty(), "{:?}", login.fallbacks);
+            let settings = login.settings;
+            assert_eq!(settings.identity, Identity::Login);
+            assert_eq!(settings.login_cookie.as_deref(), Some(LOGIN_COOKIE));
+            let kids: Vec<&str> = settings.login_keys.iter().map(|k| k.kid.as_str()).collect();
+            assert_eq!(kids, [logins::KIDS[i]], "{case:?}: one key");
+            assert_eq!(
+                Settings {
+                    identity: Identity::Address,
+                    login_issuer: None,
+                    login_audience: None,
+                    login_cookie: None,
+                    login_hash_key: None,
+                    login_keys: Vec::new(),
+                    ..settings
+                },
+                address,
+                "{case:?}"
+            );
+            assert_eq!(
+                (case.path("/events"), case.cookie_name()),
+                ("/events".to_string(), "waiting_room".to_string())
+            );
+        }
+        assert!(login_secret_store().contains("\nkey = \"site-hs\"\n"));
+    }
+
+    #[test]
+    fn the_room_knows_the_person_by_each_login_and_keeps_their_token() {
+        for case in LOGINS {
+            let store = store_of(case);
+            let context = settings_for(&store, "/events");
+            let cookie = case.cookie(KEY, "key1", NOW, 3600);
+            let mut secret = |kid: &str| -> Result<Option<Vec<u8>>, Unread> {
+                Ok((kid == logins::KIDS[2]).then(|| logins::HS256_SECRET.as_bytes().to_vec()))
+            };
+            let login = login::of_request(
+                &context.settings,
+                "/events",
+                None,
+                Some(&cookie),
+                CLIENT,
+                NOW,
+                &mut secret,
+            )
+            .expect("a login read");
+            let uid = logins::person_uid(PERSON, None);
+            assert_eq!(login.uid(CLIENT), uid, "{case:?}: {login:?}");
+            assert_eq!(case.log_uid(), Some(uid.clone()));
+            let keys = HashMap::from([("key1".to_string(), KEY.to_string())]);
+            let visit = Visit {
+                now: NOW,
+                uid: &uid,
+                path: "/events",
+                path_and_query: "/events",
+                cookie_header: Some(&cookie),
+                login: Some(&login),
+                ..Visit::default()
+            };
+            let plan = plan(&visit, &context, &keys);
+            let line = &plan.log_line;
+            assert_eq!(plan.action, Action::Forward, "{line}");
+            assert_eq!(plan.set_cookie, None, "{line}");
+            assert!(case.check(&origin_page(&[])).is_ok());
+            assert!(case.check_log(line).is_ok(), "{line}");
+            // The address's line is not the person's, nor the person's the address's.
+            let by_address = room_plan_in(
+                &store_of(Case::RoomYoung),
+                &Case::RoomYoung.cookie(KEY, "key1", NOW, 3600),
+            );
+            assert!(case.check_log(&by_address.log_line).is_err());
+            assert!(Case::RoomYoung.check_log(&by_address.log_line).is_ok());
+            assert!(Case::RoomYoung.check_log(line).is_err());
+        }
+        let output = "waitingroom_log :: waitingroom t=1 decision=allow uid=127.0.0.1 p=50";
+        assert_eq!(room_line(output), Some(&output[19..]));
+        assert_eq!(room_line("INFO viceroy: listening"), None);
+        assert_eq!(Case::ForwardOnly.log_uid(), None);
+        assert!(Case::ForwardOnly.check_log("").is_ok());
+    }
+
+    /// The one-room service's plan (config store `store`) for a request from
+    /// [`CLIENT`] for `/events` with `cookie`, at [`NOW`].
+    fn room_plan_in(store: &HashMap<String, String>, cookie: &str) -> waiting_room::Plan {
+        plan_in(store, NOW, "/events", cookie)
+    }
+
+    #[test]
+    fn each_login_is_set_against_the_room_by_address() {
+        let costs: Vec<Cost> = [
+            Case::RoomYoung,
+            Case::LoginRs256,
+            Case::LoginEs256,
+            Case::LoginHs256,
+            Case::ForwardOnly,
+        ]
+        .into_iter()
+        .zip([840, 1260, 1050, 861, 800])
+        .map(|(case, us)| cost(case, us))
+        .collect();
+        let table = table(&costs);
+        assert!(
+            table.contains("| login RS256 ÷ forward-only | 1.575 |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| login RS256 ÷ room young | 1.500 | 1.447 |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| login HS256 ÷ room young | 1.025 |"),
+            "{table}"
+        );
+        assert_eq!(
+            summary(&[costs]).lines().next(),
+            Some(
+                "| run | room young µs | login RS256 µs | login ES256 µs | login HS256 µs \
+                 | forward-only µs | room young ÷ forward-only | login RS256 ÷ forward-only \
+                 | login ES256 ÷ forward-only | login HS256 ÷ forward-only \
+                 | login RS256 ÷ room young | login ES256 ÷ room young \
+                 | login HS256 ÷ room young | all threads: same ratios |"
+            )
         );
     }
 }

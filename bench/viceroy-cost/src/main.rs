@@ -2,12 +2,15 @@
 //! processes, sends the rounds and reads `/proc`; what it measures is `Options`' doc
 //! (its `--help`), the pure parts are in `lib.rs`.
 //!
-//! Every request has a connection of its own. Viceroy's epoch ticker (a thread that
+//! Every request has a connection of its own; the room's log line of every request
+//! of the login cases and of the room by address they are set against is read back
+//! from its Viceroy's output and checked. Viceroy's epoch ticker (a thread that
 //! wakes every 50 µs, busy or idle) is found in an idle second after the warm-up and
 //! reported apart from the threads that serve requests.
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -15,8 +18,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
 use viceroy_cost::{
-    ALLOW_PERCENTAGE, Case, Cost, REDEEM_WINDOW, ROOM_COUNT, Stat, TOLL_BITS, get, rooms_path,
-    rooms_room, schedstat_ns, service_config, stat, summary, table, toml_entries,
+    ALLOW_PERCENTAGE, Case, Cost, LOGIN_COOKIE, PERSON, REDEEM_WINDOW, ROOM_COUNT, Stat, TOLL_BITS,
+    get, login_secret_store, room_line, rooms_path, rooms_room, schedstat_ns, service_config, stat,
+    summary, table, toml_entries,
 };
 use waiting_room::settings::layout::store_entries;
 
@@ -32,8 +36,10 @@ const PATH: &str = "/events";
 /// Whole-program CPU per request through Viceroy, the room's beside programs that
 /// only forward.
 ///
-/// The room (a young token, and a renewing one), the same room in a service of ten
-/// named rooms with two bypass rules each (a token of the room the request is in),
+/// The room (a young token, and a renewing one), the same room on the young token in
+/// a service whose identity is the login (the person's JWT signed RS256, ES256 or
+/// HS256), the same room in a service of ten named rooms with two bypass rules each
+/// (a token of the room the request is in),
 /// the room drawing a wait token due for its draw (without the bot toll, paying it,
 /// and held for want of it), and a second build of the room if given, beside a
 /// Compute program that only forwards and one that forwards after two HMAC-SHA256,
@@ -171,6 +177,9 @@ fn machine(o: &Options) -> String {
          - machine: {cpus} CPUs ({model}), load average before: {}\n\
          - {viceroy}, one process per case, in front of one demo origin\n\
          {sizes}\n\
+         - login: the room's service with identity login and one key in login_keys, on \
+         the young token of {PERSON}'s uid, with their JWT signed RS256 (2048 bits), ES256 \
+         or HS256 (the secret in the Secret Store) in the cookie {LOGIN_COOKIE}\n\
          - 10 rooms: the room's service with {ROOM_COUNT} named rooms of 2 bypass rules \
          each, asked for {} (room {}, the longest of the {ROOM_COUNT} nested prefixes \
          that hold it)\n\
@@ -287,8 +296,9 @@ fn wait_listening(proc: &mut Proc, addr: SocketAddr, what: &str, log: &Path) -> 
 /// store files would be read again on every request, a cost only Viceroy has), the
 /// config store with the service room's settings and the case's own (`more`). Each
 /// setting is written both where this room reads it ([`store_entries`]) and as a key
-/// of its own, where a baseline room from before the settings moved reads it.
-fn manifest(origin: SocketAddr, more: &[(String, String)]) -> String {
+/// of its own, where a baseline room from before the settings moved reads it; and
+/// the case's Secret Stores (`secrets`, TOML: the login cases').
+fn manifest(origin: SocketAddr, more: &[(String, String)], secrets: &str) -> String {
     let mut flat = service_config(PATH, KID, ALLOW_PERIOD);
     flat.extend_from_slice(more);
     let mut entries: BTreeMap<String, String> = flat.iter().cloned().collect();
@@ -312,8 +322,54 @@ format = "inline-toml"
 [local_server.config_stores.waitingroom_pages]
 format = "inline-toml"
 [local_server.config_stores.waitingroom_pages.contents]
-"#
+{secrets}"#
     )
+}
+
+/// A case's Viceroy: the process, its address, and its output read back when the
+/// case's log lines are checked.
+type Viceroy = (Case, Proc, SocketAddr, Option<LogTail>);
+
+/// A Viceroy's output file, read as it grows: the room's log lines, one a request.
+struct LogTail {
+    file: fs::File,
+    /// Output read but not yet taken: a partial line at most, between requests.
+    pending: Vec<u8>,
+}
+
+impl LogTail {
+    fn open(path: &Path) -> Result<LogTail, String> {
+        let file = fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(LogTail {
+            file,
+            pending: Vec::new(),
+        })
+    }
+
+    /// The room's next log line, waiting a little for Viceroy to write it; the output
+    /// that is no log line of the room's is passed over.
+    fn next_line(&mut self) -> Result<String, String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=end).collect();
+                if let Some(room) = room_line(String::from_utf8_lossy(&line).trim_end()) {
+                    return Ok(room.to_string());
+                }
+            }
+            let read = self
+                .file
+                .read_to_end(&mut self.pending)
+                .map_err(|e| format!("viceroy's output: {e}"))?;
+            if read == 0 {
+                if Instant::now() > deadline {
+                    let rest = String::from_utf8_lossy(&self.pending);
+                    return Err(format!("no log line after 5 s: {rest:?}"));
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
 }
 
 /// One whole run: a fresh origin and a Viceroy per case, warm-up, measured rounds.
@@ -349,8 +405,15 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
     for case in o.cases() {
         let wasm = o.wasm(case).expect("a case with a program");
         let toml = dir.join(format!("fastly-{}.toml", viceroys.len() + 1));
-        fs::write(&toml, manifest(origin_addr, &case.store(KID, ALLOW_PERIOD)))
-            .map_err(|e| format!("{}: {e}", toml.display()))?;
+        let secrets = match case.login_key() {
+            Some(_) => login_secret_store(),
+            None => String::new(),
+        };
+        fs::write(
+            &toml,
+            manifest(origin_addr, &case.store(KID, ALLOW_PERIOD), &secrets),
+        )
+        .map_err(|e| format!("{}: {e}", toml.display()))?;
         let addr = free_addr()?;
         let log_name = format!("viceroy-{}.log", viceroys.len() + 1);
         let log = log_file(&log_name)?;
@@ -366,8 +429,12 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", o.viceroy.display()))?;
         let mut proc = Proc(child);
-        wait_listening(&mut proc, addr, "viceroy", &dir.join(log_name))?;
-        viceroys.push((case, proc, addr));
+        wait_listening(&mut proc, addr, "viceroy", &dir.join(&log_name))?;
+        let tail = match case.log_uid() {
+            Some(_) => Some(LogTail::open(&dir.join(&log_name))?),
+            None => None,
+        };
+        viceroys.push((case, proc, addr, tail));
     }
 
     // The tokens are minted now; the run lasts minutes, far less than what would
@@ -384,10 +451,13 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
         .map(|case| (case.path(PATH), case.cookie(KEY, KID, now, ALLOW_PERIOD)))
         .collect();
 
-    let round = |viceroys: &[(Case, Proc, SocketAddr)]| -> Result<(), String> {
-        for ((case, _, addr), (path, cookie)) in viceroys.iter().zip(&requests) {
+    let round = |viceroys: &mut [Viceroy]| -> Result<(), String> {
+        for ((case, _, addr, tail), (path, cookie)) in viceroys.iter_mut().zip(&requests) {
             let resp = get(*addr, path, cookie)?;
             case.check(&resp)?;
+            if let Some(tail) = tail {
+                case.check_log(&tail.next_line()?)?;
+            }
         }
         if Instant::now() > deadline {
             return Err(format!(
@@ -397,14 +467,14 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
         }
         Ok(())
     };
-    let samples = |viceroys: &[(Case, Proc, SocketAddr)]| {
+    let samples = |viceroys: &[Viceroy]| {
         viceroys
             .iter()
-            .map(|(_, p, _)| cpu_sample(p.0.id()))
+            .map(|(_, p, _, _)| cpu_sample(p.0.id()))
             .collect::<Result<Vec<_>, _>>()
     };
     for _ in 0..o.warmup {
-        round(&viceroys)?;
+        round(&mut viceroys)?;
     }
     // An idle second: the one thread that still runs is the epoch ticker.
     let idle_start = samples(&viceroys)?;
@@ -418,13 +488,13 @@ fn measure_in(o: &Options, deadline: Instant, dir: &Path) -> Result<Vec<Cost>, S
 
     let before = samples(&viceroys)?;
     for _ in 0..o.rounds {
-        round(&viceroys)?;
+        round(&mut viceroys)?;
     }
     let after = samples(&viceroys)?;
 
     let ns_per_tick = 1_000_000_000 / clock_ticks_per_second();
     let mut costs = Vec::new();
-    for (i, (case, _, _)) in viceroys.iter().enumerate() {
+    for (i, (case, _, _, _)) in viceroys.iter().enumerate() {
         let (b, a) = (&before[i], &after[i]);
         // A thread that ran during the rounds and exited took its schedstat with it:
         // then only the stat figure (which keeps it) is whole.
