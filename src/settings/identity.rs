@@ -193,7 +193,7 @@ impl LoginKey {
 }
 
 /// The bits of an RSA modulus given base64url, leading zeros aside.
-fn rsa_bits(n: &str) -> Option<usize> {
+pub fn rsa_bits(n: &str) -> Option<usize> {
     let bytes = URL_SAFE_NO_PAD.decode(n).ok()?;
     let first = bytes.iter().position(|&b| b != 0)?;
     Some((bytes.len() - first) * 8 - bytes[first].leading_zeros() as usize)

@@ -49,8 +49,7 @@ pub const LONG_WAIT_PERIOD: u64 = 300;
 /// sessions over the ceiling (docs/operate/platform-limits.md).
 pub const FEW_POP_SESSIONS: u32 = 100;
 
-/// A config store read from a file: key → value.
-pub type Store = BTreeMap<String, String>;
+pub use crate::config_report::{Report, Store};
 
 /// The flat keys of `store` the room no longer reads: settings stored as keys of
 /// their own that belong in `settings`.
@@ -107,21 +106,6 @@ pub fn parse_store(text: &str) -> Result<Store, String> {
         }
     }
     Ok(store)
-}
-
-/// What `wrctl config check` found.
-#[derive(Debug, Default)]
-pub struct Report {
-    /// `key = value  (set|default|fallback)` for every key the room reads.
-    pub effective: Vec<String>,
-    /// The room's `config_fallback=` field, when anything falls back.
-    pub fallback_field: Option<String>,
-    /// Errors: the room would fall back, or could not work as configured.
-    pub errors: Vec<String>,
-    /// Works, but probably not as meant.
-    pub warnings: Vec<String>,
-    /// Works as meant, with a consequence worth knowing.
-    pub notes: Vec<String>,
 }
 
 /// The settings of `store` one key each, as the room reads them: its keys of their

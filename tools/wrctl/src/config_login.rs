@@ -13,8 +13,8 @@ use waiting_room::settings::events::Schedule;
 use waiting_room::settings::identity::{Identity, LoginKeyKind};
 use waiting_room::settings::limits::SECRET_READ_BUDGET;
 
-use crate::config_check::{Report, Store};
-use crate::login_keys::{describe, review};
+use crate::config_report::{Report, Store};
+use crate::jwks_review::{describe, review};
 
 /// Where the service's signing keys (`waitingroom_signingkeys`) live. A store file
 /// cannot tell: the edge reads the Secret Store of that name whenever the service

@@ -68,9 +68,3 @@ pub fn run(command: LoginCommand) -> ExitCode {
         LoginCommand::Mint(args) => crate::login_mint::run(args),
     }
 }
-
-/// Says `message` on stderr and gives exit status `code`.
-pub(crate) fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("wrctl: {message}");
-    ExitCode::from(code)
-}

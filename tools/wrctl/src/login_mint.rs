@@ -15,8 +15,8 @@ use waiting_room::settings::identity::LoginKey;
 use waiting_room::settings::limits::is_secret_name;
 
 use crate::clock::unix_now;
-use crate::login_cmd::fail;
-use crate::login_keys::why;
+use crate::jwks_review::why;
+use crate::usage::fail;
 use crate::usage::usage_error;
 
 /// The environment variable an HS256 key's secret is read from (never a flag).

@@ -9,3 +9,9 @@ pub fn usage_error(message: &str) -> ! {
         .format(&mut clap::Command::new("wrctl"))
         .exit()
 }
+
+/// Says `message` on stderr and gives exit status `code`.
+pub fn fail(code: u8, message: impl std::fmt::Display) -> std::process::ExitCode {
+    eprintln!("wrctl: {message}");
+    std::process::ExitCode::from(code)
+}
