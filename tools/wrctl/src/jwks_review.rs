@@ -80,6 +80,10 @@ pub fn why(jwk: &Value, code: &str) -> String {
              {LOGIN_STORE} under the key's kid, never into the config store"
         ),
         "alg" => format!("alg {} is not its key's", field("alg")),
+        "use" => format!(
+            "use {} is not sig: not a key tokens are signed with",
+            field("use")
+        ),
         "n" | "e" => format!("its {code} is not a usable RSA {code}"),
         "x" | "y" => format!("its {code} is not a coordinate of P-256"),
         _ => "its point is not on P-256".to_string(),

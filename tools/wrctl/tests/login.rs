@@ -46,6 +46,8 @@ fn provider_jwks() -> Value {
     });
     let mut enc = as_published(rsa.clone(), json!({"kid": "enc-1", "alg": "RSA-OAEP"}));
     enc["use"] = "enc".into();
+    let mut marked_for_encryption = public_jwk(RS256_PEM, "enc-2");
+    marked_for_encryption["use"] = "enc".into();
     json!({"keys": [
         as_published(rsa, certificate),
         as_published(public_jwk(RS256_1024_PEM, "rs-old"), json!({})),
@@ -56,6 +58,7 @@ fn provider_jwks() -> Value {
          "x": "iA7lWQLzVrKGEFjfGMfMHfTEZ2KnLiKU7JuNT3E7ygsfE7ygsfE7ygsfE7ygsfE7",
          "y": "iA7lWQLzVrKGEFjfGMfMHfTEZ2KnLiKU7JuNT3E7ygsfE7ygsfE7ygsfE7ygsfE7"},
         enc,
+        marked_for_encryption,
         {"kty": "oct", "kid": "shared", "k": OCT_SECRET},
         as_published(public_jwk(ES256_PEM, "rs-2025"), json!({})),
     ]})
@@ -106,6 +109,7 @@ fn a_providers_jwks_is_stripped_and_each_refused_key_named() {
         "refused kid \"ed-1\": kty \"OKP\" is not one the room verifies",
         "refused kid \"ec-384\": an EC key on curve \"P-384\": the room verifies P-256 only (crv)",
         "refused kid \"enc-1\": alg \"RSA-OAEP\" is not its key's (alg)",
+        "refused kid \"enc-2\": use \"enc\" is not sig: not a key tokens are signed with (use)",
         "refused kid \"shared\": an oct key holding its secret: an HS256 secret goes to the Secret \
          Store waitingroom_login under the key's kid, never into the config store (k)",
         "refused kid \"rs-2025\": a second key of this kid: the first is used",
