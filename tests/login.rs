@@ -243,6 +243,19 @@ fn the_token_comes_from_bearer_then_the_cookie() {
 
 #[test]
 fn sign_in_returns_to_the_own_path_only() {
+    let read = |raw: &str| settings(&[("sign_in_url", raw)]).sign_in_url;
+    assert_eq!(read("/account/login").as_deref(), Some("/account/login"));
+    for other_site in [
+        "//evil.example/login",
+        "/\\evil.example",
+        "http://shop.example/login",
+    ] {
+        assert_eq!(read(other_site), None, "{other_site}");
+    }
+    assert_eq!(
+        sign_in_location("/login", "/events"),
+        "/login?return_to=%2Fevents"
+    );
     assert_eq!(
         sign_in_location("https://shop.example/login", "/events/a?b=1"),
         "https://shop.example/login?return_to=%2Fevents%2Fa%3Fb%3D1"

@@ -596,21 +596,28 @@ rows! {
         samples: samples(&["anyone", "signed-in", "tier=presale"], &["=x", "members"]),
     }
     /// Where a visitor without the login a room asks for signs in: an `https://`
-    /// URL; `{return}` in it becomes the request's own path, else `return_to=` is
-    /// added. Without it browsers get the `401` apps do.
+    /// URL, or a path on the site (`/login`); `{return}` in it becomes the request's
+    /// own path, else `return_to=` is added. Without it browsers get the `401` apps do.
     SIGN_IN_URL sign_in_url: Option<String> {
         stored: Member,
         roles: [],
         read: value(|raw| {
             let url = raw.trim();
-            (url.starts_with("https://") && url.len() <= 1024 && !url.bytes().any(|b| b.is_ascii_control() || b == b' '))
+            // A path must not be `//host`, another site's.
+            let on_the_site = url.starts_with('/') && !url.starts_with("//");
+            ((url.starts_with("https://") || on_the_site)
+                && url.len() <= 1024
+                && !url.bytes().any(|b| b.is_ascii_control() || b == b' ' || b == b'\\'))
                 .then(|| Some(url.to_string()))
         }),
         default: None => "none",
         write: optional,
-        when_bad: "not an `https://` URL: none (`401`)",
+        when_bad: "neither an `https://` URL nor a path (`//…`, a backslash, a space): none (`401`)",
         unset: "none (`401`)",
-        samples: samples(&["https://shop.example/login", "https://id.example/sign-in?next={return}"], &["http://x", "/login"]),
+        samples: samples(
+            &["https://shop.example/login", "https://id.example/sign-in?next={return}", "/login"],
+            &["http://x", "//evil.example/login", "/\\evil.example", "login"],
+        ),
     }
     /// FIFO: waiting visitors who arrived at or before this time are admitted: Unix
     /// milliseconds, or RFC 3339 to the millisecond. Written by the controller, or
