@@ -175,24 +175,8 @@ pub fn verify(
     let Some(token) = token else {
         return Login::Absent;
     };
-    match claims_of(token, settings, now, secret) {
-        Ok(claims) => {
-            let (Some(issuer), Some(hash_key)) = (&settings.login_issuer, &settings.login_hash_key)
-            else {
-                return Login::Refused(LoginRefused::Unconfigured);
-            };
-            let Some(Value::String(who)) = claims.get(&settings.login_claim) else {
-                return Login::Refused(LoginRefused::NoIdentity);
-            };
-            if who.is_empty() {
-                return Login::Refused(LoginRefused::NoIdentity);
-            }
-            let bound = settings.login_binds_address.then_some(address_uid);
-            Login::Person {
-                uid: person_uid(hash_key, issuer, who, bound),
-                claims,
-            }
-        }
+    match person(token, settings, address_uid, now, secret) {
+        Ok(person) => person,
         Err(None) => Login::Unread,
         Err(Some(why)) => Login::Refused(why),
     }
@@ -209,17 +193,18 @@ pub fn person_uid(key: &HashKey, issuer: &str, who: &str, address: Option<&str>)
     uid
 }
 
-/// The verified claims of `token`, or why not (`None`: a key could not be read).
-fn claims_of(
+/// The person `token` names, verified, or why not (`None`: a key could not be read).
+fn person(
     token: &str,
     settings: &Settings,
+    address_uid: &str,
     now: u64,
     secret: &mut ReadSecret<'_>,
-) -> Result<Map<String, Value>, Option<LoginRefused>> {
+) -> Result<Login, Option<LoginRefused>> {
     if token.len() > MAX_TOKEN_LEN {
         return Err(Some(LoginRefused::Oversized));
     }
-    let (Some(issuer), Some(audience), Some(_)) = (
+    let (Some(issuer), Some(audience), Some(hash_key)) = (
         &settings.login_issuer,
         &settings.login_audience,
         &settings.login_hash_key,
@@ -270,7 +255,15 @@ fn claims_of(
         Some(Some(nbf)) if nbf > now + leeway => return Err(Some(LoginRefused::NotYetValid)),
         _ => {}
     }
-    Ok(claims)
+    let who = match claims.get(&settings.login_claim) {
+        Some(Value::String(who)) if !who.is_empty() => who,
+        _ => return Err(Some(LoginRefused::NoIdentity)),
+    };
+    let bound = settings.login_binds_address.then_some(address_uid);
+    Ok(Login::Person {
+        uid: person_uid(hash_key, issuer, who, bound),
+        claims,
+    })
 }
 
 /// A NumericDate as whole seconds, exactly (RFC 7519 allows fractions: rounded down).
