@@ -252,7 +252,7 @@ fn walk_with(
     let login = login::of_request(
         &settings.settings,
         request.path,
-        None,
+        || None,
         request.cookie.as_deref(),
         UID,
         NOW,

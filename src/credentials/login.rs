@@ -140,12 +140,13 @@ pub fn presented<'a>(
 }
 
 /// The login of a request to `path` at `now`, from `address_uid`, presenting the
-/// headers `authorization` and `cookie_header`: read only when the service's identity
-/// is `login` and the path is in its room (`None`: the visitor is their address).
+/// header `cookie_header` and the `Authorization` header `authorization` gives: read
+/// only when the service's identity is `login` and the path is in its room (`None`:
+/// the visitor is their address), so other requests never ask for the header.
 pub fn of_request(
     settings: &Settings,
     path: &str,
-    authorization: Option<&str>,
+    authorization: impl FnOnce() -> Option<String>,
     cookie_header: Option<&str>,
     address_uid: &str,
     now: u64,
@@ -154,8 +155,9 @@ pub fn of_request(
     if settings.identity != Identity::Login || !settings.protects(path) {
         return None;
     }
+    let authorization = authorization();
     let token = presented(
-        authorization,
+        authorization.as_deref(),
         cookie_header,
         settings.login_cookie.as_deref(),
     );

@@ -62,12 +62,14 @@ pub fn handle(mut req: Request) -> Response {
         || "unknown".to_string(),
         |ip| uid_of(ip, settings.uid_ipv6_prefix),
     );
-    let authorization = req.get_header_str_lossy(AUTHORIZATION);
     let login_store = OnceCell::new();
     let login = login::of_request(
         settings,
         &path,
-        authorization.as_deref(),
+        || {
+            req.get_header_str_lossy(AUTHORIZATION)
+                .map(|v| v.into_owned())
+        },
         cookies,
         &address_uid,
         now,

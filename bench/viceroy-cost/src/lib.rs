@@ -1402,7 +1402,7 @@ mod tests {
             let login = login::of_request(
                 &context.settings,
                 "/events",
-                None,
+                || None,
                 Some(&cookie),
                 CLIENT,
                 NOW,
