@@ -3,65 +3,20 @@
 //! only reads stores, sends requests and writes responses.
 
 use std::io::{self, Read};
-use std::time::Duration;
 
 use crate::admission::decision::Decision;
 use crate::credentials::{cookie, cookie_names, pass};
+use crate::log::{Answered, OriginReply};
 use crate::pages::page::{MAX_ORIGIN_PAGE_BYTES, Page, PageBody};
 use crate::pages::view::{self, Status};
 use crate::settings::context::RequestContext;
-use crate::{Plan, Visit, log};
+use crate::{Plan, Visit};
 
 /// The response header by which the origin ends an admitted visitor's session
 /// (for example after checkout). It is honoured only on the origin's response to
 /// a request the room admitted, never read from a request, and never passed on to
 /// the visitor.
 pub const RELEASE_HEADER: &str = "waiting-room-release";
-
-/// The response header by which Fastly says whether its cache answered a request
-/// it forwarded (`HIT`) or the origin did (`MISS`); see [`Answered::of`].
-pub const CACHE_HEADER: &str = "x-cache";
-
-/// Who answered a forwarded request, as the log line says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answered {
-    /// The origin: `ms` milliseconds from the send to the response's headers
-    /// (logged `origin_ms=`).
-    Origin {
-        /// Milliseconds to the response's headers, rounded.
-        ms: u64,
-    },
-    /// Fastly's cache (logged `origin=cache`, with no time): not an answer of
-    /// the origin's, so not a measure of it.
-    Cache,
-}
-
-impl Answered {
-    /// Who answered a send that took `elapsed` to the response's headers, given the
-    /// last value of its [`CACHE_HEADER`] (`None`: no such header).
-    ///
-    /// Fastly writes `X-Cache` into the responses its cache hands back, `HIT` when
-    /// the cache answered (fresh, stale or revalidated) and `MISS` when the request
-    /// went to the backend (a pass too), appended after any `X-Cache` the origin
-    /// sent itself (the Rust SDK does it on its own cache path, as the host does on
-    /// its): the last entry is the POP's. So the answer is the cache's when that
-    /// entry is `HIT`, and the origin's otherwise, when the header is missing too
-    /// (locally: Viceroy has no cache and writes none). `Response::get_backend_addr`
-    /// (`None` when cached) is not the sign: Viceroy gives it for a pass only, which
-    /// its source says Compute does too, so every answer would read as cached.
-    pub fn of(x_cache: Option<&str>, elapsed: Duration) -> Answered {
-        let pop = x_cache
-            .and_then(|value| value.rsplit(',').next())
-            .map(str::trim);
-        if pop.is_some_and(|entry| entry.eq_ignore_ascii_case("HIT")) {
-            return Answered::Cache;
-        }
-        let rounded = (elapsed.as_nanos() + 500_000) / 1_000_000;
-        Answered::Origin {
-            ms: u64::try_from(rounded).unwrap_or(u64::MAX),
-        }
-    }
-}
 
 /// Reads `body` to its end, but no further than one byte past `max`: enough to tell a
 /// body over `max` from one at it, never the whole of a body that could fill the heap.
@@ -120,6 +75,11 @@ pub enum BodySource {
 }
 
 impl Plan {
+    /// The request's log line, as the edge writes it.
+    pub fn log_line(&self) -> String {
+        self.log.to_string()
+    }
+
     /// The origin answered with `status`, carrying `release` as its
     /// [`RELEASE_HEADER`]; `answered` says whether it was the origin itself (logged
     /// `origin_ms=… origin_status=…`) or Fastly's cache (`origin=cache
@@ -133,11 +93,7 @@ impl Plan {
         release: Option<&str>,
         answered: Answered,
     ) -> OriginOutcome {
-        match answered {
-            Answered::Origin { ms } => log::push_field(&mut self.log_line, "origin_ms", ms),
-            Answered::Cache => log::push_field(&mut self.log_line, "origin", "cache"),
-        }
-        log::push_field(&mut self.log_line, "origin_status", status);
+        self.log.origin = Some(OriginReply::Answered(answered, status));
         if self.verdict.is_some() && (500..600).contains(&status) {
             return OriginOutcome::Unavailable;
         }
@@ -149,7 +105,7 @@ impl Plan {
     /// no time: a timeout or a connection error is no answer): the visitor gets
     /// [`Page::OriginUnavailable`].
     pub fn origin_unreachable(&mut self, why: &str) {
-        log::push_field(&mut self.log_line, "origin_error", why);
+        self.log.origin = Some(OriginReply::Error(why.to_string()));
     }
 
     /// Applies the origin's `Waiting-Room-Release` header value, if the response
@@ -166,7 +122,7 @@ impl Plan {
             return false;
         }
         self.set_cookie = Some(cookie::delete_cookie(&self.cookie_name));
-        self.log_line.push_str(log::RELEASE_FIELD);
+        self.log.release = true;
         true
     }
 
@@ -213,11 +169,7 @@ impl Plan {
     pub fn template(&mut self, page: Page, stored: Option<&str>) -> PageBody {
         let (body, problem) = page.body(stored, self.language);
         if let Some(problem) = problem {
-            log::push_field(
-                &mut self.log_line,
-                "page_fallback",
-                format_args!("{problem:?}"),
-            );
+            self.log.page_fallback = Some(format!("{problem:?}"));
         }
         body
     }
@@ -227,11 +179,7 @@ impl Plan {
     /// its error, or [`origin_page`]'s word).
     pub fn fetched(&mut self, page: Page, fetched: Result<Vec<u8>, String>) -> Vec<u8> {
         fetched.unwrap_or_else(|why| {
-            log::push_field(
-                &mut self.log_line,
-                "page_fallback",
-                format_args!("origin:{why}"),
-            );
+            self.log.page_fallback = Some(format!("origin:{why}"));
             page.default_html_in(self.language).into_bytes()
         })
     }

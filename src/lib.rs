@@ -34,7 +34,7 @@
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
 //! assert!(plan.set_cookie.unwrap().starts_with("waiting_room="));
 //! assert_eq!(
-//!     plan.log_line,
+//!     plan.log_line(),
 //!     "waitingroom t=1700000023 decision=anon uid=192.0.2.10 p=50 exp=1700000096 path=/events"
 //! );
 //! ```
@@ -55,7 +55,9 @@ use admission::{ceiling, decision, estimate, refresh};
 use bots::challenge;
 use credentials::keys::{KeyStore, RoomKeys};
 use credentials::login::Login;
+use credentials::pass::{PassClaims, PassRefusal};
 use credentials::{cookie, cookie_names, pass, token};
+use log::{LineKind, LogLine};
 use pages::page::Page;
 use pages::view;
 use settings::config::{self, Settings};
@@ -145,8 +147,8 @@ pub struct Plan {
     pub origin_cookie: OriginCookie,
     /// `Set-Cookie` value to append to whatever response goes back.
     pub set_cookie: Option<String>,
-    /// The request's log line.
-    pub log_line: String,
+    /// The request's log line, field by field: the edge writes it once.
+    pub log: LogLine,
     /// For a waiting visitor: seconds until the page should come back (`Refresh`,
     /// `Retry-After`). `None` for pages that do not refresh, and outside the room.
     pub refresh_after: Option<u64>,
@@ -192,45 +194,231 @@ impl OriginCookie {
     }
 }
 
-/// Plans the response to `visit`.
+/// Plans the response to `visit`: the steps in the order the room takes them,
+/// each a function of values; the first that settles the request makes the plan.
 pub fn plan(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -> Plan {
-    let mut plan = plan_visit(visit, context, keys);
-    if let Some(Login::Refused(why)) = visit.login {
-        log::push_field(&mut plan.log_line, "login_refused", why.word());
-    }
-    plan
-}
-
-fn plan_visit(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore) -> Plan {
     let settings = &context.settings;
-    let cookie_name = cookie_names::token(&context.room);
+    let ground = Ground::of(visit, context);
+    let keys = RoomKeys::new(keys, context.room.name());
+    if let Some(refusal) = context.refusal {
+        return ground.refused(refusal, visit, context);
+    }
+    if let Some(scope) = bypass_scope(visit, settings) {
+        return ground.bypassed(scope, visit, context);
+    }
     let room_cookie = visit
         .cookie_header
-        .and_then(|header| cookie::find(header, &cookie_name));
-    let origin_cookie = OriginCookie::for_header(
-        visit.cookie_header,
-        &cookie_names::of_named_rooms(&context.named_rooms),
-    );
-    let keys = RoomKeys::new(keys, context.room.name());
-    let language = Language::choose(visit.accept_language, settings.page_language);
-    // A plan made without a decision: no cookie written, nothing shown but the page.
-    let undecided = |action: Action, log_line: String| Plan {
-        action,
-        origin_cookie: origin_cookie.clone(),
-        set_cookie: None,
-        log_line,
-        refresh_after: None,
-        estimate: None,
-        place: None,
-        verdict: None,
-        cookie_name: cookie_name.clone(),
-        location: None,
-        language,
+        .and_then(|header| cookie::find(header, &ground.cookie_name));
+    let passes = Passes::check(visit, context, &keys, room_cookie);
+    if let Some(accepted) = passes.accepted {
+        return ground.passed(accepted, visit, context);
+    }
+    if let Some(refusal) = who_may_wait(visit.login, settings) {
+        return ground.refused(refusal, visit, context);
+    }
+    // A read the decision rests on failed: nobody gains and nobody loses. A live
+    // session goes on (its token as it is), everyone else is asked to try again.
+    if context.holds() {
+        return match decision::live_session(visit.now, visit.uid, room_cookie, &keys) {
+            true => ground.bypassed("live-session", visit, context),
+            false => ground.refused(Refusal::Unreadable, visit, context),
+        };
+    }
+    let verdict = decide(visit, context, &keys, room_cookie);
+    // A key read the outcome may rest on failed (the token's, the active one, a
+    // pass's) or the challenge's secret: only a live session goes on.
+    if (verdict.unread || passes.unread) && !verdict.stands_unread() {
+        return ground.refused(Refusal::Unreadable, visit, context);
+    }
+    ground.decided(verdict, passes.first_refusal, visit, context)
+}
+
+/// Why the room does not apply to the request, if it does not: an unprotected
+/// path (or the room disabled), a bypassed path or address.
+fn bypass_scope(visit: &Visit<'_>, settings: &Settings) -> Option<&'static str> {
+    if !settings.protects(visit.path) {
+        return Some(match settings.enabled {
+            true => "unprotected-path",
+            false => "disabled",
+        });
+    }
+    rules::bypass_scope(
+        visit.client_ip.or_else(|| visit.uid.parse().ok()),
+        visit.path,
+        &settings.bypass_paths,
+        &settings.bypass_addresses,
+    )
+}
+
+/// Who may wait: a room for members asks for a login (or one audience's); a
+/// login whose key could not be read says nothing of who the visitor is.
+fn who_may_wait(login: Option<&Login>, settings: &Settings) -> Option<Refusal> {
+    match login {
+        Some(Login::Unread) => Some(Refusal::Unreadable),
+        Some(login) if !login.may_wait(&settings.who_may_wait) => Some(match login {
+            Login::Person { .. } => Refusal::NotInAudience,
+            _ => Refusal::LoginRequired,
+        }),
+        None if settings.who_may_wait.needs_login() => Some(Refusal::LoginRequired),
+        _ => None,
+    }
+}
+
+/// The room's decision on the visitor's cookie.
+fn decide(
+    visit: &Visit<'_>,
+    context: &RequestContext,
+    keys: &impl KeyStore,
+    room_cookie: Option<&str>,
+) -> Verdict {
+    let settings = &context.settings;
+    // Read only where a token can owe a toll: most rooms ask none.
+    let toll_nonce = visit
+        .cookie_header
+        .filter(|_| settings.toll_bits() > 0)
+        .and_then(|header| cookie::find(header, &cookie_names::toll(&context.room)));
+    let request = decision::Request {
+        now: visit.now,
+        millis: visit.millis,
+        uid: visit.uid,
+        cookie: room_cookie,
     };
-    // One refused for a failed read gets the room's "try again" page, which no
-    // store read renders.
-    let refused = |refusal: Refusal| {
-        let sign_in = settings
+    let room = decision::Context {
+        settings,
+        pop: visit.pop,
+        toll_nonce,
+        challenge: visit.challenge,
+    };
+    decision::decide(&request, &room, keys)
+}
+
+/// The signed passes a request presents: from a link (then set as a cookie), a
+/// probe's header, or the pass cookie. The first that holds lets the visitor
+/// through; a refused one changes nothing but the log line.
+struct Passes {
+    /// The pass that holds: whether it came from the link, its claims, its id.
+    accepted: Option<(bool, PassClaims, String)>,
+    /// Why the first refused one was refused.
+    first_refusal: Option<PassRefusal>,
+    /// Whether a pass's key could not be read.
+    unread: bool,
+}
+
+impl Passes {
+    fn check(
+        visit: &Visit<'_>,
+        context: &RequestContext,
+        keys: &impl KeyStore,
+        room_cookie: Option<&str>,
+    ) -> Passes {
+        let settings = &context.settings;
+        let link = pass::from_link(visit.path_and_query);
+        let pass_cookie = cookie_names::pass(&context.room);
+        let presented = [
+            link.as_ref().map(|(value, _)| value.as_str()),
+            visit.pass_header,
+            visit
+                .cookie_header
+                .and_then(|header| cookie::find(header, &pass_cookie)),
+        ];
+        let mut passes = Passes {
+            accepted: None,
+            first_refusal: None,
+            unread: false,
+        };
+        // The keys of the visitor's token and of new tokens are read first: passes
+        // spend only the reads left ([`KeyStore::spare`]).
+        if presented.iter().any(Option::is_some) {
+            let token = room_cookie.and_then(|value| token::decode(value).ok());
+            if let Some(token) = token.filter(|token| token.claims.uid == visit.uid) {
+                let _ = keys.key(&token.claims.kid);
+            }
+            let _ = keys.key(&settings.active_key);
+        }
+        for (i, value) in presented.into_iter().enumerate() {
+            let Some(value) = value else { continue };
+            match pass::check(
+                value,
+                &context.room,
+                keys,
+                visit.now,
+                settings.passes_not_before,
+            ) {
+                Ok((claims, id)) => {
+                    passes.accepted = Some((i == 0, claims, id));
+                    break;
+                }
+                Err(why) => {
+                    passes.unread |= why == PassRefusal::UnreadableKey;
+                    passes.first_refusal.get_or_insert(why);
+                }
+            }
+        }
+        passes
+    }
+}
+
+/// What every plan of a request shares, whatever settles it: its cookies, its
+/// language, and its login's refusal for the line.
+struct Ground {
+    origin_cookie: OriginCookie,
+    cookie_name: String,
+    language: Language,
+    login_refused: Option<&'static str>,
+}
+
+impl Ground {
+    fn of(visit: &Visit<'_>, context: &RequestContext) -> Ground {
+        Ground {
+            origin_cookie: OriginCookie::for_header(
+                visit.cookie_header,
+                &cookie_names::of_named_rooms(&context.named_rooms),
+            ),
+            cookie_name: cookie_names::token(&context.room),
+            language: Language::choose(visit.accept_language, context.settings.page_language),
+            login_refused: match visit.login {
+                Some(Login::Refused(why)) => Some(why.word()),
+                _ => None,
+            },
+        }
+    }
+
+    /// A plan with this action and line, and no cookie written.
+    fn plan(self, action: Action, mut log: LogLine) -> Plan {
+        log.login_refused = self.login_refused;
+        Plan {
+            action,
+            origin_cookie: self.origin_cookie,
+            set_cookie: None,
+            log,
+            refresh_after: None,
+            estimate: None,
+            place: None,
+            verdict: None,
+            cookie_name: self.cookie_name,
+            location: None,
+            language: self.language,
+        }
+    }
+
+    /// The request goes to the origin without the room deciding (`scope`: why).
+    fn bypassed(self, scope: &'static str, visit: &Visit<'_>, context: &RequestContext) -> Plan {
+        let log = LogLine::undecided(
+            visit.now,
+            visit.uid,
+            visit.path,
+            LineKind::Bypass(scope),
+            context,
+        );
+        self.plan(Action::Forward, log)
+    }
+
+    /// The room refuses the request. One refused for a failed read gets the room's
+    /// "try again" page, which no store read renders; one asked to sign in goes to
+    /// `sign_in_url` when there is one (browsers only).
+    fn refused(self, refusal: Refusal, visit: &Visit<'_>, context: &RequestContext) -> Plan {
+        let sign_in = context
+            .settings
             .sign_in_url
             .as_deref()
             .filter(|_| refusal == Refusal::LoginRequired && !view::wants_json(visit.accept));
@@ -239,181 +427,75 @@ fn plan_visit(visit: &Visit<'_>, context: &RequestContext, keys: &impl KeyStore)
             _ if sign_in.is_some() => Action::Redirect,
             _ => Action::Refuse(refusal.status()),
         };
-        let line = log::refused_line(visit.now, visit.uid, visit.path, refusal.word(), context);
-        let mut plan = undecided(action, line);
-        plan.location = sign_in.map(|url| identity::sign_in_location(url, visit.path_and_query));
-        plan
-    };
-    if let Some(refusal) = context.refusal {
-        return refused(refusal);
-    }
-    let bypass = if !settings.protects(visit.path) {
-        Some(if settings.enabled {
-            "unprotected-path"
-        } else {
-            "disabled"
-        })
-    } else {
-        rules::bypass_scope(
-            visit.client_ip.or_else(|| visit.uid.parse().ok()),
-            visit.path,
-            &settings.bypass_paths,
-            &settings.bypass_addresses,
-        )
-    };
-    let bypassed = |scope: &str| {
-        let line = log::bypass_line(visit.now, visit.uid, visit.path, scope, context);
-        undecided(Action::Forward, line)
-    };
-    if let Some(scope) = bypass {
-        return bypassed(scope);
-    }
-    // A signed pass: from a link (then set as a cookie), a probe's header, or the
-    // pass cookie. A refused one changes nothing but the log line.
-    let link = pass::from_link(visit.path_and_query);
-    let pass_cookie = cookie_names::pass(&context.room);
-    let presented = [
-        link.as_ref().map(|(value, _)| value.as_str()),
-        visit.pass_header,
-        visit
-            .cookie_header
-            .and_then(|header| cookie::find(header, &pass_cookie)),
-    ];
-    // The keys of the visitor's token and of new tokens are read first: passes
-    // spend only the reads left ([`KeyStore::spare`]).
-    if presented.iter().any(Option::is_some) {
-        let token = room_cookie.and_then(|value| token::decode(value).ok());
-        if let Some(token) = token.filter(|token| token.claims.uid == visit.uid) {
-            let _ = keys.key(&token.claims.kid);
+        let kind = LineKind::Refused(refusal.word());
+        let log = LogLine::undecided(visit.now, visit.uid, visit.path, kind, context);
+        Plan {
+            location: sign_in.map(|url| identity::sign_in_location(url, visit.path_and_query)),
+            ..self.plan(action, log)
         }
-        let _ = keys.key(&settings.active_key);
-    }
-    // Each pass presented in turn: the first that holds lets the visitor through,
-    // else the first refusal is logged.
-    let mut first_refusal = None;
-    let mut pass_unread = false;
-    let mut accepted = None;
-    for (from_link, value) in presented
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, value)| Some((i == 0, value?)))
-    {
-        match pass::check(
-            value,
-            &context.room,
-            &keys,
-            visit.now,
-            settings.passes_not_before,
-        ) {
-            Ok(pass) => {
-                accepted = Some((from_link, pass));
-                break;
-            }
-            Err(why) => {
-                pass_unread |= why == pass::Refusal::UnreadableKey;
-                first_refusal.get_or_insert(why);
-            }
-        }
-    }
-    let pass_refused = match accepted {
-        Some((from_link, (claims, id))) => {
-            let mut plan = bypassed("pass");
-            log::push_field(&mut plan.log_line, "pass", id);
-            if let Some((value, location)) = link.filter(|_| from_link) {
-                let mut attributes = cookie::Attributes::new(settings, visit.tls);
-                attributes.max_age = claims.exp.saturating_sub(visit.now);
-                plan.set_cookie = Some(cookie::set_cookie(&pass_cookie, &value, &attributes));
-                plan.action = Action::Redirect;
-                plan.location = Some(location);
-            }
-            return plan;
-        }
-        None => first_refusal,
-    };
-    // Who may wait: a room for members asks for a login (or one audience's); a
-    // login whose key could not be read says nothing of who the visitor is.
-    match visit.login {
-        Some(Login::Unread) => return refused(Refusal::Unreadable),
-        Some(login) if !login.may_wait(&settings.who_may_wait) => {
-            return refused(match login {
-                Login::Person { .. } => Refusal::NotInAudience,
-                _ => Refusal::LoginRequired,
-            });
-        }
-        None if settings.who_may_wait.needs_login() => return refused(Refusal::LoginRequired),
-        _ => {}
-    }
-    // A read the decision rests on failed: nobody gains and nobody loses. A live
-    // session goes on (its token as it is), everyone else is asked to try again.
-    if context.holds() {
-        return match decision::live_session(visit.now, visit.uid, room_cookie, &keys) {
-            true => bypassed("live-session"),
-            false => refused(Refusal::Unreadable),
-        };
     }
 
-    // Read only where a token can owe a toll: most rooms ask none.
-    let toll_nonce = visit
-        .cookie_header
-        .filter(|_| settings.toll_bits() > 0)
-        .and_then(|header| cookie::find(header, &cookie_names::toll(&context.room)));
-    let verdict = decision::decide_with(
-        visit.now,
-        visit.millis,
-        visit.uid,
-        room_cookie,
-        settings,
-        &keys,
-        decision::Context {
-            pop: visit.pop,
-            toll_nonce,
-            challenge: visit.challenge,
-        },
-    );
-    // A key read the outcome may rest on failed (the token's, the active one, a
-    // pass's) or the challenge's secret: only a live session goes on.
-    if (verdict.unread || pass_unread) && !verdict.stands_unread() {
-        return refused(Refusal::Unreadable);
-    }
-    let action = match verdict.decision {
-        // After an event that says so the room is closed (`room_settings`): its page
-        // is the ended page.
-        Decision::Deny if context.event_ended.is_some() => Action::Serve(Page::Ended),
-        Decision::Allow => Action::Forward,
-        Decision::Anon => Action::Serve(Page::StartWaiting),
-        Decision::Wait | Decision::ReWait => Action::Serve(Page::KeepWaiting),
-        Decision::Deny => Action::Serve(Page::Deny),
-    };
-    let set_cookie = match &verdict.cookie {
-        CookieAction::Keep => None,
-        CookieAction::Set(token) => {
-            let attributes = cookie::Attributes::new(settings, visit.tls);
-            Some(cookie::set_cookie(&cookie_name, token, &attributes))
+    /// A pass lets the visitor through; one from a link is set as a cookie, and the
+    /// visitor sent on to the link without it.
+    fn passed(
+        self,
+        (from_link, claims, id): (bool, PassClaims, String),
+        visit: &Visit<'_>,
+        context: &RequestContext,
+    ) -> Plan {
+        let pass_cookie = cookie_names::pass(&context.room);
+        let mut plan = self.bypassed("pass", visit, context);
+        plan.log.pass = Some(id);
+        if let Some((value, location)) = pass::from_link(visit.path_and_query).filter(|_| from_link)
+        {
+            let mut attributes = cookie::Attributes::new(&context.settings, visit.tls);
+            attributes.max_age = claims.exp.saturating_sub(visit.now);
+            plan.set_cookie = Some(cookie::set_cookie(&pass_cookie, &value, &attributes));
+            plan.action = Action::Redirect;
+            plan.location = Some(location);
         }
-        CookieAction::Delete => Some(cookie::delete_cookie(&cookie_name)),
-    };
-    let outlook = verdict
-        .wait_exp
-        .map(|exp| outlook(visit.now, exp, verdict.arr, visit.uid, settings));
-    let mut log_line = log::decision_line(visit.now, visit.uid, visit.path, &verdict, context);
-    if let Some(event) = &context.event_ended {
-        log::push_field(&mut log_line, "event_ended", event);
+        plan
     }
-    if let Some(why) = pass_refused {
-        log::push_field(&mut log_line, "pass_refused", why);
-    }
-    Plan {
-        action,
-        origin_cookie,
-        set_cookie,
-        log_line,
-        refresh_after: outlook.map(|o| o.refresh_after),
-        estimate: outlook.and_then(|o| o.estimate),
-        place: outlook.and_then(|o| o.place),
-        verdict: Some(verdict),
-        cookie_name,
-        location: None,
-        language,
+
+    /// The room decided: its page or the origin, its cookie, its outlook.
+    fn decided(
+        self,
+        verdict: Verdict,
+        pass_refused: Option<PassRefusal>,
+        visit: &Visit<'_>,
+        context: &RequestContext,
+    ) -> Plan {
+        let settings = &context.settings;
+        let action = match verdict.decision {
+            // After an event that says so the room is closed (`room_settings`): its page
+            // is the ended page.
+            Decision::Deny if context.event_ended.is_some() => Action::Serve(Page::Ended),
+            Decision::Allow => Action::Forward,
+            Decision::Anon => Action::Serve(Page::StartWaiting),
+            Decision::Wait | Decision::ReWait => Action::Serve(Page::KeepWaiting),
+            Decision::Deny => Action::Serve(Page::Deny),
+        };
+        let set_cookie = match &verdict.cookie {
+            CookieAction::Keep => None,
+            CookieAction::Set(token) => {
+                let attributes = cookie::Attributes::new(settings, visit.tls);
+                Some(cookie::set_cookie(&self.cookie_name, token, &attributes))
+            }
+            CookieAction::Delete => Some(cookie::delete_cookie(&self.cookie_name)),
+        };
+        let outlook = verdict
+            .wait_exp
+            .map(|exp| outlook(visit.now, exp, verdict.arr, visit.uid, settings));
+        let mut log = LogLine::decided(visit.now, visit.uid, visit.path, &verdict, context);
+        log.pass_refused = pass_refused;
+        Plan {
+            set_cookie,
+            refresh_after: outlook.map(|o| o.refresh_after),
+            estimate: outlook.and_then(|o| o.estimate),
+            place: outlook.and_then(|o| o.place),
+            verdict: Some(verdict),
+            ..self.plan(action, log)
+        }
     }
 }
 

@@ -1,154 +1,388 @@
-//! The one log line each request gets, and [`Record`], what a reader of the log
-//! (the controller) takes from it. The line never contains a key or a cookie.
+//! The one log line each request gets: [`LogLine`], a typed record the request's
+//! steps fill in and the edge writes once, its fields in the order of [`FIELDS`]
+//! (docs/reference/log.md is generated from it). The line never contains a key or
+//! a cookie.
 //!
 //! ```text
-//! waitingroom t=1700000023 decision=allow uid=192.0.2.10 p=12.5 session=new transition=lottery-won exp=1700003623 path=/events
+//! waitingroom t=1700000023 decision=allow uid=192.0.2.10 p=12.5 session=new transition=lottery-won exp=1700003623 path=/events origin_ms=42 origin_status=200
 //! waitingroom t=1700000023 decision=bypass scope=unprotected-path uid=192.0.2.10 path=/about
-//! waitingroom t=1700000023 decision=wait uid=192.0.2.10 p=50 exp=1700000300 arr=1700000000123 cutoff=1699999990000 path=/events
-//! waitingroom t=1700000023 decision=anon uid=192.0.2.10 room=drops event=drop-1 p=100 exp=1700000096 path=/drops/1
 //! ```
-//!
-//! A named room's lines carry `room=` after `uid=`, and `event=` while one of its
-//! events is in its pre-queue or runs ([`crate::settings::room`], [`crate::settings::events`]).
-//!
-//! While the room asks a bot toll, a waiting visitor's line carries `toll=<bits>`
-//! they owe, and the line of the request that paid it `toll=paid`; a draw or an
-//! admission that came unpaid is `transition=toll-unpaid` ([`crate::bots::toll`]).
-//! Under an external challenge ([`crate::bots::challenge`]) the request that verified
-//! the provider's token says how, after the path (the token is the visitor's):
-//! `challenge=passed|failed|down challenge_reason=<codes>`, with
-//! `ALERT=challenge-operator:<codes>` when the codes blame the service's setup.
-//!
-//! In FIFO mode (`queueing_method = fifo`) a decided line also carries the visitor's
-//! place (`arr`, Unix ms: the one held after the response, or the one admitted)
-//! and the cutoff in effect (`cutoff`, Unix ms, or `none` with
-//! `ALERT=fifo-no-cutoff`: nobody is admitted by FIFO).
-//!
-//! A request the room forwards says, after the path, what came back
-//! ([`crate::answer::Answered`]), admitted and bypassed alike:
-//!
-//! ```text
-//! waitingroom t=1700000023 decision=allow uid=192.0.2.10 p=12.5 session=kept path=/events origin_ms=42 origin_status=200
-//! waitingroom t=1700000023 decision=bypass scope=unprotected-path uid=192.0.2.10 path=/logo.png origin=cache origin_status=200
-//! waitingroom t=1700000023 decision=allow uid=192.0.2.10 p=12.5 session=kept path=/events origin_error=connection%20refused
-//! ```
-//!
-//! `origin_ms` is the time from the send to the response's headers (milliseconds,
-//! rounded) and `origin_status` its status, for every answer of the origin's; an
-//! answer of Fastly's cache is `origin=cache` with its status and no time (the last
-//! entry of the response's `X-Cache` is `HIT`: the POP's own). A timeout or a
-//! connection error is `origin_error=<why>` and no time. A reader measures the origin
-//! on `origin_ms` with `origin_status` and on `origin_error`, never on a cached
-//! answer. Inside the room an origin 5xx is the room's origin-unavailable page, the
-//! line keeping the origin's status.
-//!
-//! A request whose store reads failed ends its line with `ALERT=unreadable:<keys>`
-//! ([`crate::settings::row::Unreadable`]); one the room refuses says
-//! `decision=refused reason=ambiguous-path|unreadable`, and a live session let on
-//! while a read failed `decision=bypass scope=live-session`.
 //!
 //! Fields are `key=value` pairs separated by single spaces; no value contains a
 //! space (the path's spaces are written `%20`), so a reader splits on spaces and
 //! takes the first occurrence of each key. The fields a reader counts on (`t`,
 //! `decision`, `uid`, `p`, `session`, `transition`, `exp`, `arr`, `cutoff`) come
-//! before anything a visitor can influence (the path, a rejected token's key id).
-//! The origin's (`origin_ms`, `origin_status`, `origin_error`, `origin`) come after
-//! the path, as the room learns them after the line is begun: the path and every
-//! field a visitor shapes are one word each behind their own key, so no visitor can
-//! write one of them.
+//! before anything a visitor can influence (the path, a rejected token's key id);
+//! the path and every field a visitor shapes are one word each behind their own
+//! key, so no visitor can write one of them.
 
 use std::fmt::{self, Write as _};
+use std::time::Duration;
 
-use crate::admission::decision::Verdict;
+use crate::admission::decision::{Decision, Rejection, Session, Transition, Verdict};
 use crate::bots::challenge::Outcome;
+use crate::credentials::pass::PassRefusal;
 use crate::settings::config::QueueingMethod;
 use crate::settings::context::RequestContext;
+use crate::settings::percentage::Percentage;
 
 /// The first word of every line.
 pub const PREFIX: &str = "waitingroom";
 /// Longest request path copied into a log line, in bytes.
 const MAX_LOGGED_PATH: usize = 200;
-/// Appended when the origin ended the visitor's session.
-pub const RELEASE_FIELD: &str = " release=origin";
-/// Appended to every line while the controller's heartbeat is stale.
-pub const STALE_FIELD: &str = " ALERT=controller-stale";
-/// Appended to decided lines in FIFO mode while no `fifo_cutoff` is set.
-pub const NO_CUTOFF_FIELD: &str = " ALERT=fifo-no-cutoff";
-/// Appended to every line while the store is in the earlier layout.
-pub const OLD_LAYOUT_FIELD: &str = " ALERT=old-layout";
 
-/// The line for a request the room did not apply to (`scope`: why).
-pub fn bypass_line(
+/// Every field a line can carry, in the order written: how it begins, and what
+/// it says. A field appears only when it applies.
+pub const FIELDS: &[(&str, &str)] = &[
+    ("t=", "Unix seconds of the request."),
+    (
+        "decision=",
+        "`allow`, `deny`, `anon`, `wait`, `re-wait` (the room decided); `bypass` (the room did not apply); `refused` (it answered without deciding).",
+    ),
+    (
+        "scope=",
+        "Why a `bypass`: `unprotected-path`, `disabled`, `path`, `address`, `pass`, `live-session` (a live session let on while a read failed).",
+    ),
+    (
+        "reason=",
+        "Why `refused`: `ambiguous-path`, `unreadable`, `login-required`, `not-in-audience`.",
+    ),
+    (
+        "uid=",
+        "The visitor's identity: the client address (an IPv6 network by `uid_ipv6_prefix`), or a login's hash.",
+    ),
+    ("room=", "The named room the path is in."),
+    ("event=", "The room's event in its pre-queue or running."),
+    ("p=", "The allow percentage in effect (decided lines)."),
+    ("session=", "For an admission: `new`, `renewed` or `kept`."),
+    (
+        "transition=",
+        "How a valid, expired token changed state (`lottery-won`, `session-expired`, `cutoff-reached`, ...).",
+    ),
+    (
+        "exp=",
+        "Expiry of the token the visitor holds after the response, Unix seconds.",
+    ),
+    (
+        "arr=",
+        "FIFO: the visitor's place, Unix ms (the one held after the response, or the one admitted).",
+    ),
+    ("cutoff=", "FIFO: the cutoff in effect, Unix ms, or `none`."),
+    (
+        "toll=",
+        "The bot toll: bits owed after the response, or `paid` on the request that paid it.",
+    ),
+    (
+        "path=",
+        "The request's path, clipped to 200 bytes, as one word.",
+    ),
+    (
+        "rejected=",
+        "Why a presented cookie was not honoured (`malformed:...`, `uid-mismatch token_uid=...`, `unknown-key kid=...`, `unreadable-key kid=...`, `bad-signature`).",
+    ),
+    (
+        "challenge=",
+        "The external challenge's verification: `passed`, `failed` or `down`.",
+    ),
+    ("challenge_reason=", "Its codes."),
+    (
+        "ALERT=challenge-operator:",
+        "The codes blame the service's setup.",
+    ),
+    (
+        "ALERT=active-key-unusable:no-token-issued",
+        "A token was due but `active_key` names no usable key (`kid=` follows).",
+    ),
+    ("kid=", "The active key's id."),
+    (
+        "ALERT=controller-stale",
+        "The controller's heartbeat is stale.",
+    ),
+    (
+        "ALERT=fifo-no-cutoff",
+        "FIFO mode without a `fifo_cutoff`: nobody is admitted by FIFO.",
+    ),
+    (
+        "WARN=weak-key",
+        "A signing key shorter than 32 bytes was used (`kid=` follows).",
+    ),
+    ("kid=", "The weak key's id."),
+    (
+        "config_fallback=",
+        "Settings whose values were unusable, each taking its fallback.",
+    ),
+    ("ALERT=old-layout", "The store is in the earlier layout."),
+    (
+        "ALERT=unreadable:",
+        "Settings whose reads failed, each taking its outcome on a failed read.",
+    ),
+    (
+        "pass=",
+        "The id of the signed pass that let the visitor through.",
+    ),
+    ("event_ended=", "The event whose end closed the room."),
+    ("pass_refused=", "Why a presented pass was refused."),
+    (
+        "login_refused=",
+        "Why the request's login was refused (identity `login`).",
+    ),
+    (
+        "origin_ms=",
+        "Milliseconds from the send to the origin's response headers, rounded.",
+    ),
+    (
+        "origin=cache",
+        "Fastly's cache answered (the last `X-Cache` entry is `HIT`): no time.",
+    ),
+    (
+        "origin_status=",
+        "The status of the answer, the origin's or the cache's.",
+    ),
+    (
+        "origin_error=",
+        "The origin could not be reached: why (no time).",
+    ),
+    (
+        "release=origin",
+        "The origin ended the admitted visitor's session (`Waiting-Room-Release: 1`).",
+    ),
+    (
+        "page_fallback=",
+        "The built-in page stood in for the configured one: why.",
+    ),
+    (
+        "ALERT=unreadable:",
+        "Reads that failed outside the settings (a page, a signing key, a secret).",
+    ),
+];
+
+/// One request's log line, field by field ([`FIELDS`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    /// Unix seconds.
+    pub t: u64,
+    /// What the room did.
+    pub kind: LineKind,
+    /// The visitor's identity.
+    pub uid: String,
+    /// The named room, if any.
+    pub room: Option<String>,
+    /// The room's event in its pre-queue or running.
+    pub event: Option<String>,
+    /// The request's path, clipped.
+    pub path: String,
+    /// Why a presented cookie was not honoured.
+    pub rejected: Option<Rejection>,
+    /// The external challenge's verification, if one was made.
+    pub challenge: Option<Outcome>,
+    /// The active key id, when a token was due and it named no usable key.
+    pub key_unusable: Option<String>,
+    /// The controller's heartbeat is stale.
+    pub controller_stale: bool,
+    /// The id of a weak key this request used.
+    pub weak_key: Option<String>,
+    /// Settings whose values were unusable.
+    pub config_fallback: Vec<&'static str>,
+    /// The store is in the earlier layout.
+    pub old_layout: bool,
+    /// Settings whose reads failed.
+    pub unreadable: Vec<String>,
+    /// The id of the pass that let the visitor through.
+    pub pass: Option<String>,
+    /// The event whose end closed the room.
+    pub event_ended: Option<String>,
+    /// Why a presented pass was refused.
+    pub pass_refused: Option<PassRefusal>,
+    /// Why the request's login was refused.
+    pub login_refused: Option<&'static str>,
+    /// What came back from the origin, for a forwarded request.
+    pub origin: Option<OriginReply>,
+    /// The origin ended the session.
+    pub release: bool,
+    /// Why the built-in page stood in for the configured one.
+    pub page_fallback: Option<String>,
+    /// Reads that failed outside the settings.
+    pub reads_failed: Vec<String>,
+}
+
+/// What the room did with the request, as the line's first fields say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineKind {
+    /// The room decided.
+    Decided(Decided),
+    /// The room did not apply (`scope=`).
+    Bypass(&'static str),
+    /// The room answered without deciding (`reason=`).
+    Refused(&'static str),
+}
+
+/// The fields of a decided line before its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    /// The decision.
+    pub decision: Decision,
+    /// The percentage in effect.
+    pub p: Percentage,
+    /// For an admission: the session.
+    pub session: Option<Session>,
+    /// How a valid, expired token changed state.
+    pub transition: Option<Transition>,
+    /// The expiry of the token held after the response.
+    pub exp: Option<u64>,
+    /// FIFO: the place.
+    pub arr: Option<u64>,
+    /// FIFO mode: the cutoff in effect (`Some(None)`: none set).
+    pub cutoff: Option<Option<u64>>,
+    /// The bot toll.
+    pub toll: Option<TollField>,
+}
+
+/// The line's `toll=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TollField {
+    /// This request paid it.
+    Paid,
+    /// Bits owed after the response.
+    Owed(u8),
+}
+
+/// What came back for a forwarded request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OriginReply {
+    /// An answer, with its status.
+    Answered(Answered, u16),
+    /// No answer: why.
+    Error(String),
+}
+
+/// The response header by which Fastly says whether its cache answered a request
+/// it forwarded (`HIT`) or the origin did (`MISS`); see [`Answered::of`].
+pub const CACHE_HEADER: &str = "x-cache";
+
+/// Who answered a forwarded request, as the log line says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answered {
+    /// The origin: `ms` milliseconds from the send to the response's headers
+    /// (logged `origin_ms=`).
+    Origin {
+        /// Milliseconds to the response's headers, rounded.
+        ms: u64,
+    },
+    /// Fastly's cache (logged `origin=cache`, with no time): not an answer of
+    /// the origin's, so not a measure of it.
+    Cache,
+}
+
+impl Answered {
+    /// Who answered a send that took `elapsed` to the response's headers, given the
+    /// last value of its [`CACHE_HEADER`] (`None`: no such header).
+    ///
+    /// Fastly writes `X-Cache` into the responses its cache hands back, `HIT` when
+    /// the cache answered (fresh, stale or revalidated) and `MISS` when the request
+    /// went to the backend (a pass too), appended after any `X-Cache` the origin
+    /// sent itself (the Rust SDK does it on its own cache path, as the host does on
+    /// its): the last entry is the POP's. So the answer is the cache's when that
+    /// entry is `HIT`, and the origin's otherwise, when the header is missing too
+    /// (locally: Viceroy has no cache and writes none). `Response::get_backend_addr`
+    /// (`None` when cached) is not the sign: Viceroy gives it for a pass only, which
+    /// its source says Compute does too, so every answer would read as cached.
+    pub fn of(x_cache: Option<&str>, elapsed: Duration) -> Answered {
+        let pop = x_cache
+            .and_then(|value| value.rsplit(',').next())
+            .map(str::trim);
+        if pop.is_some_and(|entry| entry.eq_ignore_ascii_case("HIT")) {
+            return Answered::Cache;
+        }
+        let rounded = (elapsed.as_nanos() + 500_000) / 1_000_000;
+        Answered::Origin {
+            ms: u64::try_from(rounded).unwrap_or(u64::MAX),
+        }
+    }
+}
+
+impl LogLine {
+    /// The line of a request the room did not decide on (`kind`: bypass or refused).
+    pub fn undecided(
+        now: u64,
+        uid: &str,
+        path: &str,
+        kind: LineKind,
+        context: &RequestContext,
+    ) -> LogLine {
+        LogLine {
+            t: now,
+            kind,
+            uid: uid.to_string(),
+            room: context.room.name().map(|name| name.to_string()),
+            event: context.event.clone(),
+            path: clip(path).to_string(),
+            rejected: None,
+            challenge: None,
+            key_unusable: None,
+            controller_stale: context.settings.controller_stale(now),
+            weak_key: None,
+            config_fallback: Vec::new(),
+            old_layout: context.old_layout,
+            unreadable: context.unreadable.clone(),
+            pass: None,
+            event_ended: None,
+            pass_refused: None,
+            login_refused: None,
+            origin: None,
+            release: false,
+            page_fallback: None,
+            reads_failed: Vec::new(),
+        }
+    }
+
+    /// The line of a request the room decided.
+    pub fn decided(
+        now: u64,
+        uid: &str,
+        path: &str,
+        verdict: &Verdict,
+        context: &RequestContext,
+    ) -> LogLine {
+        let settings = &context.settings;
+        let fifo = settings.queueing_method == QueueingMethod::Fifo;
+        let toll = match (verdict.toll_paid, verdict.toll) {
+            (true, _) => Some(TollField::Paid),
+            (false, Some(due)) => Some(TollField::Owed(due.bits)),
+            (false, None) => None,
+        };
+        let decided = Decided {
+            decision: verdict.decision,
+            p: settings.percentage_at(now),
+            session: verdict.session,
+            transition: verdict.transition,
+            exp: verdict.exp,
+            arr: verdict.arr,
+            cutoff: fifo.then_some(settings.fifo_cutoff),
+            toll,
+        };
+        LogLine {
+            rejected: verdict.rejection.clone(),
+            challenge: verdict.challenge.clone(),
+            key_unusable: verdict
+                .signing_key_missing
+                .then(|| settings.active_key.clone()),
+            weak_key: verdict.weak_key.clone(),
+            config_fallback: context.fallbacks.clone(),
+            event_ended: context.event_ended.clone(),
+            ..LogLine::undecided(now, uid, path, LineKind::Decided(decided), context)
+        }
+    }
+}
+
+/// The line for a request the room decided, as text (the simulator's and the tools').
+pub fn decision_line(
     now: u64,
     uid: &str,
     path: &str,
-    scope: &str,
+    verdict: &Verdict,
     context: &RequestContext,
 ) -> String {
-    undecided_line(
-        now,
-        uid,
-        path,
-        format_args!("bypass scope={scope}"),
-        context,
-    )
-}
-
-/// The line for a request the room refuses (`reason`: why).
-pub fn refused_line(
-    now: u64,
-    uid: &str,
-    path: &str,
-    reason: &str,
-    context: &RequestContext,
-) -> String {
-    undecided_line(
-        now,
-        uid,
-        path,
-        format_args!("refused reason={reason}"),
-        context,
-    )
-}
-
-/// A line without a decision of the room's: `decision=` then `what`, the uid, the
-/// room, the path and the controller's staleness.
-fn undecided_line(
-    now: u64,
-    uid: &str,
-    path: &str,
-    what: std::fmt::Arguments<'_>,
-    context: &RequestContext,
-) -> String {
-    let settings = &context.settings;
-    let mut line = String::with_capacity(LINE_CAPACITY);
-    let _ = write!(line, "{PREFIX} t={now} decision={what} uid={uid}");
-    push_room(&mut line, context);
-    line.push_str(" path=");
-    push_clipped(&mut line, path);
-    if settings.controller_stale(now) {
-        line.push_str(STALE_FIELD);
-    }
-    push_store_alerts(&mut line, context);
-    line
-}
-
-/// Appends what the store's reads found: ` ALERT=old-layout`, ` ALERT=unreadable:<keys>`.
-fn push_store_alerts(line: &mut String, context: &RequestContext) {
-    if context.old_layout {
-        line.push_str(OLD_LAYOUT_FIELD);
-    }
-    push_unreadable(line, &context.unreadable);
-}
-
-/// Appends ` ALERT=unreadable:<keys>` when some store reads failed (config keys,
-/// a page, a signing key, a secret): each took its unreadable outcome.
-pub fn push_unreadable(line: &mut String, keys: &[String]) {
-    if keys.is_empty() {
-        return;
-    }
-    line.push_str(" ALERT=unreadable:");
-    push_word(line, &keys.join(","));
+    LogLine::decided(now, uid, path, verdict, context).to_string()
 }
 
 /// Room for a whole line without growing: the fixed fields (208 bytes hold the
@@ -157,78 +391,135 @@ pub fn push_unreadable(line: &mut String, keys: &[String]) {
 /// hold a time of up to eleven digits).
 const LINE_CAPACITY: usize = 208 + MAX_LOGGED_PATH + 40;
 
-/// The line for a request the room decided.
-pub fn decision_line(
-    now: u64,
-    uid: &str,
-    path: &str,
-    verdict: &Verdict,
-    context: &RequestContext,
-) -> String {
-    let settings = &context.settings;
-    // Writing to a String cannot fail: the results of `write!` are dropped.
-    let mut line = String::with_capacity(LINE_CAPACITY);
-    let _ = write!(
-        line,
-        "{PREFIX} t={now} decision={} uid={uid}",
-        verdict.decision,
-    );
-    push_room(&mut line, context);
-    let _ = write!(line, " p={}", settings.percentage_at(now));
-    if let Some(session) = verdict.session {
-        let _ = write!(line, " session={session}");
+impl fmt::Display for LogLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // One buffer, written to `f` in one call: each write is one log line.
+        let mut line = String::with_capacity(LINE_CAPACITY);
+        self.write_head(&mut line);
+        line.push_str(" path=");
+        push_word(&mut line, &self.path);
+        self.write_alerts(&mut line);
+        self.write_after(&mut line);
+        f.write_str(&line)
     }
-    if let Some(transition) = verdict.transition {
-        let _ = write!(line, " transition={transition}");
-    }
-    if let Some(exp) = verdict.exp {
-        let _ = write!(line, " exp={exp}");
-    }
-    let fifo = settings.queueing_method == QueueingMethod::Fifo;
-    if let Some(arr) = verdict.arr {
-        let _ = write!(line, " arr={arr}");
-    }
-    if fifo {
-        match settings.fifo_cutoff {
-            Some(cutoff) => drop(write!(line, " cutoff={cutoff}")),
-            None => line.push_str(" cutoff=none"),
+}
+
+impl LogLine {
+    /// The fields before the path.
+    fn write_head(&self, line: &mut String) {
+        let _ = write!(line, "{PREFIX} t={} decision=", self.t);
+        let decided = match &self.kind {
+            LineKind::Decided(decided) => {
+                let _ = write!(line, "{}", decided.decision);
+                Some(decided)
+            }
+            LineKind::Bypass(scope) => {
+                let _ = write!(line, "bypass scope={scope}");
+                None
+            }
+            LineKind::Refused(reason) => {
+                let _ = write!(line, "refused reason={reason}");
+                None
+            }
+        };
+        let _ = write!(line, " uid={}", self.uid);
+        if let Some(room) = &self.room {
+            let _ = write!(line, " room={room}");
+        }
+        if let Some(event) = &self.event {
+            let _ = write!(line, " event={event}");
+        }
+        if let Some(decided) = decided {
+            decided.write(line);
         }
     }
-    // The bot toll: `paid` on the request that paid it, else the bits the
-    // visitor owes after the response.
-    if verdict.toll_paid {
-        line.push_str(" toll=paid");
-    } else if let Some(due) = verdict.toll {
-        let _ = write!(line, " toll={}", due.bits);
+
+    /// The fields from the rejection to the store's alerts.
+    fn write_alerts(&self, line: &mut String) {
+        if let Some(rejection) = &self.rejected {
+            let _ = write!(line, " rejected={rejection}");
+        }
+        push_challenge(line, self.challenge.as_ref());
+        if let Some(kid) = &self.key_unusable {
+            let _ = write!(
+                line,
+                " ALERT=active-key-unusable:no-token-issued kid={}",
+                kid.escape_debug()
+            );
+        }
+        if self.controller_stale {
+            line.push_str(" ALERT=controller-stale");
+        }
+        if let LineKind::Decided(Decided {
+            cutoff: Some(None), ..
+        }) = self.kind
+        {
+            line.push_str(" ALERT=fifo-no-cutoff");
+        }
+        if let Some(kid) = &self.weak_key {
+            let _ = write!(line, " WARN=weak-key kid={}", kid.escape_debug());
+        }
+        if !self.config_fallback.is_empty() {
+            line.push_str(" config_fallback=");
+            line.push_str(&self.config_fallback.join(","));
+        }
+        if self.old_layout {
+            line.push_str(" ALERT=old-layout");
+        }
+        push_unreadable(line, &self.unreadable);
     }
-    line.push_str(" path=");
-    push_clipped(&mut line, path);
-    if let Some(rejection) = &verdict.rejection {
-        let _ = write!(line, " rejected={rejection}");
+
+    /// The fields the room learns after its decision.
+    fn write_after(&self, line: &mut String) {
+        push_field(line, "pass", self.pass.as_ref());
+        push_field(line, "event_ended", self.event_ended.as_ref());
+        push_field(line, "pass_refused", self.pass_refused.as_ref());
+        push_field(line, "login_refused", self.login_refused.as_ref());
+        match &self.origin {
+            Some(OriginReply::Answered(Answered::Origin { ms }, status)) => {
+                let _ = write!(line, " origin_ms={ms} origin_status={status}");
+            }
+            Some(OriginReply::Answered(Answered::Cache, status)) => {
+                let _ = write!(line, " origin=cache origin_status={status}");
+            }
+            Some(OriginReply::Error(why)) => push_field(line, "origin_error", Some(why)),
+            None => {}
+        }
+        if self.release {
+            line.push_str(" release=origin");
+        }
+        push_field(line, "page_fallback", self.page_fallback.as_ref());
+        push_unreadable(line, &self.reads_failed);
     }
-    push_challenge(&mut line, verdict.challenge.as_ref());
-    if verdict.signing_key_missing {
-        let _ = write!(
-            line,
-            " ALERT=active-key-unusable:no-token-issued kid={}",
-            settings.active_key.escape_debug()
-        );
+}
+
+impl Decided {
+    /// `p=` to `toll=`.
+    fn write(&self, line: &mut String) {
+        let _ = write!(line, " p={}", self.p);
+        if let Some(session) = self.session {
+            let _ = write!(line, " session={session}");
+        }
+        if let Some(transition) = self.transition {
+            let _ = write!(line, " transition={transition}");
+        }
+        if let Some(exp) = self.exp {
+            let _ = write!(line, " exp={exp}");
+        }
+        if let Some(arr) = self.arr {
+            let _ = write!(line, " arr={arr}");
+        }
+        match self.cutoff {
+            Some(Some(cutoff)) => drop(write!(line, " cutoff={cutoff}")),
+            Some(None) => line.push_str(" cutoff=none"),
+            None => {}
+        }
+        match self.toll {
+            Some(TollField::Paid) => line.push_str(" toll=paid"),
+            Some(TollField::Owed(bits)) => drop(write!(line, " toll={bits}")),
+            None => {}
+        }
     }
-    if settings.controller_stale(now) {
-        line.push_str(STALE_FIELD);
-    }
-    if fifo && settings.fifo_cutoff.is_none() {
-        line.push_str(NO_CUTOFF_FIELD);
-    }
-    if let Some(kid) = &verdict.weak_key {
-        let _ = write!(line, " WARN=weak-key kid={}", kid.escape_debug());
-    }
-    if !context.fallbacks.is_empty() {
-        line.push_str(" config_fallback=");
-        line.push_str(&context.fallbacks.join(","));
-    }
-    push_store_alerts(&mut line, context);
-    line
 }
 
 /// Appends the external challenge's verification, if one was made. A reason is
@@ -246,39 +537,30 @@ fn push_challenge(line: &mut String, outcome: Option<&Outcome>) {
     }
 }
 
-/// Appends ` room=<name>` for a named room, and ` event=<name>` while an event
-/// is in its pre-queue or runs (names are plain words).
-fn push_room(line: &mut String, context: &RequestContext) {
-    if let Some(name) = context.room.name() {
-        let _ = write!(line, " room={name}");
+/// Appends ` ALERT=unreadable:<keys>` when some store reads failed.
+fn push_unreadable(line: &mut String, keys: &[String]) {
+    if keys.is_empty() {
+        return;
     }
-    if let Some(event) = &context.event {
-        let _ = write!(line, " event={event}");
+    line.push_str(" ALERT=unreadable:");
+    push_word(line, &keys.join(","));
+}
+
+/// Appends ` key=value` when there is a value, the value escaped as one word.
+fn push_field(line: &mut String, key: &str, value: Option<&impl fmt::Display>) {
+    if let Some(value) = value {
+        let _ = write!(line, " {key}=");
+        push_word(line, &value.to_string());
     }
 }
 
-/// Appends ` key=value` to `line`, the value escaped as one word.
-pub fn push_field(line: &mut String, key: &str, value: impl fmt::Display) {
-    let _ = write!(line, " {key}=");
-    push_word(line, &value.to_string());
-}
-
-/// The path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary, as one word.
-#[cfg(test)]
-fn clip(path: &str) -> String {
-    let mut line = String::new();
-    push_clipped(&mut line, path);
-    line
-}
-
-/// Appends the path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary, as
-/// one word.
-fn push_clipped(line: &mut String, path: &str) {
+/// The path, cut to [`MAX_LOGGED_PATH`] bytes on a character boundary.
+fn clip(path: &str) -> &str {
     let mut end = path.len().min(MAX_LOGGED_PATH);
     while !path.is_char_boundary(end) {
         end -= 1;
     }
-    push_word(line, &path[..end]);
+    &path[..end]
 }
 
 /// Appends `text` as one field value: control characters escaped (as
@@ -299,7 +581,6 @@ fn push_word(line: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::admission::decision::{Decision, Session, Transition};
     use crate::settings::config::Settings;
 
     #[test]
@@ -378,9 +659,10 @@ mod tests {
         };
         let uid = "2001:db8:85a3:1234:5678:8a2e:370:7334";
         let path = format!("/{}", "e".repeat(MAX_LOGGED_PATH));
-        let mut line = decision_line(1_700_000_023, uid, &path, &verdict, &settings.into());
-        push_field(&mut line, "origin_ms", 12_345_678_901_u64);
-        push_field(&mut line, "origin_status", 503);
+        let mut record = LogLine::decided(1_700_000_023, uid, &path, &verdict, &settings.into());
+        let answered = Answered::Origin { ms: 12_345_678_901 };
+        record.origin = Some(OriginReply::Answered(answered, 503));
+        let line = record.to_string();
         assert!(line.len() <= LINE_CAPACITY, "{} bytes: {line}", line.len());
     }
 
@@ -412,15 +694,22 @@ mod tests {
         }
     }
 
+    /// The path, clipped and written as one word.
+    fn clipped(path: &str) -> String {
+        let mut line = String::new();
+        push_word(&mut line, clip(path));
+        line
+    }
+
     #[test]
     fn a_path_with_spaces_stays_one_field() {
         assert_eq!(
-            clip("/events x=1 decision=allow"),
+            clipped("/events x=1 decision=allow"),
             "/events%20x=1%20decision=allow"
         );
-        assert_eq!(clip("/\u{7}\n"), "/\\u{7}\\n");
+        assert_eq!(clipped("/\u{7}\n"), "/\\u{7}\\n");
         let long = "/é".repeat(300);
-        assert!(clip(&long).len() <= MAX_LOGGED_PATH);
+        assert!(clipped(&long).len() <= MAX_LOGGED_PATH);
     }
 
     /// The escape of one word, as the room always wrote it.
@@ -449,5 +738,81 @@ mod tests {
             push_word(&mut line, &text);
             assert_eq!(line, format!("x{}", reference_word(&text)), "{text:?}");
         }
+    }
+
+    /// A line with every field its kind can carry.
+    fn full_line(kind: LineKind, origin: OriginReply) -> String {
+        use crate::bots::challenge::Reason;
+        let settings = Settings::default();
+        let mut line = LogLine::undecided(7, "192.0.2.1", "/e", kind, &settings.into());
+        line.room = Some("drops".into());
+        line.event = Some("drop-1".into());
+        line.rejected = Some(Rejection::BadSignature);
+        line.challenge = Some(Outcome::Failed(Reason::from_codes([
+            "missing-input-secret",
+        ])));
+        line.key_unusable = Some("k".into());
+        line.controller_stale = true;
+        line.weak_key = Some("w".into());
+        line.config_fallback = vec!["rooms"];
+        line.old_layout = true;
+        line.unreadable = vec!["settings".into()];
+        line.pass = Some("p1".into());
+        line.event_ended = Some("drop-0".into());
+        line.pass_refused = Some(PassRefusal::Expired);
+        line.login_refused = Some("expired");
+        line.origin = Some(origin);
+        line.release = true;
+        line.page_fallback = Some("origin:503".into());
+        line.reads_failed = vec!["signing-key".into()];
+        line.to_string()
+    }
+
+    #[test]
+    fn every_field_is_listed_once_in_the_order_written() {
+        let decided = LineKind::Decided(Decided {
+            decision: Decision::Wait,
+            p: Percentage::whole(50),
+            session: Some(Session::Kept),
+            transition: Some(Transition::JoinedLine),
+            exp: Some(9),
+            arr: Some(8),
+            cutoff: Some(Some(7)),
+            toll: Some(TollField::Paid),
+        });
+        let no_cutoff = LineKind::Decided(Decided {
+            cutoff: Some(None),
+            toll: Some(TollField::Owed(3)),
+            ..match &decided {
+                LineKind::Decided(d) => d.clone(),
+                _ => unreachable!(),
+            }
+        });
+        let cache = OriginReply::Answered(Answered::Cache, 200);
+        let lines = [
+            full_line(
+                decided,
+                OriginReply::Answered(Answered::Origin { ms: 5 }, 200),
+            ),
+            full_line(no_cutoff, cache.clone()),
+            full_line(LineKind::Bypass("pass"), OriginReply::Error("down".into())),
+            full_line(LineKind::Refused("unreadable"), cache),
+        ];
+        let mut listed = vec![false; FIELDS.len()];
+        for line in &lines {
+            let mut words = line.split(' ');
+            assert_eq!(words.next(), Some(PREFIX));
+            let mut at = 0;
+            for word in words {
+                // The first field at or after the previous one that begins the word.
+                let found = (at..FIELDS.len()).find(|&i| word.starts_with(FIELDS[i].0));
+                let i =
+                    found.unwrap_or_else(|| panic!("{word:?} unlisted or out of order: {line}"));
+                listed[i] = true;
+                at = i + 1;
+            }
+        }
+        let unwritten: Vec<_> = FIELDS.iter().zip(&listed).filter(|(_, l)| !**l).collect();
+        assert!(unwritten.is_empty(), "listed, never written: {unwritten:?}");
     }
 }

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use waiting_room::admission::decision::{
-    Context, CookieAction, Decision, Transition, Verdict, decide_with,
+    Context, CookieAction, Decision, Request, Transition, Verdict, decide,
 };
 use waiting_room::admission::lottery;
 use waiting_room::bots::challenge::{BotChallenge, Outcome, Reason, Verifier};
@@ -85,11 +85,11 @@ fn run_at(
     verifier: &Fake,
 ) -> Verdict {
     let context = Context {
-        pop: None,
         toll_nonce: toll_cookie,
         challenge: Some(verifier),
+        ..Context::new(settings)
     };
-    decide_with(now, 0, UID, cookie, settings, &keys(), context)
+    decide(&Request::new(now, UID, cookie), &context, &keys())
 }
 
 fn run(settings: &Settings, cookie: &str, toll_cookie: Option<&str>, verifier: &Fake) -> Verdict {
@@ -259,20 +259,12 @@ fn a_cookie_that_is_no_provider_token_asks_nobody_and_is_held() {
 #[test]
 fn without_a_verifier_or_with_an_unreadable_setting_every_due_draw_is_held() {
     let (token, _) = due_token(MAX_BITS, true);
+    let settings = room(TURNSTILE, &[]);
     let context = Context {
-        pop: None,
         toll_nonce: Some(TOKEN),
-        challenge: None,
+        ..Context::new(&settings)
     };
-    let v = decide_with(
-        NOW,
-        0,
-        UID,
-        Some(&token),
-        &room(TURNSTILE, &[]),
-        &keys(),
-        context,
-    );
+    let v = decide(&Request::new(NOW, UID, Some(&token)), &context, &keys());
     assert_eq!(v.transition, Some(Transition::TollUnpaid));
     // A typo holds (and the log says config_fallback=bot_challenge), the verifier unasked.
     let typo = room(r#"{"provider":"turnstyle","site_key":"k"}"#, &[]);

@@ -1,12 +1,13 @@
 //! Every row of the decision table (docs/reference/how-it-works.md), natively, with a fixed
 //! clock. Tokens in a given state come from the tests' own minter.
 
+use test_support::decisions::decide;
 use test_support::mint;
 
 use std::collections::HashMap;
 
 use waiting_room::admission::decision::{
-    CookieAction, Decision, Rejection, Session, Transition, Verdict, decide,
+    CookieAction, Decision, Rejection, Session, Transition, Verdict,
 };
 use waiting_room::admission::lottery;
 use waiting_room::credentials::token::Malformed;
@@ -811,12 +812,15 @@ fn decide_in_pop(
     keys: &impl waiting_room::credentials::keys::KeyStore,
     pop: Option<&dyn waiting_room::admission::ceiling::PopCounts>,
 ) -> Verdict {
+    let request = waiting_room::admission::decision::Request {
+        now,
+        millis,
+        uid,
+        cookie,
+    };
     let context = waiting_room::admission::decision::Context {
         pop,
-        toll_nonce: None,
-        challenge: None,
+        ..waiting_room::admission::decision::Context::new(settings)
     };
-    waiting_room::admission::decision::decide_with(
-        now, millis, uid, cookie, settings, keys, context,
-    )
+    waiting_room::admission::decision::decide(&request, &context, keys)
 }

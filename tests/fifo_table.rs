@@ -1,13 +1,12 @@
 //! Every row of the FIFO decision table (docs/reference/fifo.md), natively, with a fixed
 //! clock. Tokens in a given state come from the tests' own minter.
 
+use test_support::decisions::{decide, decide_at};
 use test_support::mint;
 
 use std::collections::HashMap;
 
-use waiting_room::admission::decision::{
-    CookieAction, Decision, Session, Transition, Verdict, decide, decide_at,
-};
+use waiting_room::admission::decision::{CookieAction, Decision, Session, Transition, Verdict};
 use waiting_room::settings::config::Settings;
 
 const NOW: u64 = 1_700_000_023;

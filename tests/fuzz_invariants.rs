@@ -153,7 +153,7 @@ fn settings_stay_in_range_and_follow_the_documented_fallbacks() {
 fn plan_admits_only_on_valid_tokens_and_never_logs_the_cookie() {
     let mut reached: BTreeMap<String, usize> = BTreeMap::new();
     run("plan", 4, invariants::plan, |plan| {
-        for state in states(&plan.log_line) {
+        for state in states(&plan.log_line()) {
             *reached.entry(state).or_default() += 1;
         }
     });

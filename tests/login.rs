@@ -319,10 +319,10 @@ fn rooms_for_members_send_the_others_to_sign_in() {
     }
     let p = planned(Some(&expired), "anyone", None);
     assert!(
-        p.log_line.contains(&format!("uid={ADDRESS}"))
-            && p.log_line.ends_with("login_refused=expired"),
+        p.log_line().contains(&format!("uid={ADDRESS}"))
+            && p.log_line().ends_with("login_refused=expired"),
         "{}",
-        p.log_line
+        p.log_line()
     );
     // Members only: the others to sign in (browsers) or 401 (apps).
     for login in [Some(&Login::Absent), Some(&expired), None] {
@@ -333,10 +333,10 @@ fn rooms_for_members_send_the_others_to_sign_in() {
             Some("https://shop.example/login?return_to=%2Fevents%3Fx%3D1")
         );
         assert!(
-            p.log_line
+            p.log_line()
                 .contains("decision=refused reason=login-required"),
             "{}",
-            p.log_line
+            p.log_line()
         );
         assert_eq!(p.set_cookie, None);
         assert_eq!(
@@ -347,7 +347,7 @@ fn rooms_for_members_send_the_others_to_sign_in() {
     let p = planned(Some(&alice), "signed-in", None);
     assert_eq!(p.action, Action::Forward);
     assert!(
-        p.log_line
+        p.log_line()
             .contains(&format!("uid={}", logins::person_uid("alice", None)))
     );
     // One audience: its members wait, other logins are refused.
@@ -357,7 +357,7 @@ fn rooms_for_members_send_the_others_to_sign_in() {
     );
     let p = planned(Some(&alice), "tier=presale", None);
     assert_eq!(p.action, Action::Refuse(403));
-    assert!(p.log_line.contains("reason=not-in-audience"));
+    assert!(p.log_line().contains("reason=not-in-audience"));
     assert_eq!(
         planned(Some(&Login::Absent), "tier=presale", None).action,
         Action::Redirect
@@ -369,7 +369,7 @@ fn rooms_for_members_send_the_others_to_sign_in() {
             p.action,
             Action::Serve(waiting_room::pages::page::Page::OriginUnavailable)
         );
-        assert!(p.log_line.contains("reason=unreadable"));
+        assert!(p.log_line().contains("reason=unreadable"));
     }
 }
 

@@ -316,7 +316,7 @@ fn walk_with(
         failed,
         kids: reads.kids.take(),
         verified: challenge.1.get(),
-        line: plan.log_line,
+        line: plan.log_line(),
     }
 }
 
@@ -572,11 +572,11 @@ fn a_lookup_past_the_limit_fails_and_is_named_in_the_line() {
     assert_eq!(planned.action, Action::Serve(Page::OriginUnavailable));
     assert!(
         planned
-            .log_line
+            .log_line()
             .contains("decision=refused reason=unreadable")
-            && planned.log_line.contains(" ALERT=unreadable:"),
+            && planned.log_line().contains(" ALERT=unreadable:"),
         "{}",
-        planned.log_line
+        planned.log_line()
     );
 }
 
@@ -603,7 +603,7 @@ fn newcomer(settings: &RequestContext, path: &str) -> (Action, String) {
         ..Visit::default()
     };
     let planned = plan(&visit, settings, &keys);
-    (planned.action, planned.log_line)
+    (planned.action, planned.log_line())
 }
 
 #[test]
@@ -760,9 +760,9 @@ fn a_failed_lookup_admits_nobody_and_takes_no_place_away() {
                 };
                 let before = plan(&visit, &clean, &keys);
                 let after = plan(&visit, &context, &keys);
-                let case = format!("{key} failing, {who} in {room:?}: {}", after.log_line);
+                let case = format!("{key} failing, {who} in {room:?}: {}", after.log_line());
                 assert!(
-                    after.log_line.contains(&format!("unreadable:{key}")),
+                    after.log_line().contains(&format!("unreadable:{key}")),
                     "{case}"
                 );
                 if after.action == Action::Forward {
@@ -776,7 +776,7 @@ fn a_failed_lookup_admits_nobody_and_takes_no_place_away() {
                 match (live, key) {
                     (true, k) if k != "rooms" => {
                         assert_eq!(after.action, Action::Forward, "{case}");
-                        assert!(after.log_line.contains("scope=live-session"), "{case}");
+                        assert!(after.log_line().contains("scope=live-session"), "{case}");
                     }
                     _ => assert_eq!(
                         after.action,
@@ -847,12 +847,12 @@ fn a_failed_key_read_admits_nobody_and_takes_no_place_away() {
         &context,
         &Fails(failing(OLD.0)),
     );
-    assert_eq!(planned.set_cookie, None, "{}", planned.log_line);
+    assert_eq!(planned.set_cookie, None, "{}", planned.log_line());
     assert_eq!(
         planned.action,
         Action::Serve(Page::OriginUnavailable),
         "{}",
-        planned.log_line
+        planned.log_line()
     );
     for (fails, token, forwarded) in cases {
         let header = format!("waiting_room={token}");
@@ -865,7 +865,7 @@ fn a_failed_key_read_admits_nobody_and_takes_no_place_away() {
             ..Visit::default()
         };
         let planned = plan(&visit, &context, &Fails(failing(fails)));
-        let case = format!("{fails} failing: {}", planned.log_line);
+        let case = format!("{fails} failing: {}", planned.log_line());
         assert_eq!(planned.set_cookie, None, "{case}");
         match forwarded {
             true => assert_eq!(planned.action, Action::Forward, "{case}"),
@@ -877,7 +877,7 @@ fn a_failed_key_read_admits_nobody_and_takes_no_place_away() {
                 );
                 assert!(
                     planned
-                        .log_line
+                        .log_line()
                         .contains("decision=refused reason=unreadable"),
                     "{case}"
                 );
@@ -912,12 +912,12 @@ fn an_unread_challenge_secret_holds_the_draw() {
         ..Visit::default()
     };
     let planned = plan(&visit, &context, &keys);
-    assert_eq!(planned.set_cookie, None, "{}", planned.log_line);
+    assert_eq!(planned.set_cookie, None, "{}", planned.log_line());
     assert_eq!(
         planned.action,
         Action::Serve(Page::OriginUnavailable),
         "{}",
-        planned.log_line
+        planned.log_line()
     );
 }
 

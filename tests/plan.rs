@@ -8,8 +8,9 @@ use std::time::Duration;
 use control::origin::OriginAnswer;
 use control::record::Record;
 use waiting_room::admission::decision::{Decision, Session};
-use waiting_room::answer::{Answered, BodySource, OriginOutcome, origin_page};
+use waiting_room::answer::{BodySource, OriginOutcome, origin_page};
 use waiting_room::credentials::cookie::DELETE_COOKIE;
+use waiting_room::log::Answered;
 use waiting_room::pages::page::{MAX_ORIGIN_PAGE_BYTES, Page, PageBody};
 use waiting_room::settings::config::Settings;
 use waiting_room::settings::context::RequestContext;
@@ -47,11 +48,11 @@ fn visit<'a>(path: &'a str, cookie_header: Option<&'a str>) -> Visit<'a> {
 fn outside_scope_forwards_untouched_and_logs_why() {
     let p = plan(&visit("/about", None), &settings(&[]), &keys());
     assert_eq!(
-        (p.action, p.set_cookie, p.verdict),
-        (Action::Forward, None, None)
+        (p.action, &p.set_cookie, &p.verdict),
+        (Action::Forward, &None, &None)
     );
     assert_eq!(
-        p.log_line,
+        p.log_line(),
         "waitingroom t=1700000023 decision=bypass scope=unprotected-path uid=192.0.2.10 path=/about"
     );
     let p = plan(
@@ -60,7 +61,7 @@ fn outside_scope_forwards_untouched_and_logs_why() {
         &keys(),
     );
     assert_eq!(p.action, Action::Forward);
-    assert!(p.log_line.contains("scope=disabled"));
+    assert!(p.log_line().contains("scope=disabled"));
 }
 
 #[test]
@@ -109,10 +110,10 @@ fn set_cookie_carries_the_token_path_and_lifetime() {
         )
     );
     assert_eq!(
-        p.log_line,
+        p.log_line(),
         "waitingroom t=1700000023 decision=anon uid=192.0.2.10 p=50 exp=1700000096 path=/events"
     );
-    let record: Record = p.log_line.parse().unwrap();
+    let record: Record = p.log_line().parse().unwrap();
     assert_eq!(
         (record.t, record.decision, record.exp),
         (NOW, Some(Decision::Anon), Some(1_700_000_096))
@@ -132,8 +133,8 @@ fn the_origin_releases_an_admitted_session() {
     );
     assert!(p.apply_release(Some(" 1 ")));
     assert_eq!(p.set_cookie.as_deref(), Some(DELETE_COOKIE));
-    let record: Record = p.log_line.parse().unwrap();
-    assert!(record.released, "{}", p.log_line);
+    let record: Record = p.log_line().parse().unwrap();
+    assert!(record.released, "{}", p.log_line());
     assert_eq!(record.session, Some(Session::Renewed));
 }
 
@@ -171,22 +172,22 @@ fn a_stale_controller_is_flagged_on_every_line_and_its_fallback_applies() {
     ];
     let p = plan(&visit("/events", None), &settings(&stale), &keys());
     assert_eq!(p.action, Action::Serve(Page::Deny));
-    assert!(p.log_line.contains(" p=0 "), "{}", p.log_line);
+    assert!(p.log_line().contains(" p=0 "), "{}", p.log_line());
     let bypass = plan(&visit("/about", None), &settings(&stale), &keys());
-    for line in [&p.log_line, &bypass.log_line] {
+    for line in [&p.log_line(), &bypass.log_line()] {
         assert!(line.parse::<Record>().unwrap().controller_stale, "{line}");
     }
     let fresh = [stale[0], stale[1], ("controller_heartbeat", "1700000000")];
     let p = plan(&visit("/events", None), &settings(&fresh), &keys());
     assert_eq!(p.action, Action::Serve(Page::StartWaiting));
-    assert!(!p.log_line.contains("ALERT"), "{}", p.log_line);
+    assert!(!p.log_line().contains("ALERT"), "{}", p.log_line());
 }
 
 #[test]
 fn a_fractional_percentage_is_logged_and_shown_exactly() {
     let s = settings(&[("allow_percentage", "0.25")]);
     let p = plan(&visit("/events", None), &s, &keys());
-    assert!(p.log_line.contains(" p=0.25 "), "{}", p.log_line);
+    assert!(p.log_line().contains(" p=0.25 "), "{}", p.log_line());
     let status = p.status(Page::StartWaiting, &s, NOW);
     assert_eq!(status.render(b"{{allow_percentage}}"), b"0.25");
 }
@@ -208,10 +209,10 @@ fn config_fallbacks_and_signing_alerts_reach_the_log() {
     );
     assert_eq!(p.set_cookie, None);
     assert!(
-        p.log_line
+        p.log_line()
             .ends_with(" ALERT=active-key-unusable:no-token-issued kid=gone config_fallback=wait_period_duration"),
         "{}",
-        p.log_line
+        p.log_line()
     );
 }
 
@@ -224,23 +225,27 @@ fn a_weak_key_is_logged_once_per_request() {
     let p = plan(&visit("/events", Some(&header)), &settings(&[]), &weak);
     assert_eq!(p.action, Action::Forward);
     assert_eq!(
-        p.log_line.matches("WARN=weak-key kid=key1").count(),
+        p.log_line().matches("WARN=weak-key kid=key1").count(),
         1,
         "{}",
-        p.log_line
+        p.log_line()
     );
     let strong = plan(&visit("/events", None), &settings(&[]), &keys());
-    assert!(!strong.log_line.contains("WARN"), "{}", strong.log_line);
+    assert!(!strong.log_line().contains("WARN"), "{}", strong.log_line());
 }
 
 #[test]
 fn log_line_escapes_and_clips_the_path() {
     let long = format!("/events/{}", "é".repeat(300));
     let p = plan(&visit(&long, None), &settings(&[]), &keys());
-    assert!(p.log_line.len() < 500, "{}", p.log_line);
-    assert!(!p.log_line.contains('\n'));
+    assert!(p.log_line().len() < 500, "{}", p.log_line());
+    assert!(!p.log_line().contains('\n'));
     let p = plan(&visit("/events/a\nb", None), &settings(&[]), &keys());
-    assert!(p.log_line.contains("path=/events/a\\nb"), "{}", p.log_line);
+    assert!(
+        p.log_line().contains("path=/events/a\\nb"),
+        "{}",
+        p.log_line()
+    );
 }
 
 #[test]
@@ -273,10 +278,10 @@ fn an_origin_5xx_is_the_rooms_page_inside_the_room_only() {
     );
     assert!(
         inside
-            .log_line
+            .log_line()
             .ends_with(" path=/events origin_ms=3100 origin_status=502"),
         "{}",
-        inside.log_line
+        inside.log_line()
     );
     let mut outside = plan(&visit("/about", None), &settings(&[]), &keys());
     assert_eq!(
@@ -285,10 +290,10 @@ fn an_origin_5xx_is_the_rooms_page_inside_the_room_only() {
     );
     assert!(
         outside
-            .log_line
+            .log_line()
             .ends_with(" path=/about origin_ms=9 origin_status=502"),
         "{}",
-        outside.log_line
+        outside.log_line()
     );
     // A 5xx from Fastly's cache is no measure of the origin, and still the room's page.
     let mut cached = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
@@ -298,13 +303,13 @@ fn an_origin_5xx_is_the_rooms_page_inside_the_room_only() {
     );
     assert!(
         cached
-            .log_line
+            .log_line()
             .ends_with(" path=/events origin=cache origin_status=503")
     );
     let mut down = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
     down.origin_unreachable("connection refused");
     assert!(
-        down.log_line
+        down.log_line()
             .ends_with(" path=/events origin_error=connection%20refused")
     );
     for (p, origin) in [
@@ -322,8 +327,8 @@ fn an_origin_5xx_is_the_rooms_page_inside_the_room_only() {
         (&cached, None),
         (&down, Some(OriginAnswer::Failed)),
     ] {
-        let record: Record = p.log_line.parse().unwrap();
-        assert_eq!(record.origin, origin, "{}", p.log_line);
+        let record: Record = p.log_line().parse().unwrap();
+        assert_eq!(record.origin, origin, "{}", p.log_line());
     }
 }
 
@@ -351,8 +356,8 @@ fn every_answer_of_the_origins_logs_its_time_and_status_admitted_or_bypassed() {
             p.origin_answered(200, None, Answered::Origin { ms: 42 }),
             OriginOutcome::PassOn
         );
-        assert_eq!(p.log_line, line);
-        let record: Record = p.log_line.parse().unwrap();
+        assert_eq!(p.log_line(), line);
+        let record: Record = p.log_line().parse().unwrap();
         assert_eq!(
             record.origin,
             Some(OriginAnswer::Answered {
@@ -367,17 +372,17 @@ fn every_answer_of_the_origins_logs_its_time_and_status_admitted_or_bypassed() {
             OriginOutcome::PassOn
         );
         let cached = line.replace("origin_ms=42", "origin=cache");
-        assert_eq!(p.log_line, cached);
-        assert_eq!(p.log_line.parse::<Record>().unwrap().origin, None);
+        assert_eq!(p.log_line(), cached);
+        assert_eq!(p.log_line().parse::<Record>().unwrap().origin, None);
     }
     // The origin's release follows its answer.
     let mut p = plan(&visit("/events", Some(&header)), &settings(&[]), &keys());
     p.origin_answered(200, Some("1"), Answered::Origin { ms: 0 });
     assert!(
-        p.log_line
+        p.log_line()
             .ends_with(" origin_ms=0 origin_status=200 release=origin"),
         "{}",
-        p.log_line
+        p.log_line()
     );
 }
 
@@ -508,19 +513,18 @@ fn an_origin_page_over_its_cap_or_unread_is_the_built_in_page_and_says_why() {
 
     let s = settings(&[]);
     let mut p = plan(&visit("/events", None), &s, &keys());
-    for body in [
-        origin_page(std::io::repeat(b'a')),
-        origin_page(BrokenOff(10)),
+    for (body, why) in [
+        (origin_page(std::io::repeat(b'a')), "too-large"),
+        (origin_page(BrokenOff(10)), "read-error"),
     ] {
         let fetched = p.fetched(Page::Deny, body);
         assert_eq!(fetched, Page::Deny.default_html().into_bytes());
+        let line = p.log_line();
+        assert!(
+            line.ends_with(&format!(" page_fallback=origin:{why}")),
+            "{line}"
+        );
     }
-    assert!(
-        p.log_line
-            .ends_with(" page_fallback=origin:too-large page_fallback=origin:read-error"),
-        "{}",
-        p.log_line
-    );
 }
 
 #[test]
@@ -535,14 +539,12 @@ fn unusable_templates_fall_back_to_the_built_in_page_and_say_so() {
         panic!("not the built-in page");
     };
     assert_eq!(html, Page::Deny.default_html().into_bytes());
+    let line = p.log_line();
+    assert!(line.ends_with(" page_fallback=NotBase64"), "{line}");
     let fetched = p.fetched(Page::Deny, Err("503".into()));
     assert_eq!(fetched, Page::Deny.default_html().into_bytes());
-    assert!(
-        p.log_line
-            .ends_with(" page_fallback=NotBase64 page_fallback=origin:503"),
-        "{}",
-        p.log_line
-    );
+    let line = p.log_line();
+    assert!(line.ends_with(" page_fallback=origin:503"), "{line}");
     let page = p.render(
         Page::StartWaiting,
         &visit("/events", None),

@@ -184,19 +184,20 @@ fn every_tampering_gets_its_documented_outcome_and_reason() {
         let visit = events_visit(UID, &header);
         let p = plan(&visit, &settings, &keys);
         let got = p.verdict.as_ref().unwrap().decision;
-        let logged = p.log_line.split_once(" rejected=").map(|(_, r)| r);
+        let line = p.log_line();
+        let logged = line.split_once(" rejected=").map(|(_, r)| r);
         let reason_ok = match (reason, logged) {
             (None, None) => true,
             (Some(want), Some(got)) => got == want,
             _ => false,
         };
         if got != want || !reason_ok {
-            failures.push(format!("{what}: got {got:?}, log `{}`", p.log_line));
+            failures.push(format!("{what}: got {got:?}, log `{}`", p.log_line()));
         }
         // Whatever was sent, the log line is one line and never holds the cookie.
-        assert!(!p.log_line.contains('\n'), "{what}");
+        assert!(!p.log_line().contains('\n'), "{what}");
         if let Some(value) = header.strip_prefix("waiting_room=") {
-            assert!(value.len() < 8 || !p.log_line.contains(value), "{what}");
+            assert!(value.len() < 8 || !p.log_line().contains(value), "{what}");
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
@@ -258,9 +259,10 @@ fn every_fifo_tampering_gets_its_documented_outcome_and_reason() {
         let visit = events_visit(uid, &header);
         let p = plan(&visit, &settings, &keys);
         let got = p.verdict.as_ref().unwrap().decision;
-        let logged = p.log_line.split_once(" rejected=").map(|(_, r)| r);
+        let line = p.log_line();
+        let logged = line.split_once(" rejected=").map(|(_, r)| r);
         if got != want || logged != reason {
-            failures.push(format!("{what}: got {got:?}, log `{}`", p.log_line));
+            failures.push(format!("{what}: got {got:?}, log `{}`", p.log_line()));
         }
         // A tampered token never keeps its claimed place: a newcomer's place is now.
         if reason.is_some() {

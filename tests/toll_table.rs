@@ -6,7 +6,7 @@ use test_support::mint;
 use std::collections::HashMap;
 
 use waiting_room::admission::decision::{
-    Context, CookieAction, Decision, Rejection, Transition, Verdict, decide_with,
+    Context, CookieAction, Decision, Rejection, Request, Transition, Verdict, decide,
 };
 use waiting_room::admission::lottery;
 use waiting_room::credentials::token::Malformed;
@@ -35,11 +35,10 @@ fn room(percentage: u8, bits: u8, extra: &[(&str, &str)]) -> Settings {
 
 fn run(settings: &Settings, cookie: Option<&str>, nonce: Option<&str>) -> Verdict {
     let context = Context {
-        pop: None,
         toll_nonce: nonce,
-        challenge: None,
+        ..Context::new(settings)
     };
-    decide_with(NOW, 0, UID, cookie, settings, &keys(), context)
+    decide(&Request::new(NOW, UID, cookie), &context, &keys())
 }
 
 /// The plain text of the token a verdict sets.

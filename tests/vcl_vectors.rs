@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use waiting_room::admission::decision::{Decision, decide};
+use test_support::decisions::decide;
+use waiting_room::admission::decision::Decision;
 use waiting_room::credentials::keys::SigningKey;
 use waiting_room::credentials::token::{self, Claims, TokenKind};
 use waiting_room::settings::config::Settings;

@@ -5,6 +5,11 @@
 pub mod ceiling;
 pub mod decision;
 pub mod estimate;
+pub mod fifo_mode;
 pub mod grid;
+pub mod log_words;
 pub mod lottery;
+pub mod random_mode;
 pub mod refresh;
+pub mod session;
+pub mod toll_due;

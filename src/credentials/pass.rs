@@ -69,7 +69,7 @@ impl PassClaims {
 
 /// Why a pass was refused (logged as `pass_refused=…`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub enum PassRefusal {
     /// Not a pass at all.
     Malformed,
     /// A pass of another room.
@@ -89,17 +89,17 @@ pub enum Refusal {
     Revoked,
 }
 
-impl fmt::Display for Refusal {
+impl fmt::Display for PassRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Refusal::Malformed => "malformed",
-            Refusal::OtherRoom => "other-room",
-            Refusal::UnknownKey => "unknown-key",
-            Refusal::UnreadableKey => "unreadable-key",
-            Refusal::NoReadsLeft => "no-reads-left",
-            Refusal::BadSignature => "bad-signature",
-            Refusal::Expired => "expired",
-            Refusal::Revoked => "revoked",
+            PassRefusal::Malformed => "malformed",
+            PassRefusal::OtherRoom => "other-room",
+            PassRefusal::UnknownKey => "unknown-key",
+            PassRefusal::UnreadableKey => "unreadable-key",
+            PassRefusal::NoReadsLeft => "no-reads-left",
+            PassRefusal::BadSignature => "bad-signature",
+            PassRefusal::Expired => "expired",
+            PassRefusal::Revoked => "revoked",
         })
     }
 }
@@ -113,26 +113,27 @@ pub fn check(
     keys: &impl KeyStore,
     now: u64,
     not_before: Option<u64>,
-) -> Result<(PassClaims, String), Refusal> {
-    let (claims, text, sig) = decode(value).ok_or(Refusal::Malformed)?;
+) -> Result<(PassClaims, String), PassRefusal> {
+    let (claims, text, sig) = decode(value).ok_or(PassRefusal::Malformed)?;
     let own = room.name().map_or("", |name| name.as_str());
     if claims.room != own {
-        return Err(Refusal::OtherRoom);
+        return Err(PassRefusal::OtherRoom);
     }
     let key = match keys.spare(&claims.kid) {
         Ok(Some(key)) => key,
-        Ok(None) => return Err(Refusal::UnknownKey),
-        Err(Unread::Failed) => return Err(Refusal::UnreadableKey),
-        Err(Unread::NoReadsLeft) => return Err(Refusal::NoReadsLeft),
+        Ok(None) => return Err(PassRefusal::UnknownKey),
+        Err(Unread::Failed) => return Err(PassRefusal::UnreadableKey),
+        Err(Unread::NoReadsLeft) => return Err(PassRefusal::NoReadsLeft),
     };
     let mut mac = key.mac();
     mac.update(text.as_bytes());
-    mac.verify_slice(&sig).map_err(|_| Refusal::BadSignature)?;
+    mac.verify_slice(&sig)
+        .map_err(|_| PassRefusal::BadSignature)?;
     if now > claims.exp {
-        return Err(Refusal::Expired);
+        return Err(PassRefusal::Expired);
     }
     if not_before.is_some_and(|nb| claims.iat < nb) {
-        return Err(Refusal::Revoked);
+        return Err(PassRefusal::Revoked);
     }
     let id = hex::encode(&sig[..4]);
     Ok((claims, id))
@@ -226,7 +227,7 @@ mod tests {
         pass: &str,
         now: u64,
         not_before: Option<u64>,
-    ) -> Result<String, Refusal> {
+    ) -> Result<String, PassRefusal> {
         let store = store();
         let keys = RoomKeys::new(&store, room.name());
         check(pass, room, &keys, now, not_before).map(|(_, id)| id)
@@ -239,18 +240,24 @@ mod tests {
         let id = check_in(&drops(), &pass, 150, None).unwrap();
         assert_eq!(id.len(), 8);
         assert_eq!(check_in(&drops(), &pass, 200, None), Ok(id));
-        assert_eq!(check_in(&drops(), &pass, 201, None), Err(Refusal::Expired));
+        assert_eq!(
+            check_in(&drops(), &pass, 201, None),
+            Err(PassRefusal::Expired)
+        );
         assert_eq!(
             check_in(&Room::Service, &pass, 150, None),
-            Err(Refusal::OtherRoom)
+            Err(PassRefusal::OtherRoom)
         );
         let other = Room::Named(RoomName::new("vip").unwrap());
-        assert_eq!(check_in(&other, &pass, 150, None), Err(Refusal::OtherRoom));
+        assert_eq!(
+            check_in(&other, &pass, 150, None),
+            Err(PassRefusal::OtherRoom)
+        );
         let service = mint_for(&Room::Service, 100, 200);
         assert!(check_in(&Room::Service, &service, 150, None).is_ok());
         assert_eq!(
             check_in(&drops(), &service, 150, None),
-            Err(Refusal::OtherRoom)
+            Err(PassRefusal::OtherRoom)
         );
     }
 
@@ -260,7 +267,7 @@ mod tests {
         assert!(check_in(&drops(), &pass, 150, Some(100)).is_ok());
         assert_eq!(
             check_in(&drops(), &pass, 150, Some(101)),
-            Err(Refusal::Revoked)
+            Err(PassRefusal::Revoked)
         );
     }
 
@@ -273,17 +280,17 @@ mod tests {
         let vips = Room::Named(RoomName::new("vips_").unwrap());
         assert_eq!(
             check_in(&vips, &renamed, 150, None),
-            Err(Refusal::BadSignature)
+            Err(PassRefusal::BadSignature)
         );
         let later = URL_SAFE_NO_PAD.encode(text.replace("exp=200", "exp=900"));
         assert_eq!(
             check_in(&drops(), &later, 150, None),
-            Err(Refusal::BadSignature)
+            Err(PassRefusal::BadSignature)
         );
         let unknown = URL_SAFE_NO_PAD.encode(text.replace("kid=key1", "kid=key9"));
         assert_eq!(
             check_in(&drops(), &unknown, 150, None),
-            Err(Refusal::UnknownKey)
+            Err(PassRefusal::UnknownKey)
         );
         for odd in [
             String::new(),
@@ -298,7 +305,7 @@ mod tests {
         ] {
             assert_eq!(
                 check_in(&drops(), &odd, 150, None),
-                Err(Refusal::Malformed),
+                Err(PassRefusal::Malformed),
                 "{odd:?}"
             );
         }

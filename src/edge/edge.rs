@@ -1,7 +1,6 @@
 //! Fastly glue, in the order a request flows: read the stores and the request,
 //! ask the core for a plan, carry it out, log one line.
 
-use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::io::Write as _;
 use std::net::IpAddr;
@@ -16,14 +15,13 @@ use fastly::log::Endpoint;
 use fastly::{Backend, ConfigStore, Request, Response, SecretStore};
 
 use waiting_room::admission::ceiling::PopCounts;
-use waiting_room::answer::{
-    Answered, BodySource, CACHE_HEADER, OriginOutcome, RELEASE_HEADER, origin_page, read_capped,
-};
+use waiting_room::answer::{BodySource, OriginOutcome, RELEASE_HEADER, origin_page, read_capped};
 use waiting_room::bots::challenge::{self, ChallengeSettings, Outcome, Reason, Verifier};
 use waiting_room::credentials::keys::{KeyRead, KeyStore, ReadOnce, SigningKey, Unread};
 use waiting_room::credentials::login;
+use waiting_room::credentials::pass::{self, HEADER as PASS_HEADER};
 use waiting_room::credentials::uid::uid_of;
-use waiting_room::log::push_unreadable;
+use waiting_room::log::{Answered, CACHE_HEADER};
 use waiting_room::pages::page::{NO_STORE, Page, PageBody};
 use waiting_room::resources::{
     BACKEND, CONFIG_STORE, COUNTED_SESSIONS, KEY_STORE, LOGIN_STORE, NEW_SESSIONS, PAGE_STORE,
@@ -32,15 +30,12 @@ use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::limits::{
     CONFIG_LOOKUP_BUDGET, Counter, SECRET_READ_BUDGET, kept_from_passes,
 };
-use waiting_room::settings::room::{Room, host_of};
+use waiting_room::settings::room::host_of;
 use waiting_room::settings::room_settings::{Looked, LookupFailed, Remembered};
 use waiting_room::{Action, OriginCookie, Plan, Visit, plan};
 
 /// Handles one request. Never fails: every error becomes a clean page.
-pub fn handle(mut req: Request) -> Response {
-    let client_ip = req.get_client_ip_addr();
-    let path = req.get_path().to_string();
-    let host = req.get_header_str_lossy(HOST).map(|h| host_of(&h));
+pub fn handle(req: Request) -> Response {
     // Settings: the few keys a bypass needs, then the keys of the room the request
     // is in, each looked up once, every lookup and secret read counted against the
     // room's budget. A missing store reads as empty, so every key takes its default.
@@ -48,51 +43,19 @@ pub fn handle(mut req: Request) -> Response {
     let store = open(CONFIG_STORE);
     let config = Remembered::fallible(|key: &str| reads.config(&store, key));
     let (now, millis) = unix_now();
-    let context = RequestContext::for_request(&config, host.as_deref(), &path, now);
+    let parts = Parts::of(&req);
+    let host = req.get_header_str_lossy(HOST).map(|h| host_of(&h));
+    let context = RequestContext::for_request(&config, host.as_deref(), &parts.path, now);
     let settings = &context.settings;
     let keys = SigningKeys::new(&reads, settings.bot_challenge.is_on());
-
-    // Browsers send one Cookie header; HTTP/2 may split it, so join them all.
-    let cookie_header = req.get_header_all_str_lossy(COOKIE).join("; ");
-    let cookies = (!cookie_header.is_empty()).then_some(cookie_header.as_str());
     // Identity is the connection's address (an IPv6 client's network, when
     // `uid_ipv6_prefix` says so), never a request header; in a room of a service
     // whose identity is `login`, the person a verified login names.
-    let address_uid = client_ip.map_or_else(
+    let address_uid = parts.client_ip.map_or_else(
         || "unknown".to_string(),
         |ip| uid_of(ip, settings.uid_ipv6_prefix),
     );
-    let login_store = OnceCell::new();
-    let login = login::of_request(
-        settings,
-        &path,
-        || {
-            req.get_header_str_lossy(AUTHORIZATION)
-                .map(|v| v.into_owned())
-        },
-        cookies,
-        &address_uid,
-        now,
-        &mut |kid| match login_store.get_or_init(|| SecretStore::open(LOGIN_STORE).ok()) {
-            Some(store) => reads.secret(store, kid, "login-key"),
-            None => Ok(None),
-        },
-    );
-    let uid = login
-        .as_ref()
-        .map_or(address_uid.as_str(), |l| l.uid(&address_uid));
-    let path_and_query = match req.get_query_str() {
-        Some(query) => Cow::Owned(format!("{path}?{query}")),
-        None => Cow::Borrowed(path.as_str()),
-    };
-    // `_lossy`: the plain getters panic on a header that is not UTF-8.
-    let accept = req.get_header_str_lossy(ACCEPT).map(|v| v.into_owned());
-    let accept_language = req
-        .get_header_str_lossy(ACCEPT_LANGUAGE)
-        .map(|v| v.into_owned());
-    let pass_header = req
-        .get_header_str_lossy(waiting_room::credentials::pass::HEADER)
-        .map(|v| v.into_owned());
+    let login = read_login(&req, &parts, &context, &address_uid, now, &reads);
     let pop = settings
         .pop_new_sessions_per_minute
         .map(|_| EdgeCounts::open());
@@ -101,24 +64,17 @@ pub fn handle(mut req: Request) -> Response {
         .settings()
         .map(|settings| EdgeVerifier {
             settings,
-            remote_ip: client_ip,
+            remote_ip: parts.client_ip,
             reads: &reads,
         });
     let visit = Visit {
         now,
         millis,
-        uid,
-        path: &path,
-        path_and_query: &path_and_query,
-        cookie_header: cookies,
-        tls: req.get_tls_protocol_bytes().is_some(),
-        accept: accept.as_deref(),
-        accept_language: accept_language.as_deref(),
+        uid: login.as_ref().map_or(&address_uid, |l| l.uid(&address_uid)),
         pop: pop.as_ref().map(|p| p as &dyn PopCounts),
-        pass_header: pass_header.as_deref(),
-        client_ip,
         challenge: verifier.as_ref().map(|v| v as &dyn Verifier),
         login: login.as_ref(),
+        ..parts.visit()
     };
     let mut plan = plan(&visit, &context, &keys);
     if let (Some(pop), Some(key)) = (
@@ -127,67 +83,15 @@ pub fn handle(mut req: Request) -> Response {
     ) {
         pop.count(key);
     }
-
     let mut resp = match plan.action {
-        Action::Forward => {
-            // The origin receives the path the room decided on and logged (the
-            // SDK's parse of the URL), never other bytes it could read otherwise.
-            let decided = req.get_url().clone();
-            req.set_url(decided);
-            // The origin never sees a pass: not a probe's header, not a link's parameter.
-            if pass_header.is_some() {
-                req.remove_header(waiting_room::credentials::pass::HEADER);
-            }
-            if let Some((_, kept)) = req
-                .get_query_str()
-                .and_then(waiting_room::credentials::pass::split_query)
-            {
-                match kept {
-                    Some(kept) => req.set_query_str(kept),
-                    None => req.remove_query(),
-                }
-            }
-            match &plan.origin_cookie {
-                OriginCookie::AsSent => {}
-                OriginCookie::Remove => {
-                    req.remove_header(COOKIE);
-                }
-                OriginCookie::Replace(cookies) => req.set_header(COOKIE, cookies),
-            }
-            // The origin's answer, or `None` when the room must answer for it.
-            // `send` returns once the response's headers are in: the time to them.
-            let started = Instant::now();
-            let sent = req.send(BACKEND);
-            let elapsed = started.elapsed();
-            let answered = match sent {
-                Ok(mut resp) => {
-                    let x_cache = resp.get_header_all(CACHE_HEADER).last();
-                    let who = Answered::of(x_cache.and_then(|v| v.to_str().ok()), elapsed);
-                    let release = resp
-                        .get_header_str_lossy(RELEASE_HEADER)
-                        .map(|v| v.into_owned());
-                    // Each header call is a host call: remove only what is there.
-                    if release.is_some() {
-                        resp.remove_header(RELEASE_HEADER);
-                    }
-                    let status = resp.get_status().as_u16();
-                    match plan.origin_answered(status, release.as_deref(), who) {
-                        OriginOutcome::PassOn => Some(resp),
-                        OriginOutcome::Unavailable => None,
-                    }
-                }
-                Err(err) => {
-                    plan.origin_unreachable(&err.root_cause().to_string());
-                    None
-                }
-            };
+        Action::Forward => match forward(req, &mut plan, parts.pass_header.is_some()) {
+            Some(resp) => resp,
             // The room answers for the origin, outside every room too: its page
             // shows the settings of the request's room, else the service's, every one.
-            answered.unwrap_or_else(|| {
-                let full = if context.room != Room::Service || settings.protects(&path) {
-                    context.clone()
-                } else {
-                    RequestContext::from_store(&config)
+            None => {
+                let full = match context.shows_all_settings(&parts.path) {
+                    true => context.clone(),
+                    false => RequestContext::from_store(&config),
                 };
                 page(
                     &mut plan,
@@ -197,44 +101,172 @@ pub fn handle(mut req: Request) -> Response {
                     None,
                     &reads,
                 )
-            })
-        }
-        Action::Serve(shown) => page(&mut plan, shown, &visit, &context, Some(&req), &reads),
-        Action::Refuse(401) => {
-            // RFC 6750: apps learn the room wants a login, and from which scheme.
-            let mut resp = Response::from_status(401)
-                .with_body_json(&serde_json::json!({"error": "login-required"}))
-                .unwrap_or_else(|_| Response::from_status(401));
-            resp.set_header(WWW_AUTHENTICATE, "Bearer realm=\"waiting room\"");
-            resp.set_header(CACHE_CONTROL, NO_STORE);
-            resp
-        }
-        Action::Refuse(status) => {
-            let text = match status {
-                400 => "Bad Request\n",
-                403 => "Forbidden\n",
-                _ => "Service Unavailable\n",
-            };
-            let mut resp = Response::from_status(status).with_body_text_plain(text);
-            resp.set_header(CACHE_CONTROL, NO_STORE);
-            resp
-        }
-        Action::Redirect => {
-            let mut resp = Response::from_status(302);
-            if let Some(location) = &plan.location {
-                resp.set_header(LOCATION, location);
             }
-            resp.set_header(CACHE_CONTROL, NO_STORE);
-            resp
-        }
+        },
+        Action::Serve(shown) => page(&mut plan, shown, &visit, &context, Some(&req), &reads),
+        Action::Refuse(status) => refusal(status),
+        Action::Redirect => redirect(plan.location.as_deref()),
     };
-
     if let Some(set_cookie) = &plan.set_cookie {
         resp.append_header(SET_COOKIE, set_cookie);
         resp.set_header(CACHE_CONTROL, NO_STORE);
     }
-    push_unreadable(&mut plan.log_line, &reads.failed.borrow());
-    write_log(settings.logger_name.as_deref(), &plan.log_line);
+    plan.log.reads_failed = reads.failed.take();
+    write_log(settings.logger_name.as_deref(), &plan.log_line());
+    resp
+}
+
+/// The request's parts the room reads, as owned text (`_lossy`: the plain getters
+/// panic on a header that is not UTF-8).
+struct Parts {
+    path: String,
+    path_and_query: String,
+    /// Browsers send one Cookie header; HTTP/2 may split it, so all are joined.
+    cookies: String,
+    accept: Option<String>,
+    accept_language: Option<String>,
+    pass_header: Option<String>,
+    tls: bool,
+    client_ip: Option<IpAddr>,
+}
+
+impl Parts {
+    fn of(req: &Request) -> Parts {
+        let header = |name| req.get_header_str_lossy(name).map(|v| v.into_owned());
+        let path = req.get_path().to_string();
+        Parts {
+            path_and_query: match req.get_query_str() {
+                Some(query) => format!("{path}?{query}"),
+                None => path.clone(),
+            },
+            path,
+            cookies: req.get_header_all_str_lossy(COOKIE).join("; "),
+            accept: header(ACCEPT.as_str()),
+            accept_language: header(ACCEPT_LANGUAGE.as_str()),
+            pass_header: header(PASS_HEADER),
+            tls: req.get_tls_protocol_bytes().is_some(),
+            client_ip: req.get_client_ip_addr(),
+        }
+    }
+
+    /// The visit these parts make, but for who the visitor is and what the edge
+    /// counts and verifies.
+    fn visit(&self) -> Visit<'_> {
+        Visit {
+            path: &self.path,
+            path_and_query: &self.path_and_query,
+            cookie_header: (!self.cookies.is_empty()).then_some(self.cookies.as_str()),
+            tls: self.tls,
+            accept: self.accept.as_deref(),
+            accept_language: self.accept_language.as_deref(),
+            pass_header: self.pass_header.as_deref(),
+            client_ip: self.client_ip,
+            ..Visit::default()
+        }
+    }
+}
+
+/// The visitor's login, when the service's identity is `login` and the path is in
+/// a room ([`login::of_request`]); an HS256 key's secret from the Secret Store.
+fn read_login(
+    req: &Request,
+    parts: &Parts,
+    context: &RequestContext,
+    address_uid: &str,
+    now: u64,
+    reads: &Reads,
+) -> Option<login::Login> {
+    let login_store = OnceCell::new();
+    let cookies = (!parts.cookies.is_empty()).then_some(parts.cookies.as_str());
+    login::of_request(
+        &context.settings,
+        &parts.path,
+        || {
+            req.get_header_str_lossy(AUTHORIZATION)
+                .map(|v| v.into_owned())
+        },
+        cookies,
+        address_uid,
+        now,
+        &mut |kid| match login_store.get_or_init(|| SecretStore::open(LOGIN_STORE).ok()) {
+            Some(store) => reads.secret(store, kid, "login-key"),
+            None => Ok(None),
+        },
+    )
+}
+
+/// Sends the request on to the origin, as the room decided it: the origin's answer,
+/// or `None` when the room must answer for it.
+fn forward(mut req: Request, plan: &mut Plan, pass_header: bool) -> Option<Response> {
+    // The origin receives the path the room decided on and logged (the SDK's parse
+    // of the URL), never other bytes it could read otherwise.
+    let decided = req.get_url().clone();
+    req.set_url(decided);
+    // The origin never sees a pass: not a probe's header, not a link's parameter.
+    if pass_header {
+        req.remove_header(PASS_HEADER);
+    }
+    if let Some((_, kept)) = req.get_query_str().and_then(pass::split_query) {
+        match kept {
+            Some(kept) => req.set_query_str(kept),
+            None => req.remove_query(),
+        }
+    }
+    match &plan.origin_cookie {
+        OriginCookie::AsSent => {}
+        OriginCookie::Remove => drop(req.remove_header(COOKIE)),
+        OriginCookie::Replace(cookies) => req.set_header(COOKIE, cookies),
+    }
+    // `send` returns once the response's headers are in: the time to them.
+    let started = Instant::now();
+    let sent = req.send(BACKEND);
+    let elapsed = started.elapsed();
+    let mut resp = match sent {
+        Ok(resp) => resp,
+        Err(err) => {
+            plan.origin_unreachable(&err.root_cause().to_string());
+            return None;
+        }
+    };
+    let x_cache = resp.get_header_all(CACHE_HEADER).last();
+    let who = Answered::of(x_cache.and_then(|v| v.to_str().ok()), elapsed);
+    let release = resp
+        .get_header_str_lossy(RELEASE_HEADER)
+        .map(|v| v.into_owned());
+    // Each header call is a host call: remove only what is there.
+    if release.is_some() {
+        resp.remove_header(RELEASE_HEADER);
+    }
+    let status = resp.get_status().as_u16();
+    match plan.origin_answered(status, release.as_deref(), who) {
+        OriginOutcome::PassOn => Some(resp),
+        OriginOutcome::Unavailable => None,
+    }
+}
+
+/// The answer to a refused request: RFC 6750's `401` for a login, so apps learn
+/// the room wants one and from which scheme; else the status with a plain line.
+fn refusal(status: u16) -> Response {
+    let mut resp = match status {
+        401 => Response::from_status(401)
+            .with_body_json(&serde_json::json!({"error": "login-required"}))
+            .unwrap_or_else(|_| Response::from_status(401))
+            .with_header(WWW_AUTHENTICATE, "Bearer realm=\"waiting room\""),
+        400 => Response::from_status(status).with_body_text_plain("Bad Request\n"),
+        403 => Response::from_status(status).with_body_text_plain("Forbidden\n"),
+        _ => Response::from_status(status).with_body_text_plain("Service Unavailable\n"),
+    };
+    resp.set_header(CACHE_CONTROL, NO_STORE);
+    resp
+}
+
+/// A `302` to `location`.
+fn redirect(location: Option<&str>) -> Response {
+    let mut resp = Response::from_status(302);
+    if let Some(location) = location {
+        resp.set_header(LOCATION, location);
+    }
+    resp.set_header(CACHE_CONTROL, NO_STORE);
     resp
 }
 

@@ -36,6 +36,13 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
+    /// Whether these settings are all the room's page for `path` shows: a request
+    /// in a room read them in full; outside every room (a bypass of the service
+    /// room) the page shows the service's, which a full read gives.
+    pub fn shows_all_settings(&self, path: &str) -> bool {
+        self.room != Room::Service || self.settings.protects(path)
+    }
+
     /// Whether a key the decision rests on could not be read
     /// ([`holds_when_unreadable`]): only a bypass, a pass or a live session goes on.
     pub fn holds(&self) -> bool {

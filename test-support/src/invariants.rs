@@ -12,11 +12,12 @@ use base64::engine::general_purpose::STANDARD;
 use control::origin::OriginAnswer;
 use control::record::Record;
 use waiting_room::admission::decision::{Decision, Session, Verdict};
-use waiting_room::answer::{Answered, OriginOutcome};
+use waiting_room::answer::OriginOutcome;
 use waiting_room::credentials::cookie::{self, DELETE_COOKIE};
 use waiting_room::credentials::cookie_names;
 use waiting_room::credentials::keys::SigningKey;
 use waiting_room::credentials::token::{self, Claims, TokenKind};
+use waiting_room::log::Answered;
 use waiting_room::pages::page::Page;
 use waiting_room::settings::config::{self, QueueingMethod, Settings};
 use waiting_room::settings::context::RequestContext;
@@ -426,7 +427,7 @@ fn origin_answer_reads_back(input: &mut Input<'_>, plan: &mut Plan) {
             (Some(OriginAnswer::Answered { ms, status }), Some(outcome))
         }
     };
-    let line = &plan.log_line;
+    let line = &plan.log_line();
     assert!(!line.chars().any(char::is_control), "log line {line:?}");
     let record: Record = line
         .parse()
@@ -441,7 +442,7 @@ fn origin_answer_reads_back(input: &mut Input<'_>, plan: &mut Plan) {
 /// The room's own log line reads back, through the controller's parser, as
 /// exactly what the room decided, whatever the path or cookie held.
 fn log_line_reads_back(visit: &Visit, settings: &Settings, plan: &Plan) {
-    let line = &plan.log_line;
+    let line = &plan.log_line();
     let record: Record = line
         .parse()
         .unwrap_or_else(|e| panic!("the room's own line is unreadable ({e}): {line}"));
@@ -538,7 +539,7 @@ fn presented<'a>(visit: &Visit<'a>) -> Option<&'a str> {
 
 /// Every invariant of one plan.
 fn plan_holds(visit: &Visit, settings: &Settings, plan: &Plan) {
-    let line = &plan.log_line;
+    let line = &plan.log_line();
     assert!(!line.chars().any(char::is_control), "log line {line:?}");
     let presented = presented(visit);
     if let Some(value) = presented {
@@ -745,7 +746,7 @@ fn issued_cookie_is_sound(visit: &Visit, settings: &Settings, decision: Decision
             "no cookie although {:?} is usable",
             settings.active_key
         );
-        assert!(plan.log_line.contains(" ALERT=active-key-unusable"));
+        assert!(plan.log_line().contains(" ALERT=active-key-unusable"));
         return;
     };
     // `waiting_room=<token>; path=/; max-age=<lifetime>`, then the attributes.
@@ -1033,7 +1034,7 @@ pub fn rooms(data: &[u8]) {
 /// owes, by an independent check of the documented hash ([`mint::toll_pays`]).
 /// Returns the transition and whether the request paid.
 pub fn toll(data: &[u8]) -> (Option<waiting_room::admission::decision::Transition>, bool) {
-    use waiting_room::admission::decision::{Context, Transition, decide_with};
+    use waiting_room::admission::decision::{Context, Request, Transition, decide};
     use waiting_room::bots::toll;
 
     let mut input = Input::new(data);
@@ -1068,19 +1069,11 @@ pub fn toll(data: &[u8]) -> (Option<waiting_room::admission::decision::Transitio
     .into();
     let settings = Settings::from_lookup(|key| store.get(key).cloned());
     let context = Context {
-        pop: None,
         toll_nonce: Some(&nonce).filter(|n| !n.is_empty()).map(|n| n.as_str()),
-        challenge: None,
+        ..Context::new(&settings)
     };
-    let verdict = decide_with(
-        now,
-        0,
-        &uid,
-        Some(&value),
-        &settings,
-        &fuzz_input::key_store,
-        context,
-    );
+    let request = Request::new(now, &uid, Some(&value));
+    let verdict = decide(&request, &context, &fuzz_input::key_store);
     let owed = u32::from(owes.min(room_bits));
     let canonical = toll::parse_nonce(&nonce).filter(|n| n.to_string() == nonce);
     let pays = owed == 0 || canonical.is_some_and(|n| mint::toll_pays(&challenge, n, owed));
@@ -1143,9 +1136,9 @@ pub fn route(target: &str) -> (String, Routed) {
     let plan = waiting_room::plan(&visit, &context, &fuzz_input::key_store);
     let routed = if matches!(plan.action, Action::Refuse(_)) {
         Routed::Refused
-    } else if plan.log_line.contains(" scope=bypass-path ") {
+    } else if plan.log_line().contains(" scope=bypass-path ") {
         Routed::Bypassed
-    } else if plan.log_line.contains(" scope=unprotected-path ") {
+    } else if plan.log_line().contains(" scope=unprotected-path ") {
         Routed::Outside
     } else {
         Routed::Room(

@@ -13,6 +13,7 @@ pub mod challenge_server;
 pub mod controller;
 #[cfg(feature = "processes")]
 pub mod crowd;
+pub mod decisions;
 pub mod docs;
 #[cfg(feature = "processes")]
 pub mod faults;

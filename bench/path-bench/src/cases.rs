@@ -72,10 +72,8 @@ impl Case {
     /// The decision alone (no cookie parsing, page choice or log line).
     pub fn decide(&self) -> Verdict {
         decision::decide(
-            self.now,
-            UID,
-            self.cookie(),
-            &self.context.settings,
+            &decision::Request::new(self.now, UID, self.cookie()),
+            &decision::Context::new(&self.context.settings),
             &self.keys,
         )
     }

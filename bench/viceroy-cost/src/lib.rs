@@ -1036,7 +1036,7 @@ mod tests {
         let static_path = format!("{}static/a.css", rooms_path());
         assert!(
             room_plan(&static_path, "")
-                .log_line
+                .log_line()
                 .contains("scope=bypass-path")
         );
     }
@@ -1077,7 +1077,7 @@ mod tests {
         );
         assert_eq!(young.action, Action::Forward);
         assert_eq!(young.set_cookie, None);
-        let line = &young.log_line;
+        let line = &young.log_line();
         assert!(line.contains("decision=allow"), "{line}");
         assert!(line.contains(" room=r09"), "{line}");
         assert!(!line.contains("config_fallback"), "{line}");
@@ -1101,7 +1101,7 @@ mod tests {
         let service = mint::mint(KEY, "allow", NOW + 3500, CLIENT, "key1");
         for token in [r08, service] {
             let other = room_plan(&rooms_path(), &format!("waiting_room_r09={token}"));
-            assert_ne!(other.action, Action::Forward, "{}", other.log_line);
+            assert_ne!(other.action, Action::Forward, "{}", other.log_line());
         }
     }
 
@@ -1251,7 +1251,7 @@ mod tests {
             for case in [Case::DrawNoToll, Case::DrawTollPaid] {
                 let store = store_of(case);
                 let plan = plan_in(&store, now, "/events", &case.cookie(KEY, "key1", NOW, 3600));
-                let line = &plan.log_line;
+                let line = &plan.log_line();
                 assert_eq!(plan.action, Action::Forward, "{line}");
                 assert!(line.contains("transition=lottery-won"), "{line}");
                 assert_eq!(
@@ -1270,7 +1270,7 @@ mod tests {
                 "/events",
                 &held.cookie(KEY, "key1", NOW, 3600),
             );
-            let line = &plan.log_line;
+            let line = &plan.log_line();
             assert_eq!(plan.action, Action::Serve(Page::KeepWaiting), "{line}");
             assert!(line.contains("transition=toll-unpaid"), "{line}");
             let set_cookie = plan.set_cookie.expect("a wait token");
@@ -1423,7 +1423,7 @@ mod tests {
                 ..Visit::default()
             };
             let plan = plan(&visit, &context, &keys);
-            let line = &plan.log_line;
+            let line = &plan.log_line();
             assert_eq!(plan.action, Action::Forward, "{line}");
             assert_eq!(plan.set_cookie, None, "{line}");
             assert!(case.check(&origin_page(&[])).is_ok());
@@ -1433,8 +1433,8 @@ mod tests {
                 &store_of(Case::RoomYoung),
                 &Case::RoomYoung.cookie(KEY, "key1", NOW, 3600),
             );
-            assert!(case.check_log(&by_address.log_line).is_err());
-            assert!(Case::RoomYoung.check_log(&by_address.log_line).is_ok());
+            assert!(case.check_log(&by_address.log_line()).is_err());
+            assert!(Case::RoomYoung.check_log(&by_address.log_line()).is_ok());
             assert!(Case::RoomYoung.check_log(line).is_err());
         }
         let output = "waitingroom_log :: waitingroom t=1 decision=allow uid=127.0.0.1 p=50";

@@ -131,19 +131,18 @@ impl Room {
             let counts = pop.counts();
             // A named room signs with its own derived key, as `plan()` has it.
             let keys = RoomKeys::new(&self.keys, self.context.room.name());
-            decision::decide_with(
+            let request = decision::Request {
                 now,
                 millis,
                 uid,
                 cookie,
-                &self.context.settings,
-                &keys,
-                decision::Context {
-                    pop: Some(counts),
-                    toll_nonce,
-                    challenge: None,
-                },
-            )
+            };
+            let context = decision::Context {
+                pop: Some(counts),
+                toll_nonce,
+                ..decision::Context::new(&self.context.settings)
+            };
+            decision::decide(&request, &context, &keys)
         };
         if let Some(key) = &verdict.pop_count {
             self.pop.borrow_mut().count(now, key.clone());

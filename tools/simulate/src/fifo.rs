@@ -4,7 +4,7 @@
 //!
 //! It runs the simulator's one event loop ([`crate::engine`]) with FIFO mode's
 //! [`Method`]. Every request is decided by the room's own
-//! [`waiting_room::admission::decision::decide_at`] to the millisecond: a person's first request comes at their own millisecond
+//! [`waiting_room::admission::decision::decide`] to the millisecond: a person's first request comes at their own millisecond
 //! (the people arriving within one second are spread evenly over it, in a random
 //! order, so they hold distinct places whenever a second has at most a thousand
 //! of them; beyond that, people sharing a millisecond share a place, as they

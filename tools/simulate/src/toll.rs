@@ -6,7 +6,7 @@
 //! a browser hashes is not modelled), and so does a paying bot; a skipping bot
 //! never does. Paying finds the nonce the room's own search ([`toll::solve`])
 //! finds, the first: it is real, put in the device's toll cookie and checked by
-//! the room's own `decide_with`, and it costs what that search costs, `nonce +
+//! the room's own `decide`, and it costs what that search costs, `nonce +
 //! 1` hashes. (A large toll is searched on every core, each nonce checked by
 //! the room's own [`toll::solves`], to save wall time; the hashes counted are
 //! still those of the search on one core.)

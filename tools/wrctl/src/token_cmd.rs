@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::{Args, Subcommand};
-use waiting_room::admission::decision::decide;
+use waiting_room::admission::decision::{Context, Request, decide};
 use waiting_room::admission::lottery;
 use waiting_room::credentials::keys::{KeyStore, RoomKeys, SigningKey};
 use waiting_room::credentials::token::{self, Claims, SignedToken, TokenKind};
@@ -284,7 +284,8 @@ fn inspect(args: InspectArgs) -> ExitCode {
         );
     }
     if let (Some(uid), Some(keys)) = (&args.uid, &keys) {
-        let verdict = decide(now, uid, Some(value), &settings, keys);
+        let request = Request::new(now, uid, Some(value));
+        let verdict = decide(&request, &Context::new(&settings), keys);
         let mut why: Vec<String> = Vec::new();
         if let Some(t) = verdict.transition {
             why.push(t.to_string());

@@ -1,7 +1,7 @@
 //! FIFO end to end: the real `wrctl control --queueing fifo` process on a live
 //! stream. The test plays the room with the room's own code: a crowd of visitors,
 //! each with its own cookie jar, polls on the wall clock; every request is decided
-//! by `decision::decide_at` (to the millisecond) with the settings read afresh from
+//! by `decision::decide` (to the millisecond) with the settings read afresh from
 //! the config file the controller writes, and its log line, written by
 //! `log::decision_line`, is piped to the controller's stdin. The controller must
 //! move `fifo_cutoff` forward in that file, with `fifo_rate` and the heartbeat,
@@ -115,14 +115,13 @@ fn the_controller_moves_the_fifo_cutoff_of_a_live_room() {
             if v.admitted_ms.is_some() || v.next_ms > now {
                 continue;
             }
-            let verdict = decision::decide_at(
-                now / 1000,
-                (now % 1000) as u16,
-                &v.uid,
-                v.cookie.as_deref(),
-                &settings,
-                &keys,
-            );
+            let request = decision::Request {
+                now: now / 1000,
+                millis: (now % 1000) as u16,
+                uid: &v.uid,
+                cookie: v.cookie.as_deref(),
+            };
+            let verdict = decision::decide(&request, &decision::Context::new(&settings), &keys);
             lines.push(log::decision_line(
                 now / 1000,
                 &v.uid,
