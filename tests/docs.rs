@@ -6,8 +6,9 @@
 //! "not run", with the reason. `wrctl` and `simulate` command lines are checked against
 //! the binaries in their own crates' tests/docs.rs and tests/invocations.rs. Every
 //! link of the docs leads to a file that exists, and a `#fragment` to one of its
-//! headings. The first `fastly compute publish` leaves the room off. README.md is an
-//! operator's guide of at most 250 lines, which says how to get `wrctl` before it runs it.
+//! headings; every file git keeps under docs/research/figures is linked from a doc. The
+//! first `fastly compute publish` leaves the room off. README.md is an operator's guide
+//! of at most 250 lines, which says how to get `wrctl` before it runs it.
 //! docs/operate/configuration.md's key table is the settings table's
 //! (`waiting_room::settings::table`): `WRITE_CONFIG_REFERENCE=1` rewrites it.
 
@@ -233,10 +234,20 @@ fn link_targets(line: &str) -> Vec<String> {
     targets
 }
 
-#[test]
-fn every_link_of_the_docs_resolves() {
-    let mut links = 0;
-    let mut broken = Vec::new();
+/// A link of the docs to a file of the repository.
+struct Link {
+    /// `file:line: (target)`.
+    place: String,
+    /// The file linked, from the root (`docs/a/../b.md` as written, the linking file
+    /// itself for `#fragment` alone).
+    path: std::path::PathBuf,
+    /// What follows `#`, or nothing.
+    fragment: String,
+}
+
+/// Every link of the docs but those to other sites (`://`, `mailto:`).
+fn links() -> Vec<Link> {
+    let mut found = Vec::new();
     for file in docs::files(root()) {
         let text = read(&file.display().to_string());
         let dir = file.parent().unwrap_or(Path::new(""));
@@ -245,25 +256,41 @@ fn every_link_of_the_docs_resolves() {
                 if target.contains("://") || target.starts_with("mailto:") {
                     continue;
                 }
-                links += 1;
                 let (path, fragment) = target.split_once('#').unwrap_or((&target, ""));
-                let place = format!("{}:{number}: ({target})", file.display());
-                let linked = if path.is_empty() {
-                    file.clone()
-                } else {
-                    dir.join(path)
-                };
-                if !root().join(&linked).exists() {
-                    broken.push(format!("{place}: no file {}", linked.display()));
-                    continue;
-                }
-                if !fragment.is_empty() && linked.extension().is_some_and(|e| e == "md") {
-                    let linked_text = std::fs::read_to_string(root().join(&linked))
-                        .unwrap_or_else(|e| panic!("{}: {e}", linked.display()));
-                    if !anchors(&linked_text).contains(fragment) {
-                        broken.push(format!("{place}: no heading #{fragment}"));
-                    }
-                }
+                found.push(Link {
+                    place: format!("{}:{number}: ({target})", file.display()),
+                    path: if path.is_empty() {
+                        file.clone()
+                    } else {
+                        dir.join(path)
+                    },
+                    fragment: fragment.to_string(),
+                });
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_link_of_the_docs_resolves() {
+    let links = links();
+    let mut broken = Vec::new();
+    for Link {
+        place,
+        path: linked,
+        fragment,
+    } in &links
+    {
+        if !root().join(linked).exists() {
+            broken.push(format!("{place}: no file {}", linked.display()));
+            continue;
+        }
+        if !fragment.is_empty() && linked.extension().is_some_and(|e| e == "md") {
+            let linked_text = std::fs::read_to_string(root().join(linked))
+                .unwrap_or_else(|e| panic!("{}: {e}", linked.display()));
+            if !anchors(&linked_text).contains(fragment) {
+                broken.push(format!("{place}: no heading #{fragment}"));
             }
         }
     }
@@ -273,7 +300,74 @@ fn every_link_of_the_docs_resolves() {
         broken.join("\n")
     );
     // Hundreds of links: finding few means the reading broke.
-    assert!(links > 200, "only {links} links found in the docs");
+    assert!(
+        links.len() > 200,
+        "only {} links found in the docs",
+        links.len()
+    );
+}
+
+/// `path` with its `.` and `..` steps taken, its parts joined by `/`.
+fn normalized(path: &Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            part => parts.push(part.as_os_str().to_string_lossy().into_owned()),
+        }
+    }
+    parts.join("/")
+}
+
+/// The files git keeps under `dir`, from the root.
+fn in_git(dir: &str) -> Vec<String> {
+    let output = std::process::Command::new("git")
+        .args(["ls-files", "-z", "--", dir])
+        .current_dir(root())
+        .output()
+        .expect("git, to list the files it keeps");
+    assert!(
+        output.status.success(),
+        "git ls-files {dir}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .expect("file names in UTF-8")
+        .split('\0')
+        .filter(|name| !name.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The scripts remake the figures of docs/research/figures; git keeps only the ones a
+/// doc links (the tables, the plots and screenshots the docs show), and its
+/// `.gitignore` leaves out the rest. A figure kept in git that no doc links is one to
+/// remove (or to link).
+#[test]
+fn every_figure_file_in_git_is_linked_from_a_doc() {
+    let linked: BTreeSet<String> = links().iter().map(|l| normalized(&l.path)).collect();
+    let kept = in_git("docs/research/figures");
+    assert!(
+        kept.iter().any(|f| f.ends_with(".svg")) && kept.iter().any(|f| f.ends_with(".md")),
+        "no plots or tables in git under docs/research/figures: {kept:?}"
+    );
+    let unlinked: Vec<&String> = kept
+        .iter()
+        .filter(|f| !f.ends_with("/.gitignore") && !linked.contains(*f))
+        .collect();
+    assert!(
+        unlinked.is_empty(),
+        "figure files in git that no doc links (link them from a doc, or git rm them: \
+         their script remakes them):\n{}",
+        unlinked
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 /// The value `[setup]` of fastly.toml gives the config-store item `key` on the first
