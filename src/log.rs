@@ -41,7 +41,7 @@ pub const FIELDS: &[(&str, &str)] = &[
     ),
     (
         "scope=",
-        "Why a `bypass`: `unprotected-path`, `disabled`, `path`, `address`, `pass`, `live-session` (a live session let on while a read failed).",
+        "Why a `bypass`: `unprotected-path`, `disabled`, `bypass-path`, `bypass-address`, `pass` (a signed pass), `live-session` (a live session let on while a read failed).",
     ),
     (
         "reason=",
@@ -155,6 +155,20 @@ pub const FIELDS: &[(&str, &str)] = &[
         "Reads that failed outside the settings (a page, a signing key, a secret).",
     ),
 ];
+
+/// The line before the field table in docs/reference/how-it-works.md.
+pub const BEGIN: &str = "<!-- BEGIN the log fields generated from waiting_room::log::FIELDS -->";
+/// The line after it.
+pub const END: &str = "<!-- END of the generated log fields -->";
+
+/// [`FIELDS`] as a Markdown table, for the docs.
+pub fn reference() -> String {
+    let mut table = String::from("| field | what it says |\n|---|---|\n");
+    for (field, meaning) in FIELDS {
+        let _ = writeln!(table, "| `{field}` | {meaning} |");
+    }
+    table
+}
 
 /// One request's log line, field by field ([`FIELDS`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -814,5 +828,13 @@ mod tests {
         }
         let unwritten: Vec<_> = FIELDS.iter().zip(&listed).filter(|(_, l)| !**l).collect();
         assert!(unwritten.is_empty(), "listed, never written: {unwritten:?}");
+    }
+
+    #[test]
+    fn every_transition_is_named_in_the_fields_table() {
+        let (_, meaning) = FIELDS.iter().find(|(f, _)| *f == "transition=").unwrap();
+        for t in Transition::ALL {
+            assert!(meaning.contains(&format!("`{t}`")), "{t} missing");
+        }
     }
 }

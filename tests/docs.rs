@@ -458,6 +458,21 @@ fn the_readme_is_an_operators_guide_of_at_most_250_lines() {
     );
 }
 
+/// docs/reference/how-it-works.md's table of the log line's fields is what
+/// `waiting_room::log::FIELDS` renders; `WRITE_LOG_REFERENCE=1` rewrites it.
+#[test]
+fn log_fields_table_is_generated_from_the_log_record() {
+    use waiting_room::log;
+    docs::check_generated(&docs::Generated {
+        path: &root().join("docs/reference/how-it-works.md"),
+        begin: log::BEGIN,
+        end: log::END,
+        text: log::reference(),
+        write_var: "WRITE_LOG_REFERENCE",
+        regenerate: "WRITE_LOG_REFERENCE=1 cargo test --test docs log_fields",
+    });
+}
+
 /// docs/operate/configuration.md's key table is what the settings table renders
 /// (`waiting_room::settings::table::reference`): this test fails when the two differ.
 /// `WRITE_CONFIG_REFERENCE=1` rewrites the page's table instead (docs/development.md,
