@@ -57,7 +57,7 @@ pub const FIELDS: &[(&str, &str)] = &[
     ("session=", "For an admission: `new`, `renewed` or `kept`."),
     (
         "transition=",
-        "How a valid, expired token changed state (`lottery-won`, `session-expired`, `cutoff-reached`, ...).",
+        "How a valid, expired token changed state: `session-expired`, `lottery-won`, `lottery-lost`, `ceiling-reached`, `queue-all`, `redeem-window-passed`; in FIFO mode `cutoff-reached`, `hold-expired`, `joined-line`; `left-line` (a FIFO place in random mode); `toll-unpaid` (a draw or admission held for an unpaid toll).",
     ),
     (
         "exp=",
