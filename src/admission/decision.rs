@@ -4,6 +4,7 @@
 //! [`crate::admission::fifo_mode`]), the session ([`crate::admission::session`])
 //! and the toll ([`crate::admission::toll_due`]) are its steps.
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 
@@ -190,30 +191,108 @@ pub fn decide(request: &Request<'_>, context: &Context<'_>, keys: &impl KeyStore
     let keys = &Noting::new(keys);
     // Holding everyone: nobody is drawn (below), and in FIFO mode nobody is past
     // the cutoff; live sessions go on.
-    let holding;
-    let settings = if context.settings.queue_all && context.settings.fifo_cutoff.is_some() {
-        holding = Settings {
+    let holding: Cow<'_, Settings> = match context.settings {
+        s if s.queue_all && s.fifo_cutoff.is_some() => Cow::Owned(Settings {
             fifo_cutoff: None,
-            ..context.settings.clone()
-        };
-        &holding
-    } else {
-        context.settings
+            ..s.clone()
+        }),
+        s => Cow::Borrowed(s),
     };
+    let settings = holding.as_ref();
     let (token, rejection) = read_token(request, settings, keys);
-    let (decision, transition, kept_place) = classify_request(now, token.as_ref(), settings, keys);
-    // The bot toll: a draw or an admission that comes unpaid is held.
+    let token = token.as_ref();
+    let judged = judge(now, uid, token, settings, context, keys);
+    let Judged {
+        decision,
+        transition,
+        kept_place,
+        ..
+    } = judged;
+    let (wait_exp, due) = if settings.queueing_method == QueueingMethod::Fifo {
+        let now_ms = now
+            .saturating_mul(1000)
+            .saturating_add(u64::from(request.millis.min(999)));
+        let judged = (decision, transition);
+        fifo_due(
+            (now, now_ms),
+            uid,
+            judged,
+            token,
+            kept_place,
+            settings,
+            keys,
+        )
+    } else {
+        lottery_due(now, uid, decision, token, settings, transition)
+    };
+    let toll = &judged.toll;
+    let successor_toll = toll.successor(settings.toll_bits());
+    let issued = issue(decision, due, uid, settings, keys, successor_toll);
+    let held_session = token
+        .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
+    Verdict {
+        decision,
+        cookie: issued.cookie,
+        rejection,
+        transition,
+        signing_key_missing: issued.signing_key_missing,
+        unread: keys.failed.get() || matches!(toll.checked, Some(Outcome::Unread)),
+        wait_exp,
+        arr: match (decision, due) {
+            (Decision::Allow, _) if transition == Some(Transition::CutoffReached) => kept_place,
+            (Decision::Allow | Decision::Deny, _) => None,
+            (_, Some(due)) => due.arr,
+            (_, None) => kept_place,
+        },
+        session: (decision == Decision::Allow).then_some(match (held_session, due) {
+            (None, _) => Session::New,
+            (Some(_), Some(_)) => Session::Renewed,
+            (Some(_), None) => Session::Kept,
+        }),
+        exp: match (decision, due, held_session) {
+            (Decision::Allow, Some(due), _) => Some(due.exp),
+            (Decision::Allow, None, Some(held)) => Some(session_end(&held.claims, settings)),
+            _ => wait_exp,
+        },
+        weak_key: keys.weak.take(),
+        pop_count: judged.pop_count,
+        // The toll owed after the response: the new wait token's, or the held one's.
+        toll: issued
+            .toll
+            .or(toll.still_owed(decision, due.is_some(), token)),
+        toll_paid: toll.paid,
+        challenge: judged.toll.checked,
+    }
+}
+
+/// The decision on the visitor's token, before the token the response carries.
+struct Judged {
+    decision: Decision,
+    transition: Option<Transition>,
+    /// FIFO: the place the visitor keeps or joins at.
+    kept_place: Option<u64>,
+    toll: Toll,
+    /// A new session the POP must count.
+    pop_count: Option<String>,
+}
+
+/// Classifies the token, then holds a draw or an admission whose bot toll is
+/// unpaid, then a new session past the POP's ceiling (random mode).
+fn judge(
+    now: u64,
+    uid: &str,
+    token: Option<&SignedToken>,
+    settings: &Settings,
+    context: &Context<'_>,
+    keys: &impl KeyStore,
+) -> Judged {
+    let (decision, transition, kept_place) = classify_request(now, token, settings, keys);
     let draw_due = matches!(
         transition,
         Some(Transition::LotteryWon | Transition::LotteryLost | Transition::CutoffReached)
     );
-    let toll = Toll::judge(
-        token.as_ref(),
-        settings,
-        context.toll_nonce,
-        context.challenge,
-        draw_due,
-    );
+    let (toll_nonce, verifier) = (context.toll_nonce, context.challenge);
+    let toll = Toll::judge(token, settings, toll_nonce, verifier, draw_due);
     let (decision, transition) = match transition {
         Some(Transition::LotteryWon | Transition::LotteryLost) if toll.unpaid() => {
             (Decision::ReWait, Some(Transition::TollUnpaid))
@@ -223,16 +302,16 @@ pub fn decide(request: &Request<'_>, context: &Context<'_>, keys: &impl KeyStore
         }
         _ => (decision, transition),
     };
-    let held_session = token
-        .as_ref()
-        .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
+    let held_session = token.is_some_and(|t| {
+        t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings)
+    });
     let fifo = settings.queueing_method == QueueingMethod::Fifo;
-    let new_session = decision == Decision::Allow && held_session.is_none();
+    let new_session = decision == Decision::Allow && !held_session;
     let (decision, transition, pop_count) = if new_session && !fifo {
         at_the_ceiling(
             now,
             uid,
-            token.as_ref(),
+            token,
             settings,
             context.pop,
             (decision, transition),
@@ -240,72 +319,12 @@ pub fn decide(request: &Request<'_>, context: &Context<'_>, keys: &impl KeyStore
     } else {
         (decision, transition, None)
     };
-    let (wait_exp, due) = if fifo {
-        let now_ms = now
-            .saturating_mul(1000)
-            .saturating_add(u64::from(request.millis.min(999)));
-        let held = token.as_ref();
-        fifo_due(
-            (now, now_ms),
-            uid,
-            (decision, transition),
-            held,
-            kept_place,
-            settings,
-            keys,
-        )
-    } else {
-        lottery_due(now, uid, decision, token.as_ref(), settings, transition)
-    };
-    let arr = match (decision, due) {
-        (Decision::Allow, _) if transition == Some(Transition::CutoffReached) => kept_place,
-        (Decision::Allow | Decision::Deny, _) => None,
-        (_, Some(due)) => due.arr,
-        (_, None) => kept_place,
-    };
-    let session = (decision == Decision::Allow).then_some(match (held_session, due) {
-        (None, _) => Session::New,
-        (Some(_), Some(_)) => Session::Renewed,
-        (Some(_), None) => Session::Kept,
-    });
-    let exp = match (decision, due, held_session) {
-        (Decision::Allow, Some(due), _) => Some(due.exp),
-        (Decision::Allow, None, Some(held)) => Some(session_end(&held.claims, settings)),
-        _ => wait_exp,
-    };
-    // The toll owed after the response: the held token's, unless paid now, or
-    // the new wait token's.
-    let held_toll = match (decision, due, &token) {
-        (Decision::Wait, None, Some(held)) if toll.owed > 0 && !toll.paid => Some(TollDue {
-            signature: *held.signature(),
-            bits: toll.owed,
-        }),
-        _ => None,
-    };
-    let issued = issue(
+    Judged {
         decision,
-        due,
-        uid,
-        settings,
-        keys,
-        toll.successor(settings.toll_bits()),
-    );
-    Verdict {
-        decision,
-        cookie: issued.cookie,
-        rejection,
         transition,
-        signing_key_missing: issued.signing_key_missing,
-        unread: keys.failed.get() || matches!(toll.checked, Some(Outcome::Unread)),
-        wait_exp,
-        arr,
-        session,
-        exp,
-        weak_key: keys.weak.take(),
+        kept_place,
+        toll,
         pop_count,
-        toll: issued.toll.or(held_toll),
-        toll_paid: toll.paid,
-        challenge: toll.checked,
     }
 }
 

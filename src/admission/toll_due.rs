@@ -2,6 +2,7 @@
 //! must pass ([`crate::bots::challenge`]): whether this request pays it, and what
 //! the next token owes.
 
+use crate::admission::log_words::Decision;
 use crate::bots::challenge::{self, BotChallenge, Outcome, Verifier};
 use crate::bots::toll;
 use crate::credentials::token::{SignedToken, TokenKind};
@@ -79,6 +80,21 @@ impl Toll {
             }
         };
         toll
+    }
+
+    /// What a visitor who waits on with the token they hold (no token due) still
+    /// owes after the response: its toll, unless paid now.
+    pub(crate) fn still_owed(
+        &self,
+        decision: Decision,
+        token_due: bool,
+        held: Option<&SignedToken>,
+    ) -> Option<TollDue> {
+        let held = held.filter(|_| decision == Decision::Wait && !token_due && !self.paid)?;
+        (self.owed > 0).then(|| TollDue {
+            signature: *held.signature(),
+            bits: self.owed,
+        })
     }
 
     /// Whether a draw or an admission must wait for payment.
