@@ -77,7 +77,7 @@ pub enum BodySource {
 impl Plan {
     /// The request's log line, as the edge writes it.
     pub fn log_line(&self) -> String {
-        self.log.to_string()
+        self.log.line()
     }
 
     /// The origin answered with `status`, carrying `release` as its

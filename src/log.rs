@@ -396,7 +396,7 @@ pub fn decision_line(
     verdict: &Verdict,
     context: &RequestContext,
 ) -> String {
-    LogLine::decided(now, uid, path, verdict, context).to_string()
+    LogLine::decided(now, uid, path, verdict, context).line()
 }
 
 /// Room for a whole line without growing: the fixed fields (208 bytes hold the
@@ -407,18 +407,22 @@ const LINE_CAPACITY: usize = 208 + MAX_LOGGED_PATH + 40;
 
 impl fmt::Display for LogLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // One buffer, written to `f` in one call: each write is one log line.
+        f.write_str(&self.line())
+    }
+}
+
+impl LogLine {
+    /// The line as written, in one buffer sized for it.
+    pub fn line(&self) -> String {
         let mut line = String::with_capacity(LINE_CAPACITY);
         self.write_head(&mut line);
         line.push_str(" path=");
         push_word(&mut line, &self.path);
         self.write_alerts(&mut line);
         self.write_after(&mut line);
-        f.write_str(&line)
+        line
     }
-}
 
-impl LogLine {
     /// The fields before the path.
     fn write_head(&self, line: &mut String) {
         let _ = write!(line, "{PREFIX} t={} decision=", self.t);

@@ -132,7 +132,6 @@ struct Parts {
 
 impl Parts {
     fn of(req: &Request) -> Parts {
-        let header = |name| req.get_header_str_lossy(name).map(|v| v.into_owned());
         let path = req.get_path().to_string();
         Parts {
             path_and_query: match req.get_query_str() {
@@ -141,9 +140,13 @@ impl Parts {
             },
             path,
             cookies: req.get_header_all_str_lossy(COOKIE).join("; "),
-            accept: header(ACCEPT.as_str()),
-            accept_language: header(ACCEPT_LANGUAGE.as_str()),
-            pass_header: header(PASS_HEADER),
+            accept: req.get_header_str_lossy(ACCEPT).map(|v| v.into_owned()),
+            accept_language: req
+                .get_header_str_lossy(ACCEPT_LANGUAGE)
+                .map(|v| v.into_owned()),
+            pass_header: req
+                .get_header_str_lossy(PASS_HEADER)
+                .map(|v| v.into_owned()),
             tls: req.get_tls_protocol_bytes().is_some(),
             client_ip: req.get_client_ip_addr(),
         }
