@@ -1,8 +1,9 @@
 //! No function of the room (`src/`) or the controller (`control/src/`) is over
 //! [`MAX_LINES`] lines outside tests: free functions, methods in impls, trait default
 //! bodies and functions nested in others, each counted from the line of its `fn` (its
-//! attributes and doc comment aside) to the line of its closing brace. Tests are left out: `#[cfg(test)]` and
-//! `#[test]` items, files named `tests.rs` and files under a `tests/` folder.
+//! attributes and doc comment aside) to the line of its closing brace. Tests are left
+//! out: `#[cfg(test)]` and `#[test]` items, files named `tests.rs` and files under a
+//! `tests/` folder.
 //!
 //! The functions in [`STILL_OVER`] may be longer for now; the list only shrinks: a
 //! listed function that is no longer over (or no longer there) fails the test until
