@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The quick loop for a change to the room's core (docs/development.md#the-quick-loop):
-# the core's unit tests and every test file tests/*.rs, which need neither Viceroy, nor
-# Chromium, nor a wasm build, nor nginx (the decision tables, the VCL vectors, the
-# invariants on fixed seeds, the lookup budget, the docs' checks), and the controller's
-# unit tests. A file joins by itself, unless it starts a room, a browser or nginx: those
-# are modules of the binaries tests/blackbox/ and tests/browser/. scripts/test.sh runs
-# it first, then every other test.
+# what needs neither Viceroy, nor Chromium, nor a wasm build, nor nginx. Its test
+# binaries are declared below, by nextest's binary id: the core's unit tests, the native
+# tests (tests/native/, a module per area: the decision tables, the VCL vectors, the
+# invariants on fixed seeds, the lookup budget, the docs' and the code's checks) and the
+# controller's unit tests. A test that starts a room, a browser or nginx belongs in
+# tests/blackbox/ or tests/browser/. scripts/test.sh runs it first, then every other test.
 #
 #   scripts/quick.sh [nextest options...]    # e.g. scripts/quick.sh decision
 #   scripts/quick.sh --print-filter          # its tests as a nextest filter expression
@@ -13,16 +13,30 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
-args=(-p edge-waiting-room --lib -p control)
-binaries=("binary_id(edge-waiting-room)" "binary_id(control)")
-for file in tests/*.rs; do
-  grep -Eq 'support::(room|browser)|Room::(start|launch)|browser::|nginx|wasm_path' "$file" && continue
-  name="$(basename "$file" .rs)"
-  args+=(--test "$name")
-  binaries+=("binary_id(edge-waiting-room::$name)")
+# PACKAGE (its library's unit tests) or PACKAGE::TEST (its test target TEST).
+binaries=(
+  edge-waiting-room
+  edge-waiting-room::native
+  control
+)
+
+# cargo's --lib and --test apply to every package named (no package here has a test
+# target another's entry names), and each may be given once.
+packages=()
+targets=()
+filter=()
+for id in "${binaries[@]}"; do
+  package="${id%%::*}"
+  [[ " ${packages[*]} " == *" -p $package "* ]] || packages+=(-p "$package")
+  case "$id" in
+    *::*) targets+=(--test "${id#*::}") ;;
+    *) [[ " ${targets[*]} " == *" --lib "* ]] || targets+=(--lib) ;;
+  esac
+  filter+=("binary_id($id)")
 done
+args=("${packages[@]}" "${targets[@]}")
 if [ "${1:-}" = --print-filter ]; then
-  (IFS='|'; echo "${binaries[*]}")
+  (IFS='|'; echo "${filter[*]}")
   exit 0
 fi
 if cargo nextest --version >/dev/null 2>&1; then

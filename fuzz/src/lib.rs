@@ -1,4 +1,4 @@
 //! The invariants the fuzz targets check, shared with the native test run
-//! (`tests/fuzz_invariants.rs`): the `test-support` crate's.
+//! (`tests/native/fuzz_invariants.rs`): the `test-support` crate's.
 
 pub use test_support::{fuzz_input, invariants, mint};

@@ -1,5 +1,5 @@
 //! The commands the project's Markdown shows, for the tests that hold the docs to
-//! the code (`tests/docs.rs`, `tools/wrctl/tests/docs.rs`,
+//! the code (`tests/native/docs.rs`, `tools/wrctl/tests/docs.rs`,
 //! `tools/simulate/tests/invocations.rs`): every line of a `sh` code block and every
 //! inline code span, cut into simple commands the way a shell would (quotes, pipes,
 //! `&&`, redirections, comments, line continuations), and a program's `--help` read

@@ -1,5 +1,5 @@
 //! What must hold for any input, checked by the fuzz targets (`fuzz/`) and by the
-//! fixed-seed run in the normal test command (`tests/fuzz_invariants.rs`): one
+//! fixed-seed run in the normal test command (`tests/native/fuzz_invariants.rs`): one
 //! piece of code for both. Each check takes raw bytes, builds a case from them
 //! with [`Input`], runs the code under test, and panics on a violation.
 //!

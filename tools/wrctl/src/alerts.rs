@@ -334,7 +334,7 @@ pub fn rules_yaml() -> String {
     let mut out = String::from(
         "# Prometheus alerting rules for wrctl control, generated from its alert table\n\
          # (tools/wrctl/src/alerts.rs): do not edit. Regenerate with\n\
-         # WRCTL_WRITE_ALERTS=1 cargo test -p wrctl --test alerts\n\
+         # WRCTL_WRITE_ALERTS=1 cargo test -p wrctl --test wrctl alerts::\n\
          # Scrape every controller's /metrics under the job \"wrctl\".\n\
          groups:\n  - name: wrctl\n    rules:\n",
     );

@@ -4,7 +4,7 @@
 //! exports `wrctl_alert{alert=...}` for each of its rows with a condition,
 //! raising the one whose condition holds.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 
@@ -28,7 +28,7 @@ fn the_committed_rules_file_is_the_tables() {
     assert!(
         committed == wanted,
         "{} is not what wrctl's alert table renders: regenerate it with \
-         WRCTL_WRITE_ALERTS=1 cargo test -p wrctl --test alerts\n--- committed\n{committed}\n--- wanted\n{wanted}",
+         WRCTL_WRITE_ALERTS=1 cargo test -p wrctl --test wrctl alerts::\n--- committed\n{committed}\n--- wanted\n{wanted}",
         alerts::RULES_PATH
     );
     // Every row is a rule, with its expression, for:, severity and runbook.
@@ -50,7 +50,7 @@ fn security_md_runbook_lists_every_alert() {
         end: alerts::RUNBOOK_END,
         text: alerts::runbook_markdown(),
         write_var: "WRCTL_WRITE_ALERTS",
-        regenerate: "WRCTL_WRITE_ALERTS=1 cargo test -p wrctl --test alerts",
+        regenerate: "WRCTL_WRITE_ALERTS=1 cargo test -p wrctl --test wrctl alerts::",
     });
     let security = std::fs::read_to_string(root().join("SECURITY.md")).unwrap();
     // The runbook link's anchor.

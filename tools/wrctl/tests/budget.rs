@@ -5,7 +5,7 @@
 //! `Fastly-RateLimit-*` headers on every answer, 429 past it). The clock is the
 //! test's: an hour runs in a few seconds.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

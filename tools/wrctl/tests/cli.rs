@@ -1,7 +1,7 @@
 //! The command line refuses what it cannot use, with exit code 2 and a message
 //! naming the flag; a failure to start exits 1.
 
-mod support;
+use crate::support;
 
 use support::{run_to_end, wrctl};
 

@@ -1,6 +1,6 @@
 //! `wrctl config check`, run as the real binary.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

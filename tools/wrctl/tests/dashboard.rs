@@ -5,7 +5,7 @@
 //! the controller stops answering. Needs Chromium, Node.js and the npm packages of
 //! `tests/browser` (scripts/setup.sh); `WAITING_ROOM_SKIP_BROWSER=1` skips it.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -8,7 +8,7 @@
 //! and the crowd must come in, in order, near the target. Bounded: about 20 s of
 //! wall clock, loopback nothing (stdin and a file).
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;

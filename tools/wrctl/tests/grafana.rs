@@ -8,7 +8,7 @@
 //! named rooms' both show; the `room` variable picks one. The harness and its
 //! opt-out are `support::prometheus`'s (`WAITING_ROOM_SKIP_PROMTOOL=1`).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::Path;

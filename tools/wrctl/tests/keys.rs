@@ -1,7 +1,7 @@
 //! `wrctl keygen`, `wrctl token inspect|mint`, `wrctl rotate` and `wrctl revoke`,
 //! run as the real binary against tokens and stores made with the room's library.
 
-mod support;
+use crate::support;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;

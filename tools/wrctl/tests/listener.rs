@@ -2,7 +2,7 @@
 //! POSTs counted in /metrics and /status.json, the dashboard, 404/405/413/415, and
 //! garbage that gets a 400 without hurting the listener.
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 

@@ -6,7 +6,7 @@
 //! changes nothing in every setup the docs give; `--state-listen` keeps the
 //! dashboard and the metrics off the log address.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! JWKS served over HTTP made into `login_keys` and written only when it changed, and
 //! minted tokens verified by the room's own `login::verify`.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

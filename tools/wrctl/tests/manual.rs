@@ -16,6 +16,6 @@ fn docs_wrctl_md_reference_is_generated_from_the_command_line() {
         end: manual::END,
         text: manual::markdown(),
         write_var: "WRCTL_WRITE_MANUAL",
-        regenerate: "WRCTL_WRITE_MANUAL=1 cargo test -p wrctl --test manual",
+        regenerate: "WRCTL_WRITE_MANUAL=1 cargo test -p wrctl --test wrctl manual::",
     });
 }

@@ -1,7 +1,7 @@
 //! `wrctl control --origin-healthy`: the target follows the origin's health, read
 //! from the room's log lines by the real binary.
 
-mod support;
+use crate::support;
 
 use support::{Wrctl, eventually, run_to_end, unix_now};
 

@@ -1,6 +1,6 @@
 //! `wrctl pages`: check, encode and preview, run as the real binary.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! writes a Viceroy config-store file, or the Fastly API (a local stand-in), and
 //! ends cleanly when stdin does.
 
-mod support;
+use crate::support;
 
 use std::fs;
 

@@ -6,7 +6,7 @@
 //! test asks Prometheus's HTTP API (`/api/v1/alerts` and `ALERTS`) until the
 //! rules fire. `WAITING_ROOM_SKIP_PROMTOOL=1` skips it; without Prometheus it fails.
 
-mod support;
+use crate::support;
 
 use std::net::TcpListener;
 

@@ -9,7 +9,7 @@
 //! Chromium, Node.js and the npm packages of `tests/browser` (scripts/setup.sh);
 //! `WAITING_ROOM_SKIP_BROWSER=1` skips it.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

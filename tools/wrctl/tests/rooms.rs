@@ -5,7 +5,7 @@
 //! through the Fastly API (the local stand-in, which enforces the API's rate
 //! limit and checks each request).
 
-mod support;
+use crate::support;
 
 use std::fs;
 

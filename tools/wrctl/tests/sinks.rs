@@ -1,7 +1,7 @@
 //! The writers: the Viceroy config-store file and the Fastly API client (against a
 //! local stand-in that checks every request), and the retry after a failed write.
 
-mod support;
+use crate::support;
 
 use std::fs;
 

@@ -4,7 +4,7 @@
 //! then recovers gets every message its queue held, in order, and the count of
 //! those dropped; the URL never shows on stderr or in the metrics.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

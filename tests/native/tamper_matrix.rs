@@ -128,7 +128,8 @@ fn matrix() -> Vec<(&'static str, String, Decision, Option<&'static str>)> {
         ("kid missing", cookie(without("kid")), Anon, Some("malformed:fields")),
         ("kid names an empty key", cookie(with("kid", "emptykey")), Anon, Some("unknown-key kid=emptykey")),
         // An id a token carries but no store can hold names no key, though signed by
-        // what a file store holds under it; it is never read (tests/lookup_budget.rs).
+        // what a file store holds under it; it is never read
+        // (tests/native/lookup_budget.rs).
         ("kid no store can hold", cookie(resigned("k!1")), Anon, Some("unknown-key kid=k!1")),
         ("kid with a slash", cookie(resigned("k/1")), Anon, Some("unknown-key kid=k/1")),
         // sig

@@ -12,7 +12,7 @@ use waiting_room::settings::config::Settings;
 use waiting_room::settings::percentage::Percentage;
 
 fn cases() -> Vec<Value> {
-    let text = include_str!("vectors/vcl-cookies.json");
+    let text = include_str!("../vectors/vcl-cookies.json");
     let doc: Value = serde_json::from_str(text).unwrap();
     let cases = doc["cases"].as_array().unwrap().clone();
     assert!(cases.len() >= 2, "vector file lost its cases");

@@ -486,6 +486,6 @@ fn configuration_md_key_table_is_generated_from_the_settings_table() {
         end: table::END,
         text: table::reference(),
         write_var: "WRITE_CONFIG_REFERENCE",
-        regenerate: "WRITE_CONFIG_REFERENCE=1 cargo test --test docs configuration_md",
+        regenerate: "WRITE_CONFIG_REFERENCE=1 cargo test --test native docs::configuration_md",
     });
 }

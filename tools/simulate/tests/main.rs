@@ -1,0 +1,40 @@
+//! The simulator's tests, one binary, a module per file of tests/ (its command line,
+//! small scenarios, the closed loop, FIFO, the toll and identity on small crowds, the
+//! docs' `simulate` lines). One area:
+//! `cargo nextest run -p simulate --test simulate closed_loop::`.
+
+mod cli;
+mod closed_loop;
+mod fifo;
+mod identity;
+mod invocations;
+mod small_scenarios;
+mod toll;
+
+/// Every file of tests/ is a module above: with `autotests = false` cargo would leave
+/// a file not named here unbuilt and its tests unrun.
+#[test]
+fn every_test_file_is_a_module_of_this_binary() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let main = include_str!("main.rs");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let module = match name.strip_suffix(".rs") {
+            Some("main") => continue,
+            Some(module) => module,
+            None if path.join("mod.rs").is_file() => name,
+            None => continue,
+        };
+        if !main.lines().any(|line| line == format!("mod {module};")) {
+            missing.push(name.to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "tests/main.rs does not name {missing:?}: add `mod NAME;` for each"
+    );
+}
