@@ -469,7 +469,7 @@ fn log_fields_table_is_generated_from_the_log_record() {
         end: log::END,
         text: log::reference(),
         write_var: "WRITE_LOG_REFERENCE",
-        regenerate: "WRITE_LOG_REFERENCE=1 cargo test --test docs log_fields",
+        regenerate: "WRITE_LOG_REFERENCE=1 cargo test --test native docs::log_fields",
     });
 }
 
