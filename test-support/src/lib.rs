@@ -11,8 +11,6 @@ pub mod browser;
 pub mod challenge_server;
 #[cfg(feature = "processes")]
 pub mod controller;
-#[cfg(feature = "processes")]
-pub mod crowd;
 pub mod docs;
 #[cfg(feature = "processes")]
 pub mod faults;
@@ -24,4 +22,6 @@ pub mod logins;
 pub mod mint;
 pub mod origins;
 #[cfg(feature = "processes")]
-pub mod room;
+pub mod real_crowd;
+#[cfg(feature = "processes")]
+pub mod viceroy_room;
