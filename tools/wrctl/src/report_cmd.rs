@@ -22,6 +22,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::{self, BufRead, BufReader, Read};
+use std::process::ExitCode;
 
 use clap::Parser;
 use control::record::Record;
@@ -376,7 +377,21 @@ pub fn replay(input: impl Read, args: &ControlArgs) -> Result<History, String> {
     Ok(replay.finish())
 }
 
-/// `wrctl report`: reads the log, replays it, writes the HTML.
+/// `wrctl report`: says what [`run`] wrote, or why it could not.
+pub fn report(args: &ReportArgs) -> ExitCode {
+    match run(args) {
+        Ok(said) => {
+            eprintln!("wrctl: {said}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("wrctl: report: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Reads the log, replays it, writes the HTML.
 pub fn run(args: &ReportArgs) -> Result<String, String> {
     let control = control_args(&args.controller)?;
     let history = if args.log.as_os_str() == "-" {
