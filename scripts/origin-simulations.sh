@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The origin rule in the simulator (control::origin; docs/operate/origin-health.md):
 # the controller follows the health of an origin it is not told the capacity of,
-# which answers every request the room lets through (tools/simulate/src/origin.rs),
+# which answers every request the room lets through (tools/simulate/src/origin_model.rs),
 # sessions of 10 minutes (10 requests a minute apart after the first), the default
 # mix, p95<800ms,errors<1%, floor 10 and ceiling 10,000 new sessions a minute,
 # starting at the floor, log lines 5 s late, at propagation delays of 0 and 30 s:

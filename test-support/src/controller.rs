@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use super::room::Room;
+use super::viceroy_room::Room;
 
 /// `wrctl` as the workspace builds it (or `$WRCTL`), next to the tests' own directory.
 pub fn wrctl_path() -> PathBuf {

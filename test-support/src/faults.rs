@@ -7,7 +7,7 @@
 use std::process::Command;
 use std::sync::OnceLock;
 
-use super::room::viceroy_bin;
+use super::viceroy_room::viceroy_bin;
 
 /// The header naming the config-store lookups that fail, e.g. `1,3`.
 pub const FAIL_LOOKUP: &str = "viceroy-fail-lookup";

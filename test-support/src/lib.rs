@@ -11,8 +11,6 @@ pub mod browser;
 pub mod challenge_server;
 #[cfg(feature = "processes")]
 pub mod controller;
-#[cfg(feature = "processes")]
-pub mod crowd;
 pub mod decisions;
 pub mod docs;
 #[cfg(feature = "processes")]
@@ -25,4 +23,6 @@ pub mod logins;
 pub mod mint;
 pub mod origins;
 #[cfg(feature = "processes")]
-pub mod room;
+pub mod real_crowd;
+#[cfg(feature = "processes")]
+pub mod viceroy_room;

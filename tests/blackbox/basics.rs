@@ -10,7 +10,7 @@ use control::record::Record;
 use demo_origin::{Capacity, ORIGIN_MARKER, Origin};
 use support::http::Response;
 use support::mint;
-use support::room::{Backend, KEY1, KEY2, Room, now};
+use support::viceroy_room::{Backend, KEY1, KEY2, Room, now};
 
 /// Checks `value` is a wait token for `uid`, signed by key1, on the address's draw
 /// grid (the first point of `FNV-1a(uid) mod 2d` at least `d` ahead); returns its exp.

@@ -6,7 +6,7 @@ use crate::{DENY_PAGE, assert_logged};
 use control::record::Record;
 use demo_origin::{ORIGIN_MARKER, RELEASE_PREFIX};
 use support::mint;
-use support::room::{KEY1, Room, now};
+use support::viceroy_room::{KEY1, Room, now};
 use waiting_room::admission::decision::{Decision, Session};
 use waiting_room::credentials::cookie::DELETE_COOKIE;
 

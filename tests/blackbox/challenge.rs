@@ -11,7 +11,7 @@ use demo_origin::ORIGIN_MARKER;
 use support::challenge_server::{ChallengeServer, Mode, StandIn};
 use support::http::Response;
 use support::mint;
-use support::room::{Room, RoomSpec};
+use support::viceroy_room::{Room, RoomSpec};
 
 const TURNSTILE: &str = r#"{"provider":"turnstile","site_key":"1x00000000000000000000AA"}"#;
 const TURNSTILE_OPEN: &str =

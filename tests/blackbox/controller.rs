@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use demo_origin::ORIGIN_MARKER;
 use support::controller::Controller;
 use support::http;
-use support::room::{Room, RoomSpec};
+use support::viceroy_room::{Room, RoomSpec};
 use waiting_room::settings::percentage::Percentage;
 
 /// The target the controller holds: one new session a second.
@@ -137,7 +137,10 @@ fn the_controller_holds_the_target_and_follows_the_crowd() {
     assert!((1..=30).contains(&in_window), "{report}");
     assert!(admitted_1 <= 60, "{report}");
     let heartbeat: u64 = written(&config)["controller_heartbeat"].parse().unwrap();
-    assert!(heartbeat.abs_diff(support::room::now()) <= 10, "{report}");
+    assert!(
+        heartbeat.abs_diff(support::viceroy_room::now()) <= 10,
+        "{report}"
+    );
 }
 
 /// Visitors polling a protected page, each with its own cookie jar, until admitted.

@@ -34,7 +34,7 @@ use support::faults::{self, FAIL_LOOKUP, FAIL_SECRET, Read};
 use support::http::{self, Response};
 use support::logins;
 use support::mint;
-use support::room::{Backend, KEY1, KEY2, Room, RoomSpec, now};
+use support::viceroy_room::{Backend, KEY1, KEY2, Room, RoomSpec, now};
 
 use waiting_room::credentials::login_mint::mint as mint_login;
 

@@ -7,7 +7,7 @@
 use demo_origin::ORIGIN_MARKER;
 use support::faults::{self, FAIL_LOOKUP, FAIL_SECRET, LOOKUP_LIMIT, Read};
 use support::mint;
-use support::room::{Room, RoomSpec, now};
+use support::viceroy_room::{Room, RoomSpec, now};
 
 use crate::unreadable;
 

@@ -6,7 +6,7 @@ use crate::{KEEP_PAGE, START_PAGE, assert_logged, assert_logged_but_not};
 use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;
-use support::room::{KEY1, Room, RoomSpec, now};
+use support::viceroy_room::{KEY1, Room, RoomSpec, now};
 
 /// The `arr` (Unix ms) and `exp` of a FIFO wait token set on `r`, checked to be
 /// signed by key1 for `uid`.

@@ -4,7 +4,7 @@
 use crate::{START_PAGE, UNAVAILABLE_PAGE, assert_logged};
 use demo_origin::ORIGIN_MARKER;
 use support::mint;
-use support::room::{KEY1, Room, RoomSpec, now};
+use support::viceroy_room::{KEY1, Room, RoomSpec, now};
 
 const SECRET_KEY1: &str = "secret-store-key-one-0123456789abcdef";
 

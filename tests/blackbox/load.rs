@@ -29,12 +29,12 @@ use base64::engine::general_purpose::STANDARD;
 use demo_origin::ORIGIN_MARKER;
 use support::http::{self, Failure, Response};
 use support::mint;
-use support::room::{KEY1, Room, now};
+use support::viceroy_room::{KEY1, Room, now};
 use waiting_room::pages::page::{NO_STORE, Page};
 
 /// Source addresses 127.0.0.2 to 127.0.0.33.
 const VISITORS: std::ops::RangeInclusive<u8> = 2..=33;
-/// The room's `allow_percentage` and `cookie_lifetime` (test-support/src/room.rs).
+/// The room's `allow_percentage` and `cookie_lifetime` (test-support/src/viceroy_room.rs).
 const PERCENTAGE: u8 = 50;
 const COOKIE_LIFETIME: u64 = 7200;
 const ALLOW_PERIOD: u64 = 3600;

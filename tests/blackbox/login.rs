@@ -7,7 +7,7 @@ use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::logins::{self, KIDS};
 use support::mint;
-use support::room::{KEY1, Room, RoomSpec, now};
+use support::viceroy_room::{KEY1, Room, RoomSpec, now};
 use waiting_room::credentials::login_mint::mint as mint_login;
 
 use crate::{START_PAGE, wait_token_wins};

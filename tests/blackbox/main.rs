@@ -27,7 +27,7 @@ mod toll;
 mod wasm_size;
 
 use demo_origin::ORIGIN_MARKER;
-use support::{mint, room::KEY1, room::Room, room::now};
+use support::{mint, viceroy_room::KEY1, viceroy_room::Room, viceroy_room::now};
 use waiting_room::admission::lottery;
 use waiting_room::settings::percentage::Percentage;
 

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use support::room::Room;
+use support::viceroy_room::Room;
 
 /// Set in the child process the test starts, which then starts a room.
 const CHILD: &str = "BLACKBOX_NEEDS_CHILD";

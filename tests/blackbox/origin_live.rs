@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use demo_origin::Capacity;
 use support::controller::Controller;
-use support::crowd::{Crowd, new_sessions_per_minute};
-use support::room::{Backend, Room, RoomSpec};
+use support::real_crowd::{Crowd, new_sessions_per_minute};
+use support::viceroy_room::{Backend, Room, RoomSpec};
 
 const BOUND_MS: u64 = 600;
 const FLOOR: f64 = 20.0;
@@ -129,7 +129,7 @@ fn losing_half_the_origin_cuts_admissions_and_its_p95_comes_back() {
         ],
     );
     let began = Instant::now();
-    let began_unix = support::room::now();
+    let began_unix = support::viceroy_room::now();
     let mut lost = false;
     while crowd.running() {
         assert!(

@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 
 use control::percentage::{MAX_RISE_PER_DRAW_PERIOD, largest_rise};
 use support::controller::Controller;
-use support::crowd::{Crowd, new_sessions_per_minute};
-use support::room::{Room, RoomSpec};
+use support::real_crowd::{Crowd, new_sessions_per_minute};
+use support::viceroy_room::{Room, RoomSpec};
 
 const TARGET_PER_MINUTE: f64 = 120.0;
 const WAIT_PERIOD: u64 = 10;

@@ -9,7 +9,7 @@ use support::mint;
 
 use crate::{START_PAGE, assert_logged, assert_logged_but_not, origin_saw_cookie};
 use support::controller::Controller;
-use support::room::{KEY1, Room, RoomSpec, now};
+use support::viceroy_room::{KEY1, Room, RoomSpec, now};
 
 const ROOMS: &str = r#"{"drops": {"paths": ["/drops/"]}, "vip": {"paths": ["/drops/vip/"]}}"#;
 const DROPS: &str = r#"{"enabled": true, "allow_percentage": 50, "waiting_status": 503}"#;

@@ -6,7 +6,7 @@ use crate::{KEEP_PAGE, assert_logged, due_token};
 use demo_origin::ORIGIN_MARKER;
 use support::http::Response;
 use support::mint;
-use support::room::{KEY1, Room, now};
+use support::viceroy_room::{KEY1, Room, now};
 
 const BITS: u32 = 8;
 

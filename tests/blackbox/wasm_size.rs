@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use support::room::wasm_path;
+use support::viceroy_room::wasm_path;
 
 /// The file holding the budget, in bytes.
 const BUDGET_FILE: &str = "wasm-size-budget";

@@ -16,7 +16,7 @@ use control::record::Record;
 use demo_origin::ORIGIN_MARKER;
 use support::browser::{self, assert_screenshot};
 use support::challenge_server::{ChallengeServer, StandIn};
-use support::room::{Room, RoomSpec};
+use support::viceroy_room::{Room, RoomSpec};
 use waiting_room::admission::decision::Decision;
 
 /// What the waiting page must show. Add a text here when the page gains one (an

@@ -1,7 +1,7 @@
 //! Bots with many addresses (residential proxies): each bot address is a
 //! visitor of its own, with one device on an address nobody else uses, that
 //! follows the page's `Refresh` and wants one place. They come in two kinds, by
-//! what they do about the room's bot toll ([`crate::toll`]): a skipping bot
+//! what they do about the room's bot toll ([`crate::toll_payment`]): a skipping bot
 //! never pays it, a paying bot pays it as a browser's page does.
 
 use std::str::FromStr;

@@ -21,8 +21,8 @@ use waiting_room::settings::refresh_mode::RefreshMode;
 use waiting_room::settings::room::RoomName;
 
 use crate::bots::Bots;
-use crate::fifo::FifoSpec;
-use crate::origin::{Change, OriginSpec};
+use crate::fifo_mode::FifoSpec;
+use crate::origin_model::{Change, OriginSpec};
 use crate::planning::Question;
 use crate::scenario::{
     Arrivals, Control, Mix, OriginRule, PopCountsModel, Room, Scenario, SecondRoom, Session,
@@ -81,12 +81,12 @@ pub enum Command {
         /// No progress lines.
         quiet: bool,
     },
-    /// Simulate one scenario with the room in FIFO mode (see [`crate::fifo`]).
+    /// Simulate one scenario with the room in FIFO mode (see [`crate::fifo_mode`]).
     Fifo {
         /// The scenario (its closed loop runs the FIFO rule).
         scenario: Scenario,
         /// What FIFO mode adds.
-        spec: crate::fifo::FifoSpec,
+        spec: crate::fifo_mode::FifoSpec,
         /// Where the JSON report and the plot go.
         out: PathBuf,
         /// The JSON report only, no plot.
@@ -392,7 +392,7 @@ impl RunArgs {
         let spec = FifoSpec {
             fifo_hold: scenario.room.settings().fifo_hold,
         };
-        let options = crate::fifo::options(&control, &scenario, &spec);
+        let options = crate::fifo_mode::options(&control, &scenario, &spec);
         control::fifo::FifoController::new(options)
             .map_err(|e| format!("the FIFO rule refuses its options: {e}"))?;
         Ok(Command::Fifo {

@@ -24,7 +24,7 @@ use waiting_room::settings::config::Settings;
 use waiting_room::settings::context::RequestContext;
 use waiting_room::settings::room::RoomName;
 
-use crate::origin::Origin;
+use crate::origin_model::Origin;
 use crate::scenario::Control;
 use crate::scenario::START;
 
@@ -56,7 +56,7 @@ pub struct Trace {
     /// Nanoseconds spent inside the controller.
     pub controller_nanos: u128,
     /// The origin's minutes, when an origin was behind the room.
-    pub origin: Option<Vec<crate::origin::OriginMinute>>,
+    pub origin: Option<Vec<crate::origin_model::OriginMinute>>,
     /// Times the origin rule's target turned.
     pub origin_direction_changes: u64,
 }

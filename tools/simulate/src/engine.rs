@@ -35,12 +35,12 @@ use waiting_room::settings::room::RoomName;
 use crate::attacker::Jar;
 use crate::closed_loop::{self, ClosedLoop, Line};
 use crate::identity::Uids;
-use crate::origin::Origin;
+use crate::origin_model::Origin;
 use crate::population::{Kind, Population};
 use crate::progress::Progress;
-use crate::record::Record;
+use crate::run_record::RunRecord;
 use crate::scenario::{PopCountsModel, START, Scenario};
-use crate::toll;
+use crate::toll_payment;
 
 /// The signing key the room runs with.
 const KID: &str = "key1";
@@ -117,7 +117,7 @@ impl Room {
     /// One decision at Unix second `now` and `millis` past it (FIFO places are
     /// kept to the millisecond), by the room's own code, with the POP's counts
     /// (they hold lottery wins; FIFO mode reads none) and the request's toll
-    /// cookie `toll_nonce` ([`crate::toll`]).
+    /// cookie `toll_nonce` ([`crate::toll_payment`]).
     pub fn decide_at(
         &self,
         now: u64,
@@ -246,7 +246,7 @@ pub fn run(
     population: &Population,
     mode: RefreshMode,
     progress: &mut Progress,
-) -> Record {
+) -> RunRecord {
     let method = Method::random(scenario, population, mode);
     run_method(scenario, population, method, progress).0
 }
@@ -258,7 +258,7 @@ pub fn run_method<R: Rule>(
     population: &Population,
     method: Method<R>,
     progress: &mut Progress,
-) -> (Record, Option<R>) {
+) -> (RunRecord, Option<R>) {
     let uids = Uids::new(&method.room.context.settings, population, None);
     let logging = method.closed_loop.is_some();
     let mut queue = first_requests(&method, 0);
@@ -296,7 +296,7 @@ pub fn run_rooms<A: Rule, B: Rule>(
     first: Lane<'_, A>,
     second: Lane<'_, B>,
     progress: &mut Progress,
-) -> ((Record, Option<A>), (Record, Option<B>)) {
+) -> ((RunRecord, Option<A>), (RunRecord, Option<B>)) {
     assert_ne!(
         first.method.room.context.room, second.method.room.context.room,
         "two rooms of one service have two names"
@@ -395,7 +395,7 @@ pub fn alone(
         let now = START + t;
         let verdict = room.decide_at(now, 0, uid, cookie.as_deref(), toll_cookie.as_deref());
         if let Some(due) = &verdict.toll {
-            toll_cookie = Some(toll::solve(due).0.to_string());
+            toll_cookie = Some(toll_payment::solve(due).0.to_string());
         }
         match &verdict.cookie {
             CookieAction::Keep => {}
@@ -430,7 +430,7 @@ struct Simulation<'a, R: Rule> {
     uids: &'a Uids,
     devices: Vec<DeviceState>,
     jars: HashMap<u32, Jar>,
-    record: Record,
+    record: RunRecord,
     /// The controller, when the scenario runs one.
     closed_loop: Option<ClosedLoop<R>>,
     once_in: OnceIn,
@@ -463,7 +463,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
                 .map(|_| DeviceState::default())
                 .collect(),
             jars: HashMap::new(),
-            record: Record::new(scenario, population),
+            record: RunRecord::new(scenario, population),
             closed_loop: method.closed_loop,
             once_in: method.once_in,
             next_second: 0,
@@ -474,7 +474,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
     }
 
     /// What happened, and the controller's rule as it ended, when one ran.
-    fn finish(mut self, started: Instant) -> (Record, Option<R>) {
+    fn finish(mut self, started: Instant) -> (RunRecord, Option<R>) {
         if let Some(closed_loop) = &mut self.closed_loop {
             closed_loop.add_log_nanos(self.log_nanos);
         }
@@ -614,13 +614,13 @@ impl<'a, R: Rule> Simulation<'a, R> {
     }
 
     /// The toll cookie device `index` (a visitor of `kind`) sends: it pays the
-    /// toll its last page showed first, if it pays ([`toll::pays`]).
+    /// toll its last page showed first, if it pays ([`toll_payment::pays`]).
     fn pay_toll(&mut self, index: usize, kind: Kind) -> Option<String> {
         let state = &mut self.devices[index];
         if let Some(due) = state.toll_due.take()
-            && toll::pays(kind)
+            && toll_payment::pays(kind)
         {
-            let (nonce, hashes) = toll::solve(&due);
+            let (nonce, hashes) = toll_payment::solve(&due);
             self.record.toll.paid(kind, hashes);
             state.toll_cookie = Some(nonce.to_string());
         }

@@ -25,7 +25,7 @@ use crate::engine;
 use crate::identity::Uids;
 use crate::population::{Kind, Population};
 use crate::progress::Progress;
-use crate::record::Record;
+use crate::run_record::RunRecord;
 use crate::scenario::{Arrivals, Mix, Room, Scenario, Session};
 
 /// The crowd `simulate identity` runs unless told otherwise: 6,000 people, a
@@ -96,7 +96,7 @@ pub struct Run {
 
 /// The odds of the people of `kind` in `record`, a run of `population` whose
 /// devices the room took for `uids`.
-pub fn odds(population: &Population, uids: &Uids, record: &Record, kind: Kind) -> Odds {
+pub fn odds(population: &Population, uids: &Uids, record: &RunRecord, kind: Kind) -> Odds {
     let people: Vec<usize> = (0..population.people.len())
         .filter(|&i| population.people[i].kind == kind)
         .collect();

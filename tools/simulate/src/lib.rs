@@ -12,7 +12,7 @@
 //! of admission under the two.
 //!
 //! One event loop ([`engine`]) serves both queueing methods: the lottery, and
-//! FIFO mode ([`fifo`]). With a target of new sessions a minute, the room's own
+//! FIFO mode ([`fifo_mode`]). With a target of new sessions a minute, the room's own
 //! controller ([`control::percentage::Controller`], or the FIFO rule) runs in
 //! the loop ([`closed_loop`]), driven through [`control::rule::Rule`] as `wrctl
 //! control` drives it: it reads the room's own log lines late and its writes
@@ -25,19 +25,19 @@ pub mod bots;
 pub mod cli;
 pub mod closed_loop;
 pub mod engine;
-pub mod fifo;
+pub mod fifo_mode;
 pub mod identity;
 pub mod identity_odds;
-pub mod origin;
+pub mod origin_model;
 pub mod planning;
 pub mod plot;
 pub mod population;
 pub mod progress;
-pub mod record;
 pub mod report;
 pub mod rng;
+pub mod run_record;
 pub mod scenario;
 pub mod stats;
 pub mod summary;
-pub mod toll;
+pub mod toll_payment;
 pub mod toll_table;

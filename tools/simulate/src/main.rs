@@ -45,7 +45,7 @@ fn main() -> ExitCode {
             out,
             no_plots,
             quiet,
-        } => simulate::fifo::run_and_report(&scenario, &spec, &out, !no_plots, !quiet),
+        } => simulate::fifo_mode::run_and_report(&scenario, &spec, &out, !no_plots, !quiet),
         Command::Plan {
             scenario,
             candidates,
@@ -191,7 +191,7 @@ fn print_runs(runs: &[report::Run], rooms: bool) {
             }
         }
         let t = &r.toll;
-        if *t != simulate::toll::TollTally::default() {
+        if *t != simulate::toll_payment::TollTally::default() {
             println!(
                 "          bot toll: people paid {} ({} hashes), {} draws held; skipping bots \
                  {} draws held; paying bots paid {} ({} hashes), {} draws held",

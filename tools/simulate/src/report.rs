@@ -12,7 +12,7 @@ use crate::engine;
 use crate::plot;
 use crate::population::Population;
 use crate::progress::Progress;
-use crate::record::Record;
+use crate::run_record::RunRecord;
 use crate::scenario::{Scenario, SecondRoom};
 use crate::summary::{self, RunReport};
 
@@ -21,7 +21,7 @@ pub struct Run {
     /// The figures.
     pub report: RunReport,
     /// The raw record (for the plots).
-    pub record: Record,
+    pub record: RunRecord,
 }
 
 /// The JSON report.

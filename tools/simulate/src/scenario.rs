@@ -17,7 +17,7 @@ use waiting_room::settings::refresh_mode::RefreshMode;
 use waiting_room::settings::room::RoomName;
 
 use crate::bots::Bots;
-use crate::origin::OriginSpec;
+use crate::origin_model::OriginSpec;
 use crate::rng::Rng;
 
 /// Unix time of the run's second 0 (a whole minute, so slots line up with minutes).

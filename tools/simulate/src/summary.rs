@@ -9,10 +9,10 @@ use crate::bots::Bot;
 use crate::engine;
 use crate::identity::Uids;
 use crate::population::{Kind, Population};
-use crate::record::{Record, SlotDraws};
+use crate::run_record::{RunRecord, SlotDraws};
 use crate::scenario::Scenario;
 use crate::stats::{self, SeriesStats};
-use crate::toll::TollTally;
+use crate::toll_payment::TollTally;
 
 /// Seconds skipped before the per-second admission figures (the first minute).
 pub const WARM_UP: usize = 60;
@@ -119,7 +119,7 @@ pub struct ClosedLoopReport {
     /// The largest write over the lowest written in the draw period before it.
     pub largest_rise_per_draw_period: Option<f64>,
     /// The origin behind the room, when one answered (`--origin-capacity`).
-    pub origin: Option<crate::origin::OriginReport>,
+    pub origin: Option<crate::origin_model::OriginReport>,
 }
 
 /// The first two minutes of a crowd.
@@ -334,7 +334,7 @@ pub fn summarise(
     scenario: &Scenario,
     population: &Population,
     mode: RefreshMode,
-    record: &Record,
+    record: &RunRecord,
 ) -> RunReport {
     let waiting_peak = waiting_peak(scenario, population, record);
     let cutoff = observed_cutoff(scenario, record);
@@ -411,7 +411,7 @@ pub const ORIGIN_FROM_MINUTE: u64 = 5;
 fn closed_loop(
     scenario: &Scenario,
     population: &Population,
-    record: &Record,
+    record: &RunRecord,
 ) -> Option<ClosedLoopReport> {
     let spec = scenario.control?;
     let trace = record.control.as_ref()?;
@@ -535,7 +535,7 @@ fn closed_loop(
             let bound = spec
                 .origin
                 .map_or(f64::INFINITY, |r| r.healthy.p95_ms as f64);
-            crate::origin::OriginReport::judge(
+            crate::origin_model::OriginReport::judge(
                 minutes,
                 bound,
                 ORIGIN_FROM_MINUTE,
@@ -556,7 +556,7 @@ pub fn mode_name(mode: RefreshMode) -> &'static str {
 }
 
 /// Arrival and wait (seconds) of every admitted visitor but attackers, for the heatmap.
-pub fn arrival_and_wait(population: &Population, record: &Record) -> Vec<(u64, u64)> {
+pub fn arrival_and_wait(population: &Population, record: &RunRecord) -> Vec<(u64, u64)> {
     population
         .people
         .iter()
@@ -566,7 +566,7 @@ pub fn arrival_and_wait(population: &Population, record: &Record) -> Vec<(u64, u
         .collect()
 }
 
-fn concurrency(record: &Record) -> Concurrency {
+fn concurrency(record: &RunRecord) -> Concurrency {
     let running = |delta: &[i64]| -> Vec<i64> {
         delta
             .iter()
@@ -586,7 +586,7 @@ fn concurrency(record: &Record) -> Concurrency {
     }
 }
 
-fn fairness(record: &Record) -> Fairness {
+fn fairness(record: &RunRecord) -> Fairness {
     let expected = mean_draw_fraction(record);
     let checked: Vec<_> = record
         .slots
@@ -663,7 +663,7 @@ fn groups(
     scenario: &Scenario,
     population: &Population,
     mode: RefreshMode,
-    record: &Record,
+    record: &RunRecord,
     before: u64,
 ) -> Groups {
     let period = 2 * scenario.room.settings().wait_period_duration;
@@ -800,7 +800,7 @@ fn mean_ratio(reference: &GroupWaits, other: &GroupWaits) -> Ratio {
 
 /// The percentage in effect at the draws, as a fraction: the mean over all draws
 /// (`allow_percentage` when nothing changed it); with no draw, `allow_percentage`.
-fn mean_draw_fraction(record: &Record) -> f64 {
+fn mean_draw_fraction(record: &RunRecord) -> f64 {
     let draws: u64 = record.slots.iter().map(|s| s.draws).sum();
     let expected: f64 = record.slots.iter().map(|s| s.expected_wins).sum();
     if draws == 0 {
@@ -813,7 +813,7 @@ fn mean_draw_fraction(record: &Record) -> f64 {
 /// Waiting visitors arriving later than this many seconds before the end may
 /// still be waiting when it comes: 99 % are admitted within the cutoff (at the
 /// mean percentage of the draws).
-fn observed_cutoff(scenario: &Scenario, record: &Record) -> u64 {
+fn observed_cutoff(scenario: &Scenario, record: &RunRecord) -> u64 {
     let p = mean_draw_fraction(record);
     let draws = draws_for_quantile(p, 0.99).unwrap_or(u64::MAX / 4);
     let wait_period = scenario.room.settings().wait_period_duration;
@@ -826,7 +826,7 @@ fn observed_cutoff(scenario: &Scenario, record: &Record) -> u64 {
 /// Waits of single visitors who arrived `before` that second, against their
 /// displayed estimates; those still waiting at the end count as waiting longer
 /// than any admitted one.
-pub fn waits(population: &Population, record: &Record, before: u64) -> Waits {
+pub fn waits(population: &Population, record: &RunRecord, before: u64) -> Waits {
     let mut realised = Vec::new();
     let mut shown = [Vec::new(), Vec::new(), Vec::new()];
     let mut shown_mean = 0.0;
@@ -884,7 +884,7 @@ pub fn waits(population: &Population, record: &Record, before: u64) -> Waits {
     }
 }
 
-fn waiting_peak(scenario: &Scenario, population: &Population, record: &Record) -> u64 {
+fn waiting_peak(scenario: &Scenario, population: &Population, record: &RunRecord) -> u64 {
     let mut delta = vec![0i64; scenario.duration as usize + 1];
     for (i, person) in population.people.iter().enumerate() {
         if let Some(slot) = delta.get_mut(person.arrival as usize) {

@@ -4,11 +4,11 @@
 //! Each number of bits is one run of the same crowd (people, skipping bots and
 //! paying bots, [`crate::bots`]) through the simulator's one event loop, with
 //! the same room and controller; the runs go at once, one thread each (and a
-//! large toll is searched on every core: [`crate::toll`]). A row
+//! large toll is searched on every core: [`crate::toll_payment`]). A row
 //! says the places (new sessions: a visitor's first admission) each kind took,
 //! and what a paying bot spent per place won: hashes, and CPU seconds at the
 //! hash rate measured on one core of this machine in the same process
-//! ([`toll::hash_rate`]: native Rust, not a browser).
+//! ([`toll_payment::hash_rate`]: native Rust, not a browser).
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -21,9 +21,9 @@ use crate::bots::Bot;
 use crate::engine;
 use crate::population::{Kind, Population};
 use crate::progress::Progress;
-use crate::record::Record;
+use crate::run_record::RunRecord;
 use crate::scenario::Scenario;
-use crate::toll::{self, Payments};
+use crate::toll_payment::{self, Payments};
 
 /// One kind of visitor in one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -60,7 +60,7 @@ pub struct Row {
 
 impl Row {
     /// The figures of `record`, a run of `population` with a toll of `bits`.
-    pub fn new(bits: u8, population: &Population, record: &Record) -> Row {
+    pub fn new(bits: u8, population: &Population, record: &RunRecord) -> Row {
         let mut row = Row {
             bits,
             people: Side::default(),
@@ -206,7 +206,7 @@ pub fn run_and_print(scenario: &Scenario, bits: &[u8], verbose: bool) -> Result<
         )),
     );
     let rows = run(scenario, &population, bits, verbose);
-    let hash_rate = toll::hash_rate(Duration::from_secs(2));
+    let hash_rate = toll_payment::hash_rate(Duration::from_secs(2));
     println!(
         "hash rate: {:.2} M SHA-256 per CPU second on one core (native Rust: the room's own \
          toll::solve, measured in this run over 2 s of the thread's CPU time; not a browser)\n",

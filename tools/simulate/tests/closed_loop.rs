@@ -6,7 +6,7 @@
 use control::percentage::MAX_RISE_PER_DRAW_PERIOD;
 use simulate::closed_loop::ClosedLoop;
 use simulate::engine::{Lane, Method, run_rooms};
-use simulate::fifo::{self, FifoReport, FifoSpec};
+use simulate::fifo_mode::{self, FifoReport, FifoSpec};
 use simulate::population::Population;
 use simulate::progress::Progress;
 use simulate::report::run_modes;
@@ -259,7 +259,7 @@ fn two_rooms(filtered: bool, duration: u64) -> TwoRooms {
     let mode = RefreshMode::Eligible;
     let spec = FifoSpec::default();
     let mut lottery = Method::random(&service, &service_people, mode);
-    let mut fifo = fifo::method(&drops, &spec, &drops_people)
+    let mut fifo = fifo_mode::method(&drops, &spec, &drops_people)
         .expect("the FIFO rule takes its options")
         .in_room(RoomName::new("drops").expect("a room name"));
     if !filtered {
@@ -281,7 +281,7 @@ fn two_rooms(filtered: bool, duration: u64) -> TwoRooms {
     );
     let lines = [&a, &b].map(|r| r.control.as_ref().expect("a controller").counters.lines);
     let decisions = [a.decisions, b.decisions];
-    let (drops, _) = fifo::report(&drops, &spec, &drops_people, &b, rule).expect("a FIFO run");
+    let (drops, _) = fifo_mode::report(&drops, &spec, &drops_people, &b, rule).expect("a FIFO run");
     TwoRooms {
         service: summarise(&service, &service_people, mode, &a),
         drops,

@@ -6,7 +6,7 @@
 //! when the crowd is the heavy mix of people (devices and people behind shared
 //! addresses, tabs, apps, people giving up) arriving steadily.
 
-use simulate::fifo::{FifoSpec, run};
+use simulate::fifo_mode::{FifoSpec, run};
 use simulate::population::Population;
 use simulate::scenario::{Arrivals, Control, Mix, Room, Scenario, Session};
 use waiting_room::settings::percentage::Percentage;

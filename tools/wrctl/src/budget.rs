@@ -1,30 +1,10 @@
 //! The writer's budget of Fastly API requests: when the one writer of
-//! `wrctl control` may send its next config-store update.
-//!
-//! Fastly's API allows up to 1,000 modifying (non-read) requests an hour per user
-//! (the Fastly API reference, "Rate limiting": per user for a token, 429 Too Many
-//! Requests past it). Every answer carries `Fastly-RateLimit-Remaining` (the
-//! requests left in the current window) and `Fastly-RateLimit-Reset` (when the
-//! window resets, Unix seconds). The writer keeps to [`DEFAULT_BUDGET`], half of
-//! that figure, whatever the number of rooms, since all the rooms' writes of a tick
-//! go in one update:
-//!
-//! - **Spacing.** One update each [`interval_for`]`(budget)` seconds at most
-//!   (3600 / budget, rounded up: 8 s for 500, so at most 450 an hour in any
-//!   hour), and never more than `budget` in the last hour.
-//! - **Rate-limit headers.** When the answers say fewer requests remain than the
-//!   spacing would use before the window resets (other clients of the same user
-//!   share the 1,000), the updates spread the remainder over the time left, but
-//!   never further apart than the heartbeat interval, so the edge keeps seeing a
-//!   fresh heartbeat while any remain. With none left, nothing is sent until the
-//!   reset.
-//! - **Throttled or failing.** A 429 or a 5xx holds every update until the
-//!   answer's `Retry-After` (seconds) or, for a 429, its `Fastly-RateLimit-Reset`,
-//!   at most [`MAX_HOLD`] seconds; the rules' own back-off (one tick, doubling)
-//!   applies as after any failed write.
-//!
-//! A config-store file and a dry run have no budget: their pacer never holds.
-//! The clock is passed in, so the tests run an hour in a moment.
+//! `wrctl control` may send its next config-store update ([`Pacer`]), within
+//! [`DEFAULT_BUDGET`] updates an hour for all the rooms, spaced by [`interval_for`],
+//! spread by the API's rate-limit headers and held after a 429 or a 5xx (at most
+//! [`MAX_HOLD`] s): the manual's "The Fastly API's budget" (`docs/operate/wrctl.md`).
+//! A config-store file and a dry run have no budget: their pacer never holds. The
+//! clock is passed in, so the tests run an hour in a moment.
 
 use std::collections::VecDeque;
 

@@ -102,7 +102,7 @@ on a command line. Under 32 bytes is refused (exit 2) unless --allow-weak.",
   fastly secret-store-entry create --store-id=<SECRET_STORE_ID> --name=key2 --stdin < key2.key
   rm key2.key"
     )]
-    Keygen(crate::keys::KeygenArgs),
+    Keygen(crate::keygen_cmd::KeygenArgs),
     /// Inspect or mint waiting-room tokens.
     #[command(
         subcommand,
@@ -139,7 +139,7 @@ prints.",
   export FASTLY_API_TOKEN=...   # never on the command line
   wrctl rotate --kid key3 --fastly-config-store CONFIG_STORE_ID --fastly-secret-store SECRET_STORE_ID"
     )]
-    Rotate(crate::rotate::RotateArgs),
+    Rotate(crate::rotate_cmd::RotateArgs),
     /// Remove a key from the key store, a JSON file or Fastly's (never the active one).
     #[command(
         long_about = "Remove key KID from the key store: a JSON file (atomic replace, other keys \
@@ -150,13 +150,13 @@ tokens it signed are rejected as unknown-key from then on.",
         after_long_help = "Example:
   wrctl revoke key1 --keys local/signingkeys.json --config local/config.json"
     )]
-    Revoke(crate::rotate::RevokeArgs),
+    Revoke(crate::revoke_cmd::RevokeArgs),
     /// Check, encode and preview waiting-room pages for the page store.
     #[command(subcommand)]
     Pages(crate::pages_cmd::PagesCommand),
     /// Check a config store: effective settings, fallbacks, surprising combinations.
     #[command(subcommand)]
-    Config(crate::pages_cmd::ConfigCommand),
+    Config(crate::config_cmd::ConfigCommand),
     /// List the rooms of a config store, and which room each URL falls in.
     #[command(
         long_about = "Read a waitingroom_config store from CONFIG (as `wrctl config check` \
@@ -169,7 +169,7 @@ Exit status 1 when the index has entries the room ignores.",
     Rooms(crate::rooms_cmd::RoomsArgs),
     /// Mint signed passes for staff, partners and monitoring.
     #[command(subcommand)]
-    Pass(crate::rooms_cmd::PassCommand),
+    Pass(crate::pass_cmd::PassCommand),
     /// Write a report of an event from its saved log: one HTML file of plots and tables.
     #[command(
         long_about = "Write a report of an event from its saved log, after the controller has \

@@ -6,6 +6,7 @@
 use time::OffsetDateTime;
 use time::format_description::BorrowedFormatItem;
 use time::macros::{datetime, format_description};
+use waiting_room::pages::view::human_duration;
 use waiting_room::settings::unix_time;
 
 /// `2023-11-14T22:13:20Z`: RFC 3339 in UTC, whole seconds.
@@ -67,9 +68,26 @@ pub fn millis_arg(text: &str) -> Result<u64, String> {
     })
 }
 
+/// `in 5 min`, `12 min ago` or `now`: `t` seen from `now`.
+pub fn relative(t: u64, now: u64) -> String {
+    match t.cmp(&now) {
+        std::cmp::Ordering::Greater => format!("in {}", human_duration(t - now)),
+        std::cmp::Ordering::Less => format!("{} ago", human_duration(now - t)),
+        std::cmp::Ordering::Equal => "now".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_relative_to_now() {
+        assert_eq!(relative(100, 7900), "2 h 10 min ago");
+        assert_eq!(relative(100, 400), "5 min ago");
+        assert_eq!(relative(400, 100), "in 5 min");
+        assert_eq!(relative(5, 5), "now");
+    }
 
     #[test]
     fn utc_dates() {

@@ -513,42 +513,65 @@ pub fn longest_refresh(mode: RefreshMode, grid: DrawGrid, d: u64) -> (u64, u64) 
     }
 }
 
+/// The warnings: combinations that work but are probably not meant, in the order
+/// they are printed.
 fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
     let w = &mut report.warnings;
+    w.extend(room_off(store, s));
+    w.extend(toll_and_challenge(store, s));
+    w.extend(nobody_admitted(s));
+    w.extend(refresh_and_cookie(s));
+    w.extend(fifo_keys(store, s));
+    w.extend(one_win_one_session(s));
+    w.extend(pop_ceiling(store, s));
+    w.extend(short_ipv6_prefix(s));
+    w.extend(heartbeat(s, now));
+    w.extend(long_wait_period(s));
+    w.extend(wide_bypass(s));
+    w.extend(unknown_keys(store));
+}
+
+/// `enabled` missing or not exactly `true`: the room is off.
+fn room_off(store: &Store, s: &Settings) -> Option<String> {
     match store.get(config::ENABLED) {
-        None => w.push(
+        None => Some(
             "enabled is missing: the room is off, every request goes to the origin (set \
              enabled = \"true\")"
                 .into(),
         ),
-        Some(v) if !s.enabled => w.push(format!(
+        Some(v) if !s.enabled => Some(format!(
             "enabled = {:?} is not exactly `true`: the room is off, every request goes to \
              the origin",
             v.escape_debug().to_string()
         )),
-        Some(_) => {}
+        Some(_) => None,
     }
-    if toll::phone_seconds(s.bot_toll_bits) > toll::PHONE_SECONDS_WARNED {
+}
+
+/// A toll too dear for a phone, a toll or a challenge nobody meets, both at once,
+/// a challenge that does not read.
+fn toll_and_challenge(store: &Store, s: &Settings) -> Vec<String> {
+    let mut w = Vec::new();
+    let bits = s.bot_toll_bits;
+    let open = s.allow_percentage.is_hundred() && !s.queue_all;
+    if toll::phone_seconds(bits) > toll::PHONE_SECONDS_WARNED {
         w.push(format!(
-            "bot_toll_bits {} costs a phone about {:.0} s of work before its first draw \
+            "bot_toll_bits {bits} costs a phone about {:.0} s of work before its first draw \
              (more than {} s): people on slow devices may give up; each bit less halves it",
-            s.bot_toll_bits,
-            toll::phone_seconds(s.bot_toll_bits),
+            toll::phone_seconds(bits),
             toll::PHONE_SECONDS_WARNED
         ));
     }
-    if s.bot_toll_bits > 0 && s.allow_percentage.is_hundred() && !s.queue_all {
+    if bits > 0 && open {
         w.push(format!(
-            "bot_toll_bits {} with allow_percentage 100: an open room admits without draws, \
-             so nobody pays the toll",
-            s.bot_toll_bits
+            "bot_toll_bits {bits} with allow_percentage 100: an open room admits without draws, \
+             so nobody pays the toll"
         ));
     }
-    if s.bot_challenge.is_on() && s.bot_toll_bits > 0 {
+    if s.bot_challenge.is_on() && bits > 0 {
         w.push(format!(
-            "bot_challenge and bot_toll_bits {} are both set: the challenge replaces the \
-             proof of work, which nobody is asked while bot_challenge is set",
-            s.bot_toll_bits
+            "bot_challenge and bot_toll_bits {bits} are both set: the challenge replaces the \
+             proof of work, which nobody is asked while bot_challenge is set"
         ));
     }
     if let Some(Err(why)) = store
@@ -557,20 +580,28 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
     {
         w.push(format!("bot_challenge does not read: {why}"));
     }
-    if s.bot_challenge.is_on() && s.allow_percentage.is_hundred() && !s.queue_all {
+    if s.bot_challenge.is_on() && open {
         w.push(
             "bot_challenge with allow_percentage 100: an open room admits without draws, \
              so nobody is challenged"
                 .into(),
         );
     }
-    if s.enabled && s.allow_percentage.micros() == 0 {
-        w.push(
-            "allow_percentage is 0 with the room enabled: every visitor to a protected path \
-             gets the deny page"
-                .into(),
-        );
-    }
+    w
+}
+
+/// An enabled room at 0 %.
+fn nobody_admitted(s: &Settings) -> Option<String> {
+    (s.enabled && s.allow_percentage.micros() == 0).then(|| {
+        "allow_percentage is 0 with the room enabled: every visitor to a protected path \
+         gets the deny page"
+            .into()
+    })
+}
+
+/// A redeem window shorter than the refresh, a cookie shorter than the session.
+fn refresh_and_cookie(s: &Settings) -> Vec<String> {
+    let mut w = Vec::new();
     let d = s.wait_period_duration;
     let (longest, late) = longest_refresh(s.refresh_mode, s.draw_grid, d);
     if s.redeem_window() < late {
@@ -589,72 +620,91 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
             s.cookie_lifetime, s.allow_period_timeout
         ));
     }
-    let fifo = s.queueing_method == QueueingMethod::Fifo;
-    if fifo && s.fifo_cutoff.is_none() {
-        w.push(
+    w
+}
+
+/// FIFO mode without a cutoff; FIFO keys in a lottery room.
+fn fifo_keys(store: &Store, s: &Settings) -> Option<String> {
+    if s.queueing_method == QueueingMethod::Fifo {
+        return s.fifo_cutoff.is_none().then(|| {
             "queueing_method is fifo without a usable fifo_cutoff: nobody is admitted until \
              a cutoff is written (by `wrctl control` or by hand)"
-                .into(),
-        );
+                .into()
+        });
     }
-    let fifo_only = [
+    [
         config::FIFO_CUTOFF,
         config::FIFO_RATE,
         config::FIFO_HOLD,
         config::QUEUE_OPENS_AT,
-    ];
-    if !fifo && let Some(key) = fifo_only.iter().find(|key| store.contains_key(**key)) {
-        w.push(format!(
-            "{key} is set but queueing_method is random: it has no effect"
-        ));
-    }
-    // One win, one session: a session a wait token starts runs from a second of
-    // that token only while that leaves at least half the timeout.
+    ]
+    .iter()
+    .find(|key| store.contains_key(**key))
+    .map(|key| format!("{key} is set but queueing_method is random: it has no effect"))
+}
+
+/// One win, one session: a session a wait token starts runs from a second of
+/// that token only while that leaves at least half the timeout.
+fn one_win_one_session(s: &Settings) -> Option<String> {
+    let fifo = s.queueing_method == QueueingMethod::Fifo;
     let half = s.allow_period_timeout / 2;
     let (late, what) = if fifo {
         (s.fifo_hold, "fifo_hold")
     } else {
         (s.redeem_window().saturating_sub(1), "redeem_window")
     };
-    if late > half {
-        let value = if fifo { s.fifo_hold } else { s.redeem_window() };
-        w.push(format!(
+    let value = if fifo { s.fifo_hold } else { s.redeem_window() };
+    (late > half).then(|| {
+        format!(
             "{what} {value} s is over half of allow_period_timeout {} s: an admission more \
              than {half} s after its {} starts its session at the request, so the tabs and \
              devices presenting one win then get allow tokens of their own and count as \
              several sessions",
             s.allow_period_timeout,
             if fifo { "hold's start" } else { "draw" },
-        ));
-    }
-    if fifo && store.contains_key(config::POP_NEW_SESSIONS_PER_MINUTE) {
-        w.push(
-            "pop_new_sessions_per_minute is set but queueing_method is fifo: the ceiling holds \
+        )
+    })
+}
+
+/// A POP ceiling in FIFO mode (no effect), or one too low to count.
+fn pop_ceiling(store: &Store, s: &Settings) -> Option<String> {
+    if s.queueing_method == QueueingMethod::Fifo {
+        return store
+            .contains_key(config::POP_NEW_SESSIONS_PER_MINUTE)
+            .then(|| {
+                "pop_new_sessions_per_minute is set but queueing_method is fifo: the ceiling holds \
              lottery wins only, so it has no effect"
-                .into(),
-        );
+                    .into()
+            });
     }
-    if let Some(n) = s.pop_new_sessions_per_minute
-        && !fifo
-        && n < FEW_POP_SESSIONS
-    {
-        w.push(format!(
-            "pop_new_sessions_per_minute {n} is under {FEW_POP_SESSIONS}: Fastly documents its \
-             edge counters to {UNDER_COUNT_PERCENT} % (here under {} sessions a minute), not how \
-             they count so few nor how many nodes start at zero (tens of sessions in a crowd's \
-             first minute): a rough guard, not a cap (docs/operate/platform-limits.md)",
-            u64::from(FEW_POP_SESSIONS) * UNDER_COUNT_PERCENT / 100
-        ));
-    }
-    if s.uid_ipv6_prefix < 64 {
-        w.push(format!(
+    let n = s
+        .pop_new_sessions_per_minute
+        .filter(|n| *n < FEW_POP_SESSIONS)?;
+    Some(format!(
+        "pop_new_sessions_per_minute {n} is under {FEW_POP_SESSIONS}: Fastly documents its \
+         edge counters to {UNDER_COUNT_PERCENT} % (here under {} sessions a minute), not how \
+         they count so few nor how many nodes start at zero (tens of sessions in a crowd's \
+         first minute): a rough guard, not a cap (docs/operate/platform-limits.md)",
+        u64::from(FEW_POP_SESSIONS) * UNDER_COUNT_PERCENT / 100
+    ))
+}
+
+/// An IPv6 prefix wider than a /64: a network shares one place.
+fn short_ipv6_prefix(s: &Settings) -> Option<String> {
+    (s.uid_ipv6_prefix < 64).then(|| {
+        format!(
             "uid_ipv6_prefix /{} is shorter than a /64: everyone in that network shares one \
              place, as behind a NAT",
             s.uid_ipv6_prefix
-        ));
-    }
+        )
+    })
+}
+
+/// A heartbeat that does not read or is stale, or one without a fallback.
+fn heartbeat(s: &Settings, now: u64) -> Vec<String> {
+    let mut w = Vec::new();
     match s.controller_heartbeat {
-        Heartbeat::Absent => {}
+        Heartbeat::Absent => return w,
         Heartbeat::Unreadable => w.push(
             "controller_heartbeat is neither Unix seconds nor RFC 3339: the room counts it as \
              stale, and every log line says ALERT=controller-stale"
@@ -668,7 +718,7 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
         )),
         Heartbeat::At(_) => {}
     }
-    if s.controller_heartbeat != Heartbeat::Absent && s.allow_percentage_fallback.is_none() {
+    if s.allow_percentage_fallback.is_none() {
         w.push(
             "controller_heartbeat without allow_percentage_fallback: when the controller \
              stops, the last allow_percentage stays (fail static); set \
@@ -676,19 +726,38 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
                 .into(),
         );
     }
-    if d > LONG_WAIT_PERIOD {
-        w.push(format!(
+    w
+}
+
+/// A wait period longer than visitors wait on a page.
+fn long_wait_period(s: &Settings) -> Option<String> {
+    let d = s.wait_period_duration;
+    let (longest, _) = longest_refresh(s.refresh_mode, s.draw_grid, d);
+    (d > LONG_WAIT_PERIOD).then(|| {
+        format!(
             "wait_period_duration {d} s is long: a new visitor's first draw can be {longest} s \
              away and each lost draw adds {} s, more than visitors wait on a page",
             draw_interval(d)
-        ));
-    }
-    for block in s.bypass_addresses.iter().filter(|b| b.is_very_wide()) {
-        w.push(format!(
-            "bypass_addresses holds {block}, wider than a /8 (IPv4) or /16 (IPv6): is \
-             everyone in it staff?"
-        ));
-    }
+        )
+    })
+}
+
+/// Bypass blocks wider than a /8 or a /16.
+fn wide_bypass(s: &Settings) -> Vec<String> {
+    s.bypass_addresses
+        .iter()
+        .filter(|b| b.is_very_wide())
+        .map(|block| {
+            format!(
+                "bypass_addresses holds {block}, wider than a /8 (IPv4) or /16 (IPv6): is \
+                 everyone in it staff?"
+            )
+        })
+        .collect()
+}
+
+/// Keys the room does not read (a room's own keys aside), with a hint.
+fn unknown_keys(store: &Store) -> Vec<String> {
     let known: Vec<&str> = unique_keys().collect();
     let rooms = store
         .get(ROOMS)
@@ -703,24 +772,25 @@ fn warn(report: &mut Report, store: &Store, s: &Settings, now: u64) {
                     .is_some_and(|rest| rest.starts_with('.'))
         })
     };
-    for key in store
+    store
         .keys()
         .filter(|k| !known.contains(&k.as_str()) && !a_rooms_key(k))
-    {
-        let hint = if ["startwaiting", "keepwaiting", "deny"]
-            .iter()
-            .any(|p| key == p || key.starts_with(&format!("{p}.")))
-        {
-            " (a page: it belongs in the waitingroom_pages store)".to_string()
-        } else {
-            closest(key, &known).map_or(String::new(), |k| format!(" (did you mean {k}?)"))
-        };
-        w.push(format!(
-            "unknown key {:?}{hint}: the room ignores it; it reads {}",
-            key.escape_debug().to_string(),
-            known.join(", ")
-        ));
-    }
+        .map(|key| {
+            let hint = if ["startwaiting", "keepwaiting", "deny"]
+                .iter()
+                .any(|p| key == p || key.starts_with(&format!("{p}.")))
+            {
+                " (a page: it belongs in the waitingroom_pages store)".to_string()
+            } else {
+                closest(key, &known).map_or(String::new(), |k| format!(" (did you mean {k}?)"))
+            };
+            format!(
+                "unknown key {:?}{hint}: the room ignores it; it reads {}",
+                key.escape_debug().to_string(),
+                known.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// The keys file against the settings: the active key, and each stored key's id and
@@ -761,28 +831,10 @@ fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
     let key = key.to_ascii_lowercase();
     known
         .iter()
-        .map(|k| (distance(&key, k), *k))
+        .map(|k| (strsim::levenshtein(&key, k), *k))
         .filter(|(d, _)| *d <= 2)
         .min()
         .map(|(_, k)| k)
-}
-
-/// Levenshtein distance.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = (previous + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(current + 1);
-            previous = current;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@ use waiting_room::settings::room_settings::Remembered;
 
 use crate::config_check::{Store, moved_keys, parse_store};
 use crate::fastly_api::api_from_env;
-use crate::sink::{FASTLY_API, replace};
+use crate::sink::FASTLY_API;
+use crate::store_file::replace;
 
 /// `wrctl config set`.
 #[derive(Debug, Args)]

@@ -1,23 +1,11 @@
 //! Notifications: `wrctl control` posts a JSON message to the operator's webhook
 //! (`WRCTL_WEBHOOK_URL`, from the environment only) on every transition of the
-//! alert table ([`crate::alerts::ALERTS`]): raised and cleared, with the room (or
-//! the service), the alert, the figures that caused it and the runbook link, and a
-//! `text` field that Slack-compatible receivers show.
-//!
-//! The control thread never waits on the receiver: [`Notifier::notify`] puts the
-//! message in a bounded queue ([`Options::queue`]) without blocking, and a thread
-//! of its own ("webhook") posts them in order through `ureq` (the HTTP client the
-//! Fastly API's writes use), at most [`Options::per_minute`] posts in any 60 s
-//! (retries count), each within [`Options::timeout`]. A post that fails (no
-//! answer, or a status other than 2xx) is retried after [`Options::backoff`],
-//! doubling up to [`Options::backoff_max`], [`Options::attempts`] times at most;
-//! then it is dropped. A message that finds the queue full is dropped too. Drops
-//! are counted (`wrctl_webhook_dropped_total`), and the next message delivered
-//! says how many were dropped before it (`dropped_before`, and its `text`).
-//!
-//! The URL is a secret (a Slack webhook's path is its credential): it is never
-//! printed, and the errors said on stderr have it, its path and its query
-//! replaced by `[webhook]`.
+//! alert table ([`crate::alerts::ALERTS`]), as the manual's "Alert notifications"
+//! (`docs/operate/wrctl.md`) says. The control thread never waits on the receiver:
+//! [`Notifier::notify`] queues without blocking ([`Options`] bounds the queue, the
+//! posts a minute, their timeout and retries), and a thread of its own posts in
+//! order. The URL is a secret (a Slack webhook's path is its credential): it is
+//! never printed, and the errors said on stderr have it replaced by `[webhook]`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

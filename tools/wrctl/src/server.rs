@@ -1,45 +1,13 @@
-//! The HTTP listener (`--listen`), on [hyper] (HTTP/1.1) with [axum] routing.
-//!
-//! Why these crates: hyper is the HTTP implementation most of Rust's servers stand
-//! on, and it bounds what an untrusted client can make it hold: the time to send a
-//! request head (`header_read_timeout`), the size of that head
-//! (`max_header_size`) and the count of its headers; axum adds only the routing
-//! (and a 405 for a method a path does not take). tiny_http was the alternative, but
-//! it has no bound on the time a head may take, which is what a slow client uses.
-//!
-//! Limits, and what a client past one gets:
-//!
-//! | limit | value | past it |
-//! | --- | --- | --- |
-//! | connections served at once | [`MAX_CONNECTIONS`] | 503 `too many connections`, at once, unread |
-//! | time to send the request head | `--http-timeout` (30 s) | the connection is closed, no answer |
-//! | request head (request line and headers) | [`MAX_HEAD`] bytes, [`MAX_HEADERS`] headers | 431 (hyper's answer) |
-//! | wait between two pieces of a body | `--http-timeout` | 400 |
-//! | a connection's whole life | [`LIFE_IN_TIMEOUTS`] × `--http-timeout` | closed |
-//! | POST body | `--max-body-bytes`, after gzip decoding too | 413, none of it counted |
-//! | POST bodies read and parsed at once | [`MAX_BODIES`] (memory under `MAX_BODIES` × 2 × `--max-body-bytes`) | a POST waits up to `--http-timeout` for its turn, then 503 with `Retry-After` |
-//!
-//! One request a connection (`Connection: close`).
-//!
-//! | method | path | answer |
-//! | --- | --- | --- |
-//! | POST | `/`, `/logs` | newline-separated log lines, as Fastly's HTTPS logging endpoint posts them (`Content-Length` or chunked; `Content-Encoding: gzip` accepted): 200 `accepted N lines (M bad)`; 401 without `Authorization: Bearer $WRCTL_LOG_SECRET` when that variable is set; 413 over `--max-body-bytes` (after unzipping too), and nothing counted; 415 for another encoding |
-//! | GET | `/.well-known/fastly/logging/challenge` | 200, the SHA-256 (lowercase hex) of each `--service-id`, one a line, or `*` |
-//! | GET | `/metrics` | OpenMetrics text, every room's (see [`crate::state::Views::metrics`]) |
-//! | GET | `/status.json` | a room's state and the writer's (see [`crate::state::Views::status_json`]); `?room=NAME` picks a room, `?room=` the service room |
-//! | GET | `/`, `/dashboard` | the dashboard page |
-//!
-//! With `--state-listen` ([`Serves`]), `--listen` serves only the POSTs and the
-//! challenge (`GET /`: 405), and the other address only the GETs of the state
-//! and the dashboard.
-//!
-//! HEAD is answered like GET, without the body. Another method on one of these
-//! paths: 405 with `Allow`; any other path: 404; a request that is not HTTP: 400
-//! from hyper, or the connection closed when nothing in it reads as a request.
-//!
-//! The server runs on a single-threaded tokio runtime of its own thread; parsing a
-//! body and asking the control thread for its state (both of which may wait on the
-//! bounded channel) run on tokio's blocking threads.
+//! The HTTP listener (`--listen`, and `--state-listen`'s address: [`Serves`]), on
+//! [hyper] (HTTP/1.1) with [axum] routing. What it serves and the limits a client
+//! meets (the constants below) are the manual's "The listener"
+//! (`docs/operate/wrctl.md`). hyper because it bounds what an untrusted client can
+//! make it hold: the time to send a request head, its size and its headers
+//! (tiny_http has no bound on the head's time, which is what a slow client uses);
+//! axum adds only the routing and the 405s. One request a connection. The server
+//! runs on a single-threaded tokio runtime of its own thread; parsing a body and
+//! asking the control thread for its state (both may wait on the bounded channel)
+//! run on tokio's blocking threads.
 
 use std::io;
 use std::net::{Shutdown, SocketAddr};

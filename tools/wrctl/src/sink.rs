@@ -1,14 +1,14 @@
 //! Where the controller's writes go: a Viceroy JSON config-store file, a Fastly
 //! config store through the Fastly API, or nowhere (`--dry-run`).
 
-use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::budget::Answer;
 use crate::fastly_api::Client;
 use control::rule;
 use serde_json::{Map, Value, json};
+
+use crate::store_file::{read_object, write_store};
 use waiting_room::settings::room::RoomName;
 
 /// The Fastly API's address.
@@ -129,54 +129,18 @@ impl ConfigFile {
     }
 }
 
-fn read_object(path: &Path) -> Result<Map<String, Value>, String> {
-    let text =
-        fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    match serde_json::from_str(&text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(format!("{} is not a JSON object", path.display())),
-        Err(e) => Err(format!("{} is not JSON: {e}", path.display())),
-    }
-}
-
 impl Sink for ConfigFile {
     fn write_items(&mut self, items: &[(String, String)]) -> Result<(), String> {
         let mut settings = read_object(&self.path)?;
         for (key, value) in items {
             settings.insert(key.clone(), Value::String(value.clone()));
         }
-        let mut text = serde_json::to_string_pretty(&Value::Object(settings))
-            .map_err(|e| format!("cannot encode the settings: {e}"))?;
-        text.push('\n');
-        replace(&self.path, text.as_bytes())
+        write_store(&self.path, &settings)
     }
 
     fn describe(&self) -> String {
         format!("config-file {}", self.path.display())
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`, so
-/// that a reader sees the old file or the new one, never a part of one.
-pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("{} names no file", path.display()))?;
-    let temp = path.with_file_name(format!(
-        ".{}.wrctl-{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut file = fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temp, path)
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&temp);
-        format!("cannot replace {}: {e}", path.display())
-    })
 }
 
 /// `--fastly-store-id ID`: one `PATCH /resources/stores/config/ID/items` a write,

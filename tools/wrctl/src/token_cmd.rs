@@ -13,8 +13,10 @@ use waiting_room::credentials::keys::{KeyStore, RoomKeys, SigningKey};
 use waiting_room::credentials::token::{self, Claims, SignedToken, TokenKind};
 use waiting_room::credentials::{cookie, cookie_names};
 
+use crate::clock::relative;
 use crate::clock::{millis_arg, seconds_arg, unix_now, utc, utc_millis};
-use crate::keys::{check_kid, read_store, relative, settings, store_strings};
+use crate::keygen_cmd::check_kid;
+use crate::store_file::{read_store, settings, store_strings};
 
 /// `wrctl token …`.
 #[derive(Debug, Clone, Subcommand)]

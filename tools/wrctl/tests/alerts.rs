@@ -8,7 +8,7 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 
-use support::{MockApi, Wrctl, eventually, metric};
+use support::{MockApi, Wrctl, eventually, metric, to_fastly};
 use test_support::docs;
 use wrctl::alerts::{self, ALERTS};
 
@@ -93,18 +93,7 @@ fn failing_writes_raise_writes_failing_and_throttling_api_throttled() {
     let api = MockApi::start(&[500], r#"{"msg":"down"}"#);
     let url = api.url();
     let wrctl = Wrctl::start(
-        &[
-            "control",
-            "--target-per-minute",
-            "60",
-            "--fastly-store-id",
-            "store1",
-            "--fastly-api-url",
-            &url,
-            "--listen",
-            "127.0.0.1:0",
-            "--quiet",
-        ],
+        &to_fastly(&url, &["--listen", "127.0.0.1:0"]),
         &[("FASTLY_API_TOKEN", "token-for-tests")],
     );
     // The first tick writes the start; it fails.
@@ -118,18 +107,7 @@ fn failing_writes_raise_writes_failing_and_throttling_api_throttled() {
     let api = MockApi::start(&[429], r#"{"msg":"slow down"}"#);
     let url = api.url();
     let wrctl = Wrctl::start(
-        &[
-            "control",
-            "--target-per-minute",
-            "60",
-            "--fastly-store-id",
-            "store1",
-            "--fastly-api-url",
-            &url,
-            "--listen",
-            "127.0.0.1:0",
-            "--quiet",
-        ],
+        &to_fastly(&url, &["--listen", "127.0.0.1:0"]),
         &[("FASTLY_API_TOKEN", "token-for-tests")],
     );
     let text = eventually("a throttled write", || {

@@ -11,28 +11,13 @@ use crate::support;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use support::{MockApi, Wrctl, metric, run_to_end, unix_now};
+use support::{MockApi, Wrctl, metric, run_to_end, to_fastly, unix_now};
 
 const TOKEN: (&str, &str) = ("FASTLY_API_TOKEN", "token-for-tests");
 const SECRET: &str = "s3cret-for-tests";
 
 /// A process's environment: names and values.
 type Env<'a> = Vec<(&'a str, &'a str)>;
-
-/// `wrctl control` writing to the API stand-in's store, with `extra` arguments.
-fn to_fastly<'a>(api: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let args = [
-        "control",
-        "--target-per-minute",
-        "60",
-        "--fastly-store-id",
-        "store1",
-        "--fastly-api-url",
-        api,
-        "--quiet",
-    ];
-    [&args[..], extra].concat()
-}
 
 /// `addr`, with an unspecified address (`0.0.0.0`, `::`) replaced by 127.0.0.1
 /// (a socket on `::` takes IPv4 too, as Linux does by default).

@@ -12,7 +12,7 @@ use std::net::TcpListener;
 
 use serde_json::Value;
 use support::prometheus::{self, Prometheus};
-use support::{MockApi, Wrctl, eventually, unix_now};
+use support::{MockApi, Wrctl, eventually, to_fastly, unix_now};
 use wrctl::synthetic::Crowd;
 
 /// The names of the alerts firing now.
@@ -35,24 +35,19 @@ fn failing_writes_and_a_dead_controller_fire_their_rules_in_prometheus() {
     };
     let api = MockApi::start(&[500], r#"{"msg":"down for the test"}"#);
     let mut wrctl = Wrctl::start(
-        &[
-            "control",
-            "--target-per-minute",
-            "60",
-            "--fastly-store-id",
-            "store1",
-            "--fastly-api-url",
+        &to_fastly(
             &api.url(),
-            "--api-budget",
-            "3600",
-            "--tick",
-            "1",
-            "--log-silence",
-            "0",
-            "--quiet",
-            "--listen",
-            "127.0.0.1:0",
-        ],
+            &[
+                "--api-budget",
+                "3600",
+                "--tick",
+                "1",
+                "--log-silence",
+                "0",
+                "--listen",
+                "127.0.0.1:0",
+            ],
+        ),
         &[("FASTLY_API_TOKEN", "test-token")],
     );
     let mut crowd = Crowd::new(unix_now() - 60, 3);

@@ -71,7 +71,7 @@ fn a_config_file_that_cannot_be_written_is_a_failed_write() {
     // A directory where the temporary file cannot be created (a path under a file).
     let blocker = dir.path().join("file");
     fs::write(&blocker, "x").unwrap();
-    let err = wrctl::sink::replace(&blocker.join("config.json"), b"{}").unwrap_err();
+    let err = wrctl::store_file::replace(&blocker.join("config.json"), b"{}").unwrap_err();
     assert!(err.contains("cannot replace"), "{err}");
 
     // A read-only directory (unless the tests run as root, who may write anyway).

@@ -28,6 +28,21 @@ use wrctl::state::Info;
 /// The longest any test waits for the program to do something.
 pub const BOUND: Duration = Duration::from_secs(30);
 
+/// `wrctl control` writing to the API stand-in's store, with `extra` arguments.
+pub fn to_fastly<'a>(api: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let args = [
+        "control",
+        "--target-per-minute",
+        "60",
+        "--fastly-store-id",
+        "store1",
+        "--fastly-api-url",
+        api,
+        "--quiet",
+    ];
+    [&args[..], extra].concat()
+}
+
 /// What the control thread reports of a room's options: `target` a minute and
 /// the default bounds.
 pub fn info(room: Option<&str>, target: f64, dry_run: bool, sink: &str) -> Info {

@@ -1,24 +1,14 @@
-//! Signing keys for operators: `wrctl keygen`, and what `token`, `rotate` and
-//! `revoke` share: the local JSON stores (a flat object of string values, as
-//! Viceroy reads them), the room's settings from a config file, fresh keys from the
-//! operating system's CSPRNG, and durations for people (dates: [`crate::clock`]).
+//! `wrctl keygen`: a new signing key from the operating system's CSPRNG, and the
+//! checks of a key's size and id that `rotate` shares.
 
-use std::collections::HashMap;
 use std::io::{IsTerminal as _, Write as _};
-use std::path::Path;
 use std::process::ExitCode;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::Args;
-use serde_json::{Map, Value};
 use waiting_room::credentials::keys::{MAX_KID_LEN, MIN_STRONG_KEY_LEN, is_storable_kid};
-use waiting_room::pages::view::human_duration;
 use waiting_room::settings::config::Settings;
-use waiting_room::settings::context::RequestContext;
-use waiting_room::settings::room_settings::Remembered;
-
-use crate::sink::replace;
 
 /// The most random bytes a key may have (its text stays far under a config-store
 /// value's 8000 characters).
@@ -142,69 +132,9 @@ pub fn keygen(args: KeygenArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Reads a JSON store file: one object of string values.
-pub fn read_store(path: &Path) -> Result<Map<String, Value>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let map = match serde_json::from_str(&text) {
-        Ok(Value::Object(map)) => map,
-        Ok(_) => return Err(format!("{} is not a JSON object", path.display())),
-        Err(e) => return Err(format!("{} is not JSON: {e}", path.display())),
-    };
-    if let Some((key, _)) = map.iter().find(|(_, v)| !v.is_string()) {
-        return Err(format!(
-            "{}: the value of {key:?} is not a string",
-            path.display()
-        ));
-    }
-    Ok(map)
-}
-
-/// A store file's entries as text.
-pub fn store_strings(map: &Map<String, Value>) -> HashMap<String, String> {
-    map.iter()
-        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-        .collect()
-}
-
-/// Replaces a store file atomically (a temporary file renamed over it).
-pub fn write_store(path: &Path, map: &Map<String, Value>) -> Result<(), String> {
-    let mut text = serde_json::to_string_pretty(&Value::Object(map.clone()))
-        .map_err(|e| format!("cannot encode {}: {e}", path.display()))?;
-    text.push('\n');
-    replace(path, text.as_bytes())
-}
-
-/// The room's settings from a config file, as the room reads its config store;
-/// the defaults when `path` is `None`.
-pub fn settings(path: Option<&Path>) -> Result<Settings, String> {
-    let map = match path {
-        Some(path) => store_strings(&read_store(path)?),
-        None => HashMap::new(),
-    };
-    Ok(RequestContext::from_store(&Remembered::new(|key: &str| map.get(key).cloned())).settings)
-}
-
-/// `in 5 min`, `12 min ago` or `now`: `t` seen from `now`.
-pub fn relative(t: u64, now: u64) -> String {
-    match t.cmp(&now) {
-        std::cmp::Ordering::Greater => format!("in {}", human_duration(t - now)),
-        std::cmp::Ordering::Less => format!("{} ago", human_duration(now - t)),
-        std::cmp::Ordering::Equal => "now".into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn times_relative_to_now() {
-        assert_eq!(relative(100, 7900), "2 h 10 min ago");
-        assert_eq!(relative(100, 400), "5 min ago");
-        assert_eq!(relative(400, 100), "in 5 min");
-        assert_eq!(relative(5, 5), "now");
-    }
 
     #[test]
     fn keys_are_random_base64_of_the_size_asked() {

@@ -1,32 +1,10 @@
 //! An origin behind the room: every request the room lets through (an `allow`
 //! line: the session's first request and the ones it makes after, as the
 //! scenario's `--session` states them) is answered by it, slower as it
-//! saturates, with errors past its queue.
-//!
-//! The origin serves `capacity` requests a second at its base time. A request
-//! takes `base × jitter / (1 − u)`, where `u` is the share of the capacity used
-//! (the last seconds' average, over about ten seconds, held below 0.99 here)
-//! and the jitter is log-normal with σ = 0.4 (its p95 1.93): the queueing delay
-//! of a server busy that share of the time. While the average is above the
-//! capacity, the excess is a backlog, carried from second to second and waited
-//! for in order. Past `queue` seconds of backlog a request is
-//! refused at once (a 503), and one that would take longer than `timeout`
-//! fails. So in steady state the p95 at load `λ` is
-//! `1.93 × base / (1 − λ / capacity)`, and the load that holds it at a bound
-//! `B` is `capacity × (1 − 1.93 × base / B)` ([`OriginSpec::load_at_bound`]);
-//! divided by the requests a session made in the run (tabs and retries
-//! included), it is the new sessions a minute that hold the bound.
-//!
-//! That is an origin that serves one request at a time. One of `c` servers (a
-//! pool of threads or connections) hardly queues until it is nearly full, then
-//! all at once: its delay is `base × jitter × (1 + u^(√(2(c + 1)) − 1) / (c (1 − u)))`,
-//! Sakasegawa's approximation of the M/M/c queue's wait (for one server,
-//! `1 / (1 − u)` as above), and the load at the bound is read off it.
-//!
-//! The origin's course over the run is a change (from a minute on, until
-//! another, its capacity times a factor), and a warm-up: caches filling, the
-//! capacity starts at a third and the base at three times its value, both
-//! reaching theirs linearly over the warm-up.
+//! saturates (one server's queueing delay, or with a pool Sakasegawa's M/M/c
+//! approximation), with errors past its queue; its capacity may change and warm
+//! up over the run. The model and its steady-state figures
+//! ([`OriginSpec::load_at_bound`]): `docs/research/simulated-origin.md`.
 
 use std::collections::{HashMap, VecDeque};
 

@@ -1,27 +1,15 @@
 //! `wrctl report`: a report of an event that outlives the controller. It
-//! replays a saved log (the room's lines, as `wrctl control` read them) through
-//! the very control thread `wrctl control` runs ([`Control`]: the same parser,
-//! routing, rules and alert table), on the log's own clock, and writes one
-//! self-contained HTML file: for each room, a minute at a time, the new sessions
-//! against the target, the people waiting, the waits of the people admitted,
-//! the percentage (or the FIFO cutoff) in effect at the edge, the origin's p95
-//! against its bound; and every alert the controller would have raised, on a
-//! timeline and in a table. Its SVGs are drawn with the simulator's setup
-//! ([`svg_plot`]).
-//!
-//! Why a replay rather than a history the live controller appends: the control
-//! thread already runs on any clock it is given ([`Control::handle_at`],
-//! [`Control::tick`], [`Control::views_at`]), so a replay adds no second copy
-//! of what is counted and how, works on any log saved before this command
-//! existed, and costs the live controller nothing (no file to bound, rotate or
-//! lose). What a replay cannot know is what the writer met: the config store's
-//! answers (`writes-failing`, `api-throttled`) and whether log POSTs came
-//! without a secret; the edge's own `ALERT=controller-stale` lines it does see,
-//! and shows beside the rest.
+//! replays a saved log through the very control thread `wrctl control` runs
+//! ([`Control`], driven on the log's own clock: [`Control::handle_at`],
+//! [`Control::tick`], [`Control::views_at`]) and writes one self-contained HTML
+//! file, its SVGs drawn with the simulator's setup ([`svg_plot`]). What it shows,
+//! and why a replay rather than a history the live controller appends: the
+//! manual's "A report of the event" (`docs/operate/wrctl.md`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::{self, BufRead, BufReader, Read};
+use std::process::ExitCode;
 
 use clap::Parser;
 use control::record::Record;
@@ -376,7 +364,21 @@ pub fn replay(input: impl Read, args: &ControlArgs) -> Result<History, String> {
     Ok(replay.finish())
 }
 
-/// `wrctl report`: reads the log, replays it, writes the HTML.
+/// `wrctl report`: says what [`run`] wrote, or why it could not.
+pub fn report(args: &ReportArgs) -> ExitCode {
+    match run(args) {
+        Ok(said) => {
+            eprintln!("wrctl: {said}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("wrctl: report: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Reads the log, replays it, writes the HTML.
 pub fn run(args: &ReportArgs) -> Result<String, String> {
     let control = control_args(&args.controller)?;
     let history = if args.log.as_os_str() == "-" {

@@ -37,8 +37,8 @@ use crate::closed_loop::ClosedLoop;
 use crate::engine::{self, Method, OnceIn, Room};
 use crate::population::Population;
 use crate::progress::Progress;
-use crate::record::Record;
 use crate::rng::Rng;
+use crate::run_record::RunRecord;
 use crate::scenario::{Control, Scenario};
 use crate::stats::{self, percentile};
 
@@ -213,7 +213,7 @@ pub fn report(
     scenario: &Scenario,
     spec: &FifoSpec,
     population: &Population,
-    record: &Record,
+    record: &RunRecord,
     rule: Option<FifoController>,
 ) -> Result<(FifoReport, Vec<(u64, u64)>), String> {
     let (Some(control), Some(trace), Some(rule)) = (&scenario.control, &record.control, rule)
@@ -279,7 +279,7 @@ struct Summary<'a> {
     population: &'a Population,
     /// The run: places, admissions (milliseconds from the start), who gave up,
     /// and new sessions (distinct allow tokens handed out with `session=new`).
-    record: &'a Record,
+    record: &'a RunRecord,
 }
 
 impl Summary<'_> {

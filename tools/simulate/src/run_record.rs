@@ -10,9 +10,9 @@ use crate::attacker::AttackTally;
 use crate::closed_loop::Trace;
 use crate::population::Population;
 use crate::scenario::Scenario;
-use crate::toll::TollTally;
+use crate::toll_payment::TollTally;
 
-/// "Not admitted" in [`Record::admitted_ms`].
+/// "Not admitted" in [`RunRecord::admitted_ms`].
 const NEVER: u64 = u64::MAX;
 
 /// Drawn tokens remembered before old ones are forgotten.
@@ -31,7 +31,7 @@ pub struct SlotDraws {
 
 /// The raw record of one run.
 #[derive(Debug, Clone)]
-pub struct Record {
+pub struct RunRecord {
     /// New sessions (first admissions, and replayed winners) per second.
     pub new_sessions: Vec<u64>,
     /// New sessions as the origin and the controller see them: distinct allow
@@ -85,12 +85,12 @@ pub struct Record {
     allow_timeout: u64,
 }
 
-impl Record {
+impl RunRecord {
     /// An empty record for `scenario`.
-    pub fn new(scenario: &Scenario, population: &Population) -> Record {
+    pub fn new(scenario: &Scenario, population: &Population) -> RunRecord {
         let seconds = scenario.duration as usize;
         let d = scenario.room.settings().wait_period_duration.max(1);
-        Record {
+        RunRecord {
             new_sessions: vec![0; seconds],
             new_tokens: vec![0; seconds],
             origin_requests: vec![0; seconds],
