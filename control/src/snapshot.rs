@@ -1,6 +1,6 @@
 //! What a controller shows of itself, for people and for Prometheus.
 
-use crate::origin;
+use crate::origin_rule;
 use crate::series::Second;
 use waiting_room::settings::config::FifoRate;
 use waiting_room::settings::percentage::Percentage;
@@ -46,10 +46,10 @@ pub struct Snapshot {
     /// Per-second counts, oldest first.
     pub series: Vec<(u64, Second)>,
     /// The origin rule, when the target follows the origin's health.
-    pub origin: Option<origin::OriginStatus>,
+    pub origin: Option<origin_rule::OriginStatus>,
 }
 
-/// The FIFO rule's own figures ([`crate::fifo`]), for people and for Prometheus.
+/// The FIFO rule's own figures ([`crate::fifo_rule`]), for people and for Prometheus.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FifoStatus {
     /// `fifo_cutoff` last written (Unix ms).

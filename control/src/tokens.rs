@@ -43,9 +43,9 @@
 //! its last line: the addresses that loaded a page in the last `x` seconds
 //! load one again in the `x` seconds a beat later, so they tell how soon a
 //! crowd's pages come back (the sooner, the more tabs each has). Memory is
-//! the seven crowds' ([`Crowd`]): 8 bytes an address in each.
+//! the seven crowds' ([`Holders`]): 8 bytes an address in each.
 
-use super::crowd::Crowd;
+use super::holders::Holders;
 use crate::record::Record;
 use waiting_room::admission::decision::{Decision, Session, Transition};
 
@@ -75,23 +75,23 @@ pub struct Seen {
 #[derive(Debug, Clone)]
 pub struct Tokens {
     /// Addresses holding a live wait token.
-    pub waiting: Crowd,
+    pub waiting: Holders,
     /// Addresses holding a live allow token.
-    pub active: Crowd,
+    pub active: Holders,
     /// Addresses by the end of the last allow token counted as a new session.
-    admitted: Crowd,
+    admitted: Holders,
     /// Addresses whose draw the bot toll held, by the end of the token it gave
     /// them (redeem window included), until they draw.
-    unpaid: Crowd,
+    unpaid: Holders,
     /// Addresses by the end of the token their last counted lost draw handed
     /// out (redeem window included): the other tabs of that draw repeat it.
-    lost: Crowd,
+    lost: Holders,
     /// Addresses holding a live wait token, by the second they will draw it
     /// if their pages come back every `beat` seconds.
-    pub on_beat: Crowd,
+    pub on_beat: Holders,
     /// Addresses holding a live wait token, by a beat after their last line
     /// (kept when `beat` is).
-    pub paged: Crowd,
+    pub paged: Holders,
     /// The room's redeem window: a wait token counts as held this long after its `exp`.
     redeem: u64,
     /// Seconds between two loads of a waiting page on the fixed beat (the
@@ -104,13 +104,13 @@ impl Tokens {
     /// pages on the fixed beat come back every `beat` seconds (0: not asked).
     pub fn new(capacity: usize, redeem: u64, beat: u64) -> Tokens {
         Tokens {
-            waiting: Crowd::new(capacity),
-            active: Crowd::new(capacity),
-            admitted: Crowd::new(capacity),
-            unpaid: Crowd::new(capacity),
-            lost: Crowd::new(capacity),
-            on_beat: Crowd::new(capacity),
-            paged: Crowd::new(capacity),
+            waiting: Holders::new(capacity),
+            active: Holders::new(capacity),
+            admitted: Holders::new(capacity),
+            unpaid: Holders::new(capacity),
+            lost: Holders::new(capacity),
+            on_beat: Holders::new(capacity),
+            paged: Holders::new(capacity),
             redeem,
             beat,
         }

@@ -107,8 +107,8 @@ use std::collections::VecDeque;
 use crate::frame::{Frame, Policy};
 use crate::options::{BadOptions, HEARTBEAT_KEY, Options, PERCENTAGE_KEY};
 use crate::record::Record;
-use crate::rule;
 use crate::schedule::Timing;
+use crate::store_write::StoreWrite;
 use crate::tokens::Tokens;
 use waiting_room::admission::decision::Decision;
 use waiting_room::admission::grid::address_expiry;
@@ -145,14 +145,14 @@ pub fn largest_rise(written: &[(u64, f64)], period: u64) -> Option<f64> {
 
 /// One write to the config store: the heartbeat, and the percentage when it changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Write {
+pub struct PercentageWrite {
     /// The new `allow_percentage`, when it changed.
     pub allow_percentage: Option<Percentage>,
     /// `controller_heartbeat`: Unix seconds of this write.
     pub heartbeat: u64,
 }
 
-impl rule::Write for Write {
+impl StoreWrite for PercentageWrite {
     fn items(&self) -> Vec<(&'static str, String)> {
         let mut items = Vec::with_capacity(2);
         if let Some(p) = self.allow_percentage {
@@ -280,7 +280,7 @@ const LATE_DRAW_SHARE: f64 = 0.25;
 impl Policy for PercentagePolicy {
     type Options = Options;
     type Value = Percentage;
-    type Write = Write;
+    type Write = PercentageWrite;
     const QUEUEING: QueueingMethod = QueueingMethod::Random;
 
     fn start(options: &Options) -> Result<(Self, Timing, Tokens), BadOptions> {
@@ -334,19 +334,26 @@ impl Policy for PercentagePolicy {
 
     /// None when the percentage has not changed (enough: [`LEAST_CHANGE`]) and
     /// the heartbeat is not yet due.
-    fn write(c: &Controller, now: u64) -> Option<Write> {
+    fn write(c: &Controller, now: u64) -> Option<PercentageWrite> {
         // One write a tick at most, however often the caller ticks.
         if !c.schedule.a_tick_on(now) {
             return None;
         }
         let changed = c.schedule.changed(c.wanted).filter(|&p| c.worth_writing(p));
-        (changed.is_some() || c.schedule.heartbeat_due(now)).then_some(Write {
+        (changed.is_some() || c.schedule.heartbeat_due(now)).then_some(PercentageWrite {
             allow_percentage: changed,
             heartbeat: now,
         })
     }
 
-    fn written(c: &mut Controller, write: &Write, now: u64) {
+    fn heartbeat_alone(now: u64) -> PercentageWrite {
+        PercentageWrite {
+            allow_percentage: None,
+            heartbeat: now,
+        }
+    }
+
+    fn written(c: &mut Controller, write: &PercentageWrite, now: u64) {
         c.schedule.succeeded(write.allow_percentage, now);
         if let Some(p) = write.allow_percentage {
             c.policy.recent_writes.push_back((now, p));
@@ -357,7 +364,7 @@ impl Policy for PercentagePolicy {
         Some(p)
     }
 
-    fn describe(c: &Controller, write: &Write) -> String {
+    fn describe(c: &Controller, write: &PercentageWrite) -> String {
         match write.allow_percentage {
             Some(p) => format!("allow_percentage={p}"),
             None => format!(

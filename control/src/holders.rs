@@ -19,7 +19,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// Addresses with a token of one kind, and when each token ends.
 #[derive(Debug, Clone)]
-pub struct Crowd {
+pub struct Holders {
     ends_at: HashMap<u32, u32>,
     /// How many places end at each second, from the oldest not yet expired.
     ends: BTreeMap<u32, u64>,
@@ -45,10 +45,10 @@ fn second(t: u64) -> u32 {
     u32::try_from(t).unwrap_or(u32::MAX)
 }
 
-impl Crowd {
+impl Holders {
     /// An empty crowd holding at most `capacity` addresses.
-    pub fn new(capacity: usize) -> Crowd {
-        Crowd {
+    pub fn new(capacity: usize) -> Holders {
+        Holders {
             ends_at: HashMap::new(),
             ends: BTreeMap::new(),
             live: 0,
@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn one_place_per_address_until_it_ends_or_leaves() {
-        let mut c = Crowd::new(10);
+        let mut c = Holders::new(10);
         assert_eq!(c.hold("a", 100), None);
         assert_eq!(c.hold("a", 160), Some(100));
         c.hold("b", 90);
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn a_full_crowd_counts_overflow_instead_of_growing_and_makes_room_from_ended_places() {
-        let mut c = Crowd::new(2);
+        let mut c = Holders::new(2);
         for uid in ["a", "b", "c", "d"] {
             c.hold(uid, 10);
         }
@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn ended_places_are_pruned_once_they_outnumber_the_live_ones() {
-        let mut c = Crowd::new(1_000_000);
+        let mut c = Holders::new(1_000_000);
         for i in 0..10_000 {
             c.hold(&format!("10.0.{}.{}", i / 256, i % 256), 100);
         }

@@ -2,7 +2,7 @@
 //! `fifo_rate`) that hold a target of new sessions a minute, when the room runs
 //! with `queueing_method = fifo`.
 //!
-//! Like the percentage rule ([`crate::percentage::Controller`]) it is a pure state machine
+//! Like the percentage rule ([`crate::percentage_rule::Controller`]) it is a pure state machine
 //! with the clock passed in: `wrctl control --queueing fifo`, the simulator's
 //! FIFO loop and the tests run this very code.
 //!
@@ -142,8 +142,8 @@ use crate::options::{
     BadOptions, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, HEARTBEAT_KEY, WINDOW,
 };
 use crate::record::Record;
-use crate::rule;
 use crate::snapshot::FifoStatus;
+use crate::store_write::StoreWrite;
 use waiting_room::admission::decision::{Decision, Session, Transition};
 use waiting_room::settings::config::{FifoRate, Heartbeat, QueueingMethod, Settings};
 use waiting_room::settings::percentage::Percentage;
@@ -253,7 +253,7 @@ impl FifoOptions {
 /// One write to the config store: the heartbeat, and the cutoff and its speed
 /// when they changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Write {
+pub struct CutoffWrite {
     /// The new `fifo_cutoff` (Unix ms), when it changed.
     pub fifo_cutoff: Option<u64>,
     /// The new `fifo_rate`, when it changed.
@@ -262,7 +262,7 @@ pub struct Write {
     pub heartbeat: u64,
 }
 
-impl rule::Write for Write {
+impl StoreWrite for CutoffWrite {
     fn items(&self) -> Vec<(&'static str, String)> {
         let mut items = Vec::with_capacity(3);
         if let Some(cutoff) = self.fifo_cutoff {
@@ -357,7 +357,7 @@ pub struct FifoPolicy {
 impl Policy for FifoPolicy {
     type Options = FifoOptions;
     type Value = u64;
-    type Write = Write;
+    type Write = CutoffWrite;
     const QUEUEING: QueueingMethod = QueueingMethod::Fifo;
 
     fn start(options: &FifoOptions) -> Result<(Self, Timing, Tokens), BadOptions> {
@@ -444,21 +444,29 @@ impl Policy for FifoPolicy {
     }
 
     /// None when nothing changed and the heartbeat is not yet due.
-    fn write(c: &FifoController, now: u64) -> Option<Write> {
+    fn write(c: &FifoController, now: u64) -> Option<CutoffWrite> {
         let cutoff = c.schedule.changed(c.wanted);
         let rate = c
             .policy
             .wanted_rate
             .filter(|&r| Some(r) != c.policy.written_rate);
         let heartbeat_due = c.schedule.heartbeat_due(now);
-        (cutoff.is_some() || rate.is_some() || heartbeat_due).then_some(Write {
+        (cutoff.is_some() || rate.is_some() || heartbeat_due).then_some(CutoffWrite {
             fifo_cutoff: cutoff,
             fifo_rate: rate,
             heartbeat: now,
         })
     }
 
-    fn written(c: &mut FifoController, write: &Write, now: u64) {
+    fn heartbeat_alone(now: u64) -> CutoffWrite {
+        CutoffWrite {
+            fifo_cutoff: None,
+            fifo_rate: None,
+            heartbeat: now,
+        }
+    }
+
+    fn written(c: &mut FifoController, write: &CutoffWrite, now: u64) {
         c.schedule.succeeded(write.fifo_cutoff, now);
         if let Some(rate) = write.fifo_rate {
             c.policy.written_rate = Some(rate);
@@ -479,7 +487,7 @@ impl Policy for FifoPolicy {
         None
     }
 
-    fn describe(c: &FifoController, write: &Write) -> String {
+    fn describe(c: &FifoController, write: &CutoffWrite) -> String {
         // No series: only the cutoffs and the show-up share are shown.
         let status = c.status(0);
         let cutoff = match write.fifo_cutoff {
