@@ -119,92 +119,104 @@ impl Tokens {
     /// Takes in one record: what it adds, per token.
     pub fn see(&mut self, record: &Record) -> Seen {
         let uid = record.uid.as_str();
-        let mut seen = Seen::default();
         match record.decision {
             Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
-                if record.transition == Some(Transition::SessionExpired) {
-                    self.active.leave(uid);
-                }
-                let Some(exp) = record.exp else {
-                    self.stop_waiting(uid);
-                    return seen;
-                };
-                let end = exp.saturating_add(self.redeem);
-                if record.transition == Some(Transition::TollUnpaid) {
-                    self.stop_waiting(uid);
-                    self.unpaid.hold(uid, end);
-                    return seen;
-                }
-                if self.unpaid.until(uid) == Some(end) {
-                    return seen;
-                }
-                if self.beat > 0 {
-                    self.paged.hold(uid, record.t.saturating_add(self.beat));
-                }
-                // A lost draw (or a win the ceiling held): counted once an
-                // address and next token.
-                let lost = matches!(
-                    record.transition,
-                    Some(Transition::LotteryLost | Transition::CeilingReached)
-                ) && self.lost.until(uid) != Some(end);
-                if lost {
-                    self.lost.hold(uid, end);
-                    seen.draw = Some(false);
-                    seen.held = record.transition == Some(Transition::CeilingReached);
-                }
-                if self.waiting.until(uid) == Some(end) {
-                    self.see_beat(uid, record.t, exp, false);
-                    // Another device behind the address holds the token this
-                    // draw hands out; on the address grid the drawn one ended a
-                    // draw period (two wait periods, two beats) before it.
-                    if lost {
-                        let drawn = exp.saturating_sub(2 * self.beat);
-                        seen.draw_lag = record.t.saturating_sub(drawn);
-                    }
-                    return seen;
-                }
-                self.unpaid.leave(uid);
-                let held = self.waiting.hold(uid, end);
-                self.see_beat(uid, record.t, exp, true);
-                seen.arrival = held.is_none() && record.is_arrival();
-                seen.stranger = held.is_none() && !record.is_arrival();
-                if lost {
-                    seen.draw_lag = self.lag(record.t, held);
-                }
+                self.see_waiting(record, uid)
             }
-            Some(Decision::Allow) => {
-                // A new session spends the address's wait token (on the room's
-                // grids everyone behind the address who holds it is admitted by
-                // it); a live session's request leaves it as it is: another
-                // device or person behind the address may still wait.
-                let drawn = if record.session == Some(Session::New) {
-                    self.stop_waiting(uid)
-                } else {
-                    None
-                };
-                if record.released {
-                    // The origin ended it: that token handed out again is a session again.
-                    self.active.leave(uid);
-                    self.admitted.leave(uid);
-                } else if let Some(exp) = record.exp {
-                    self.active.hold(uid, exp);
-                    if record.session == Some(Session::New) && self.admitted.until(uid) != Some(exp)
-                    {
-                        self.admitted.hold(uid, exp);
-                        seen.new_session = true;
-                        if record.transition == Some(Transition::LotteryWon) {
-                            seen.draw = Some(true);
-                            seen.draw_lag = self.lag(record.t, drawn);
-                            seen.stranger = drawn.is_none();
-                        }
-                    }
-                }
-            }
+            Some(Decision::Allow) => self.see_allowed(record, uid),
             Some(Decision::Deny) => {
                 self.stop_waiting(uid);
                 self.active.leave(uid);
+                Seen::default()
             }
-            None => {}
+            None => Seen::default(),
+        }
+    }
+
+    /// A waiting line (`anon`, `wait`, `re-wait`) of `uid`: an arrival, a
+    /// lost draw, or a repeat of a token already held.
+    fn see_waiting(&mut self, record: &Record, uid: &str) -> Seen {
+        let mut seen = Seen::default();
+        if record.transition == Some(Transition::SessionExpired) {
+            self.active.leave(uid);
+        }
+        let Some(exp) = record.exp else {
+            self.stop_waiting(uid);
+            return seen;
+        };
+        let end = exp.saturating_add(self.redeem);
+        if record.transition == Some(Transition::TollUnpaid) {
+            self.stop_waiting(uid);
+            self.unpaid.hold(uid, end);
+            return seen;
+        }
+        if self.unpaid.until(uid) == Some(end) {
+            return seen;
+        }
+        if self.beat > 0 {
+            self.paged.hold(uid, record.t.saturating_add(self.beat));
+        }
+        // A lost draw (or a win the ceiling held): counted once an
+        // address and next token.
+        let lost = matches!(
+            record.transition,
+            Some(Transition::LotteryLost | Transition::CeilingReached)
+        ) && self.lost.until(uid) != Some(end);
+        if lost {
+            self.lost.hold(uid, end);
+            seen.draw = Some(false);
+            seen.held = record.transition == Some(Transition::CeilingReached);
+        }
+        if self.waiting.until(uid) == Some(end) {
+            self.see_beat(uid, record.t, exp, false);
+            // Another device behind the address holds the token this
+            // draw hands out; on the address grid the drawn one ended a
+            // draw period (two wait periods, two beats) before it.
+            if lost {
+                let drawn = exp.saturating_sub(2 * self.beat);
+                seen.draw_lag = record.t.saturating_sub(drawn);
+            }
+            return seen;
+        }
+        self.unpaid.leave(uid);
+        let held = self.waiting.hold(uid, end);
+        self.see_beat(uid, record.t, exp, true);
+        seen.arrival = held.is_none() && record.is_arrival();
+        seen.stranger = held.is_none() && !record.is_arrival();
+        if lost {
+            seen.draw_lag = self.lag(record.t, held);
+        }
+        seen
+    }
+
+    /// An allow line of `uid`: a new session when it hands out an allow
+    /// token the address did not hold yet (and a won draw, when it says so).
+    fn see_allowed(&mut self, record: &Record, uid: &str) -> Seen {
+        let mut seen = Seen::default();
+        // A new session spends the address's wait token (on the room's
+        // grids everyone behind the address who holds it is admitted by
+        // it); a live session's request leaves it as it is: another
+        // device or person behind the address may still wait.
+        let drawn = if record.session == Some(Session::New) {
+            self.stop_waiting(uid)
+        } else {
+            None
+        };
+        if record.released {
+            // The origin ended it: that token handed out again is a session again.
+            self.active.leave(uid);
+            self.admitted.leave(uid);
+        } else if let Some(exp) = record.exp {
+            self.active.hold(uid, exp);
+            if record.session == Some(Session::New) && self.admitted.until(uid) != Some(exp) {
+                self.admitted.hold(uid, exp);
+                seen.new_session = true;
+                if record.transition == Some(Transition::LotteryWon) {
+                    seen.draw = Some(true);
+                    seen.draw_lag = self.lag(record.t, drawn);
+                    seen.stranger = drawn.is_none();
+                }
+            }
         }
         seen
     }

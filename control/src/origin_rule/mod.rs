@@ -584,7 +584,9 @@ impl Governor {
         Some(next)
     }
 
-    /// The law (this module's documentation), on `reading`, just taken.
+    /// The law (`docs/research/controller-rules.md`, the origin rule), on
+    /// `reading`, just taken: the base read, then the target as the reading
+    /// says (rising, held, shed to the floor, or at the live limit).
     fn decide(
         &mut self,
         reading: Reading,
@@ -594,9 +596,33 @@ impl Governor {
         target: f64,
     ) -> Option<f64> {
         let healthy = self.is_healthy(&reading);
+        self.read_base(&reading, newest, healthy);
+        // Until a reading has shown the base, answers none an error and their
+        // p95 in time are a light load, not a sign of one: the room starts at
+        // the floor and would otherwise wait minutes for readings enough.
+        let light = reading.answers > 0 && healthy && reading.error_share == 0.0;
+        if light && waiting > 0 && self.base_ms.is_none() {
+            self.state = State::Rising;
+            return Some(target * STEP_UP);
+        }
+        if reading.answers < MIN_ANSWERS {
+            self.state = State::NoOriginData;
+            return None;
+        }
+        if !healthy {
+            return Some(self.shed(&reading, newest, sessions, target));
+        }
+        self.slow_since = None;
+        self.hold_healthy(reading, newest, sessions, waiting, target)
+    }
+
+    /// The origin's own time, unloaded, after `reading` (`healthy` or not),
+    /// taken at `newest`: read off the trend, the last so read, or the lowest
+    /// p95; the trend read afresh when the origin has changed.
+    fn read_base(&mut self, reading: &Reading, newest: u64, healthy: bool) {
         // The origin's own time, unloaded: read off the trend, the last so read, or the lowest.
         if let Some(p95) = reading.p95_ms
-            && self.shows_the_base(&reading)
+            && self.shows_the_base(reading)
         {
             self.lowest_ms = Some(self.lowest_ms.map_or(p95, |b| b.min(p95)));
         }
@@ -612,7 +638,7 @@ impl Governor {
         // Faster than a reading at a lower load, beyond both's noise and the
         // queueing margin, is a changed origin too (it recovered, or warmed
         // up); this reading's window holds both origins' answers.
-        if self.beats_the_past(&reading, newest) {
+        if self.beats_the_past(reading, newest) {
             self.read_afresh(newest + 1);
             self.overload_limit = None;
         }
@@ -627,76 +653,56 @@ impl Governor {
         };
         // While the trend has too few readings, the base is the last one.
         self.base_ms = trend.or(self.base_ms).or(self.lowest_ms);
-        // Until a reading has shown the base, answers none an error and their
-        // p95 in time are a light load, not a sign of one: the room starts at
-        // the floor and would otherwise wait minutes for readings enough.
-        let light = reading.answers > 0 && healthy && reading.error_share == 0.0;
-        if light && waiting > 0 && self.base_ms.is_none() {
-            self.state = State::Rising;
-            return Some(target * STEP_UP);
+    }
+
+    /// An unhealthy `reading`, taken at `newest` with `target` held: the
+    /// floor, and the live limit 0, until a reading is healthy.
+    fn shed(&mut self, reading: &Reading, newest: u64, sessions: Sessions, target: f64) -> f64 {
+        if let Some(p95) = reading.p95_ms {
+            self.weigh_spread(newest, p95);
         }
-        if reading.answers < MIN_ANSWERS {
-            self.state = State::NoOriginData;
-            return None;
+        // Only time sheds the load of the sessions let in: nobody more than
+        // the floor until a reading is healthy, not even in the places of
+        // the sessions that end (each refilled keeps its load on the origin).
+        self.aim_load = None;
+        // The load of the sessions of the reading that turned unhealthy
+        // is past the origin's limit (a live limit of 0: the reading
+        // before was unhealthy too, and these sessions are fewer).
+        if self.live_limit != Some(0.0) {
+            self.overload_limit = Some(AFTER_OVERLOAD * sessions.over_window);
         }
-        if !healthy {
-            if let Some(p95) = reading.p95_ms {
-                self.weigh_spread(newest, p95);
-            }
-            // Only time sheds the load of the sessions let in: nobody more than
-            // the floor until a reading is healthy, not even in the places of
-            // the sessions that end (each refilled keeps its load on the origin).
-            self.aim_load = None;
-            // The load of the sessions of the reading that turned unhealthy
-            // is past the origin's limit (a live limit of 0: the reading
-            // before was unhealthy too, and these sessions are fewer).
-            if self.live_limit != Some(0.0) {
-                self.overload_limit = Some(AFTER_OVERLOAD * sessions.over_window);
-            }
-            self.live_limit = Some(0.0);
-            let at_floor = target <= self.options.floor;
-            let since = if at_floor {
-                *self.slow_since.get_or_insert(newest)
-            } else {
-                self.slow_since = None;
-                newest
-            };
-            self.state = if newest - since >= SLOW_AFTER_SESSIONS * self.options.session {
-                State::OriginSlow
-            } else {
-                State::OriginLimited
-            };
-            return Some(self.options.floor);
-        }
-        self.slow_since = None;
+        self.live_limit = Some(0.0);
+        let at_floor = target <= self.options.floor;
+        let since = if at_floor {
+            *self.slow_since.get_or_insert(newest)
+        } else {
+            self.slow_since = None;
+            newest
+        };
+        self.state = if newest - since >= SLOW_AFTER_SESSIONS * self.options.session {
+            State::OriginSlow
+        } else {
+            State::OriginLimited
+        };
+        self.options.floor
+    }
+
+    /// A healthy `reading` of enough answers, taken at `newest`: the target
+    /// at the live limit when the origin queues (or an overload left one),
+    /// rising otherwise, paced as the room's percentage is.
+    fn hold_healthy(
+        &mut self,
+        reading: Reading,
+        newest: u64,
+        sessions: Sessions,
+        waiting: u64,
+        target: f64,
+    ) -> Option<f64> {
         let (Some(p95), Some(base)) = (reading.p95_ms, self.base_ms) else {
             return None;
         };
         let step_up = target * STEP_UP;
-        // Queueing only when the p95 is over the base by more than its own
-        // uncertainty: of a few dozen answers, by chance alone it is often.
-        let low = reading.p95_low_ms.unwrap_or(p95);
-        let queueing = low as f64 >= QUEUEING * base as f64;
-        let limit = if queueing {
-            self.weigh_spread(newest, p95);
-            self.aim_limit(reading, sessions)
-        } else {
-            None
-        };
-        // A load that shows no queueing at the limit an overload left is no
-        // longer past the origin's: the origin has changed.
-        if !queueing
-            && self
-                .overload_limit
-                .is_some_and(|most| sessions.live as f64 >= (1.0 - LEAST_CHANGE) * most)
-        {
-            self.overload_limit = None;
-        }
-        let limit = match (limit, self.overload_limit) {
-            (Some(limit), Some(most)) => Some(limit.min(most)),
-            (None, Some(most)) if self.filling(most, sessions) < step_up => Some(most),
-            (limit, _) => limit,
-        };
+        let limit = self.live_limit_of(reading, newest, (p95, base), sessions, step_up);
         let wanted = match limit {
             Some(limit) => {
                 self.state = State::OriginLimited;
@@ -727,6 +733,44 @@ impl Governor {
             return Some(target);
         }
         Some(next)
+    }
+
+    /// The live limit a healthy `reading` taken at `newest` sets, its p95
+    /// and the base being `p95` and `base`: the live sessions at the aim when
+    /// the origin queues, within what an overload left; `None` when nothing
+    /// says where the origin's limit is (the target then rises by `step_up`).
+    fn live_limit_of(
+        &mut self,
+        reading: Reading,
+        newest: u64,
+        (p95, base): (u64, u64),
+        sessions: Sessions,
+        step_up: f64,
+    ) -> Option<f64> {
+        // Queueing only when the p95 is over the base by more than its own
+        // uncertainty: of a few dozen answers, by chance alone it is often.
+        let low = reading.p95_low_ms.unwrap_or(p95);
+        let queueing = low as f64 >= QUEUEING * base as f64;
+        let limit = if queueing {
+            self.weigh_spread(newest, p95);
+            self.aim_limit(reading, sessions)
+        } else {
+            None
+        };
+        // A load that shows no queueing at the limit an overload left is no
+        // longer past the origin's: the origin has changed.
+        if !queueing
+            && self
+                .overload_limit
+                .is_some_and(|most| sessions.live as f64 >= (1.0 - LEAST_CHANGE) * most)
+        {
+            self.overload_limit = None;
+        }
+        match (limit, self.overload_limit) {
+            (Some(limit), Some(most)) => Some(limit.min(most)),
+            (None, Some(most)) if self.filling(most, sessions) < step_up => Some(most),
+            (limit, _) => limit,
+        }
     }
 
     /// The origin's own time read off the trend of its p95 against its load
