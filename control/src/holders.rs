@@ -1,18 +1,9 @@
-//! Who holds a token, as the log shows it: one token end per address, for
-//! waiting visitors and for admitted ones, in bounded memory.
-//!
-//! An address is kept as a 32-bit key (a fixed SipHash of its text, so a run
-//! replays to the same counts) with its token's end as 32-bit Unix seconds:
-//! 8 bytes a place, about 150 MB for 10 million addresses with the table's
-//! slack. Two addresses that share a key count as one: about `n² / 2³³` pairs
-//! among `n` addresses (0.12 % of them at 10 million, one pair in 100,000 at
-//! 100,000), an undercount the controller can bear. Past `capacity` addresses,
-//! new ones are counted as overflow instead of stored.
-//!
-//! Places are also counted by the second their token ends, so that the live
-//! ones (ending now or later) are a sum over a short calendar; places that
-//! ended stay in the table until they outnumber the live ones, then go all at
-//! once (pruning costs a pass over the table, at most once per doubling).
+//! Who holds a token of one kind, in bounded memory: it holds one token end per
+//! address (a 32-bit key of the address, 32-bit Unix seconds), and the count of
+//! places ending at each second; it reads holds and leaves; it tells how many hold
+//! a token ending within a span. Past its capacity, new addresses count as
+//! overflow. Its cost and its error: `docs/research/controller-rules.md`, counting
+//! tokens.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};

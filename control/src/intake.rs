@@ -1,6 +1,6 @@
 //! Taking in the room's log records, for both rules.
 //!
-//! The percentage controller ([`super::Controller`]) and the FIFO rule
+//! The percentage controller ([`crate::percentage_rule::Controller`]) and the FIFO rule
 //! ([`super::fifo_rule::FifoController`]) read the log alike: a line stamped more than
 //! [`MAX_CLOCK_SKEW`] ahead of the clock is refused (a wrong clock or a forged
 //! line must not move the window), one older than the window is counted late, and

@@ -63,7 +63,7 @@ pub struct FifoStatus {
     /// The rate the last tick decided.
     pub wanted_rate: Option<FifoRate>,
     /// Share of passed places whose holder showed up, of those still polling
-    /// when passed (see the module doc).
+    /// when passed (`docs/research/controller-rules.md`, the FIFO rule).
     pub show_up: f64,
     /// The same, of the places whose holder had stopped polling.
     pub show_up_stale: f64,

@@ -1,49 +1,9 @@
-//! Counting tokens, not lines.
-//!
-//! Several tabs of one browser, several devices behind one address, and a
-//! browser's retries all present the same token, and each of their requests
-//! gets a log line. The controller holds a target of new sessions, so it counts
-//! what the origin sees: a *draw* is one wait token drawn, a *new session* one
-//! allow token handed out with `session=new`, an *arrival* one address that
-//! started waiting. A line is new only when it shows a token its address did
-//! not hold yet:
-//!
-//! - a waiting line (`anon`, `wait`, `re-wait`) whose `exp` is the address's
-//!   current wait token is a repeat (another tab polling, a device behind the
-//!   same address that arrived within the same grid point); a lost draw's line
-//!   carries the loser's next token, the same for every tab that drew it, so
-//!   it counts once an address and next token. Devices behind one address that
-//!   arrived a draw period apart hold tokens a draw period apart until the
-//!   first one's draw hands it the other's: that draw counts although the
-//!   address's current token (the other device's, from its last line) is the
-//!   one it handed out;
-//! - an allow line with `session=new` whose `exp` is the last new session's
-//!   of the address is a repeat: a session a wait token starts runs from a
-//!   second of that token, so every presentation of one win (tabs, devices
-//!   behind the address, retries, a draw repeated after a lost response, in any
-//!   second of the redeem window) gets the same allow token and counts once,
-//!   whatever lines of a live session of the address come in between. Another
-//!   `exp` is another token (another win, or a newcomer of a room open at
-//!   100 %, whose session starts at the request) and counts, as the origin sees
-//!   it. People behind one address share its draws: a win admits all who hold
-//!   the token, and they count as one session. A key rotation between two
-//!   presentations changes the token's bytes, not its `exp`: still one.
-//!
-//! A draw held for the bot toll (`transition=toll-unpaid`) takes its address
-//! off the waiting crowd until it draws: people pay the toll on the page
-//! within seconds, so a held draw is a bot's that skips it, which will never
-//! draw, and forecasting its draws would hand out fewer places than the target.
-//!
-//! Pages on a fixed beat (`refresh_mode = fixed`: every waiting page comes
-//! back a wait period after it loaded) draw a token at the first visit after
-//! its end, and every line shows when one of the address's pages comes back:
-//! a wait period later. So each waiting address is also kept by the second
-//! it will draw on that beat: the first second after its token's end on the
-//! beat of any of its lines (its earliest tab, its fastest poller), and by
-//! its last line: the addresses that loaded a page in the last `x` seconds
-//! load one again in the `x` seconds a beat later, so they tell how soon a
-//! crowd's pages come back (the sooner, the more tabs each has). Memory is
-//! the seven crowds' ([`Holders`]): 8 bytes an address in each.
+//! Counting tokens, not lines: it holds which address holds which token (waiting,
+//! live, admitted, held for the toll, lost, and when each waiting one draws on the
+//! fixed beat); it reads each log record; it says what the record adds, an
+//! arrival, a draw or a new session, so that tabs, devices behind one address and
+//! retries presenting one token count once. The cases:
+//! `docs/research/controller-rules.md`, counting tokens.
 
 use super::holders::Holders;
 use crate::record::Record;
