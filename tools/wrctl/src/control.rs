@@ -94,8 +94,8 @@ pub struct Ticked {
     pub went_deaf: Option<u64>,
 }
 
-/// One room's controller: its rule (a [`Frame`] of policy `P`), its options as shown, its event
-/// targets, and the write its last tick decided.
+/// One room's controller: its rule (a [`Frame`] of policy `P`), its options as
+/// shown, its event targets, and the write its last tick decided.
 pub struct Room<P: Policy> {
     controller: Frame<P>,
     info: Arc<Info>,
