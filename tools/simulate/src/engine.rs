@@ -252,6 +252,10 @@ pub fn run(
     run_method(scenario, population, method, progress).0
 }
 
+/// What a room's run came to: what happened, and its controller's rule as it
+/// ended, when one ran.
+pub type Ran<P> = (Record, Option<Frame<P>>);
+
 /// Runs `scenario` with `method` over `population`: what happened, and the
 /// controller's rule as it ended, when one ran.
 pub fn run_method<P: Policy>(
@@ -259,7 +263,7 @@ pub fn run_method<P: Policy>(
     population: &Population,
     method: Method<P>,
     progress: &mut Progress,
-) -> (Record, Option<Frame<P>>) {
+) -> Ran<P> {
     let uids = Uids::new(&method.room.context.settings, population, None);
     let logging = method.closed_loop.is_some();
     let mut queue = first_requests(&method, 0);
@@ -297,7 +301,7 @@ pub fn run_rooms<A: Policy, B: Policy>(
     first: Lane<'_, A>,
     second: Lane<'_, B>,
     progress: &mut Progress,
-) -> ((Record, Option<Frame<A>>), (Record, Option<Frame<B>>)) {
+) -> (Ran<A>, Ran<B>) {
     assert_ne!(
         first.method.room.context.room, second.method.room.context.room,
         "two rooms of one service have two names"
