@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # FIFO mode in the simulator: the room with queueing_method = fifo and the FIFO
-# rule (control::fifo) moving fifo_cutoff in the loop, log lines 5 s
+# rule (control::fifo_rule) moving fifo_cutoff in the loop, log lines 5 s
 # late, a tick of 10 s, at propagation delays of 0, 30 and 60 s. Two crowds,
 # target 2,000 new sessions a minute, two hours simulated:
 #   flash   200,000 people in 10 s

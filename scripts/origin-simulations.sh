@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The origin rule in the simulator (control::origin; docs/operate/origin-health.md):
+# The origin rule in the simulator (control::origin_rule; docs/operate/origin-health.md):
 # the controller follows the health of an origin it is not told the capacity of,
 # which answers every request the room lets through (tools/simulate/src/origin_model.rs),
 # sessions of 10 minutes (10 requests a minute apart after the first), the default

@@ -1,20 +1,20 @@
 //! The frame both rules run in: it takes in the log (the per-second counts and
 //! the tokens), keeps the writes (when, the value last written, the propagation
 //! delay), the options and their target, and shows the snapshot. What to write
-//! is its [`Policy`]'s: the percentage ([`crate::percentage::PercentagePolicy`]) or the FIFO
-//! cutoff ([`crate::fifo::FifoPolicy`]). Written once, so that the two rules
+//! is its [`Policy`]'s: the percentage ([`crate::percentage_rule::PercentagePolicy`]) or the FIFO
+//! cutoff ([`crate::fifo_rule::FifoPolicy`]). Written once, so that the two rules
 //! cannot drift apart in what they read, when they write and what they show;
-//! [`Rule`], the interface the loops drive, is the frame's.
+//! the loops drive the frame itself.
 
 use std::fmt::Debug;
 
 use crate::intake::{Intake, Sizes};
 use crate::options::BadOptions;
-use crate::origin::{Governor, LEAVING_SPAN, OriginAnswer, OriginOptions, Sessions};
+use crate::origin_rule::{Governor, LEAVING_SPAN, OriginAnswer, OriginOptions, Sessions};
 use crate::record::Record;
-use crate::rule::{Rule, Write};
 use crate::schedule::{Schedule, Timing};
 use crate::snapshot::{Counters, FifoStatus, Snapshot};
+use crate::store_write::StoreWrite;
 use crate::tokens::Tokens;
 use waiting_room::settings::config::QueueingMethod;
 use waiting_room::settings::percentage::Percentage;
@@ -27,7 +27,7 @@ pub trait Policy: Sized + Clone + Debug {
     /// The setting it moves, as written and remembered (a percentage, a cutoff).
     type Value: Copy + PartialEq + Debug;
     /// One write to the config store.
-    type Write: Write;
+    type Write: StoreWrite;
     /// The queueing method of the room it holds (the lines it expects).
     const QUEUEING: QueueingMethod;
 
@@ -50,6 +50,10 @@ pub trait Policy: Sized + Clone + Debug {
     /// The write of what was decided, if one is due at clock time `now` (the
     /// frame has checked that it may write).
     fn write(frame: &Frame<Self>, now: u64) -> Option<Self::Write>;
+    /// A write of the heartbeat alone at clock time `now`: what the rule writes
+    /// when its heartbeat is due and nothing else changed (`wrctl control`
+    /// sends it with another room's write).
+    fn heartbeat_alone(now: u64) -> Self::Write;
     /// The config store took `write` at clock time `now`.
     fn written(frame: &mut Frame<Self>, write: &Self::Write, now: u64);
     /// A write failed.
@@ -98,7 +102,7 @@ impl<P: Policy> Frame<P> {
     }
 
     /// The same controller with its target set by the origin's health
-    /// ([`crate::origin`]): the options' target is where it starts, within the
+    /// ([`crate::origin_rule`]): the options' target is where it starts, within the
     /// floor and the ceiling.
     pub fn following_origin(mut self, origin: OriginOptions) -> Result<Frame<P>, BadOptions> {
         let mut governor = Governor::new(origin)?;
@@ -198,11 +202,14 @@ fn live_sessions(
     }
 }
 
-impl<P: Policy> Rule for Frame<P> {
-    type Write = P::Write;
-    const QUEUEING: QueueingMethod = P::QUEUEING;
+/// What a loop (`wrctl control`, the simulator's closed loop) drives: records
+/// and bad lines in, ticks, the outcome of each write, and what it shows.
+impl<P: Policy> Frame<P> {
+    /// The queueing method of the room it holds (the lines it expects).
+    pub const QUEUEING: QueueingMethod = P::QUEUEING;
 
-    fn observe(&mut self, record: &Record, now: u64) {
+    /// A log record reaches the rule at clock time `now` (Unix seconds).
+    pub fn observe(&mut self, record: &Record, now: u64) {
         self.schedule.heard(now);
         if !self.intake.take(record, now, self.sizes()) {
             return;
@@ -215,11 +222,16 @@ impl<P: Policy> Rule for Frame<P> {
         P::observe(self, record, now);
     }
 
-    fn bad_line(&mut self) {
+    /// A log line that did not parse.
+    pub fn bad_line(&mut self) {
         self.intake.bad_line();
     }
 
-    fn tick(&mut self, now: u64) -> Option<P::Write> {
+    /// The rule's tick at clock time `now`: a write, if one is due (one a call
+    /// at most; none while backing off after failed writes, none at all after
+    /// `log_silence` without a record). Report the outcome with
+    /// [`Frame::written`] or [`Frame::failed`].
+    pub fn tick(&mut self, now: u64) -> Option<P::Write> {
         if let Some(newest) = self.intake.newest() {
             self.tokens.expire(newest);
             P::close_second(self, newest, now);
@@ -238,30 +250,37 @@ impl<P: Policy> Rule for Frame<P> {
         P::write(self, now)
     }
 
-    fn written(&mut self, write: &P::Write, now: u64) {
+    /// The config store took `write` at clock time `now`.
+    pub fn written(&mut self, write: &P::Write, now: u64) {
         P::written(self, write, now);
         self.intake.counters.writes += 1;
     }
 
-    fn failed(&mut self, now: u64) {
+    /// The write failed at clock time `now`: the next attempt waits one tick,
+    /// doubling with each failure in a row up to [`crate::schedule::MAX_BACKOFF`] seconds.
+    pub fn failed(&mut self, now: u64) {
         P::failed(self);
         self.schedule.failed(now);
         self.intake.counters.write_failures += 1;
     }
 
-    fn deaf(&self, now: u64) -> bool {
+    /// Whether it has stopped writing for want of log records.
+    pub fn deaf(&self, now: u64) -> bool {
         self.schedule.deaf(now)
     }
 
-    fn tick_seconds(&self) -> u64 {
+    /// Seconds between two ticks.
+    pub fn tick_seconds(&self) -> u64 {
         self.schedule.timing.tick
     }
 
-    fn log_silence(&self) -> Option<u64> {
+    /// Seconds without a record after which it stops writing (`None`: never).
+    pub fn log_silence(&self) -> Option<u64> {
         self.schedule.timing.log_silence
     }
 
-    fn snapshot(&self, seconds: u64) -> Snapshot {
+    /// What the dashboard and the metrics show, with `seconds` of series.
+    pub fn snapshot(&self, seconds: u64) -> Snapshot {
         let (waiting, overflow) = P::waiting(self);
         Snapshot {
             now: self.intake.newest(),
@@ -277,15 +296,19 @@ impl<P: Policy> Rule for Frame<P> {
         }
     }
 
-    fn fifo_status(&self, seconds: u64) -> Option<FifoStatus> {
+    /// The FIFO rule's own figures (`None` for the percentage).
+    pub fn fifo_status(&self, seconds: u64) -> Option<FifoStatus> {
         P::fifo_status(self, seconds)
     }
 
-    fn describe(&self, write: &P::Write) -> String {
+    /// What `write` sets, for a person: the value written or the one kept.
+    pub fn describe(&self, write: &P::Write) -> String {
         P::describe(self, write)
     }
 
-    fn set_target(&mut self, per_minute: f64) {
+    /// Holds `per_minute` new sessions a minute from now on (a scheduled event's
+    /// target); a value that is not a positive number is ignored.
+    pub fn set_target(&mut self, per_minute: f64) {
         if !(per_minute.is_finite() && per_minute > 0.0) {
             return;
         }
@@ -296,17 +319,23 @@ impl<P: Policy> Rule for Frame<P> {
         }
     }
 
-    fn other_room_origin(&mut self, t: u64, answer: OriginAnswer) {
+    /// The origin's answer to another room's request, logged at Unix second `t`:
+    /// rooms behind one origin share its health ([`crate::origin_rule`]). Nothing
+    /// when the rule does not follow the origin.
+    pub fn other_room_origin(&mut self, t: u64, answer: OriginAnswer) {
         if let Some(governor) = &mut self.origin {
             governor.observe(t, answer, false);
         }
     }
 
-    fn origin_ceiling(&self) -> Option<f64> {
+    /// The ceiling of the origin rule, when the rule follows the origin.
+    pub fn origin_ceiling(&self) -> Option<f64> {
         self.origin.as_ref().map(|g| g.options().ceiling)
     }
 
-    fn share_origin(&mut self, share: f64) {
+    /// Holds `share` (0 to 1) of the load the origin takes at its aim: rooms
+    /// behind one origin share it in proportion to their ceilings.
+    pub fn share_origin(&mut self, share: f64) {
         if let Some(governor) = &mut self.origin {
             governor.set_share(share);
         }

@@ -1,7 +1,7 @@
 //! Taking in the room's log records, for both rules.
 //!
-//! The percentage controller ([`super::Controller`]) and the FIFO rule
-//! ([`super::fifo::FifoController`]) read the log alike: a line stamped more than
+//! The percentage controller ([`crate::percentage_rule::Controller`]) and the FIFO rule
+//! ([`super::fifo_rule::FifoController`]) read the log alike: a line stamped more than
 //! [`MAX_CLOCK_SKEW`] ahead of the clock is refused (a wrong clock or a forged
 //! line must not move the window), one older than the window is counted late, and
 //! the rest are counted into their second of the per-second [`Series`], the crowd

@@ -8,7 +8,7 @@ use waiting_room::admission::decision::{Decision, Session, Transition};
 use waiting_room::log::PREFIX;
 use waiting_room::settings::percentage::Percentage;
 
-use crate::origin::OriginAnswer;
+use crate::origin_rule::OriginAnswer;
 
 /// What the controller reads from one log line.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! When a controller writes, and what it keeps of its writes.
 //!
-//! Both rules, the percentage ([`crate::percentage::Controller`]) and the FIFO cutoff
-//! ([`super::fifo::FifoController`]), write to the same config store under the
+//! Both rules, the percentage ([`crate::percentage_rule::Controller`]) and the FIFO cutoff
+//! ([`super::fifo_rule::FifoController`]), write to the same config store under the
 //! same heartbeat rule, so they share one answer to *when*: a write at most
 //! once a tick, the heartbeat when it falls due, a pause that doubles after each
 //! failed write, and nothing at all once the log has gone silent (the edge's

@@ -1,6 +1,6 @@
 //! What a controller shows of itself, for people and for Prometheus.
 
-use crate::origin;
+use crate::origin_rule;
 use crate::series::Second;
 use waiting_room::settings::config::FifoRate;
 use waiting_room::settings::percentage::Percentage;
@@ -46,10 +46,10 @@ pub struct Snapshot {
     /// Per-second counts, oldest first.
     pub series: Vec<(u64, Second)>,
     /// The origin rule, when the target follows the origin's health.
-    pub origin: Option<origin::OriginStatus>,
+    pub origin: Option<origin_rule::OriginStatus>,
 }
 
-/// The FIFO rule's own figures ([`crate::fifo`]), for people and for Prometheus.
+/// The FIFO rule's own figures ([`crate::fifo_rule`]), for people and for Prometheus.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FifoStatus {
     /// `fifo_cutoff` last written (Unix ms).
@@ -63,7 +63,7 @@ pub struct FifoStatus {
     /// The rate the last tick decided.
     pub wanted_rate: Option<FifoRate>,
     /// Share of passed places whose holder showed up, of those still polling
-    /// when passed (see the module doc).
+    /// when passed (`docs/research/controller-rules.md`, the FIFO rule).
     pub show_up: f64,
     /// The same, of the places whose holder had stopped polling.
     pub show_up_stale: f64,

@@ -1,51 +1,11 @@
-//! Counting tokens, not lines.
-//!
-//! Several tabs of one browser, several devices behind one address, and a
-//! browser's retries all present the same token, and each of their requests
-//! gets a log line. The controller holds a target of new sessions, so it counts
-//! what the origin sees: a *draw* is one wait token drawn, a *new session* one
-//! allow token handed out with `session=new`, an *arrival* one address that
-//! started waiting. A line is new only when it shows a token its address did
-//! not hold yet:
-//!
-//! - a waiting line (`anon`, `wait`, `re-wait`) whose `exp` is the address's
-//!   current wait token is a repeat (another tab polling, a device behind the
-//!   same address that arrived within the same grid point); a lost draw's line
-//!   carries the loser's next token, the same for every tab that drew it, so
-//!   it counts once an address and next token. Devices behind one address that
-//!   arrived a draw period apart hold tokens a draw period apart until the
-//!   first one's draw hands it the other's: that draw counts although the
-//!   address's current token (the other device's, from its last line) is the
-//!   one it handed out;
-//! - an allow line with `session=new` whose `exp` is the last new session's
-//!   of the address is a repeat: a session a wait token starts runs from a
-//!   second of that token, so every presentation of one win (tabs, devices
-//!   behind the address, retries, a draw repeated after a lost response, in any
-//!   second of the redeem window) gets the same allow token and counts once,
-//!   whatever lines of a live session of the address come in between. Another
-//!   `exp` is another token (another win, or a newcomer of a room open at
-//!   100 %, whose session starts at the request) and counts, as the origin sees
-//!   it. People behind one address share its draws: a win admits all who hold
-//!   the token, and they count as one session. A key rotation between two
-//!   presentations changes the token's bytes, not its `exp`: still one.
-//!
-//! A draw held for the bot toll (`transition=toll-unpaid`) takes its address
-//! off the waiting crowd until it draws: people pay the toll on the page
-//! within seconds, so a held draw is a bot's that skips it, which will never
-//! draw, and forecasting its draws would hand out fewer places than the target.
-//!
-//! Pages on a fixed beat (`refresh_mode = fixed`: every waiting page comes
-//! back a wait period after it loaded) draw a token at the first visit after
-//! its end, and every line shows when one of the address's pages comes back:
-//! a wait period later. So each waiting address is also kept by the second
-//! it will draw on that beat: the first second after its token's end on the
-//! beat of any of its lines (its earliest tab, its fastest poller), and by
-//! its last line: the addresses that loaded a page in the last `x` seconds
-//! load one again in the `x` seconds a beat later, so they tell how soon a
-//! crowd's pages come back (the sooner, the more tabs each has). Memory is
-//! the seven crowds' ([`Crowd`]): 8 bytes an address in each.
+//! Counting tokens, not lines: it holds which address holds which token (waiting,
+//! live, admitted, held for the toll, lost, and when each waiting one draws on the
+//! fixed beat); it reads each log record; it says what the record adds, an
+//! arrival, a draw or a new session, so that tabs, devices behind one address and
+//! retries presenting one token count once. The cases:
+//! `docs/research/controller-rules.md`, counting tokens.
 
-use super::crowd::Crowd;
+use super::holders::Holders;
 use crate::record::Record;
 use waiting_room::admission::decision::{Decision, Session, Transition};
 
@@ -75,23 +35,23 @@ pub struct Seen {
 #[derive(Debug, Clone)]
 pub struct Tokens {
     /// Addresses holding a live wait token.
-    pub waiting: Crowd,
+    pub waiting: Holders,
     /// Addresses holding a live allow token.
-    pub active: Crowd,
+    pub active: Holders,
     /// Addresses by the end of the last allow token counted as a new session.
-    admitted: Crowd,
+    admitted: Holders,
     /// Addresses whose draw the bot toll held, by the end of the token it gave
     /// them (redeem window included), until they draw.
-    unpaid: Crowd,
+    unpaid: Holders,
     /// Addresses by the end of the token their last counted lost draw handed
     /// out (redeem window included): the other tabs of that draw repeat it.
-    lost: Crowd,
+    lost: Holders,
     /// Addresses holding a live wait token, by the second they will draw it
     /// if their pages come back every `beat` seconds.
-    pub on_beat: Crowd,
+    pub on_beat: Holders,
     /// Addresses holding a live wait token, by a beat after their last line
     /// (kept when `beat` is).
-    pub paged: Crowd,
+    pub paged: Holders,
     /// The room's redeem window: a wait token counts as held this long after its `exp`.
     redeem: u64,
     /// Seconds between two loads of a waiting page on the fixed beat (the
@@ -104,13 +64,13 @@ impl Tokens {
     /// pages on the fixed beat come back every `beat` seconds (0: not asked).
     pub fn new(capacity: usize, redeem: u64, beat: u64) -> Tokens {
         Tokens {
-            waiting: Crowd::new(capacity),
-            active: Crowd::new(capacity),
-            admitted: Crowd::new(capacity),
-            unpaid: Crowd::new(capacity),
-            lost: Crowd::new(capacity),
-            on_beat: Crowd::new(capacity),
-            paged: Crowd::new(capacity),
+            waiting: Holders::new(capacity),
+            active: Holders::new(capacity),
+            admitted: Holders::new(capacity),
+            unpaid: Holders::new(capacity),
+            lost: Holders::new(capacity),
+            on_beat: Holders::new(capacity),
+            paged: Holders::new(capacity),
             redeem,
             beat,
         }
@@ -119,92 +79,104 @@ impl Tokens {
     /// Takes in one record: what it adds, per token.
     pub fn see(&mut self, record: &Record) -> Seen {
         let uid = record.uid.as_str();
-        let mut seen = Seen::default();
         match record.decision {
             Some(Decision::Anon | Decision::Wait | Decision::ReWait) => {
-                if record.transition == Some(Transition::SessionExpired) {
-                    self.active.leave(uid);
-                }
-                let Some(exp) = record.exp else {
-                    self.stop_waiting(uid);
-                    return seen;
-                };
-                let end = exp.saturating_add(self.redeem);
-                if record.transition == Some(Transition::TollUnpaid) {
-                    self.stop_waiting(uid);
-                    self.unpaid.hold(uid, end);
-                    return seen;
-                }
-                if self.unpaid.until(uid) == Some(end) {
-                    return seen;
-                }
-                if self.beat > 0 {
-                    self.paged.hold(uid, record.t.saturating_add(self.beat));
-                }
-                // A lost draw (or a win the ceiling held): counted once an
-                // address and next token.
-                let lost = matches!(
-                    record.transition,
-                    Some(Transition::LotteryLost | Transition::CeilingReached)
-                ) && self.lost.until(uid) != Some(end);
-                if lost {
-                    self.lost.hold(uid, end);
-                    seen.draw = Some(false);
-                    seen.held = record.transition == Some(Transition::CeilingReached);
-                }
-                if self.waiting.until(uid) == Some(end) {
-                    self.see_beat(uid, record.t, exp, false);
-                    // Another device behind the address holds the token this
-                    // draw hands out; on the address grid the drawn one ended a
-                    // draw period (two wait periods, two beats) before it.
-                    if lost {
-                        let drawn = exp.saturating_sub(2 * self.beat);
-                        seen.draw_lag = record.t.saturating_sub(drawn);
-                    }
-                    return seen;
-                }
-                self.unpaid.leave(uid);
-                let held = self.waiting.hold(uid, end);
-                self.see_beat(uid, record.t, exp, true);
-                seen.arrival = held.is_none() && record.is_arrival();
-                seen.stranger = held.is_none() && !record.is_arrival();
-                if lost {
-                    seen.draw_lag = self.lag(record.t, held);
-                }
+                self.see_waiting(record, uid)
             }
-            Some(Decision::Allow) => {
-                // A new session spends the address's wait token (on the room's
-                // grids everyone behind the address who holds it is admitted by
-                // it); a live session's request leaves it as it is: another
-                // device or person behind the address may still wait.
-                let drawn = if record.session == Some(Session::New) {
-                    self.stop_waiting(uid)
-                } else {
-                    None
-                };
-                if record.released {
-                    // The origin ended it: that token handed out again is a session again.
-                    self.active.leave(uid);
-                    self.admitted.leave(uid);
-                } else if let Some(exp) = record.exp {
-                    self.active.hold(uid, exp);
-                    if record.session == Some(Session::New) && self.admitted.until(uid) != Some(exp)
-                    {
-                        self.admitted.hold(uid, exp);
-                        seen.new_session = true;
-                        if record.transition == Some(Transition::LotteryWon) {
-                            seen.draw = Some(true);
-                            seen.draw_lag = self.lag(record.t, drawn);
-                            seen.stranger = drawn.is_none();
-                        }
-                    }
-                }
-            }
+            Some(Decision::Allow) => self.see_allowed(record, uid),
             Some(Decision::Deny) => {
                 self.stop_waiting(uid);
                 self.active.leave(uid);
+                Seen::default()
             }
-            None => {}
+            None => Seen::default(),
+        }
+    }
+
+    /// A waiting line (`anon`, `wait`, `re-wait`) of `uid`: an arrival, a
+    /// lost draw, or a repeat of a token already held.
+    fn see_waiting(&mut self, record: &Record, uid: &str) -> Seen {
+        let mut seen = Seen::default();
+        if record.transition == Some(Transition::SessionExpired) {
+            self.active.leave(uid);
+        }
+        let Some(exp) = record.exp else {
+            self.stop_waiting(uid);
+            return seen;
+        };
+        let end = exp.saturating_add(self.redeem);
+        if record.transition == Some(Transition::TollUnpaid) {
+            self.stop_waiting(uid);
+            self.unpaid.hold(uid, end);
+            return seen;
+        }
+        if self.unpaid.until(uid) == Some(end) {
+            return seen;
+        }
+        if self.beat > 0 {
+            self.paged.hold(uid, record.t.saturating_add(self.beat));
+        }
+        // A lost draw (or a win the ceiling held): counted once an
+        // address and next token.
+        let lost = matches!(
+            record.transition,
+            Some(Transition::LotteryLost | Transition::CeilingReached)
+        ) && self.lost.until(uid) != Some(end);
+        if lost {
+            self.lost.hold(uid, end);
+            seen.draw = Some(false);
+            seen.held = record.transition == Some(Transition::CeilingReached);
+        }
+        if self.waiting.until(uid) == Some(end) {
+            self.see_beat(uid, record.t, exp, false);
+            // Another device behind the address holds the token this
+            // draw hands out; on the address grid the drawn one ended a
+            // draw period (two wait periods, two beats) before it.
+            if lost {
+                let drawn = exp.saturating_sub(2 * self.beat);
+                seen.draw_lag = record.t.saturating_sub(drawn);
+            }
+            return seen;
+        }
+        self.unpaid.leave(uid);
+        let held = self.waiting.hold(uid, end);
+        self.see_beat(uid, record.t, exp, true);
+        seen.arrival = held.is_none() && record.is_arrival();
+        seen.stranger = held.is_none() && !record.is_arrival();
+        if lost {
+            seen.draw_lag = self.lag(record.t, held);
+        }
+        seen
+    }
+
+    /// An allow line of `uid`: a new session when it hands out an allow
+    /// token the address did not hold yet (and a won draw, when it says so).
+    fn see_allowed(&mut self, record: &Record, uid: &str) -> Seen {
+        let mut seen = Seen::default();
+        // A new session spends the address's wait token (on the room's
+        // grids everyone behind the address who holds it is admitted by
+        // it); a live session's request leaves it as it is: another
+        // device or person behind the address may still wait.
+        let drawn = if record.session == Some(Session::New) {
+            self.stop_waiting(uid)
+        } else {
+            None
+        };
+        if record.released {
+            // The origin ended it: that token handed out again is a session again.
+            self.active.leave(uid);
+            self.admitted.leave(uid);
+        } else if let Some(exp) = record.exp {
+            self.active.hold(uid, exp);
+            if record.session == Some(Session::New) && self.admitted.until(uid) != Some(exp) {
+                self.admitted.hold(uid, exp);
+                seen.new_session = true;
+                if record.transition == Some(Transition::LotteryWon) {
+                    seen.draw = Some(true);
+                    seen.draw_lag = self.lag(record.t, drawn);
+                    seen.stranger = drawn.is_none();
+                }
+            }
         }
         seen
     }

@@ -9,7 +9,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use control::origin::OriginAnswer;
+use control::origin_rule::OriginAnswer;
 use control::record::Record;
 use waiting_room::admission::decision::{Decision, Session, Verdict};
 use waiting_room::answer::OriginOutcome;

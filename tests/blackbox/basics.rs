@@ -5,7 +5,7 @@ use crate::{
     DENY_PAGE, KEEP_PAGE, START_PAGE, UNAVAILABLE_PAGE, assert_logged, assert_logged_but_not,
     origin_saw_cookie, wait_token_wins, winning_exp,
 };
-use control::origin::OriginAnswer;
+use control::origin_rule::OriginAnswer;
 use control::record::Record;
 use demo_origin::{Capacity, ORIGIN_MARKER, Origin};
 use support::http::Response;

@@ -29,7 +29,7 @@ use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use control::percentage::{MAX_RISE_PER_DRAW_PERIOD, largest_rise};
+use control::percentage_rule::{MAX_RISE_PER_DRAW_PERIOD, largest_rise};
 use support::controller::Controller;
 use support::real_crowd::{Crowd, new_sessions_per_minute};
 use support::viceroy_room::{Room, RoomSpec};

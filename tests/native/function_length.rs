@@ -4,10 +4,6 @@
 //! attributes and doc comment aside) to the line of its closing brace. Tests are left
 //! out: `#[cfg(test)]` and `#[test]` items, files named `tests.rs` and files under a
 //! `tests/` folder.
-//!
-//! The functions in [`STILL_OVER`] may be longer for now; the list only shrinks: a
-//! listed function that is no longer over (or no longer there) fails the test until
-//! its entry goes.
 
 use std::path::{Path, PathBuf};
 
@@ -18,13 +14,6 @@ const MAX_LINES: usize = 80;
 
 /// The folders held to [`MAX_LINES`].
 const FOLDERS: [&str; 2] = ["src", "control/src"];
-
-/// The functions still over [`MAX_LINES`], each `file::scope::fn` (the scope: the
-/// impl's type or the trait, the inline module, the enclosing function).
-const STILL_OVER: &[&str] = &[
-    "control/src/origin/mod.rs::Governor::decide",
-    "control/src/tokens.rs::Tokens::see",
-];
 
 /// A function and its length.
 #[derive(Debug, PartialEq)]
@@ -203,10 +192,6 @@ fn all_functions() -> Vec<Function> {
     all
 }
 
-fn listed(function: &Function) -> bool {
-    STILL_OVER.contains(&function.name.as_str())
-}
-
 #[test]
 fn no_function_of_the_room_or_the_controller_is_over_80_lines() {
     let all = all_functions();
@@ -217,32 +202,13 @@ fn no_function_of_the_room_or_the_controller_is_over_80_lines() {
     );
     let over: Vec<String> = all
         .iter()
-        .filter(|f| f.lines > MAX_LINES && !listed(f))
+        .filter(|f| f.lines > MAX_LINES)
         .map(|f| format!("  {f}"))
         .collect();
     assert!(
         over.is_empty(),
         "over {MAX_LINES} lines (split them; tests/native/function_length.rs):\n{}",
         over.join("\n")
-    );
-}
-
-#[test]
-fn every_function_still_listed_is_still_over_80_lines() {
-    let all = all_functions();
-    let shrunk: Vec<String> = STILL_OVER
-        .iter()
-        .filter_map(|name| match all.iter().find(|f| f.name == *name) {
-            None => Some(format!("  {name}: no such function any more")),
-            Some(f) if f.lines <= MAX_LINES => Some(format!("  {f}")),
-            Some(_) => None,
-        })
-        .collect();
-    assert!(
-        shrunk.is_empty(),
-        "in STILL_OVER but not over {MAX_LINES} lines (remove them from the list in \
-         tests/native/function_length.rs):\n{}",
-        shrunk.join("\n")
     );
 }
 

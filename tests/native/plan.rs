@@ -5,7 +5,7 @@ use test_support::mint;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use control::origin::OriginAnswer;
+use control::origin_rule::OriginAnswer;
 use control::record::Record;
 use waiting_room::admission::decision::{Decision, Session};
 use waiting_room::answer::{BodySource, OriginOutcome, origin_page};

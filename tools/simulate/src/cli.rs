@@ -27,7 +27,7 @@ use crate::planning::Question;
 use crate::scenario::{
     Arrivals, Control, Mix, OriginRule, PopCountsModel, Room, Scenario, SecondRoom, Session,
 };
-use control::origin::Healthy;
+use control::origin_rule::Healthy;
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -393,7 +393,7 @@ impl RunArgs {
             fifo_hold: scenario.room.settings().fifo_hold,
         };
         let options = crate::fifo_mode::options(&control, &scenario, &spec);
-        control::fifo::FifoController::new(options)
+        control::fifo_rule::FifoController::new(options)
             .map_err(|e| format!("the FIFO rule refuses its options: {e}"))?;
         Ok(Command::Fifo {
             scenario,

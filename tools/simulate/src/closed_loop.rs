@@ -1,6 +1,6 @@
-//! The closed loop: a controller of the room's own (any [`Rule`]:
-//! [`control::percentage::Controller`] in random mode, [`control::fifo::FifoController`] in
-//! FIFO mode) on the simulator's virtual clock. Every request's log line is
+//! The closed loop: a controller of the room's own (a [`Frame`] of either
+//! policy: [`control::percentage_rule::Controller`] in random mode,
+//! [`control::fifo_rule::FifoController`] in FIFO mode) on the simulator's virtual clock. Every request's log line is
 //! written by the room's own [`waiting_room::log::decision_line`] and read back
 //! by the room's own [`control::record::Record`] parser, `log_delay` seconds
 //! after the request, so the controller reads exactly the contract the live
@@ -14,10 +14,10 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use control::frame::{Frame, Policy};
 use control::record::{BadLine, Record};
-use control::rule::Rule;
-use control::rule::Write as _;
 use control::snapshot::Counters;
+use control::store_write::StoreWrite as _;
 use waiting_room::admission::decision::Verdict;
 use waiting_room::log;
 use waiting_room::settings::config::Settings;
@@ -62,9 +62,9 @@ pub struct Trace {
 }
 
 /// The controller, its inbox of log records and the writes on their way to the edge.
-pub struct ClosedLoop<R: Rule> {
+pub struct ClosedLoop<P: Policy> {
     spec: Control,
-    rule: R,
+    rule: Frame<P>,
     /// The named room it holds (`None`: the service room): only its lines count.
     room: Option<String>,
     /// Every room's lines count as its own (no room filter).
@@ -72,16 +72,16 @@ pub struct ClosedLoop<R: Rule> {
     /// Log records in the order written, with the second they reach the controller.
     inbox: VecDeque<(u64, Record)>,
     /// Writes on their way, with the second they reach the edge.
-    in_flight: VecDeque<(u64, R::Write)>,
+    in_flight: VecDeque<(u64, P::Write)>,
     /// The origin behind the room, when the scenario has one: the sessions
     /// let in make requests of it, and their lines join the stream.
     origin: Option<Origin>,
     trace: Trace,
 }
 
-impl<R: Rule> ClosedLoop<R> {
+impl<P: Policy> ClosedLoop<P> {
     /// `rule` in the loop, with the delays and tick of `spec`.
-    pub fn new(spec: Control, rule: R) -> ClosedLoop<R> {
+    pub fn new(spec: Control, rule: Frame<P>) -> ClosedLoop<P> {
         ClosedLoop {
             spec,
             rule,
@@ -95,21 +95,21 @@ impl<R: Rule> ClosedLoop<R> {
     }
 
     /// With `origin` behind the room.
-    pub fn with_origin(mut self, origin: Option<Origin>) -> ClosedLoop<R> {
+    pub fn with_origin(mut self, origin: Option<Origin>) -> ClosedLoop<P> {
         self.origin = origin;
         self
     }
 
     /// Holds the named room `room` (`None`: the service room): only the lines
     /// with its `room=` count.
-    pub fn in_room(mut self, room: Option<&RoomName>) -> ClosedLoop<R> {
+    pub fn in_room(mut self, room: Option<&RoomName>) -> ClosedLoop<P> {
         self.room = room.map(RoomName::to_string);
         self
     }
 
     /// Counts every room's lines as its own room's: a controller without the
     /// room filter, to show what the filter keeps out.
-    pub fn unfiltered(mut self) -> ClosedLoop<R> {
+    pub fn unfiltered(mut self) -> ClosedLoop<P> {
         self.every_room = true;
         self
     }
@@ -179,7 +179,7 @@ impl<R: Rule> ClosedLoop<R> {
     }
 
     /// What the controller did, and the controller as it ended.
-    pub fn finish(mut self) -> (Trace, R) {
+    pub fn finish(mut self) -> (Trace, Frame<P>) {
         self.trace.counters = self.rule.snapshot(0).counters;
         let end = self.trace.waiting.last().map_or(0, |w| w.0);
         self.trace.origin = self.origin.map(|o| o.minutes(end));

@@ -19,8 +19,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
-use control::percentage::Controller;
-use control::rule::Rule;
+use control::frame::{Frame, Policy};
+use control::percentage_rule::PercentagePolicy;
 use waiting_room::admission::ceiling::{DocumentedCounts, ExactCounts, PopCounts};
 use waiting_room::admission::decision::{
     self, CookieAction, Decision, Session, TollDue, Transition, Verdict,
@@ -163,18 +163,18 @@ pub enum OnceIn {
 }
 
 /// What the loop runs differently by queueing method.
-pub struct Method<R: Rule> {
+pub struct Method<P: Policy> {
     /// The room, with the method's settings.
     pub room: Room,
     /// Each device's first request, milliseconds from the start.
     pub first_request: Vec<u64>,
     /// The controller's rule in the loop, when one runs.
-    pub closed_loop: Option<ClosedLoop<R>>,
+    pub closed_loop: Option<ClosedLoop<P>>,
     /// What a person's devices do once the person is in.
     pub once_in: OnceIn,
 }
 
-impl Method<Controller> {
+impl Method<PercentagePolicy> {
     /// Random mode (the lottery), refreshing in `mode`: every device first asks
     /// at the whole second it arrives; with a target, the percentage controller
     /// moves `allow_percentage`.
@@ -204,7 +204,7 @@ impl Method<Controller> {
     }
 }
 
-impl<R: Rule> Method<R> {
+impl<P: Policy> Method<P> {
     /// The method in the named room `name` of the service: its lines say
     /// `room=NAME`, its tokens are signed with the room's own key, and its
     /// controller counts only its room's lines.
@@ -216,13 +216,13 @@ impl<R: Rule> Method<R> {
 }
 
 /// One room of a service in [`run_rooms`]: its crowd and its method.
-pub struct Lane<'a, R: Rule> {
+pub struct Lane<'a, P: Policy> {
     /// What the room's crowd does, and how long the room runs.
     pub scenario: &'a Scenario,
     /// The room's crowd.
     pub population: &'a Population,
     /// The room's settings, keys and controller.
-    pub method: Method<R>,
+    pub method: Method<P>,
 }
 
 /// One device's cookie jar and progress.
@@ -251,14 +251,18 @@ pub fn run(
     run_method(scenario, population, method, progress).0
 }
 
+/// What a room's run came to: what happened, and its controller's rule as it
+/// ended, when one ran.
+pub type Ran<P> = (RunRecord, Option<Frame<P>>);
+
 /// Runs `scenario` with `method` over `population`: what happened, and the
 /// controller's rule as it ended, when one ran.
-pub fn run_method<R: Rule>(
+pub fn run_method<P: Policy>(
     scenario: &Scenario,
     population: &Population,
-    method: Method<R>,
+    method: Method<P>,
     progress: &mut Progress,
-) -> (RunRecord, Option<R>) {
+) -> Ran<P> {
     let uids = Uids::new(&method.room.context.settings, population, None);
     let logging = method.closed_loop.is_some();
     let mut queue = first_requests(&method, 0);
@@ -286,17 +290,17 @@ pub fn run_method<R: Rule>(
 
 /// Runs two rooms of one service at once (the service room and a named room,
 /// or two named rooms: see [`Method::in_room`]), each with its own crowd,
-/// settings and controller (any [`Rule`] each), on one clock: every request's
+/// settings and controller (either rule each, a [`Frame`] of its [`Policy`]), on one clock: every request's
 /// line goes into the one log stream in the order written, and the stream is
 /// fed whole to both controllers, each counting only its own room's lines.
 /// Each room runs for its own scenario's duration; the second crowd's
 /// addresses and people follow the first's. What happened in each room, and each
 /// controller's rule as it ended.
-pub fn run_rooms<A: Rule, B: Rule>(
+pub fn run_rooms<A: Policy, B: Policy>(
     first: Lane<'_, A>,
     second: Lane<'_, B>,
     progress: &mut Progress,
-) -> ((RunRecord, Option<A>), (RunRecord, Option<B>)) {
+) -> (Ran<A>, Ran<B>) {
     assert_ne!(
         first.method.room.context.room, second.method.room.context.room,
         "two rooms of one service have two names"
@@ -365,7 +369,7 @@ pub fn run_rooms<A: Rule, B: Rule>(
 }
 
 /// Each device's first request in `method`, as events of room `room`.
-fn first_requests<R: Rule>(method: &Method<R>, room: u8) -> BinaryHeap<Reverse<(u64, u8, u32)>> {
+fn first_requests<P: Policy>(method: &Method<P>, room: u8) -> BinaryHeap<Reverse<(u64, u8, u32)>> {
     method
         .first_request
         .iter()
@@ -423,7 +427,7 @@ pub fn address_key(uid: &str) -> u64 {
     hasher.finish()
 }
 
-struct Simulation<'a, R: Rule> {
+struct Simulation<'a, P: Policy> {
     scenario: &'a Scenario,
     population: &'a Population,
     room: Room,
@@ -432,7 +436,7 @@ struct Simulation<'a, R: Rule> {
     jars: HashMap<u32, Jar>,
     record: RunRecord,
     /// The controller, when the scenario runs one.
-    closed_loop: Option<ClosedLoop<R>>,
+    closed_loop: Option<ClosedLoop<P>>,
     once_in: OnceIn,
     /// The first second not yet begun.
     next_second: u64,
@@ -444,11 +448,11 @@ struct Simulation<'a, R: Rule> {
     log_nanos: u128,
 }
 
-impl<'a, R: Rule> Simulation<'a, R> {
+impl<'a, P: Policy> Simulation<'a, P> {
     fn new(
         scenario: &'a Scenario,
         population: &'a Population,
-        method: Method<R>,
+        method: Method<P>,
         uids: &'a Uids,
         logging: bool,
     ) -> Self {
@@ -474,7 +478,7 @@ impl<'a, R: Rule> Simulation<'a, R> {
     }
 
     /// What happened, and the controller's rule as it ended, when one ran.
-    fn finish(mut self, started: Instant) -> (RunRecord, Option<R>) {
+    fn finish(mut self, started: Instant) -> (RunRecord, Option<Frame<P>>) {
         if let Some(closed_loop) = &mut self.closed_loop {
             closed_loop.add_log_nanos(self.log_nanos);
         }

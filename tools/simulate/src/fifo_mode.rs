@@ -1,5 +1,5 @@
 //! FIFO mode (`simulate run --queueing fifo`): the room with
-//! `queueing_method = fifo`, and the FIFO rule ([`control::fifo`])
+//! `queueing_method = fifo`, and the FIFO rule ([`control::fifo_rule`])
 //! in the loop.
 //!
 //! It runs the simulator's one event loop ([`crate::engine`]) with FIFO mode's
@@ -28,7 +28,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use control::fifo::{FifoController, FifoOptions};
+use control::fifo_rule::{FifoController, FifoOptions, FifoPolicy};
 use serde::Serialize;
 use waiting_room::settings::config::{QueueingMethod, Settings};
 use waiting_room::settings::refresh_mode::RefreshMode;
@@ -189,7 +189,7 @@ pub fn method(
     scenario: &Scenario,
     spec: &FifoSpec,
     population: &Population,
-) -> Result<Method<FifoController>, String> {
+) -> Result<Method<FifoPolicy>, String> {
     let control = scenario
         .control
         .ok_or("--queueing fifo needs --target-per-minute (the FIFO rule in the loop)")?;

@@ -13,8 +13,8 @@
 //!
 //! One event loop ([`engine`]) serves both queueing methods: the lottery, and
 //! FIFO mode ([`fifo_mode`]). With a target of new sessions a minute, the room's own
-//! controller ([`control::percentage::Controller`], or the FIFO rule) runs in
-//! the loop ([`closed_loop`]), driven through [`control::rule::Rule`] as `wrctl
+//! controller ([`control::percentage_rule::Controller`], or the FIFO rule) runs in
+//! the loop ([`closed_loop`]), driven through [`control::frame::Frame`] as `wrctl
 //! control` drives it: it reads the room's own log lines late and its writes
 //! reach the edge late.
 //! Two rooms of one service run at once ([`engine::run_rooms`]), each with its

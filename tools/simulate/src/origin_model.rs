@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use control::origin::OriginAnswer;
+use control::origin_rule::OriginAnswer;
 use control::record::Record;
 use serde::Serialize;
 use waiting_room::admission::decision::{Decision, Session};
@@ -282,7 +282,7 @@ impl Origin {
         let mut done = std::mem::take(&mut self.minute);
         done.minute = minute;
         done.live_sessions = self.starts.len() as u64;
-        done.p95_ms = control::origin::p95(&mut self.times).unwrap_or(0);
+        done.p95_ms = control::origin_rule::p95(&mut self.times).unwrap_or(0);
         done.error_share = if done.requests == 0 {
             0.0
         } else {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use control::origin::{Healthy, OriginOptions};
+use control::origin_rule::{Healthy, OriginOptions};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use waiting_room::settings::config::{
@@ -530,9 +530,9 @@ impl Scenario {
     /// The controller of the closed loop in random mode, when one runs.
     pub fn controller(
         &self,
-    ) -> Option<Result<control::percentage::Controller, control::options::BadOptions>> {
+    ) -> Option<Result<control::percentage_rule::Controller, control::options::BadOptions>> {
         let spec = self.control?;
-        let controller = control::percentage::Controller::new(spec.options(&self.room));
+        let controller = control::percentage_rule::Controller::new(spec.options(&self.room));
         Some(match spec.origin {
             Some(rule) => {
                 controller.and_then(|c| c.following_origin(rule.options(self.session_seconds())))

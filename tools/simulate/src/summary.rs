@@ -395,7 +395,7 @@ fn turns_and_rises(writes: &[(u64, Option<u64>)], period: u64) -> (u64, Option<f
         }
         last_step = Some(up);
     }
-    let largest = control::percentage::largest_rise(&written, period);
+    let largest = control::percentage_rule::largest_rise(&written, period);
     (turns, largest)
 }
 

@@ -3,7 +3,7 @@
 //! settings that reach the edge 30 s late, holds the target from the third
 //! minute until the crowd is drained, where the static percentage alone does not.
 
-use control::percentage::MAX_RISE_PER_DRAW_PERIOD;
+use control::percentage_rule::MAX_RISE_PER_DRAW_PERIOD;
 use simulate::closed_loop::ClosedLoop;
 use simulate::engine::{Lane, Method, run_rooms};
 use simulate::fifo_mode::{self, FifoReport, FifoSpec};

@@ -4,7 +4,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
-use control::fifo::FifoOptions;
+use control::fifo_rule::FifoOptions;
 use control::options::Options;
 use waiting_room::settings::config::{MAX_DURATION, Settings};
 use waiting_room::settings::percentage::Percentage;
@@ -407,7 +407,7 @@ showing it in effect): it aims its first computed writes at the draws they will 
         long_help = "The target follows the origin's health instead of staying where --target-per-minute puts it (it is then where the target starts): every half window the controller reads, from the room's log lines (origin_ms=, origin_status=, origin_error=), the origin's p95 and error share over the window, cuts the target to --origin-floor while either is over its bound (the places of the sessions that end are refilled only once the origin is healthy again), raises it while the origin shows no queueing and people wait, and otherwise holds the live sessions (let in over the last --session-length) at those that would put the origin's p95 at 80 % of the bound: the target fills the places free under that limit and replaces the sessions that end. Terms: p95<TIME (ms or s, required), errors<SHARE% (default 1%), window=SECONDS (10 s to 600 s, default 60s). A term that does not parse: usage error.
 Example: --origin-healthy 'p95<800ms,errors<1%'"
     )]
-    pub origin_healthy: Option<control::origin::Healthy>,
+    pub origin_healthy: Option<control::origin_rule::Healthy>,
 
     /// New sessions a minute the origin rule never cuts below.
     #[arg(
@@ -944,11 +944,11 @@ impl ControlArgs {
     }
 
     /// The origin rule's options (`--origin-healthy` and its companions), if any.
-    pub fn origin(&self) -> Result<Option<control::origin::OriginOptions>, String> {
+    pub fn origin(&self) -> Result<Option<control::origin_rule::OriginOptions>, String> {
         let Some(healthy) = self.origin_healthy else {
             return Ok(None);
         };
-        let options = control::origin::OriginOptions {
+        let options = control::origin_rule::OriginOptions {
             healthy,
             floor: self.origin_floor.unwrap_or(0.0),
             ceiling: self.origin_ceiling.unwrap_or(0.0),
@@ -1186,7 +1186,7 @@ fn percentage(text: &str) -> Result<Percentage, String> {
     Ok(p)
 }
 
-fn origin_healthy(text: &str) -> Result<control::origin::Healthy, String> {
+fn origin_healthy(text: &str) -> Result<control::origin_rule::Healthy, String> {
     text.parse()
         .map_err(|e: control::options::BadOptions| e.to_string())
 }

@@ -1,6 +1,6 @@
 //! The control thread: one writer for the rooms of a service. It holds one
 //! controller per room ([`Room`], each with its own rule: the percentage
-//! [`control::percentage::Controller`], or in FIFO mode the [`control::fifo::FifoController`],
+//! [`control::percentage_rule::Controller`], or in FIFO mode the [`control::fifo_rule::FifoController`],
 //! and its own target and state), routes every record to its room by its `room=`
 //! field (none: the service room), ticks the rooms together on the wall clock,
 //! sends every room's write of a tick in one update through the one sink, paced
@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use control::fifo::FifoController;
-use control::percentage::Controller;
+use control::fifo_rule::FifoController;
+use control::frame::{Frame, Policy};
+use control::percentage_rule::Controller;
 use control::record::Record;
-use control::rule::Rule;
-use control::rule::Write as _;
+use control::store_write::StoreWrite as _;
 use waiting_room::settings::config::QueueingMethod;
 use waiting_room::settings::room::RoomName;
 
@@ -94,36 +94,10 @@ pub struct Ticked {
     pub went_deaf: Option<u64>,
 }
 
-/// A rule whose heartbeat can be written alone, at any update.
-pub trait Beat: Rule {
-    /// A write of the heartbeat alone at clock time `now`: what the rule writes
-    /// itself when its heartbeat is due and nothing else changed.
-    fn beat(now: u64) -> Self::Write;
-}
-
-impl Beat for control::percentage::Controller {
-    fn beat(now: u64) -> control::percentage::Write {
-        control::percentage::Write {
-            allow_percentage: None,
-            heartbeat: now,
-        }
-    }
-}
-
-impl Beat for control::fifo::FifoController {
-    fn beat(now: u64) -> control::fifo::Write {
-        control::fifo::Write {
-            fifo_cutoff: None,
-            fifo_rate: None,
-            heartbeat: now,
-        }
-    }
-}
-
-/// One room's controller: its rule `R`, its options as shown, its event
-/// targets, and the write its last tick decided.
-pub struct Room<R: Beat> {
-    controller: R,
+/// One room's controller: its rule (a [`Frame`] of policy `P`), its options as
+/// shown, its event targets, and the write its last tick decided.
+pub struct Room<P: Policy> {
+    controller: Frame<P>,
     info: Arc<Info>,
     /// The room held; `None`: the service room.
     room: Option<RoomName>,
@@ -141,13 +115,13 @@ pub struct Room<R: Beat> {
     /// The newest line's time and event.
     newest: Option<(u64, Option<String>)>,
     /// The write the last tick decided, until sent or held.
-    pending: Option<R::Write>,
+    pending: Option<P::Write>,
 }
 
-impl<R: Beat> Room<R> {
+impl<P: Policy> Room<P> {
     /// The controller of room `room` (`None`: the service room), whose keys it
     /// writes as the room's (`room.NAME.allow_percentage`, …).
-    pub fn new(controller: R, info: Info, room: Option<RoomName>) -> Room<R> {
+    pub fn new(controller: Frame<P>, info: Info, room: Option<RoomName>) -> Room<P> {
         Room {
             base_target: info.target_per_minute,
             info: Arc::new(info),
@@ -163,13 +137,13 @@ impl<R: Beat> Room<R> {
     }
 
     /// Holds `per_minute` during each named event instead of the base target.
-    pub fn with_event_targets(mut self, targets: &[(String, f64)]) -> Room<R> {
+    pub fn with_event_targets(mut self, targets: &[(String, f64)]) -> Room<P> {
         self.set_event_targets(targets);
         self
     }
 
     /// The items of `write`, keys as stored.
-    fn keyed(&self, write: &R::Write) -> Vec<(String, String)> {
+    fn keyed(&self, write: &P::Write) -> Vec<(String, String)> {
         write
             .items()
             .into_iter()
@@ -211,7 +185,7 @@ impl<R: Beat> Room<R> {
         if self.warned_mode || record.decision.is_none() {
             return;
         }
-        let fifo = R::QUEUEING == QueueingMethod::Fifo;
+        let fifo = P::QUEUEING == QueueingMethod::Fifo;
         if record.fifo != fifo {
             self.warned_mode = true;
             let (lines, flag) = if record.fifo {
@@ -230,7 +204,7 @@ impl<R: Beat> Room<R> {
     }
 }
 
-impl<R: Beat> Held for Room<R> {
+impl<P: Policy> Held for Room<P> {
     fn room(&self) -> Option<&RoomName> {
         self.room.as_ref()
     }
@@ -264,7 +238,7 @@ impl<R: Beat> Held for Room<R> {
         if self.pending.is_some() || self.deaf {
             return None;
         }
-        let write = R::beat(now);
+        let write = P::heartbeat_alone(now);
         let items = self.keyed(&write);
         self.pending = Some(write);
         Some(items)
@@ -386,8 +360,8 @@ impl Control {
     /// [`Control::in_room`], its keys as they are (a named room's are the
     /// sink's business: [`crate::sink::InRoom`]), and no budget unless
     /// [`Control::with_pacer`].
-    pub fn new<R: Beat + 'static>(
-        controller: R,
+    pub fn new<P: Policy + 'static>(
+        controller: Frame<P>,
         sink: Box<dyn Sink>,
         info: Info,
         quiet: bool,
@@ -645,7 +619,7 @@ impl Control {
                 target_per_minute: v.target_per_minute(),
                 waiting: v.snapshot.waiting,
                 origin: v.snapshot.origin.as_ref().map(|o| OriginFigures {
-                    slow: o.state == control::origin::State::OriginSlow,
+                    slow: o.state == control::origin_rule::State::OriginSlow,
                     p95_ms: o.reading.p95_ms,
                     p95_bound_ms: o.healthy.p95_ms,
                     error_share: o.reading.error_share,

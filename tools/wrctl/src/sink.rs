@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::budget::Answer;
 use crate::fastly_api::Client;
-use control::rule;
+use control::store_write::StoreWrite;
 use serde_json::{Map, Value, json};
 
 use crate::store_file::{read_object, write_store};
@@ -19,7 +19,7 @@ pub trait Sink: Send {
     /// Writes `items` (key, value), all of them, or reports a failure.
     fn write_items(&mut self, items: &[(String, String)]) -> Result<(), String>;
     /// Writes the items of `write`.
-    fn write(&mut self, write: &dyn rule::Write) -> Result<(), String> {
+    fn write(&mut self, write: &dyn StoreWrite) -> Result<(), String> {
         let items: Vec<(String, String)> = write
             .items()
             .into_iter()
@@ -208,11 +208,11 @@ impl Sink for FastlyApi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use control::fifo;
-    use control::percentage::Write;
+    use control::fifo_rule::CutoffWrite;
+    use control::percentage_rule::PercentageWrite;
     use std::sync::{Arc, Mutex};
 
-    fn items(write: &dyn rule::Write) -> Vec<(String, String)> {
+    fn items(write: &dyn StoreWrite) -> Vec<(String, String)> {
         write
             .items()
             .into_iter()
@@ -239,7 +239,7 @@ mod tests {
         let kept = Arc::new(Mutex::new(Vec::new()));
         let room = RoomName::new("drops").unwrap();
         let mut sink = InRoom::new(Box::new(Kept(kept.clone())), room);
-        let write = Write {
+        let write = PercentageWrite {
             allow_percentage: Some("12.5".parse().unwrap()),
             heartbeat: 1_700_000_000,
         };
@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn the_body_upserts_both_items() {
-        let write = Write {
+        let write = PercentageWrite {
             allow_percentage: Some("12.5".parse().unwrap()),
             heartbeat: 1_700_000_000,
         };
@@ -274,7 +274,7 @@ mod tests {
 
     #[test]
     fn the_fifo_body_upserts_cutoff_rate_and_heartbeat_in_that_order() {
-        let write = fifo::Write {
+        let write = CutoffWrite {
             fifo_cutoff: Some(1_700_000_000_123),
             fifo_rate: Some("1.625".parse().unwrap()),
             heartbeat: 1_700_000_010,

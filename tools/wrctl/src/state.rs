@@ -10,7 +10,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use control::origin::{OriginStatus, State};
+use control::origin_rule::{OriginStatus, State};
 use control::record::BadLine;
 use control::snapshot::FifoStatus;
 use control::snapshot::Snapshot;
@@ -467,7 +467,7 @@ fn origin_json(o: &OriginStatus) -> Value {
 /// `seconds`: the last reading taken at or before it (`None` before the first).
 fn origin_series(o: &OriginStatus, seconds: &[u64]) -> (Vec<Option<u64>>, Vec<Option<f64>>) {
     let mut readings = o.readings.iter().peekable();
-    let mut last: Option<&control::origin::Reading> = None;
+    let mut last: Option<&control::origin_rule::Reading> = None;
     seconds
         .iter()
         .map(|&t| {

@@ -9,9 +9,9 @@ use crate::support;
 
 use std::collections::BTreeMap;
 
-use control::fifo::{FifoController, FifoOptions};
+use control::fifo_rule::{FifoController, FifoOptions};
 use control::options::Options;
-use control::percentage::Controller;
+use control::percentage_rule::Controller;
 use control::record::Record;
 use serde_json::Value;
 use support::{FASTLY_HOURLY_LIMIT, MockApi, info};

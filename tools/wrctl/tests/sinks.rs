@@ -6,14 +6,14 @@ use crate::support;
 use std::fs;
 
 use control::options::Options;
-use control::percentage::{Controller, Write};
+use control::percentage_rule::{Controller, PercentageWrite};
 use serde_json::{Value, json};
 use support::{MockApi, info};
 use wrctl::control::Control;
 use wrctl::sink::{ConfigFile, FastlyApi, Sink};
 
-fn write(p: Option<&str>, heartbeat: u64) -> Write {
-    Write {
+fn write(p: Option<&str>, heartbeat: u64) -> PercentageWrite {
+    PercentageWrite {
         allow_percentage: p.map(|p| p.parse().unwrap()),
         heartbeat,
     }
@@ -189,7 +189,7 @@ fn a_failed_write_is_retried_after_the_backoff() {
 
 #[test]
 fn in_fifo_mode_one_batch_carries_the_cutoff_its_rate_and_the_heartbeat() {
-    use control::fifo::{FifoController, FifoOptions};
+    use control::fifo_rule::{FifoController, FifoOptions};
     use control::record::Record;
 
     let api = MockApi::start(&[200, 500, 200], "{}");

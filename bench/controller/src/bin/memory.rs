@@ -11,9 +11,8 @@
 
 use clap::Parser;
 use control::options::Options;
-use control::percentage::Controller;
+use control::percentage_rule::Controller;
 use control::record::Record;
-use control::rule::Rule;
 
 /// The controller's memory with a crowd of waiting addresses.
 #[derive(Parser)]

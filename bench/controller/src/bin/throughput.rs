@@ -20,9 +20,8 @@ use std::time::Instant;
 
 use clap::Parser;
 use control::options::Options;
-use control::percentage::Controller;
+use control::percentage_rule::Controller;
 use control::record::Record;
-use control::rule::Rule;
 use waiting_room::settings::percentage::Percentage;
 use wrctl::ingest::Batch;
 use wrctl::synthetic::Crowd;

@@ -1,92 +1,12 @@
-//! Admission that follows the origin's health: instead of a number of new
-//! sessions a minute the operator guessed, the target the rule holds is what
-//! the origin answers within its bound.
-//!
-//! The room logs, for every request it sends to the origin, the time to the
-//! response's headers and its status (`origin_ms=`, `origin_status=`), or the
-//! failure (`origin_error=`). Every half window, over the last window of those
-//! answers (60 s by default), the [`Governor`] reads the origin's load (answers
-//! a second), its p95 and its error share.
-//!
-//! The origin's load is carried by live sessions: each makes requests for its
-//! whole length, so the load is the live sessions times what one asks, with
-//! no lag. The rule therefore steers the number of live sessions (the sessions
-//! let in over the last session length), as the adaptive concurrency limiters
-//! steer requests in flight, and the target of new sessions a minute follows:
-//! the places free under the live-session limit, filled over
-//! [`FILL_SECONDS`], plus the places the sessions that end free (their rate
-//! over [`LEAVING_SPAN`] around the time the write governs).
-//!
-//! - **The base**, the origin's own time unloaded, is read off the trend of
-//!   the p95 against the load (`trend_line`): under
-//!   `base / (1 − utilisation)`, 1 / p95 falls in a straight line with the
-//!   load, and where it meets no load is the base. A small origin is read
-//!   only loaded, so the lowest p95 is not its own time; a large one is read
-//!   first from a few dozen answers, whose p95 is often a fifth under its
-//!   own. A slope within its own uncertainty is taken flat: a room at its
-//!   floor reads a large origin at loads close together, and a line through
-//!   their noise would meet no load far under its base. With fewer than
-//!   three healthy readings of enough answers to bound their p95
-//!   ([`TREND_ANSWERS`]), the base is the last the trend gave, or before the
-//!   first, the lowest p95 of such a reading; before one, no base.
-//! - **A changed origin is read afresh**: after it was unhealthy at the
-//!   floor for a window or more (it lost capacity), or a reading was faster
-//!   than an earlier one at a load no higher by more than [`QUEUEING`], even
-//!   at the ends of their p95's intervals (it recovered, or warmed up: an
-//!   origin of any shape is no faster for more load; but not one within a
-//!   window after an unhealthy reading, whose answers waited behind that
-//!   overload's backlog), the trend reads only the readings after that one:
-//!   a line through both origins' readings is neither's. (Not faster than
-//!   the line: an origin of many servers bends away from any line, and its
-//!   readings short of the bend beat it.) The last base is held until the
-//!   new line falls beyond its noise, or its readings span twice a load
-//!   ([`FLAT_SPAN`]): read at one load only, a loaded origin's p95 is no
-//!   base.
-//! - **Healthy, no queueing** (p95 within 10 % of the base; the p95 is of
-//!   the answers that were not errors): nothing says where the origin's
-//!   limit is; no live limit, and the target rises by √2 a half window,
-//!   twice a minute, as fast as the room's percentage may rise.
-//! - **Healthy, queueing** (p95 10 % or more above the base, and the low
-//!   end of its confidence interval too: a p95 of a few dozen answers is
-//!   tens of per cent from certain): the share of
-//!   the time spent queueing tells how busy the origin is, as TCP Vegas and the
-//!   adaptive concurrency limiters read round-trip times: with latency growing
-//!   as `base / (1 − utilisation)`, the utilisation is `1 − base / p95`, the
-//!   capacity `load / utilisation`, and the load that keeps the p95 at the aim
-//!   (80 % of the bound) `capacity × (1 − base / aim)`. That load, averaged with
-//!   the last reading's estimate when that one queued too, over what one live
-//!   session asks (the room's answers a second over the live sessions averaged
-//!   over the window), is the live limit. The live sessions grow no faster
-//!   than the target's √2 a reading; the places of the sessions that end are
-//!   filled as they free.
-//! - **Unhealthy** (p95 over the bound, or errors over their share): live
-//!   limit 0 and the target the floor, at once, however many sessions end:
-//!   nothing but time sheds the load the admitted sessions bring, and a place
-//!   refilled as a session ends keeps that load on the origin. The places are
-//!   filled again only once a reading is healthy. At the floor and still
-//!   unhealthy after two session lengths (every session let in above the
-//!   floor has ended, even one the slowness stretched), the origin is slow for
-//!   reasons admissions do not cause: the floor holds, and the state says
-//!   `origin-slow`, an alert.
-//! - **After an overload** (the first unhealthy reading after a healthy
-//!   one), the live limit is at most [`AFTER_OVERLOAD`] of the live sessions
-//!   of that reading, until a reading at that limit shows no queueing or
-//!   the origin reads as changed (faster than at a lower load).
-//!
-//! - **The aim** is [`AIM`] of the bound, or lower where the p95 is noisy:
-//!   as TCP keeps its retransmission timer a few deviations over the mean
-//!   round trip, the aim stays [`SPREAD_MARGIN`] spreads under the bound, the
-//!   spread being the mean deviation of the log of the p95 between readings a
-//!   window apart while the origin's limit shows (queueing or unhealthy),
-//!   one deviation counting [`SPREAD_STEP_MOST`] at most.
-//! - **Too few answers** (under [`MIN_ANSWERS`]): the target is held. But
-//!   until a reading has shown the base, answers with no error and their p95
-//!   in time rise the target as without queueing: a room that starts at the
-//!   floor would otherwise wait minutes for answers enough.
-//!
-//! The target stays between the floor and the ceiling the operator sets; it
-//! rises only while people wait, and moves by 5 % or more or not at all. Why
-//! each constant is what it is: see each.
+//! The origin rule, which sets the target the other rules hold from the
+//! origin's health: the [`Governor`] holds the origin's answers over the last
+//! window (`origin_ms=`, `origin_status=`, `origin_error=` of the room's lines),
+//! its readings, its base (its own time unloaded) and the live-session limit; it
+//! reads them and the sessions let in every half window; it writes the new target
+//! (rising while the origin is healthy and does not queue, the live sessions
+//! that hold its p95 at the aim while it queues, the floor while it is unhealthy),
+//! between the operator's floor and ceiling. The derivation and why each
+//! constant is what it is: `docs/research/controller-rules.md`, the origin rule.
 
 mod window;
 
@@ -98,94 +18,46 @@ pub use window::{OriginAnswer, Reading, Window, p95};
 
 use crate::options::{BadOptions, WINDOW};
 
-/// Fewer answers than this in the window are no reading of the origin: the
-/// target is held. A p95 of 30 answers is the second-worst of them.
+/// Fewer answers than this in the window are no reading of the origin: the target is held.
 pub const MIN_ANSWERS: u64 = 30;
-/// The p95 the target aims at, as a share of the bound: the margin the
-/// window's noise and the delays need, and under a latency curve like
-/// `base / (1 − utilisation)` the admissions at the aim are about 90 % of
-/// those at the bound.
+/// The p95 the target aims at, as a share of the bound.
 pub const AIM: f64 = 0.8;
-/// Weight of a new deviation in [`Governor`]'s spread of the p95, as TCP
-/// weighs a round-trip time's deviation (RFC 6298's β): about the last four
-/// readings, two minutes.
+/// Weight of a new deviation in [`Governor`]'s spread of the p95 (RFC 6298's β).
 pub const SPREAD_WEIGHT: f64 = 0.25;
-/// Spreads of the p95 the aim keeps under the bound: the aim is at most
-/// `bound × e^(−2 × spread)`. The spread (the mean deviation of the log of
-/// the p95 between readings a window apart) is about 1.13 standard
-/// deviations of one reading's; two spreads, about 2.3 of them, would leave
-/// one reading in a hundred over the bound were the noise normal. A small
-/// origin's is heavier-tailed: simulated at 10 requests a second (24 runs
-/// each), the minutes over the bound an hour were 4.5 with no margin, 3.5
-/// with two spreads and 2.0 with three, the admissions 0.85, 0.82 and 0.79 of
-/// those at the bound; two is the balance chosen.
+/// Spreads of the p95 the aim keeps under the bound: the aim is at most `bound × e^(−2 ×
+/// spread)`.
 pub const SPREAD_MARGIN: f64 = 2.0;
-/// The most one deviation counts for in the spread: ln 2. A p95 that doubles
-/// or halves from one window to the next has changed with the origin's load or
-/// state (a rise into an overload, its end), not by noise; counted whole, one
-/// such step put the aim at a tenth of the bound for minutes (the demo origin,
-/// 1,096 to 106 ms). At 10 requests a second, 2 % of the deviations are larger.
+/// The most one deviation counts for in the spread: ln 2.
 pub const SPREAD_STEP_MOST: f64 = std::f64::consts::LN_2;
-/// A p95 this many times the base is queueing, when the low end of its
-/// confidence interval is too: below, the difference is the window's noise (a
-/// few per cent from one window of thousands of answers to the next; tens of
-/// per cent for a few dozen). The same margin the other way: a reading this
-/// much faster than an earlier one at a load no higher, at the ends of their
-/// intervals, is a changed origin.
+/// A p95 this many times the base, the low end of its interval too, is queueing; a reading as
+/// much faster than one at no higher load is a changed origin.
 pub const QUEUEING: f64 = 1.1;
 /// The most the target rises in one half window: twice a minute, as the
 /// room's percentage may rise at most twice a draw period.
 pub const STEP_UP: f64 = std::f64::consts::SQRT_2;
-/// Share of the live sessions that overloaded the origin the live limit stays
-/// under after: the least step ([`LEAST_CHANGE`]) under them, as TCP's slow
-/// start stops at a share of the window that lost (its ssthresh). The
-/// estimate of the limit reads a latency that rises as `base / (1 − u)`; an
-/// origin of many servers (a pool of threads) hardly slows until it is nearly
-/// full, so the estimate lies past its limit, and each overload costs minutes
-/// over the bound while the sessions let in end.
+/// Share of the live sessions that overloaded the origin that the live limit stays under after.
 pub const AFTER_OVERLOAD: f64 = 1.0 - LEAST_CHANGE;
 /// Weight of a new estimate of the load at the aim against the last: two
 /// windows' worth, so that one noisy p95 moves the target half as much.
 pub const SMOOTHING: f64 = 0.5;
-/// Healthy readings of the last session length the trend of the p95 against
-/// the load is read from, at least: three, so that one noisy reading does not
-/// set the line.
+/// Healthy readings of the last session length the trend of the p95 against the load is read
+/// from, at least.
 pub const TREND_READINGS: usize = 3;
-/// The span of loads (highest over lowest) over which a flat trend says the
-/// base as well as a falling one: read afresh after a change, readings at one
-/// load say nothing of the base (a loaded origin is flat there too), but an
-/// origin that answers at one p95 from a load to twice it is at rest. Without
-/// it, the base a pool's bend set before an overload was held for as long as
-/// the room stayed at rest after it (the demo origin: 14 to 60 new sessions a
-/// minute for 8 minutes, the origin at a third of its capacity).
+/// The span of loads (highest over lowest) over which a flat trend says the base as well as a
+/// falling one.
 pub const FLAT_SPAN: f64 = 2.0;
-/// Answers a reading needs to count in the trend: 73, the fewest whose p95's
-/// 95 % confidence interval is bounded above (of fewer, the origin's p95 may
-/// lie above them all, and the p95 of a few dozen is often a fifth under it).
+/// Answers a reading needs to count in the trend: the fewest whose p95's 95 % interval is
+/// bounded above.
 pub const TREND_ANSWERS: u64 = 73;
 /// The least relative change of the target made, but a cut: below it, the
 /// estimate's noise from one reading to the next would dither the target.
 pub const LEAST_CHANGE: f64 = 0.05;
-/// Seconds over which the free places under the live-session limit are
-/// filled (the gap shrinks by e in that time): the admissions a write asks
-/// for show in the log up to a reading (30 s) and the propagation delay later,
-/// and a loop that filled within that lag would overshoot by a quarter of the
-/// gap; over twice the lag it would not, and over four times, what the
-/// simulations chose, one noisy estimate moves the live sessions by a quarter
-/// of its error (at two minutes, and at three with 30 s of propagation, the
-/// p95 passed the bound again after the halved origin's cut; at three, the
-/// admissions were 2 to 4 points of the bound's higher).
+/// Seconds over which the free places under the live-session limit are filled (the gap shrinks
+/// by e in that time).
 pub const FILL_SECONDS: f64 = 240.0;
-/// Seconds over which the sessions that end are counted, centred on the
-/// span a write governs: their places are filled at that mean rate. Sessions
-/// let in together end together a session length later; filled as they end,
-/// the next lump would come as lumpy, and its first requests with it.
-/// Averaged over two minutes, each session length smooths the lumps, and a
-/// steady trend cancels out.
+/// Seconds over which the sessions that end are counted, centred on the span a write governs.
 pub const LEAVING_SPAN: u64 = 120;
-/// Session lengths at the floor, still unhealthy, before the origin is called
-/// slow: two, as a slow origin stretches the sessions it serves (a visitor
-/// waits for each page).
+/// Session lengths at the floor, still unhealthy, before the origin is called slow.
 pub const SLOW_AFTER_SESSIONS: u64 = 2;
 
 /// What healthy means for one origin: its p95 within a bound and its errors
@@ -584,7 +456,9 @@ impl Governor {
         Some(next)
     }
 
-    /// The law (this module's documentation), on `reading`, just taken.
+    /// The law (`docs/research/controller-rules.md`, the origin rule), on
+    /// `reading`, just taken: the base read, then the target as the reading
+    /// says (rising, held, shed to the floor, or at the live limit).
     fn decide(
         &mut self,
         reading: Reading,
@@ -594,9 +468,33 @@ impl Governor {
         target: f64,
     ) -> Option<f64> {
         let healthy = self.is_healthy(&reading);
+        self.read_base(&reading, newest, healthy);
+        // Until a reading has shown the base, answers none an error and their
+        // p95 in time are a light load, not a sign of one: the room starts at
+        // the floor and would otherwise wait minutes for readings enough.
+        let light = reading.answers > 0 && healthy && reading.error_share == 0.0;
+        if light && waiting > 0 && self.base_ms.is_none() {
+            self.state = State::Rising;
+            return Some(target * STEP_UP);
+        }
+        if reading.answers < MIN_ANSWERS {
+            self.state = State::NoOriginData;
+            return None;
+        }
+        if !healthy {
+            return Some(self.shed(&reading, newest, sessions, target));
+        }
+        self.slow_since = None;
+        self.hold_healthy(reading, newest, sessions, waiting, target)
+    }
+
+    /// The origin's own time, unloaded, after `reading` (`healthy` or not),
+    /// taken at `newest`: read off the trend, the last so read, or the lowest
+    /// p95; the trend read afresh when the origin has changed.
+    fn read_base(&mut self, reading: &Reading, newest: u64, healthy: bool) {
         // The origin's own time, unloaded: read off the trend, the last so read, or the lowest.
         if let Some(p95) = reading.p95_ms
-            && self.shows_the_base(&reading)
+            && self.shows_the_base(reading)
         {
             self.lowest_ms = Some(self.lowest_ms.map_or(p95, |b| b.min(p95)));
         }
@@ -612,7 +510,7 @@ impl Governor {
         // Faster than a reading at a lower load, beyond both's noise and the
         // queueing margin, is a changed origin too (it recovered, or warmed
         // up); this reading's window holds both origins' answers.
-        if self.beats_the_past(&reading, newest) {
+        if self.beats_the_past(reading, newest) {
             self.read_afresh(newest + 1);
             self.overload_limit = None;
         }
@@ -627,76 +525,56 @@ impl Governor {
         };
         // While the trend has too few readings, the base is the last one.
         self.base_ms = trend.or(self.base_ms).or(self.lowest_ms);
-        // Until a reading has shown the base, answers none an error and their
-        // p95 in time are a light load, not a sign of one: the room starts at
-        // the floor and would otherwise wait minutes for readings enough.
-        let light = reading.answers > 0 && healthy && reading.error_share == 0.0;
-        if light && waiting > 0 && self.base_ms.is_none() {
-            self.state = State::Rising;
-            return Some(target * STEP_UP);
+    }
+
+    /// An unhealthy `reading`, taken at `newest` with `target` held: the
+    /// floor, and the live limit 0, until a reading is healthy.
+    fn shed(&mut self, reading: &Reading, newest: u64, sessions: Sessions, target: f64) -> f64 {
+        if let Some(p95) = reading.p95_ms {
+            self.weigh_spread(newest, p95);
         }
-        if reading.answers < MIN_ANSWERS {
-            self.state = State::NoOriginData;
-            return None;
+        // Only time sheds the load of the sessions let in: nobody more than
+        // the floor until a reading is healthy, not even in the places of
+        // the sessions that end (each refilled keeps its load on the origin).
+        self.aim_load = None;
+        // The load of the sessions of the reading that turned unhealthy
+        // is past the origin's limit (a live limit of 0: the reading
+        // before was unhealthy too, and these sessions are fewer).
+        if self.live_limit != Some(0.0) {
+            self.overload_limit = Some(AFTER_OVERLOAD * sessions.over_window);
         }
-        if !healthy {
-            if let Some(p95) = reading.p95_ms {
-                self.weigh_spread(newest, p95);
-            }
-            // Only time sheds the load of the sessions let in: nobody more than
-            // the floor until a reading is healthy, not even in the places of
-            // the sessions that end (each refilled keeps its load on the origin).
-            self.aim_load = None;
-            // The load of the sessions of the reading that turned unhealthy
-            // is past the origin's limit (a live limit of 0: the reading
-            // before was unhealthy too, and these sessions are fewer).
-            if self.live_limit != Some(0.0) {
-                self.overload_limit = Some(AFTER_OVERLOAD * sessions.over_window);
-            }
-            self.live_limit = Some(0.0);
-            let at_floor = target <= self.options.floor;
-            let since = if at_floor {
-                *self.slow_since.get_or_insert(newest)
-            } else {
-                self.slow_since = None;
-                newest
-            };
-            self.state = if newest - since >= SLOW_AFTER_SESSIONS * self.options.session {
-                State::OriginSlow
-            } else {
-                State::OriginLimited
-            };
-            return Some(self.options.floor);
-        }
-        self.slow_since = None;
+        self.live_limit = Some(0.0);
+        let at_floor = target <= self.options.floor;
+        let since = if at_floor {
+            *self.slow_since.get_or_insert(newest)
+        } else {
+            self.slow_since = None;
+            newest
+        };
+        self.state = if newest - since >= SLOW_AFTER_SESSIONS * self.options.session {
+            State::OriginSlow
+        } else {
+            State::OriginLimited
+        };
+        self.options.floor
+    }
+
+    /// A healthy `reading` of enough answers, taken at `newest`: the target
+    /// at the live limit when the origin queues (or an overload left one),
+    /// rising otherwise, paced as the room's percentage is.
+    fn hold_healthy(
+        &mut self,
+        reading: Reading,
+        newest: u64,
+        sessions: Sessions,
+        waiting: u64,
+        target: f64,
+    ) -> Option<f64> {
         let (Some(p95), Some(base)) = (reading.p95_ms, self.base_ms) else {
             return None;
         };
         let step_up = target * STEP_UP;
-        // Queueing only when the p95 is over the base by more than its own
-        // uncertainty: of a few dozen answers, by chance alone it is often.
-        let low = reading.p95_low_ms.unwrap_or(p95);
-        let queueing = low as f64 >= QUEUEING * base as f64;
-        let limit = if queueing {
-            self.weigh_spread(newest, p95);
-            self.aim_limit(reading, sessions)
-        } else {
-            None
-        };
-        // A load that shows no queueing at the limit an overload left is no
-        // longer past the origin's: the origin has changed.
-        if !queueing
-            && self
-                .overload_limit
-                .is_some_and(|most| sessions.live as f64 >= (1.0 - LEAST_CHANGE) * most)
-        {
-            self.overload_limit = None;
-        }
-        let limit = match (limit, self.overload_limit) {
-            (Some(limit), Some(most)) => Some(limit.min(most)),
-            (None, Some(most)) if self.filling(most, sessions) < step_up => Some(most),
-            (limit, _) => limit,
-        };
+        let limit = self.live_limit_of(reading, newest, (p95, base), sessions, step_up);
         let wanted = match limit {
             Some(limit) => {
                 self.state = State::OriginLimited;
@@ -727,6 +605,44 @@ impl Governor {
             return Some(target);
         }
         Some(next)
+    }
+
+    /// The live limit a healthy `reading` taken at `newest` sets, its p95
+    /// and the base being `p95` and `base`: the live sessions at the aim when
+    /// the origin queues, within what an overload left; `None` when nothing
+    /// says where the origin's limit is (the target then rises by `step_up`).
+    fn live_limit_of(
+        &mut self,
+        reading: Reading,
+        newest: u64,
+        (p95, base): (u64, u64),
+        sessions: Sessions,
+        step_up: f64,
+    ) -> Option<f64> {
+        // Queueing only when the p95 is over the base by more than its own
+        // uncertainty: of a few dozen answers, by chance alone it is often.
+        let low = reading.p95_low_ms.unwrap_or(p95);
+        let queueing = low as f64 >= QUEUEING * base as f64;
+        let limit = if queueing {
+            self.weigh_spread(newest, p95);
+            self.aim_limit(reading, sessions)
+        } else {
+            None
+        };
+        // A load that shows no queueing at the limit an overload left is no
+        // longer past the origin's: the origin has changed.
+        if !queueing
+            && self
+                .overload_limit
+                .is_some_and(|most| sessions.live as f64 >= (1.0 - LEAST_CHANGE) * most)
+        {
+            self.overload_limit = None;
+        }
+        match (limit, self.overload_limit) {
+            (Some(limit), Some(most)) => Some(limit.min(most)),
+            (None, Some(most)) if self.filling(most, sessions) < step_up => Some(most),
+            (limit, _) => limit,
+        }
     }
 
     /// The origin's own time read off the trend of its p95 against its load

@@ -1,114 +1,20 @@
-//! The percentage rule: from the room's log records to the `allow_percentage`
-//! that holds a target of new sessions a minute.
-//!
-//! # How it holds the target
-//!
-//! New sessions come from draws: every waiting address draws once per draw
-//! period (`2d`, `d` = `wait_period_duration`), and a draw at percentage `p`
-//! wins with chance `p`. So the new sessions of a stretch of time are
-//! `draws × p × yield`, and the percentage that meets the target's share `A`
-//! of the tick a write governs (from when it lands until the next lands) is
-//!
-//! ```text
-//! p = A / (yield × trim × draws predicted)
-//! ```
-//!
-//! Everything is counted per token ([`crate::tokens`]), not per line: tabs and
-//! devices that share a token count once.
-//!
-//! - *Draws predicted*, on the room's address grid, from the calendar of the
-//!   wait tokens' ends: each token is drawn at its end. The write lands `h`
-//!   seconds after the newest line (the log's lag, the propagation delay
-//!   measured from the log), and within a draw period of the newest line the
-//!   calendar holds every token that will be drawn (a loser's next token ends
-//!   `2d` after a draw already in the log). The write aims at the tick it
-//!   governs, but counts the draws of a window centred on it, at least a wait
-//!   period wide and as wide as the calendar allows (before the newest line,
-//!   the draws the log showed): the tokens ending in it, plus the first tokens
-//!   of arrivals to come (a first token ends `d` to `3d` after its arrival).
-//!   Aimed at the tick's own draws, the percentage would follow each tick's
-//!   lumps of tokens, drain the thin ticks faster and make the lumps grow;
-//!   aimed at a window ahead of the tick, it would run high while the crowd
-//!   drains. Centred, the lumps even out and a trend cancels. The calendar is
-//!   trusted only while every token handed out ends where the address grid
-//!   puts it for the controller's wait period. Otherwise (the VCL's global
-//!   grid, where a crowd that arrived together draws in every other wait
-//!   period; a wait period other than the room's), and past the horizon (a
-//!   write that lands more than `2d` after the newest line), the forecast is
-//!   the draw period's average: the addresses waiting, less those whose token
-//!   ends after the period and those the percentage in effect admits first,
-//!   plus arrivals to come. The arrival rate is the lower of the last tick's
-//!   and the last period's, so that a flash crowd that has stopped arriving
-//!   is not taken to go on.
-//! - *Late draws*: pages on the VCL's fixed beat (`refresh_mode = fixed`)
-//!   draw a token at their first visit after its end, half a wait period late
-//!   on average, in lumps set by when each visitor arrived. Every line shows
-//!   when one of its address's pages comes back (a wait period later), so the
-//!   controller also keeps each waiting address by the second it will draw on
-//!   that beat ([`Tokens::on_beat`]). When the last draw period's draws came
-//!   more than a quarter wait period after their tokens' ends on average, the
-//!   calendar counts those seconds instead of the ends, over one wait period
-//!   centred on the tick (the lumps come a wait period apart, so any whole
-//!   wait period holds one of each), arrivals' first draws the draws' mean lag
-//!   after their tokens' ends. Past the calendar's horizon the forecast is the
-//!   busier of the draw period centred on the tick and the one after it.
-//! - *Trim* is the feedback on the crowd: each tick's prediction of the draws
-//!   in its window is kept, and once the log has shown that window, the draws that came are set against the draws
-//!   predicted (with the arrivals that did come in place of those foreseen:
-//!   the trim learns how the crowd draws, not arrivals nobody could know).
-//!   The trim is the median of those ratios over the last three draw periods:
-//!   a lasting difference (visitors who gave up, who come back late) takes it
-//!   within a period or two, a wave drawn in one period does not. It stays
-//!   within 1/4..4. Once draws are found late, it forgets what it learnt
-//!   from the calendar. Forecasts are kept to check only while the calendar
-//!   holds the whole crowd: after a whole draw period of log, or from the
-//!   first line when every token the log showed was handed out in it (a
-//!   controller started with its room), so that the first checked minutes
-//!   already carry the trim.
-//! - *Yield* is the feedback on the room: new sessions per chance, where the
-//!   chances are the sum of the percentage each draw saw (its line's `p=`),
-//!   over the last four draw periods, with a prior of ten chances that each
-//!   made one. It is 1 when one token makes one session, above when people
-//!   sharing an address each get an allow token from one win. Reading `p=`
-//!   from each draw separates what the room did (the percentage in effect,
-//!   late by the propagation delay) from what the crowd did.
-//!
-//! Bounds: the percentage may fall at once, but never rises above
-//! [`MAX_RISE_PER_DRAW_PERIOD`] times the lowest value written (or shown in
-//! effect) over the last draw period: a prediction that comes out low (an
-//! empty room, a log gap) moves the percentage up gradually, and the feedback
-//! sees what each step admits before the next. Doubling a period reaches any
-//! percentage from any other in at most 20 periods, and never more than
-//! doubles the admissions of the period before. A change of less than
-//! [`LEAST_CHANGE`] is not written. With no draws expected
-//! (nobody waiting) the percentage is held, not raised: `--max` is a ceiling,
-//! never a default. It stays under 100 % while opening would let in more
-//! than the target: at 100 % the room lets every waiting visitor in at their
-//! next page, drawn or not, where under it each comes in at their draw, over
-//! a draw period. With draws on time, while more addresses wait than the
-//! target lets in over a wait period. With late draws (the fixed beat, where
-//! every page comes back within a wait period, and an address with several
-//! tabs within seconds), while those still waiting when the write lands
-//! (less the target's share until then) would come in faster than the target
-//! over its first `x` seconds, for some `x` up to a wait period: as many of
-//! them load a page in any `x` seconds as loaded one in the last `x`.
-//!
-//! When the room is open (100 % in effect for most of the last period),
-//! nobody waits, and the new sessions of the last period stand for the draws.
-//! Before a whole draw period of log, a write is made only when lower than the
-//! percentage in effect (a controller that starts while a crowd waits has seen
-//! part of it, and its estimate is too high rather than too low).
-//!
-//! With `max_active`, `A` is also capped at the free places (`max_active` minus
-//! the addresses holding a live allow token).
+//! The percentage rule, for a room that draws lots (`queueing_method = random`):
+//! it holds its forecasts of the draws still to check, the trim (draws seen over
+//! draws predicted) and the percentages written over the last draw period; it
+//! reads the frame's per-second counts and the tokens' calendar of when each
+//! waiting address draws; each tick it writes the `allow_percentage` that lets
+//! the target's share of new sessions in over the tick the write governs,
+//! `p = A / (yield × trim × draws predicted)`, within its bounds. The derivation,
+//! the words and what was tried: `docs/research/controller-rules.md`, the
+//! percentage rule.
 
 use std::collections::VecDeque;
 
 use crate::frame::{Frame, Policy};
 use crate::options::{BadOptions, HEARTBEAT_KEY, Options, PERCENTAGE_KEY};
 use crate::record::Record;
-use crate::rule;
 use crate::schedule::Timing;
+use crate::store_write::StoreWrite;
 use crate::tokens::Tokens;
 use waiting_room::admission::decision::Decision;
 use waiting_room::admission::grid::address_expiry;
@@ -145,14 +51,14 @@ pub fn largest_rise(written: &[(u64, f64)], period: u64) -> Option<f64> {
 
 /// One write to the config store: the heartbeat, and the percentage when it changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Write {
+pub struct PercentageWrite {
     /// The new `allow_percentage`, when it changed.
     pub allow_percentage: Option<Percentage>,
     /// `controller_heartbeat`: Unix seconds of this write.
     pub heartbeat: u64,
 }
 
-impl rule::Write for Write {
+impl StoreWrite for PercentageWrite {
     fn items(&self) -> Vec<(&'static str, String)> {
         let mut items = Vec::with_capacity(2);
         if let Some(p) = self.allow_percentage {
@@ -280,7 +186,7 @@ const LATE_DRAW_SHARE: f64 = 0.25;
 impl Policy for PercentagePolicy {
     type Options = Options;
     type Value = Percentage;
-    type Write = Write;
+    type Write = PercentageWrite;
     const QUEUEING: QueueingMethod = QueueingMethod::Random;
 
     fn start(options: &Options) -> Result<(Self, Timing, Tokens), BadOptions> {
@@ -334,19 +240,26 @@ impl Policy for PercentagePolicy {
 
     /// None when the percentage has not changed (enough: [`LEAST_CHANGE`]) and
     /// the heartbeat is not yet due.
-    fn write(c: &Controller, now: u64) -> Option<Write> {
+    fn write(c: &Controller, now: u64) -> Option<PercentageWrite> {
         // One write a tick at most, however often the caller ticks.
         if !c.schedule.a_tick_on(now) {
             return None;
         }
         let changed = c.schedule.changed(c.wanted).filter(|&p| c.worth_writing(p));
-        (changed.is_some() || c.schedule.heartbeat_due(now)).then_some(Write {
+        (changed.is_some() || c.schedule.heartbeat_due(now)).then_some(PercentageWrite {
             allow_percentage: changed,
             heartbeat: now,
         })
     }
 
-    fn written(c: &mut Controller, write: &Write, now: u64) {
+    fn heartbeat_alone(now: u64) -> PercentageWrite {
+        PercentageWrite {
+            allow_percentage: None,
+            heartbeat: now,
+        }
+    }
+
+    fn written(c: &mut Controller, write: &PercentageWrite, now: u64) {
         c.schedule.succeeded(write.allow_percentage, now);
         if let Some(p) = write.allow_percentage {
             c.policy.recent_writes.push_back((now, p));
@@ -357,7 +270,7 @@ impl Policy for PercentagePolicy {
         Some(p)
     }
 
-    fn describe(c: &Controller, write: &Write) -> String {
+    fn describe(c: &Controller, write: &PercentageWrite) -> String {
         match write.allow_percentage {
             Some(p) => format!("allow_percentage={p}"),
             None => format!(

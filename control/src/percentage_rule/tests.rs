@@ -2,7 +2,6 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::options::{DEFAULT_EXPECTED_PROPAGATION, WINDOW};
-use crate::rule::{Rule, Write as _};
 use crate::series::Second;
 
 const T0: u64 = 1_700_000_000;
@@ -107,7 +106,7 @@ impl SteadyCrowd {
         from: u64,
         seconds: u64,
         shows_up: impl Fn(u32) -> bool,
-    ) -> Vec<Write> {
+    ) -> Vec<PercentageWrite> {
         let mut writes = Vec::new();
         let uid = |slot: u32, generation: u32| slot + generation * self.crowd;
         let mut generation = vec![0u32; self.crowd as usize];
@@ -1015,7 +1014,7 @@ fn until_it_is_measured_the_propagation_delay_is_the_one_expected() {
     );
     // Measured (a write of 20 % shows 50 s later), the measure stands.
     let mut c = Controller::new(expecting(Some(30))).unwrap();
-    let write = Write {
+    let write = PercentageWrite {
         allow_percentage: Some(Percentage::whole(20)),
         heartbeat: ALIGNED - 60,
     };

@@ -1,136 +1,11 @@
-//! The FIFO rule: from the room's log records to the `fifo_cutoff` (and
-//! `fifo_rate`) that hold a target of new sessions a minute, when the room runs
-//! with `queueing_method = fifo`.
-//!
-//! Like the percentage rule ([`crate::percentage::Controller`]) it is a pure state machine
-//! with the clock passed in: `wrctl control --queueing fifo`, the simulator's
-//! FIFO loop and the tests run this very code.
-//!
-//! # The line it keeps
-//!
-//! In FIFO mode every waiting line carries the visitor's place (`arr`, Unix ms of
-//! first arrival) and the end of its hold (`exp`): anonymous arrivals, visitors
-//! polling, lottery tokens that joined the line (`transition=joined-line`). The
-//! rule keeps each device's place (devices and people behind one address each
-//! hold their own: the lines tell them apart by `arr`), ordered by `arr`, and
-//! drops it when its hold ends (`exp` passes in the log: the visitor stopped
-//! polling), when it is admitted (a `decision=allow session=new` line carrying
-//! it) or when its address is denied. A live session's lines leave the places
-//! as they are: another device or person behind the address is in, these
-//! still wait. Those are the people a move of the cutoff can let in.
-
-//! # How it moves the cutoff
-//!
-//! A cutoff admits a waiting visitor at their next poll once it reaches their
-//! place. So the only quantity the rule controls is *how many held places the
-//! cutoff passes*: each tick it passes, from where it stands, places until the
-//! admissions they are expected to bring reach what the target allows for the
-//! next tick (`target × tick / 60`). The new cutoff is the place of the last of
-//! them. What is passed beyond or short of the allowance (visitors sharing a
-//! millisecond pass together, places are whole) carries over to the next tick,
-//! so ties and rounding do not add up to a bias.
-//!
-//! Why places and not milliseconds: arrivals are bursty (200,000 people in 10 s
-//! are twenty a millisecond; a quiet evening is one a minute), so a speed in
-//! milliseconds per second that is right for one moment is wildly wrong for the
-//! next; the count of places between two cutoffs is the admissions it causes,
-//! whatever their spacing. Gaps with nobody in them are jumped at once.
-//!
-//! Why a place is worth less than one admission: a visitor who gave up keeps
-//! their place until its hold ends (`fifo_hold`, 300 s, after their last
-//! request). A place passed while its holder is gone admits nobody, and a rule
-//! counting it as an admission would fall short of the target by the share of
-//! the crowd that abandons. Two things tell the rule who is gone:
-//!
-//! - *Polling.* A waiting page comes back every polling period (below), so a
-//!   place with no line for one and a half periods is *stale*: its holder has
-//!   most likely left (or their browser is throttled).
-//! - *Outcomes.* Each place the cutoff *in effect* (the `cutoff=` field of the
-//!   lines) passes is watched: its holder's `transition=cutoff-reached` line
-//!   within a polling period and a tick counts as a show, its absence as a
-//!   no-show. The share of shows over the last [`SHOW_UP_WINDOW`] seconds is
-//!   measured apart for live and for stale places, each with a prior of five
-//!   shows (so the first few no-shows cannot swing it), and never below
-//!   [`MIN_SHOW_UP`].
-//!
-//! Places are passed at the target's pace of *sessions*: the allowance is
-//! divided by the new sessions (allow tokens, counted per token) the rule has
-//! seen per show it expected of the places it passed
-//! ([`FifoController::sessions_per_expected_show`]). That ratio is the feedback: an
-//! address behind which several people or devices each get an allow token is
-//! counted for what it admits, tabs repeating one token add nothing, and
-//! whatever else makes passed places bring more or fewer sessions than their
-//! shares say is corrected within [`SHOW_UP_WINDOW`].
-//!
-//! A later place of an address is most often another device of a person let
-//! in, or about to be (`comes_in`): once someone behind the
-//! address is in, such a device is shown a waiting page at its next request
-//! and most often closed. So it comes in only if the cutoff passing it is in
-//! effect before that request, and is worth nothing otherwise. The rule knows
-//! each device's last request and the polling period: it counts those whose
-//! next request after their person's admission falls after the cutoff lands.
-//! Counted as nothing, the devices not yet back when the cutoff crossed the
-//! tail of such places past a wave's last arrival came in uncounted (a
-//! minute at 1.2× the target); weighed as live places, the tail (tens of
-//! thousands of places, most of them closed) held the cutoff back for a
-//! minute. Another person behind the address, still polling, comes in
-//! uncounted, and is made up for by the sessions per expected show.
-
-//! A place is worth its kind's share of an admission. Live places show almost
-//! always (their share stays near 1, below it only by those who left within the
-//! last period and a half), stale ones almost never, so a crowd that abandons is
-//! passed at the target's pace of those still there. Stale places are not simply
-//! skipped: a log pipeline that loses one POP's lines makes its visitors look
-//! stale, and they would all be let in at once; weighed at their measured share
-//! (at least a tenth), at most ten places are passed per admission wanted.
-
-//! # The delays
-//!
-//! *Propagation.* A written cutoff reaches the edge some tens of seconds later.
-//! The rule moves on from the higher of the cutoff it last wrote and the highest
-//! the lines show in effect, so the places between them (passed, not yet seen
-//! passed) are not passed twice; it times the show-up watch from the lines, so a
-//! slow store does not read as abandonment; and it measures the delay (from a
-//! write to the first line showing that cutoff or a later one, as `p=` measures
-//! it for the percentage). When the written cutoff runs ahead of the one in
-//! effect by more places than the target sends through the delay, the log's lag
-//! and two ticks (a store that does not take the writes, an edge that does not
-//! log), it holds instead of moving on: writes that were not yet taken would
-//! otherwise land all at once and let in minutes of allowance in one go.
-//!
-//! *Polling.* A FIFO page comes back every `min(d, fifo_hold / 3)` seconds
-//! ([`waiting_room::admission::refresh::fifo_period`]), each visitor at their own phase. So (a) a
-//! passed place's admission comes up to one polling period after the cutoff
-//! reaches it: the show-up watch waits that long (plus a tick); (b) a controller
-//! that starts (or restarts) while a crowd waits sees each waiting visitor only
-//! when they next poll: until one polling period has passed, the places that
-//! arrived before its first line are a sample of the crowd (`c`, the share of
-//! the period seen so far, is also the share of them seen), and each counts as
-//! `1 / c` places. Arrivals after its first line are all seen (each has its own
-//! `decision=anon` line).
-//!
-//! # Bounds
-//!
-//! The cutoff never moves backwards (it starts from the highest cutoff the lines
-//! show in effect, so a restart does not undo admissions). One tick never passes
-//! more than `target × tick / 60 / MIN_SHOW_UP` places (ties and places worth
-//! nothing aside), nor a place later than the newest second of log (a
-//! pre-queue place, `queue_opens_at` plus an offset, is passed only once the
-//! log's clock has reached the opening), nor any place while the cutoff in
-//! effect lags the written one as above. A bound in milliseconds
-//! was not taken: a line with a long gap in it (a quiet night, then a crowd)
-//! must be crossed at once, and a time bound would hold the whole line behind
-//! the gap.
-//!
-//! With `max_active`, the places passed are also capped at the free places:
-//! `max_active` less the live sessions and less the places already passed that
-//! are expected to show.
-//!
-//! # `fifo_rate`
-//!
-//! The written cutoff's recent speed, arrival milliseconds passed per second of
-//! clock over the last [`RATE_WINDOW`] seconds (three decimals): what the room
-//! shows a waiting visitor as `(arr - cutoff) / fifo_rate`.
+//! The FIFO rule, for a room with `queueing_method = fifo`: it holds each
+//! waiting device's place (`arr`) until its hold ends or it is admitted, the
+//! share of passed places that show up, and the cutoff written and in effect; it
+//! reads the room's log records (places, admissions, the `cutoff=` in effect);
+//! each tick it writes the `fifo_cutoff` that passes as many places as bring
+//! the target's new sessions for the tick, and `fifo_rate`, the cutoff's speed.
+//! The derivation, the words and what was tried:
+//! `docs/research/controller-rules.md`, the FIFO rule.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
@@ -142,8 +17,8 @@ use crate::options::{
     BadOptions, DEFAULT_EXPECTED_PROPAGATION, DEFAULT_LOG_SILENCE, HEARTBEAT_KEY, WINDOW,
 };
 use crate::record::Record;
-use crate::rule;
 use crate::snapshot::FifoStatus;
+use crate::store_write::StoreWrite;
 use waiting_room::admission::decision::{Decision, Session, Transition};
 use waiting_room::settings::config::{FifoRate, Heartbeat, QueueingMethod, Settings};
 use waiting_room::settings::percentage::Percentage;
@@ -253,7 +128,7 @@ impl FifoOptions {
 /// One write to the config store: the heartbeat, and the cutoff and its speed
 /// when they changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Write {
+pub struct CutoffWrite {
     /// The new `fifo_cutoff` (Unix ms), when it changed.
     pub fifo_cutoff: Option<u64>,
     /// The new `fifo_rate`, when it changed.
@@ -262,7 +137,7 @@ pub struct Write {
     pub heartbeat: u64,
 }
 
-impl rule::Write for Write {
+impl StoreWrite for CutoffWrite {
     fn items(&self) -> Vec<(&'static str, String)> {
         let mut items = Vec::with_capacity(3);
         if let Some(cutoff) = self.fifo_cutoff {
@@ -357,7 +232,7 @@ pub struct FifoPolicy {
 impl Policy for FifoPolicy {
     type Options = FifoOptions;
     type Value = u64;
-    type Write = Write;
+    type Write = CutoffWrite;
     const QUEUEING: QueueingMethod = QueueingMethod::Fifo;
 
     fn start(options: &FifoOptions) -> Result<(Self, Timing, Tokens), BadOptions> {
@@ -444,21 +319,29 @@ impl Policy for FifoPolicy {
     }
 
     /// None when nothing changed and the heartbeat is not yet due.
-    fn write(c: &FifoController, now: u64) -> Option<Write> {
+    fn write(c: &FifoController, now: u64) -> Option<CutoffWrite> {
         let cutoff = c.schedule.changed(c.wanted);
         let rate = c
             .policy
             .wanted_rate
             .filter(|&r| Some(r) != c.policy.written_rate);
         let heartbeat_due = c.schedule.heartbeat_due(now);
-        (cutoff.is_some() || rate.is_some() || heartbeat_due).then_some(Write {
+        (cutoff.is_some() || rate.is_some() || heartbeat_due).then_some(CutoffWrite {
             fifo_cutoff: cutoff,
             fifo_rate: rate,
             heartbeat: now,
         })
     }
 
-    fn written(c: &mut FifoController, write: &Write, now: u64) {
+    fn heartbeat_alone(now: u64) -> CutoffWrite {
+        CutoffWrite {
+            fifo_cutoff: None,
+            fifo_rate: None,
+            heartbeat: now,
+        }
+    }
+
+    fn written(c: &mut FifoController, write: &CutoffWrite, now: u64) {
         c.schedule.succeeded(write.fifo_cutoff, now);
         if let Some(rate) = write.fifo_rate {
             c.policy.written_rate = Some(rate);
@@ -479,7 +362,7 @@ impl Policy for FifoPolicy {
         None
     }
 
-    fn describe(c: &FifoController, write: &Write) -> String {
+    fn describe(c: &FifoController, write: &CutoffWrite) -> String {
         // No series: only the cutoffs and the show-up share are shown.
         let status = c.status(0);
         let cutoff = match write.fifo_cutoff {

@@ -1,6 +1,5 @@
 use super::*;
 use crate::options::HEARTBEAT_KEY;
-use crate::rule::{Rule, Write as _};
 
 const T0: u64 = 1_700_000_000;
 const HOLD: u64 = 300;
@@ -205,7 +204,7 @@ fn with_nobody_waiting_only_the_heartbeat_is_written() {
     let mut c = FifoController::new(options(60.0)).unwrap();
     assert_eq!(
         c.tick(T0),
-        Some(Write {
+        Some(CutoffWrite {
             fifo_cutoff: None,
             fifo_rate: None,
             heartbeat: T0
@@ -847,7 +846,7 @@ fn places_whose_passing_admits_several_tokens_are_passed_at_the_sessions_pace() 
 #[test]
 fn a_fifo_write_lands_what_it_carries_and_describes_a_heartbeat_by_what_it_keeps() {
     let mut settings = Settings::default();
-    let cutoff = Write {
+    let cutoff = CutoffWrite {
         fifo_cutoff: Some(1_700_000_000_123),
         fifo_rate: None,
         heartbeat: 30,
@@ -859,7 +858,7 @@ fn a_fifo_write_lands_what_it_carries_and_describes_a_heartbeat_by_what_it_keeps
     assert_eq!(settings.controller_heartbeat, Heartbeat::At(30));
 
     let f = FifoController::new(FifoOptions::default()).unwrap();
-    let beat = Write {
+    let beat = CutoffWrite {
         fifo_cutoff: None,
         fifo_rate: Some("1.625".parse().unwrap()),
         heartbeat: 10,
@@ -868,8 +867,8 @@ fn a_fifo_write_lands_what_it_carries_and_describes_a_heartbeat_by_what_it_keeps
         f.describe(&beat),
         "fifo_cutoff unchanged (none) fifo_rate=1.625 (in effect none, show-up 1.00)"
     );
-    assert_eq!(<FifoController as Rule>::QUEUEING, QueueingMethod::Fifo);
-    assert!(Rule::fifo_status(&f, 60).is_some());
+    assert_eq!(FifoController::QUEUEING, QueueingMethod::Fifo);
+    assert!(f.fifo_status(60).is_some());
 }
 
 #[test]

@@ -1,25 +1,16 @@
-//! Who holds a token, as the log shows it: one token end per address, for
-//! waiting visitors and for admitted ones, in bounded memory.
-//!
-//! An address is kept as a 32-bit key (a fixed SipHash of its text, so a run
-//! replays to the same counts) with its token's end as 32-bit Unix seconds:
-//! 8 bytes a place, about 150 MB for 10 million addresses with the table's
-//! slack. Two addresses that share a key count as one: about `n² / 2³³` pairs
-//! among `n` addresses (0.12 % of them at 10 million, one pair in 100,000 at
-//! 100,000), an undercount the controller can bear. Past `capacity` addresses,
-//! new ones are counted as overflow instead of stored.
-//!
-//! Places are also counted by the second their token ends, so that the live
-//! ones (ending now or later) are a sum over a short calendar; places that
-//! ended stay in the table until they outnumber the live ones, then go all at
-//! once (pruning costs a pass over the table, at most once per doubling).
+//! Who holds a token of one kind, in bounded memory: it holds one token end per
+//! address (a 32-bit key of the address, 32-bit Unix seconds), and the count of
+//! places ending at each second; it reads holds and leaves; it tells how many hold
+//! a token ending within a span. Past its capacity, new addresses count as
+//! overflow. Its cost and its error: `docs/research/controller-rules.md`, counting
+//! tokens.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// Addresses with a token of one kind, and when each token ends.
 #[derive(Debug, Clone)]
-pub struct Crowd {
+pub struct Holders {
     ends_at: HashMap<u32, u32>,
     /// How many places end at each second, from the oldest not yet expired.
     ends: BTreeMap<u32, u64>,
@@ -45,10 +36,10 @@ fn second(t: u64) -> u32 {
     u32::try_from(t).unwrap_or(u32::MAX)
 }
 
-impl Crowd {
+impl Holders {
     /// An empty crowd holding at most `capacity` addresses.
-    pub fn new(capacity: usize) -> Crowd {
-        Crowd {
+    pub fn new(capacity: usize) -> Holders {
+        Holders {
             ends_at: HashMap::new(),
             ends: BTreeMap::new(),
             live: 0,
@@ -171,7 +162,7 @@ mod tests {
 
     #[test]
     fn one_place_per_address_until_it_ends_or_leaves() {
-        let mut c = Crowd::new(10);
+        let mut c = Holders::new(10);
         assert_eq!(c.hold("a", 100), None);
         assert_eq!(c.hold("a", 160), Some(100));
         c.hold("b", 90);
@@ -197,7 +188,7 @@ mod tests {
 
     #[test]
     fn a_full_crowd_counts_overflow_instead_of_growing_and_makes_room_from_ended_places() {
-        let mut c = Crowd::new(2);
+        let mut c = Holders::new(2);
         for uid in ["a", "b", "c", "d"] {
             c.hold(uid, 10);
         }
@@ -210,7 +201,7 @@ mod tests {
 
     #[test]
     fn ended_places_are_pruned_once_they_outnumber_the_live_ones() {
-        let mut c = Crowd::new(1_000_000);
+        let mut c = Holders::new(1_000_000);
         for i in 0..10_000 {
             c.hold(&format!("10.0.{}.{}", i / 256, i % 256), 100);
         }
