@@ -182,7 +182,9 @@ fn expired_wait(want: Transition) -> Result<(u64, Option<String>, Expect), Strin
     for back in 1..=1_000 {
         let exp = NOW - back;
         let value = mint(SECRET, TokenKind::Wait, exp);
-        let verdict = decision::decide(exp + 1, UID, Some(&value), &room(), &keys());
+        let room = room();
+        let request = decision::Request::new(exp + 1, UID, Some(&value));
+        let verdict = decision::decide(&request, &decision::Context::new(&room), &keys());
         if verdict.transition == Some(want) {
             let expect = Expect {
                 decision,
