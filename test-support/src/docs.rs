@@ -378,6 +378,29 @@ impl Cli {
     }
 }
 
+/// The files of a test binary's `dir` (tests/) that its `main` source does not name
+/// as a module (`mod NAME;`): with `autotests = false` cargo would leave them unbuilt
+/// and their tests unrun.
+pub fn unnamed_test_modules(dir: &Path, main: &str) -> Vec<String> {
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let module = match name.strip_suffix(".rs") {
+            Some("main") => continue,
+            Some(module) => module,
+            None if path.join("mod.rs").is_file() => name,
+            None => continue,
+        };
+        if !main.lines().any(|line| line == format!("mod {module};")) {
+            missing.push(name.to_string());
+        }
+    }
+    missing
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,23 +16,7 @@ mod toll;
 #[test]
 fn every_test_file_is_a_module_of_this_binary() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let main = include_str!("main.rs");
-    let mut missing = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        let module = match name.strip_suffix(".rs") {
-            Some("main") => continue,
-            Some(module) => module,
-            None if path.join("mod.rs").is_file() => name,
-            None => continue,
-        };
-        if !main.lines().any(|line| line == format!("mod {module};")) {
-            missing.push(name.to_string());
-        }
-    }
+    let missing = test_support::docs::unnamed_test_modules(&dir, include_str!("main.rs"));
     assert!(
         missing.is_empty(),
         "tests/main.rs does not name {missing:?}: add `mod NAME;` for each"
