@@ -32,7 +32,7 @@
 //! };
 //! let plan = plan(&visit, &context, &keys);
 //! assert_eq!(plan.action, Action::Serve(Page::StartWaiting));
-//! assert!(plan.set_cookie.unwrap().starts_with("waiting_room="));
+//! assert!(plan.set_cookie.as_ref().unwrap().starts_with("waiting_room="));
 //! assert_eq!(
 //!     plan.log_line(),
 //!     "waitingroom t=1700000023 decision=anon uid=192.0.2.10 p=50 exp=1700000096 path=/events"
