@@ -296,12 +296,21 @@ fn decide(
 /// probe's header, or the pass cookie. The first that holds lets the visitor
 /// through; a refused one changes nothing but the log line.
 struct Passes {
-    /// The pass that holds: whether it came from the link, its claims, its id.
-    accepted: Option<(bool, PassClaims, String)>,
+    /// The pass that holds.
+    accepted: Option<Accepted>,
     /// Why the first refused one was refused.
     first_refusal: Option<PassRefusal>,
     /// Whether a pass's key could not be read.
     unread: bool,
+}
+
+/// A pass that holds.
+struct Accepted {
+    /// The link it came from, if it did: its value, and where the visitor goes on
+    /// to without it.
+    link: Option<(String, String)>,
+    claims: PassClaims,
+    id: String,
 }
 
 impl Passes {
@@ -335,6 +344,7 @@ impl Passes {
             }
             let _ = keys.key(&settings.active_key);
         }
+        let mut accepted = None;
         for (i, value) in presented.into_iter().enumerate() {
             let Some(value) = value else { continue };
             match pass::check(
@@ -345,7 +355,7 @@ impl Passes {
                 settings.passes_not_before,
             ) {
                 Ok((claims, id)) => {
-                    passes.accepted = Some((i == 0, claims, id));
+                    accepted = Some((i == 0, claims, id));
                     break;
                 }
                 Err(why) => {
@@ -354,6 +364,11 @@ impl Passes {
                 }
             }
         }
+        passes.accepted = accepted.map(|(from_link, claims, id)| Accepted {
+            link: link.filter(|_| from_link),
+            claims,
+            id,
+        });
         passes
     }
 }
@@ -439,15 +454,14 @@ impl Ground {
     /// visitor sent on to the link without it.
     fn passed(
         self,
-        (from_link, claims, id): (bool, PassClaims, String),
+        Accepted { link, claims, id }: Accepted,
         visit: &Visit<'_>,
         context: &RequestContext,
     ) -> Plan {
         let pass_cookie = cookie_names::pass(&context.room);
         let mut plan = self.bypassed("pass", visit, context);
         plan.log.pass = Some(id);
-        if let Some((value, location)) = pass::from_link(visit.path_and_query).filter(|_| from_link)
-        {
+        if let Some((value, location)) = link {
             let mut attributes = cookie::Attributes::new(&context.settings, visit.tls);
             attributes.max_age = claims.exp.saturating_sub(visit.now);
             plan.set_cookie = Some(cookie::set_cookie(&pass_cookie, &value, &attributes));

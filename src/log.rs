@@ -405,12 +405,6 @@ pub fn decision_line(
 /// hold a time of up to eleven digits).
 const LINE_CAPACITY: usize = 208 + MAX_LOGGED_PATH + 40;
 
-impl fmt::Display for LogLine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.line())
-    }
-}
-
 impl LogLine {
     /// The line as written, in one buffer sized for it.
     pub fn line(&self) -> String {
@@ -680,7 +674,7 @@ mod tests {
         let mut record = LogLine::decided(1_700_000_023, uid, &path, &verdict, &settings.into());
         let answered = Answered::Origin { ms: 12_345_678_901 };
         record.origin = Some(OriginReply::Answered(answered, 503));
-        let line = record.to_string();
+        let line = record.line();
         assert!(line.len() <= LINE_CAPACITY, "{} bytes: {line}", line.len());
     }
 
@@ -783,7 +777,7 @@ mod tests {
         line.release = true;
         line.page_fallback = Some("origin:503".into());
         line.reads_failed = vec!["signing-key".into()];
-        line.to_string()
+        line.line()
     }
 
     #[test]

@@ -189,19 +189,22 @@ impl<'a> Context<'a> {
 pub fn decide(request: &Request<'_>, context: &Context<'_>, keys: &impl KeyStore) -> Verdict {
     let Request { now, uid, .. } = *request;
     let keys = &Noting::new(keys);
-    // Holding everyone: nobody is drawn (below), and in FIFO mode nobody is past
-    // the cutoff; live sessions go on.
-    let holding: Cow<'_, Settings> = match context.settings {
-        s if s.queue_all && s.fifo_cutoff.is_some() => Cow::Owned(Settings {
-            fifo_cutoff: None,
-            ..s.clone()
-        }),
-        s => Cow::Borrowed(s),
-    };
+    let holding = holding_everyone(context.settings);
     let settings = holding.as_ref();
     let (token, rejection) = read_token(request, settings, keys);
     let token = token.as_ref();
-    let judged = judge(now, uid, token, settings, context, keys);
+    // The live session the visitor brings, if any.
+    let held_session = token
+        .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
+    let judged = judge(
+        now,
+        uid,
+        token,
+        held_session.is_some(),
+        settings,
+        context,
+        keys,
+    );
     let Judged {
         decision,
         transition,
@@ -228,8 +231,6 @@ pub fn decide(request: &Request<'_>, context: &Context<'_>, keys: &impl KeyStore
     let toll = &judged.toll;
     let successor_toll = toll.successor(settings.toll_bits());
     let issued = issue(decision, due, uid, settings, keys, successor_toll);
-    let held_session = token
-        .filter(|t| t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings));
     Verdict {
         decision,
         cookie: issued.cookie,
@@ -277,11 +278,13 @@ struct Judged {
 }
 
 /// Classifies the token, then holds a draw or an admission whose bot toll is
-/// unpaid, then a new session past the POP's ceiling (random mode).
+/// unpaid, then a new session past the POP's ceiling (random mode); `held_session`:
+/// whether the token is a live session's.
 fn judge(
     now: u64,
     uid: &str,
     token: Option<&SignedToken>,
+    held_session: bool,
     settings: &Settings,
     context: &Context<'_>,
     keys: &impl KeyStore,
@@ -302,9 +305,6 @@ fn judge(
         }
         _ => (decision, transition),
     };
-    let held_session = token.is_some_and(|t| {
-        t.claims.dec == TokenKind::Allow && now <= session_end(&t.claims, settings)
-    });
     let fifo = settings.queueing_method == QueueingMethod::Fifo;
     let new_session = decision == Decision::Allow && !held_session;
     let (decision, transition, pop_count) = if new_session && !fifo {
@@ -325,6 +325,19 @@ fn judge(
         kept_place,
         toll,
         pop_count,
+    }
+}
+
+/// The settings as the decision reads them: holding everyone, nobody is drawn
+/// ([`classify_request`]), and in FIFO mode nobody is past the cutoff; live
+/// sessions go on.
+fn holding_everyone(settings: &Settings) -> Cow<'_, Settings> {
+    match settings {
+        s if s.queue_all && s.fifo_cutoff.is_some() => Cow::Owned(Settings {
+            fifo_cutoff: None,
+            ..s.clone()
+        }),
+        s => Cow::Borrowed(s),
     }
 }
 

@@ -45,7 +45,7 @@ pub fn handle(req: Request) -> Response {
     let (now, millis) = unix_now();
     let parts = Parts::of(&req);
     let host = req.get_header_str_lossy(HOST).map(|h| host_of(&h));
-    let context = RequestContext::for_request(&config, host.as_deref(), &parts.path, now);
+    let context = RequestContext::for_request(&config, host.as_deref(), parts.path(), now);
     let settings = &context.settings;
     let keys = SigningKeys::new(&reads, settings.bot_challenge.is_on());
     // Identity is the connection's address (an IPv6 client's network, when
@@ -89,7 +89,7 @@ pub fn handle(req: Request) -> Response {
             // The room answers for the origin, outside every room too: its page
             // shows the settings of the request's room, else the service's, every one.
             None => {
-                let full = match context.shows_all_settings(&parts.path) {
+                let full = match context.shows_all_settings(parts.path()) {
                     true => context.clone(),
                     false => RequestContext::from_store(&config),
                 };
@@ -119,8 +119,9 @@ pub fn handle(req: Request) -> Response {
 /// The request's parts the room reads, as owned text (`_lossy`: the plain getters
 /// panic on a header that is not UTF-8).
 struct Parts {
-    path: String,
+    /// The path and query, in one buffer: the path is its first `path_len` bytes.
     path_and_query: String,
+    path_len: usize,
     /// Browsers send one Cookie header; HTTP/2 may split it, so all are joined.
     cookies: String,
     accept: Option<String>,
@@ -132,13 +133,13 @@ struct Parts {
 
 impl Parts {
     fn of(req: &Request) -> Parts {
-        let path = req.get_path().to_string();
+        let path = req.get_path();
         Parts {
             path_and_query: match req.get_query_str() {
                 Some(query) => format!("{path}?{query}"),
-                None => path.clone(),
+                None => path.to_string(),
             },
-            path,
+            path_len: path.len(),
             cookies: req.get_header_all_str_lossy(COOKIE).join("; "),
             accept: req.get_header_str_lossy(ACCEPT).map(|v| v.into_owned()),
             accept_language: req
@@ -152,13 +153,21 @@ impl Parts {
         }
     }
 
+    fn path(&self) -> &str {
+        &self.path_and_query[..self.path_len]
+    }
+
+    fn cookie_header(&self) -> Option<&str> {
+        (!self.cookies.is_empty()).then_some(self.cookies.as_str())
+    }
+
     /// The visit these parts make, but for who the visitor is and what the edge
     /// counts and verifies.
     fn visit(&self) -> Visit<'_> {
         Visit {
-            path: &self.path,
+            path: self.path(),
             path_and_query: &self.path_and_query,
-            cookie_header: (!self.cookies.is_empty()).then_some(self.cookies.as_str()),
+            cookie_header: self.cookie_header(),
             tls: self.tls,
             accept: self.accept.as_deref(),
             accept_language: self.accept_language.as_deref(),
@@ -180,15 +189,14 @@ fn read_login(
     reads: &Reads,
 ) -> Option<login::Login> {
     let login_store = OnceCell::new();
-    let cookies = (!parts.cookies.is_empty()).then_some(parts.cookies.as_str());
     login::of_request(
         &context.settings,
-        &parts.path,
+        parts.path(),
         || {
             req.get_header_str_lossy(AUTHORIZATION)
                 .map(|v| v.into_owned())
         },
-        cookies,
+        parts.cookie_header(),
         address_uid,
         now,
         &mut |kid| match login_store.get_or_init(|| SecretStore::open(LOGIN_STORE).ok()) {
